@@ -1,0 +1,162 @@
+/* csv -- see csv.h. */
+#include "csv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/lsim_error.h"
+
+/* Split one record starting at *p; advances *p past the line end. */
+static GPtrArray *parse_record(const char **p)
+{
+  GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
+  GString *cur = g_string_new(NULL);
+  const char *s = *p;
+  gboolean quoted = FALSE;
+  for (;;) {
+    char c = *s;
+    if (quoted) {
+      if (c == '\0') break;
+      if (c == '"' && s[1] == '"') {
+        g_string_append_c(cur, '"');
+        s += 2;
+        continue;
+      }
+      if (c == '"') quoted = FALSE;
+      else g_string_append_c(cur, c);
+      s++;
+      continue;
+    }
+    if (c == '"') {
+      quoted = TRUE;
+      s++;
+    } else if (c == ',') {
+      g_ptr_array_add(fields, g_string_free(cur, FALSE));
+      cur = g_string_new(NULL);
+      s++;
+    } else if (c == '\n' || c == '\r' || c == '\0') {
+      if (c == '\r' && s[1] == '\n') s++;
+      if (c != '\0') s++;
+      break;
+    } else {
+      g_string_append_c(cur, c);
+      s++;
+    }
+  }
+  g_ptr_array_add(fields, g_string_free(cur, FALSE));
+  *p = s;
+  return fields;
+}
+
+csv_table *csv_read(const char *path, GError **err)
+{
+  g_autofree char *text = NULL;
+  GError *io = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &io)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot read (%s)", path, io->message);
+    g_error_free(io);
+    return NULL;
+  }
+  const char *p = text;
+  if (!*p) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: empty file (needs a header line)", path);
+    return NULL;
+  }
+  csv_table *t = g_new0(csv_table, 1);
+  t->header = parse_record(&p);
+  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  int line = 1;
+  while (*p) {
+    line++;
+    GPtrArray *row = parse_record(&p);
+    if (row->len == 1 && !*(char *)row->pdata[0]) { /* blank line */
+      g_ptr_array_unref(row);
+      continue;
+    }
+    if (row->len != t->header->len) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: line %d has %u fields, the header has %u", path, line,
+                  row->len, t->header->len);
+      g_ptr_array_unref(row);
+      csv_free(t);
+      return NULL;
+    }
+    g_ptr_array_add(t->rows, row);
+  }
+  return t;
+}
+
+static void write_field(GString *out, const char *s)
+{
+  if (!strpbrk(s, ",\"\n\r")) {
+    g_string_append(out, s);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (; *s; s++) {
+    if (*s == '"') g_string_append_c(out, '"');
+    g_string_append_c(out, *s);
+  }
+  g_string_append_c(out, '"');
+}
+
+static void write_record(GString *out, GPtrArray *fields)
+{
+  for (guint i = 0; i < fields->len; i++) {
+    if (i) g_string_append_c(out, ',');
+    write_field(out, fields->pdata[i]);
+  }
+  g_string_append_c(out, '\n');
+}
+
+gboolean csv_write(const csv_table *t, const char *path, GError **err)
+{
+  g_autoptr(GString) out = g_string_new(NULL);
+  write_record(out, t->header);
+  for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r]);
+  GError *io = NULL;
+  if (!g_file_set_contents(path, out->str, (gssize)out->len, &io)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, io->message);
+    g_error_free(io);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void csv_free(csv_table *t)
+{
+  if (!t) return;
+  g_ptr_array_unref(t->header);
+  g_ptr_array_unref(t->rows);
+  g_free(t);
+}
+
+int csv_column(const csv_table *t, const char *name)
+{
+  for (guint i = 0; i < t->header->len; i++)
+    if (!strcmp(t->header->pdata[i], name)) return (int)i;
+  return -1;
+}
+
+const char *csv_cell(const csv_table *t, guint r, int c)
+{
+  if (c < 0) return "";
+  return ((GPtrArray *)t->rows->pdata[r])->pdata[c];
+}
+
+int csv_add_column(csv_table *t, const char *name)
+{
+  int c = csv_column(t, name);
+  if (c >= 0) return c;
+  g_ptr_array_add(t->header, g_strdup(name));
+  for (guint r = 0; r < t->rows->len; r++) g_ptr_array_add(t->rows->pdata[r], g_strdup(""));
+  return (int)t->header->len - 1;
+}
+
+void csv_set(csv_table *t, guint r, int c, const char *value)
+{
+  GPtrArray *row = t->rows->pdata[r];
+  g_free(row->pdata[c]);
+  row->pdata[c] = g_strdup(value);
+}

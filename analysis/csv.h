@@ -1,0 +1,30 @@
+/* csv -- reading and writing the comma-separated tables of predict,
+ * validate and calibrate (RFC 4180: quoted fields, doubled quotes).
+ *
+ * Owns: csv_table. May not touch: what the columns mean.
+ */
+#ifndef CSV_H
+#define CSV_H
+
+#include <glib.h>
+
+typedef struct csv_table {
+  GPtrArray *header; /* char* */
+  GPtrArray *rows;   /* GPtrArray* of char*, each as long as header */
+} csv_table;
+
+csv_table *csv_read(const char *path, GError **err);
+/* Write atomically (temp file + rename). */
+gboolean csv_write(const csv_table *t, const char *path, GError **err);
+void csv_free(csv_table *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(csv_table, csv_free)
+
+/* Column index of `name`, or -1. */
+int csv_column(const csv_table *t, const char *name);
+/* Cell of row r, column c ("" when c < 0). */
+const char *csv_cell(const csv_table *t, guint r, int c);
+/* Append a column filled with "" and return its index. */
+int csv_add_column(csv_table *t, const char *name);
+void csv_set(csv_table *t, guint r, int c, const char *value);
+
+#endif

@@ -1,0 +1,99 @@
+/* metrics -- see metrics.h. */
+#include "metrics.h"
+
+#include <stdlib.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static double meta_double(const graph *g, const char *key)
+{
+  const char *v = g_hash_table_lookup(g->meta, key);
+  return v ? g_ascii_strtod(v, NULL) : -1;
+}
+
+double metrics_mem_overhead_bytes(const gpu_profile *p, double activation_bytes)
+{
+  return (p->cuda_context_gib + p->nccl_buffers_gib) * GIB + p->fragmentation * activation_bytes;
+}
+
+typedef struct mem_walk {
+  double cur, peak, peak_time;
+} mem_walk;
+
+static gboolean walk_memory(const tl_interval *iv, gpointer data)
+{
+  mem_walk *w = data;
+  w->cur += iv->ev->mem_delta_bytes;
+  if (w->cur > w->peak) {
+    w->peak = w->cur;
+    w->peak_time = iv->end_s;
+  }
+  return TRUE;
+}
+
+static double program_flops(const graph *g, int rank)
+{
+  const graph_program *p = g_ptr_array_index(g->programs, rank);
+  if (p->mirror_of >= 0) p = g_ptr_array_index(g->programs, p->mirror_of);
+  double f = 0;
+  for (guint i = 0; i < p->events->len; i++) f += g_array_index(p->events, graph_event, i).flops;
+  return f;
+}
+
+static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, stage_metrics *sm)
+{
+  const graph_program *prog = g_ptr_array_index(tl->g->programs, rank);
+  mem_walk w = {0, 0, 0};
+  tl_foreach(tl, rank, walk_memory, &w);
+  sm->mem_static_bytes = prog->mem_static_bytes;
+  sm->mem_activation_peak_bytes = w.peak;
+  sm->mem_peak_time_s = w.peak_time;
+  sm->mem_peak_bytes = prog->mem_static_bytes + w.peak + metrics_mem_overhead_bytes(p, w.peak);
+}
+
+metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib)
+{
+  const graph *g = tl->g;
+  metrics *m = g_new0(metrics, 1);
+  int world = g->world_size;
+  m->step_time_s = tl->step_time_s;
+  m->stages = tl_stages(tl);
+  m->stage = g_new0(stage_metrics, m->stages);
+  g_autofree int *count = g_new0(int, m->stages);
+  double flops = 0;
+  for (int r = 0; r < world; r++) {
+    double sec[TL_N];
+    tl_rank_seconds(tl, r, sec);
+    int s = tl_stage_of(tl, r);
+    if (count[s]++ == 0) stage_memory(tl, p, r, &m->stage[s]);
+    for (int c = 0; c < TL_N; c++) {
+      m->seconds[c] += sec[c] / world;
+      m->stage[s].seconds[c] += sec[c];
+    }
+    flops += program_flops(g, r);
+  }
+  for (int s = 0; s < m->stages; s++) {
+    for (int c = 0; c < TL_N; c++) m->stage[s].seconds[c] /= MAX(count[s], 1);
+    m->stage[s].bubble_fraction = m->step_time_s > 0 ? m->stage[s].seconds[TL_PP_WAIT] / m->step_time_s : 0;
+    if (m->stage[s].mem_peak_bytes > m->mem_peak_bytes) {
+      m->mem_peak_bytes = m->stage[s].mem_peak_bytes;
+      m->mem_peak_stage = s;
+    }
+  }
+  m->bubble_fraction = m->step_time_s > 0 ? m->seconds[TL_PP_WAIT] / m->step_time_s : 0;
+  double tokens = meta_double(g, "tokens_per_step"), model_flops = meta_double(g, "model_flops_per_step");
+  m->tokens_per_s = tokens > 0 && m->step_time_s > 0 ? tokens / m->step_time_s : -1;
+  double denom = world * p->peak_flops * m->step_time_s;
+  m->mfu = model_flops > 0 && denom > 0 ? model_flops / denom : -1;
+  m->hfu = denom > 0 ? flops / denom : -1;
+  m->mem_capacity_bytes = capacity_gib * GIB;
+  m->oom = m->mem_peak_bytes > m->mem_capacity_bytes;
+  return m;
+}
+
+void metrics_free(metrics *m)
+{
+  if (!m) return;
+  g_free(m->stage);
+  g_free(m);
+}

@@ -1,0 +1,44 @@
+/* metrics -- what a simulated step means: step time, tokens/s, MFU exactly
+ * as the study defines it (PaLM: tokens/s * (6N + 12 L H Q T) / (gpus *
+ * peak)), HFU (all executed FLOPs, recompute included), the bubble fraction
+ * (time a GPU waits in pipeline send/recv divided by step time, docs/metrics.md),
+ * the time breakdown, and peak memory per stage.
+ *
+ * Owns: struct metrics and its computation from a timeline.
+ * May not touch: SimGrid, the generator.
+ */
+#ifndef METRICS_H
+#define METRICS_H
+
+#include <glib.h>
+
+#include "platforms/profile.h"
+#include "traces/timeline.h"
+
+typedef struct stage_metrics {
+  double bubble_fraction;
+  double seconds[TL_N];     /* mean over the stage's ranks */
+  double mem_static_bytes;  /* model states */
+  double mem_activation_peak_bytes;
+  double mem_peak_bytes;    /* static + activations + overheads */
+  double mem_peak_time_s;   /* when the activation peak is reached */
+} stage_metrics;
+
+typedef struct metrics {
+  double step_time_s, tokens_per_s, mfu, hfu; /* mfu < 0 when the graph carries no model FLOPs */
+  double bubble_fraction;
+  double seconds[TL_N];     /* mean over all ranks */
+  int stages;
+  stage_metrics *stage;     /* [stages] */
+  double mem_peak_bytes;    /* max over stages */
+  int mem_peak_stage;
+  double mem_capacity_bytes;
+  gboolean oom;
+} metrics;
+
+/* Overheads the profile adds to the graph's memory: CUDA context, NCCL buffers, fragmentation. */
+double metrics_mem_overhead_bytes(const gpu_profile *p, double activation_bytes);
+metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib);
+void metrics_free(metrics *m);
+
+#endif

@@ -1,0 +1,198 @@
+/* predict -- see predict.h. Workers are forked before SimGrid is touched in
+ * the parent; each writes one fixed-size `prediction` (smaller than
+ * PIPE_BUF, so the write is atomic) to its pipe and exits. */
+#include "predict.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/lsim_error.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const char *const REQUIRED[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                       "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+
+const char *predict_status_name(pred_status s) { return s == PRED_OK ? "ok" : s == PRED_OOM ? "oom" : "invalid"; }
+
+gboolean predict_check_columns(const csv_table *t, const char *path, GError **err)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(REQUIRED); i++)
+    if (csv_column(t, REQUIRED[i]) < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                  "%s: missing column '%s' (needed: model, seq_len, global_batch, vocab, gpus, checkpointing, "
+                  "attention_kernel, micro_batch, tp, pp, sp)",
+                  path, REQUIRED[i]);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, GError **err)
+{
+  const char *s = csv_cell(t, r, csv_column(t, col));
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (!*s || errno || *end || v < 0 || v > 1000000000) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a non-negative integer", col, s);
+    return FALSE;
+  }
+  *out = (int)v;
+  return TRUE;
+}
+
+gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg, sim_request *rq, GError **err)
+{
+  memset(rq, 0, sizeof *rq);
+  rq->prof = cfg->prof;
+  rq->capacity_gib = cfg->capacity_gib;
+  rq->gen = cfg->gen;
+  rq->l = layout_default();
+  if (!model_load_named(csv_cell(t, r, csv_column(t, "model")), &rq->m, err)) return FALSE;
+  int vocab, sp;
+  layout *l = &rq->l;
+  if (!row_int(t, r, "vocab", &vocab, err) || !row_int(t, r, "seq_len", &l->seq_len, err) ||
+      !row_int(t, r, "global_batch", &l->global_batch, err) || !row_int(t, r, "gpus", &l->gpus, err) ||
+      !row_int(t, r, "micro_batch", &l->micro_batch, err) || !row_int(t, r, "tp", &l->tp, err) ||
+      !row_int(t, r, "pp", &l->pp, err) || !row_int(t, r, "sp", &sp, err))
+    return FALSE;
+  if (vocab > 0) rq->m.vocab = vocab;
+  if (sp > 1) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "sp: '%d' (allowed: 0, 1)", sp);
+    return FALSE;
+  }
+  l->sp = sp == 1;
+  if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
+  if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
+  return layout_validate(l, &rq->m, err);
+}
+
+/* Runs in the worker process. */
+static prediction predict_one(sim_request *rq)
+{
+  prediction p = {.status = PRED_INVALID};
+  sim_outcome o = {0};
+  GError *err = NULL;
+  if (!sim_run_layout(rq, &o, &err)) {
+    g_strlcpy(p.error, err->message, sizeof p.error);
+    g_error_free(err);
+    return p;
+  }
+  p.status = o.met->oom ? PRED_OOM : PRED_OK;
+  p.step_time_s = o.met->step_time_s;
+  p.mfu = o.met->mfu;
+  p.peak_gib = o.met->mem_peak_bytes / GIB;
+  p.bubble_fraction = o.met->bubble_fraction;
+  if (o.met->oom)
+    g_snprintf(p.error, sizeof p.error, "peak %.1f GiB on stage %d exceeds %.1f GiB", p.peak_gib, o.met->mem_peak_stage,
+               rq->capacity_gib);
+  sim_outcome_clear(&o);
+  return p;
+}
+
+typedef struct worker {
+  pid_t pid;
+  int fd;
+  guint row;
+} worker;
+
+static void start_worker(worker *w, sim_request *rq, guint row)
+{
+  int fds[2];
+  if (pipe(fds) != 0) g_error("pipe: %s", g_strerror(errno));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) g_error("fork: %s", g_strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    prediction p = predict_one(rq);
+    ssize_t n = write(fds[1], &p, sizeof p);
+    _exit(n == (ssize_t)sizeof p ? 0 : 1);
+  }
+  close(fds[1]);
+  w->pid = pid;
+  w->fd = fds[0];
+  w->row = row;
+}
+
+static void finish_worker(worker *w, int status, prediction *out)
+{
+  prediction p;
+  ssize_t n = read(w->fd, &p, sizeof p);
+  close(w->fd);
+  if (n == (ssize_t)sizeof p) {
+    *out = p;
+    return;
+  }
+  memset(out, 0, sizeof *out);
+  out->status = PRED_INVALID;
+  if (WIFSIGNALED(status))
+    g_snprintf(out->error, sizeof out->error, "internal error: simulation died (signal %d)", WTERMSIG(status));
+  else g_snprintf(out->error, sizeof out->error, "internal error: simulation exited with status %d", WEXITSTATUS(status));
+}
+
+prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
+{
+  guint rows = t->rows->len;
+  prediction *out = g_new0(prediction, rows ? rows : 1);
+  int jobs = MAX(1, cfg->jobs);
+  g_autofree worker *ws = g_new0(worker, jobs);
+  int running = 0;
+  guint next = 0;
+  while (next < rows || running > 0) {
+    while (next < rows && running < jobs) {
+      sim_request rq;
+      GError *err = NULL;
+      if (!predict_row_request(t, next, cfg, &rq, &err)) {
+        out[next].status = PRED_INVALID;
+        g_strlcpy(out[next].error, err->message, sizeof out[next].error);
+        g_error_free(err);
+        next++;
+        continue;
+      }
+      int slot = 0;
+      while (ws[slot].pid) slot++;
+      start_worker(&ws[slot], &rq, next++);
+      running++;
+    }
+    if (running == 0) break;
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    for (int i = 0; i < jobs; i++)
+      if (ws[i].pid == pid) {
+        finish_worker(&ws[i], status, &out[ws[i].row]);
+        ws[i].pid = 0;
+        running--;
+      }
+  }
+  return out;
+}
+
+static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
+
+gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, GError **err)
+{
+  g_autoptr(csv_table) t = csv_read(in, err);
+  if (!t || !predict_check_columns(t, in, err)) return FALSE;
+  g_autofree prediction *p = predict_table(t, cfg);
+  int c_status = csv_add_column(t, "pred_status"), c_step = csv_add_column(t, "pred_step_time_s"),
+      c_mfu = csv_add_column(t, "pred_mfu"), c_mem = csv_add_column(t, "pred_peak_mem_gib"),
+      c_bub = csv_add_column(t, "pred_bubble_fraction"), c_err = csv_add_column(t, "pred_error");
+  for (guint r = 0; r < t->rows->len; r++) {
+    csv_set(t, r, c_status, predict_status_name(p[r].status));
+    csv_set(t, r, c_err, p[r].error);
+    if (p[r].status == PRED_INVALID) continue;
+    g_autofree char *a = fmt(p[r].step_time_s), *b = fmt(p[r].mfu), *c = fmt(p[r].peak_gib), *d = fmt(p[r].bubble_fraction);
+    csv_set(t, r, c_step, a);
+    csv_set(t, r, c_mfu, b);
+    csv_set(t, r, c_mem, c);
+    csv_set(t, r, c_bub, d);
+  }
+  return csv_write(t, outp, err);
+}

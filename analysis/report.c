@@ -1,0 +1,132 @@
+/* report -- see report.h. */
+#include "report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static cJSON *breakdown_json(const double sec[TL_N])
+{
+  cJSON *b = cJSON_CreateObject();
+  cJSON_AddNumberToObject(b, "compute_s", sec[TL_FORWARD] + sec[TL_BACKWARD] + sec[TL_RECOMPUTE]);
+  for (int c = 0; c < TL_N; c++) {
+    g_autofree char *key = g_strdup_printf("%s_s", tl_cat_name((tl_cat)c));
+    g_strdelimit(key, "-", '_');
+    cJSON_AddNumberToObject(b, key, sec[c]);
+  }
+  return b;
+}
+
+static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
+{
+  cJSON *j = cJSON_CreateObject();
+  if (!rq) {
+    const char *v = g_hash_table_lookup(o->g->meta, "layout");
+    const char *mname = g_hash_table_lookup(o->g->meta, "model");
+    cJSON_AddStringToObject(j, "model", mname ? mname : "unknown");
+    cJSON_AddStringToObject(j, "description", v ? v : "graph file");
+    cJSON_AddNumberToObject(j, "gpus", o->g->world_size);
+    return j;
+  }
+  const layout *l = &rq->l;
+  cJSON_AddStringToObject(j, "model", rq->m.name);
+  cJSON_AddNumberToObject(j, "vocab", rq->m.vocab);
+  cJSON_AddNumberToObject(j, "gpus", l->gpus);
+  cJSON_AddNumberToObject(j, "dp", l->dp);
+  cJSON_AddNumberToObject(j, "tp", l->tp);
+  cJSON_AddNumberToObject(j, "pp", l->pp);
+  cJSON_AddBoolToObject(j, "sp", l->sp);
+  cJSON_AddNumberToObject(j, "micro_batch", l->micro_batch);
+  cJSON_AddNumberToObject(j, "global_batch", l->global_batch);
+  cJSON_AddNumberToObject(j, "seq_len", l->seq_len);
+  cJSON_AddNumberToObject(j, "grad_accum", l->grad_accum);
+  cJSON_AddStringToObject(j, "checkpointing", layout_ckpt_name(l->ckpt));
+  cJSON_AddStringToObject(j, "attention_kernel", layout_attn_name(l->attn));
+  cJSON_AddBoolToObject(j, "zero1", l->zero1);
+  cJSON_AddStringToObject(j, "partition", rq->gen.partition == PARTITION_UNIFORM ? "uniform" : "balanced");
+  return j;
+}
+
+static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
+{
+  cJSON *j = cJSON_CreateObject();
+  int nodes = (o->g->world_size + p->gpus_per_node - 1) / p->gpus_per_node;
+  cJSON_AddStringToObject(j, "profile", p->name);
+  cJSON_AddNumberToObject(j, "nodes", nodes);
+  cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
+  cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
+  cJSON_AddNumberToObject(j, "peak_tflops", p->peak_flops / 1e12);
+  cJSON_AddNumberToObject(j, "nvlink_gbps", p->nvlink_bytes_per_s * 8 / 1e9);
+  cJSON_AddNumberToObject(j, "ib_gbps", p->ib_bytes_per_s * 8 / 1e9);
+  cJSON_AddNumberToObject(j, "memory_gib", p->memory_gib);
+  return j;
+}
+
+static cJSON *memory_json(const metrics *m)
+{
+  cJSON *j = cJSON_CreateObject();
+  const stage_metrics *s = &m->stage[m->mem_peak_stage];
+  cJSON_AddNumberToObject(j, "model_states_gib", s->mem_static_bytes / GIB);
+  cJSON_AddNumberToObject(j, "activations_peak_gib", s->mem_activation_peak_bytes / GIB);
+  cJSON_AddNumberToObject(j, "overhead_gib", (s->mem_peak_bytes - s->mem_static_bytes - s->mem_activation_peak_bytes) / GIB);
+  cJSON_AddNumberToObject(j, "peak_gib", m->mem_peak_bytes / GIB);
+  cJSON_AddNumberToObject(j, "capacity_gib", m->mem_capacity_bytes / GIB);
+  cJSON_AddNumberToObject(j, "stage_of_peak", m->mem_peak_stage);
+  return j;
+}
+
+cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profile *prof)
+{
+  const metrics *m = o->met;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "status", m->oom ? "oom" : "ok");
+  cJSON_AddNumberToObject(j, "step_time_s", m->step_time_s);
+  if (m->tokens_per_s >= 0) cJSON_AddNumberToObject(j, "tokens_per_s", m->tokens_per_s);
+  else cJSON_AddNullToObject(j, "tokens_per_s");
+  if (m->mfu >= 0) cJSON_AddNumberToObject(j, "mfu", m->mfu);
+  else cJSON_AddNullToObject(j, "mfu");
+  cJSON_AddNumberToObject(j, "hfu", m->hfu);
+  cJSON_AddNumberToObject(j, "bubble_fraction", m->bubble_fraction);
+  cJSON *stages = cJSON_AddArrayToObject(j, "stages");
+  for (int s = 0; s < m->stages; s++) {
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "stage", s);
+    cJSON_AddNumberToObject(st, "bubble_fraction", m->stage[s].bubble_fraction);
+    cJSON_AddNumberToObject(st, "peak_gib", m->stage[s].mem_peak_bytes / GIB);
+    cJSON_AddItemToObject(st, "breakdown", breakdown_json(m->stage[s].seconds));
+    cJSON_AddItemToArray(stages, st);
+  }
+  cJSON_AddItemToObject(j, "breakdown", breakdown_json(m->seconds));
+  cJSON_AddItemToObject(j, "memory", memory_json(m));
+  cJSON_AddItemToObject(j, "layout", layout_json(o, rq));
+  cJSON_AddItemToObject(j, "platform", platform_json(o, prof));
+  return j;
+}
+
+void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu_profile *prof)
+{
+  const metrics *m = o->met;
+  if (rq) {
+    const layout *l = &rq->l;
+    fprintf(f, "%s, seq %d, global batch %d, %d GPUs (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s\n",
+            rq->m.name, l->seq_len, l->global_batch, l->gpus, prof->name, l->dp, l->tp, l->pp, l->sp ? "on" : "off",
+            l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+  } else {
+    fprintf(f, "graph of %d GPUs (%s)\n", o->g->world_size, prof->name);
+  }
+  if (m->oom)
+    fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
+            m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);
+  fprintf(f, "step time      %10.3f s\n", m->step_time_s);
+  if (m->tokens_per_s >= 0) fprintf(f, "tokens/s       %10.0f\n", m->tokens_per_s);
+  if (m->mfu >= 0) fprintf(f, "MFU            %10.1f %%\n", 100 * m->mfu);
+  fprintf(f, "HFU            %10.1f %%\n", 100 * m->hfu);
+  fprintf(f, "bubble         %10.1f %%\n", 100 * m->bubble_fraction);
+  fprintf(f, "peak memory    %10.1f GiB of %.1f (stage %d)\n", m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB,
+          m->mem_peak_stage);
+  fprintf(f, "\nstage  bubble%%  fwd_s    bwd_s    recomp_s tp_s     pp_s     dp_s     opt_s    idle_s   mem_GiB\n");
+  for (int s = 0; s < m->stages; s++) {
+    const stage_metrics *st = &m->stage[s];
+    fprintf(f, "%5d  %7.1f", s, 100 * st->bubble_fraction);
+    for (int c = 0; c < TL_N; c++) fprintf(f, " %8.3f", st->seconds[c]);
+    fprintf(f, " %8.1f\n", st->mem_peak_bytes / GIB);
+  }
+}

@@ -1,0 +1,44 @@
+/* simulate -- the whole path for one layout: model + layout -> task graph
+ * -> SimGrid replay -> timeline -> metrics. One call per process (SimGrid's
+ * engine is a singleton; predict forks a worker per row).
+ *
+ * Owns: sim_request / sim_outcome and the order of the stages.
+ * May not touch: option parsing, output formats.
+ */
+#ifndef SIMULATE_H
+#define SIMULATE_H
+
+#include <glib.h>
+
+#include "metrics.h"
+#include "platforms/profile.h"
+#include "sim/replay.h"
+#include "traces/timeline.h"
+#include "workloads/generate.h"
+#include "workloads/layout.h"
+#include "workloads/model.h"
+
+typedef struct sim_request {
+  model m;
+  layout l;
+  gen_options gen;
+  gpu_profile prof;
+  double capacity_gib; /* memory per GPU for the OOM verdict */
+  replay_options replay;
+} sim_request;
+
+typedef struct sim_outcome {
+  graph *g;
+  replay_result *res;
+  timeline tl;
+  metrics *met;
+} sim_outcome;
+
+/* Validate the layout, generate the graph and replay it. */
+gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err);
+/* Replay a given graph (takes ownership of g). */
+gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
+                       sim_outcome *out, GError **err);
+void sim_outcome_clear(sim_outcome *o);
+
+#endif

@@ -1,0 +1,203 @@
+/* layoutsim -- command-line entry: subcommands simulate, graph, replay,
+ * predict, help. Every error from user input ends here as one line on
+ * stderr and exit status 2; no output file is left half-written.
+ *
+ * Owns: dispatch, help texts, output files. May not touch: simulation internals.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/predict.h"
+#include "analysis/report.h"
+#include "cli/options.h"
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+
+static const char *const USAGE =
+    "usage: layoutsim COMMAND [OPTIONS]\n"
+    "\n"
+    "Simulate one training step of a Llama model under a parallelization layout\n"
+    "on a modelled DGX A100 cluster (SimGrid), and report step time, MFU,\n"
+    "pipeline bubble, time breakdown and peak memory.\n"
+    "\n"
+    "commands:\n"
+    "  simulate [LAYOUT] [OUTPUT]   simulate one layout (default: llama-13b, 2k, 64 GPUs,\n"
+    "                               tp1 pp1 mb1, flash2+rmsnorm)\n"
+    "  graph [LAYOUT] -o G.json     write the task graph of a layout (docs/graph-format.md)\n"
+    "  replay G.json [OUTPUT]       replay a task graph file\n"
+    "  predict IN.csv -o OUT.csv [-j N]\n"
+    "                               predict every row of a table of layouts (columns: model,\n"
+    "                               seq_len, global_batch, vocab, gpus, checkpointing,\n"
+    "                               attention_kernel, micro_batch, tp, pp, sp)\n"
+    "  help [COMMAND]               this text\n"
+    "\n"
+    "LAYOUT options:\n"
+    "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
+    "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab)\n"
+    "  --vocab N               override the vocabulary size (default: the model's, 128000)\n"
+    "  --gpus N                GPUs (default 64); dp = gpus / (tp * pp)\n"
+    "  --tp N                  tensor-parallel degree, 1 2 4 8 (default 1)\n"
+    "  --pp N                  pipeline-parallel degree (default 1)\n"
+    "  --sp[=0|1]              Megatron sequence parallelism (default off)\n"
+    "  --micro-batch N         sequences per micro-batch (default 1)\n"
+    "  --global-batch N        sequences per step (default 4194304 / seq-len: 2048 at 2k)\n"
+    "  --seq-len N             tokens per sequence (default 2048)\n"
+    "  --checkpointing MODE    none (default) | every_layer\n"
+    "  --attention-kernel K    torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
+    "                          flash2+rmsnorm (default)\n"
+    "  --no-zero1              keep full optimizer states on every data-parallel rank\n"
+    "  --partition METHOD      uniform (default, the study's code) | balanced\n"
+    "\n"
+    "PLATFORM options:\n"
+    "  --profile NAME|FILE     hardware profile (default a100-sxm4-80gb; docs/profile.md)\n"
+    "  --gpu-memory GIB        memory per GPU for the OOM verdict (default: the profile's)\n"
+    "  --ib-gbps X             InfiniBand bandwidth per NIC, Gbit/s (default 200)\n"
+    "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default 2400)\n"
+    "  --nics-per-node N       InfiniBand NICs per node (default 8, one per GPU)\n"
+    "\n"
+    "OUTPUT options:\n"
+    "  --format text|json      summary format (default text)\n"
+    "  -o, --output FILE       write the summary (graph: the graph; predict: the table) to FILE\n"
+    "  --paje FILE             SimGrid Paje trace of GPU states\n"
+    "  -j, --jobs N            predict: worker processes (default: number of cores)\n"
+    "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
+    "  --log LEVEL             SimGrid log threshold (default critical)\n"
+    "\n"
+    "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
+
+static int fail(GError *err)
+{
+  fprintf(stderr, "layoutsim: %s\n", err->message);
+  g_error_free(err);
+  return 2;
+}
+
+static int fail_msg(const char *msg)
+{
+  fprintf(stderr, "layoutsim: %s\n", msg);
+  return 2;
+}
+
+static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const sim_request *rq, GError **err)
+{
+  FILE *f = stdout;
+  g_autofree char *tmp = NULL;
+  if (o->output) {
+    tmp = g_strconcat(o->output, ".tmp", NULL);
+    f = fopen(tmp, "w");
+    if (!f) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->output, g_strerror(errno));
+      return FALSE;
+    }
+  }
+  if (!strcmp(o->format, "json")) {
+    cJSON *j = report_json(out, rq, &o->rq.prof);
+    char *s = cJSON_Print(j);
+    fprintf(f, "%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(j);
+  } else {
+    report_text(f, out, rq, &o->rq.prof);
+  }
+  if (o->output) {
+    gboolean ok = fclose(f) == 0 && rename(tmp, o->output) == 0;
+    if (!ok) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->output, g_strerror(errno));
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static int no_positional(const cli_opts *o, const char *cmd)
+{
+  if (o->positional->len == 0) return 0;
+  fprintf(stderr, "layoutsim %s: unexpected argument '%s' (see layoutsim help)\n", cmd,
+          (char *)o->positional->pdata[0]);
+  return 2;
+}
+
+static int cmd_simulate(cli_opts *o)
+{
+  GError *err = NULL;
+  if (no_positional(o, "simulate")) return 2;
+  if (!cli_resolve(o, TRUE, &err)) return fail(err);
+  sim_outcome out = {0};
+  if (!sim_run_layout(&o->rq, &out, &err)) return fail(err);
+  gboolean ok = write_summary(o, &out, &o->rq, &err);
+  sim_outcome_clear(&out);
+  return ok ? 0 : fail(err);
+}
+
+static int cmd_graph(cli_opts *o)
+{
+  GError *err = NULL;
+  if (no_positional(o, "graph")) return 2;
+  if (!o->output) return fail_msg("graph: --output FILE is required (where to write the graph)");
+  if (!cli_resolve(o, TRUE, &err)) return fail(err);
+  if (!layout_validate(&o->rq.l, &o->rq.m, &err)) return fail(err);
+  g_autoptr(graph) g = gen_graph(&o->rq.m, &o->rq.l, &o->rq.gen, &err);
+  if (!g || !graph_save(g, o->output, &err)) return fail(err);
+  return 0;
+}
+
+static int cmd_replay(cli_opts *o)
+{
+  GError *err = NULL;
+  if (o->positional->len != 1) return fail_msg("replay: expects exactly one graph file (layoutsim replay G.json)");
+  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  graph *g = graph_load(o->positional->pdata[0], &err);
+  if (!g) return fail(err);
+  sim_outcome out = {0};
+  if (!sim_run_graph(g, &o->rq.prof, o->rq.capacity_gib, &o->rq.replay, &out, &err)) {
+    graph_free(g);
+    return fail(err);
+  }
+  gboolean ok = write_summary(o, &out, NULL, &err);
+  sim_outcome_clear(&out);
+  return ok ? 0 : fail(err);
+}
+
+static int cmd_predict(cli_opts *o)
+{
+  GError *err = NULL;
+  if (o->positional->len != 1) return fail_msg("predict: expects exactly one input table (layoutsim predict IN.csv -o OUT.csv)");
+  if (!o->output) return fail_msg("predict: --output FILE is required (where to write the table)");
+  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  if (!predict_file(o->positional->pdata[0], o->output, &cfg, &err)) return fail(err);
+  return 0;
+}
+
+typedef struct command {
+  const char *name;
+  int (*run)(cli_opts *);
+} command;
+
+static const command COMMANDS[] = {
+    {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict}};
+
+int main(int argc, char **argv)
+{
+  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    fputs(USAGE, stdout);
+    return 0;
+  }
+  for (int i = 2; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(USAGE, stdout);
+      return 0;
+    }
+  for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) {
+    if (strcmp(argv[1], COMMANDS[i].name)) continue;
+    cli_opts o;
+    cli_opts_init(&o);
+    GError *err = NULL;
+    int rc = cli_parse(&o, argc - 1, argv + 1, &err) ? COMMANDS[i].run(&o) : fail(err);
+    cli_opts_clear(&o);
+    return rc;
+  }
+  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: simulate, graph, replay, predict, help)\n", argv[1]);
+  return 2;
+}

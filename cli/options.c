@@ -1,0 +1,179 @@
+/* options -- see options.h. */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+
+enum {
+  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
+  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG
+};
+
+static const struct option LONG[] = {
+    {"model", required_argument, NULL, O_MODEL},
+    {"model-file", required_argument, NULL, O_MODEL_FILE},
+    {"vocab", required_argument, NULL, O_VOCAB},
+    {"gpus", required_argument, NULL, O_GPUS},
+    {"tp", required_argument, NULL, O_TP},
+    {"pp", required_argument, NULL, O_PP},
+    {"sp", optional_argument, NULL, O_SP},
+    {"micro-batch", required_argument, NULL, O_MB},
+    {"global-batch", required_argument, NULL, O_GB},
+    {"seq-len", required_argument, NULL, O_SEQ},
+    {"checkpointing", required_argument, NULL, O_CKPT},
+    {"attention-kernel", required_argument, NULL, O_ATTN},
+    {"no-zero1", no_argument, NULL, O_NO_ZERO1},
+    {"partition", required_argument, NULL, O_PARTITION},
+    {"profile", required_argument, NULL, O_PROFILE},
+    {"gpu-memory", required_argument, NULL, O_GPU_MEM},
+    {"ib-gbps", required_argument, NULL, O_IB},
+    {"nvlink-gbps", required_argument, NULL, O_NVLINK},
+    {"nics-per-node", required_argument, NULL, O_NICS},
+    {"no-symmetry", no_argument, NULL, O_NO_SYM},
+    {"format", required_argument, NULL, O_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"paje", required_argument, NULL, O_PAJE},
+    {"chrome-trace", required_argument, NULL, O_CHROME},
+    {"timeline-svg", required_argument, NULL, O_SVG},
+    {"timeline-csv", required_argument, NULL, O_CSV},
+    {"log", required_argument, NULL, O_LOG},
+    {NULL, 0, NULL, 0},
+};
+
+void cli_opts_init(cli_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->rq.l = layout_default();
+  o->rq.gen = gen_default_options();
+  o->model_name = "llama-13b";
+  o->profile_name = "a100-sxm4-80gb";
+  o->format = "text";
+  o->jobs = (int)g_get_num_processors();
+  o->positional = g_ptr_array_new();
+}
+
+void cli_opts_clear(cli_opts *o) { g_ptr_array_free(o->positional, TRUE); }
+
+static gboolean bad(GError **err, const char *opt, const char *s, const char *allowed)
+{
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid value '%s' (allowed: %s)", opt, s, allowed);
+  return FALSE;
+}
+
+gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < 1 || v > 1000000000) return bad(err, opt, s, "a positive integer");
+  *out = (int)v;
+  return TRUE;
+}
+
+gboolean cli_parse_positive_double(const char *opt, const char *s, double *out, GError **err)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v <= 0) return bad(err, opt, s, "a positive number");
+  *out = v;
+  return TRUE;
+}
+
+static gboolean parse_bool(const char *opt, const char *s, gboolean *out, GError **err)
+{
+  if (!s || !strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "on")) *out = TRUE;
+  else if (!strcmp(s, "0") || !strcmp(s, "false") || !strcmp(s, "off")) *out = FALSE;
+  else return bad(err, opt, s, "0, 1, true, false, on, off");
+  return TRUE;
+}
+
+static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
+{
+  layout *l = &o->rq.l;
+  switch (c) {
+  case O_MODEL: o->model_name = arg; return TRUE;
+  case O_MODEL_FILE: o->model_file = arg; return TRUE;
+  case O_VOCAB: return cli_parse_positive_int("vocab", arg, &o->vocab, err);
+  case O_GPUS: return cli_parse_positive_int("gpus", arg, &l->gpus, err);
+  case O_TP: return cli_parse_positive_int("tp", arg, &l->tp, err);
+  case O_PP: return cli_parse_positive_int("pp", arg, &l->pp, err);
+  case O_SP: return parse_bool("sp", arg, &l->sp, err);
+  case O_MB: return cli_parse_positive_int("micro-batch", arg, &l->micro_batch, err);
+  case O_GB: o->global_batch_set = TRUE; return cli_parse_positive_int("global-batch", arg, &l->global_batch, err);
+  case O_SEQ: return cli_parse_positive_int("seq-len", arg, &l->seq_len, err);
+  case O_CKPT: return layout_parse_ckpt(arg, &l->ckpt, err);
+  case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
+  case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
+  case O_PARTITION: return partition_parse_method(arg, &o->rq.gen.partition, err);
+  case O_PROFILE: o->profile_name = arg; return TRUE;
+  case O_GPU_MEM: return cli_parse_positive_double("gpu-memory", arg, &o->gpu_memory_gib, err);
+  case O_IB: return cli_parse_positive_double("ib-gbps", arg, &o->ib_gbps, err);
+  case O_NVLINK: return cli_parse_positive_double("nvlink-gbps", arg, &o->nvlink_gbps, err);
+  case O_NICS: return cli_parse_positive_int("nics-per-node", arg, &o->nics_per_node, err);
+  case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
+  case O_FORMAT:
+    if (strcmp(arg, "text") && strcmp(arg, "json")) return bad(err, "format", arg, "text, json");
+    o->format = arg;
+    return TRUE;
+  case 'o': o->output = arg; return TRUE;
+  case 'j': return cli_parse_positive_int("jobs", arg, &o->jobs, err);
+  case O_PAJE: o->rq.replay.paje_path = arg; return TRUE;
+  case O_CHROME: o->chrome_trace = arg; return TRUE;
+  case O_SVG: o->timeline_svg = arg; return TRUE;
+  case O_CSV: o->timeline_csv = arg; return TRUE;
+  case O_LOG: o->rq.replay.log_threshold = arg; return TRUE;
+  default: return FALSE;
+  }
+}
+
+gboolean cli_parse(cli_opts *o, int argc, char **argv, GError **err)
+{
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "o:j:", LONG, NULL)) != -1) {
+    if (c == '?' || c == ':') {
+      const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option or missing value (see --help)", what);
+      return FALSE;
+    }
+    if (!one_option(o, c, optarg, err)) return FALSE;
+  }
+  for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, argv[i]);
+  return TRUE;
+}
+
+void cli_apply_platform_overrides(const cli_opts *o, gpu_profile *p)
+{
+  if (o->ib_gbps > 0) p->ib_bytes_per_s = o->ib_gbps * 1e9 / 8;
+  if (o->nvlink_gbps > 0) p->nvlink_bytes_per_s = o->nvlink_gbps * 1e9 / 8;
+  if (o->nics_per_node > 0) p->nics_per_node = o->nics_per_node;
+}
+
+gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
+{
+  sim_request *rq = &o->rq;
+  if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
+  cli_apply_platform_overrides(o, &rq->prof);
+  if (rq->prof.gpus_per_node % rq->prof.nics_per_node != 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--nics-per-node: %d must divide gpus_per_node (%d)",
+                rq->prof.nics_per_node, rq->prof.gpus_per_node);
+    return FALSE;
+  }
+  rq->capacity_gib = o->gpu_memory_gib > 0 ? o->gpu_memory_gib : rq->prof.memory_gib;
+  rq->gen.gpus_per_node = rq->prof.gpus_per_node;
+  if (!needs_model) return TRUE;
+  gboolean ok = o->model_file ? model_load_file(o->model_file, &rq->m, err) : model_load_named(o->model_name, &rq->m, err);
+  if (!ok) return FALSE;
+  if (o->vocab > 0) rq->m.vocab = o->vocab;
+  /* the study's global batch: about 4.2M tokens per step (2048 sequences at 2k, 512 at 8k) */
+  if (!o->global_batch_set) rq->l.global_batch = MAX(1, 4194304 / rq->l.seq_len);
+  return TRUE;
+}

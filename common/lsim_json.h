@@ -1,0 +1,27 @@
+/* lsim_json -- the edge between cJSON and typed structs.
+ *
+ * Owns: reading a JSON file, typed field getters that report a missing or
+ * mistyped field by name, and locating shipped data files.
+ * May not touch: any domain meaning of the fields.
+ */
+#ifndef LSIM_JSON_H
+#define LSIM_JSON_H
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
+/* Parse a whole file; NULL and err set on failure. Caller owns the tree. */
+cJSON *lsim_json_read_file(const char *path, GError **err);
+/* Write a tree to path atomically (temp file + rename): no partial file on error. */
+gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
+
+gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, const char *where, GError **err);
+gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, const char *where, GError **err);
+gboolean lsim_json_number(const cJSON *obj, const char *key, double *out, const char *where, GError **err);
+/* Like lsim_json_number but leaves *out untouched when the key is absent. */
+gboolean lsim_json_number_opt(const cJSON *obj, const char *key, double *out, const char *where, GError **err);
+
+/* Path of a shipped data file: $LAYOUTSIM_DATA/dir/file, else LSIM_DATADIR/dir/file. Caller frees. */
+char *lsim_data_path(const char *dir, const char *file);
+
+#endif

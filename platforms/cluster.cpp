@@ -1,0 +1,79 @@
+/* cluster -- see cluster.h. */
+#include "cluster.h"
+
+#include <simgrid/host.h>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+extern "C" void plat_configure(void)
+{
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+  sg4::Engine::set_config("network/solver:fairbottleneck");
+}
+
+static std::string gpu_name(int node, int gpu) { return "n" + std::to_string(node) + "_g" + std::to_string(gpu); }
+
+static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int node, simgrid::kernel::routing::NetPoint **gw)
+{
+  auto *zone = sg4::create_full_zone("node" + std::to_string(node));
+  zone->set_parent(root);
+  std::vector<const sg4::Host *> gpus;
+  std::vector<sg4::Link *> nvl, nic;
+  for (int g = 0; g < p->gpus_per_node; g++) {
+    gpus.push_back(zone->create_host(gpu_name(node, g), p->gpu_flops)->seal());
+    nvl.push_back(zone->create_split_duplex_link("nvl_" + std::to_string(node) + "_" + std::to_string(g),
+                                                 p->nvlink_bytes_per_s)
+                      ->set_latency(p->nvlink_latency_s / 2)
+                      ->seal());
+  }
+  for (int k = 0; k < p->nics_per_node; k++)
+    nic.push_back(zone->create_split_duplex_link("nic_" + std::to_string(node) + "_" + std::to_string(k),
+                                                 p->ib_bytes_per_s)
+                      ->set_latency(p->ib_latency_s / 2)
+                      ->seal());
+  *gw = zone->create_router("sw" + std::to_string(node));
+  int per_nic = p->gpus_per_node / p->nics_per_node;
+  using D = sg4::LinkInRoute::Direction;
+  for (int i = 0; i < p->gpus_per_node; i++) {
+    for (int j = 0; j < p->gpus_per_node; j++) {
+      if (i == j) continue;
+      zone->add_route(gpus[i]->get_netpoint(), gpus[j]->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(nvl[i], D::UP), sg4::LinkInRoute(nvl[j], D::DOWN)}, false);
+    }
+    sg4::Link *n = nic[i / per_nic];
+    zone->add_route(gpus[i]->get_netpoint(), *gw, nullptr, nullptr, {sg4::LinkInRoute(n, D::UP)}, false);
+    zone->add_route(*gw, gpus[i]->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(n, D::DOWN)}, false);
+  }
+  return zone->seal();
+}
+
+extern "C" void plat_build(const plat_params *p)
+{
+  auto *root = sg4::create_full_zone("cluster");
+  std::vector<sg4::NetZone *> nodes;
+  std::vector<simgrid::kernel::routing::NetPoint *> gws;
+  for (int n = 0; n < p->nodes; n++) {
+    simgrid::kernel::routing::NetPoint *gw;
+    nodes.push_back(build_node(p, root, n, &gw));
+    gws.push_back(gw);
+  }
+  if (p->nodes > 1) {
+    /* non-blocking fat-tree: a fat pipe of no latency; NIC links carry the latency */
+    sg4::Link *core = root->create_link("core", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)->seal();
+    for (int a = 0; a < p->nodes; a++)
+      for (int b = a + 1; b < p->nodes; b++)
+        root->add_route(nodes[a]->get_netpoint(), nodes[b]->get_netpoint(), gws[a], gws[b],
+                        {sg4::LinkInRoute(core)}, true);
+  }
+  root->seal();
+}
+
+extern "C" sg_host_t plat_host(const plat_params *p, int rank)
+{
+  return sg4::Host::by_name(gpu_name(rank / p->gpus_per_node, rank % p->gpus_per_node));
+}

@@ -1,0 +1,43 @@
+/* cluster -- the SimGrid platform of a GPU cluster built from parameters:
+ * nodes of `gpus_per_node` GPUs; inside a node every GPU has its own
+ * split-duplex NVLink link to the NVSwitch (route gi->gj = nvl_i up,
+ * nvl_j down); every GPU reaches other nodes through a split-duplex NIC link
+ * (GPUs share NICs when nics_per_node < gpus_per_node) into a non-blocking
+ * fat-tree, modelled as one fat-pipe core. Built with the C++ S4U API
+ * (SimGrid 3.32 has no C calls for zones; XML platforms with nested zones
+ * break Paje tracing). Host `rank` is GPU rank % gpus_per_node of node
+ * rank / gpus_per_node, named n<node>_g<gpu>.
+ *
+ * Owns: platform construction and the network-model settings that make
+ * transfer times exact (docs/simgrid-notes: CM02, no cross-traffic, no
+ * TCP-gamma cap, fair-bottleneck solver).
+ * May not touch: task graphs, timing of compute.
+ */
+#ifndef CLUSTER_H
+#define CLUSTER_H
+
+#include <simgrid/forward.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct plat_params {
+  int nodes, gpus_per_node, nics_per_node;
+  double gpu_flops;                             /* host speed */
+  double nvlink_bytes_per_s, nvlink_latency_s;  /* effective, per direction; latency GPU to GPU */
+  double ib_bytes_per_s, ib_latency_s;          /* effective, per direction; latency GPU to GPU */
+} plat_params;
+
+/* Set the network-model configuration; call after simgrid_init, before plat_build. */
+void plat_configure(void);
+/* Build the platform (once per process). */
+void plat_build(const plat_params *p);
+/* Host of GPU rank `rank`. */
+sg_host_t plat_host(const plat_params *p, int rank);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,85 @@
+/* profile -- see profile.h. */
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+
+typedef struct field {
+  const char *key;
+  size_t off;
+  double lo, hi; /* allowed range */
+} field;
+
+#define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi}
+static const field FIELDS[] = {
+    F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
+    F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),
+    F(ib_latency_s, 0, 1e-2),       F(gemm_efficiency, 0.05, 1),     F(hbm_efficiency, 0.05, 1),
+    F(attention_efficiency, 0.05, 1), F(launch_overhead_s, 0, 1e-2), F(nccl_bw_efficiency_nvlink, 0.05, 1),
+    F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2), F(cuda_context_gib, 0, 100),
+    F(nccl_buffers_gib, 0, 100),    F(fragmentation, 0, 1),
+};
+#undef F
+
+static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
+
+gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
+{
+  cJSON *j = lsim_json_read_file(path, err);
+  if (!j) return FALSE;
+  memset(out, 0, sizeof *out);
+  gboolean ok = FALSE;
+  const char *name;
+  if (!lsim_json_string(j, "name", &name, path, err)) goto out;
+  g_strlcpy(out->name, name, sizeof out->name);
+  if (!lsim_json_positive_int(j, "gpus_per_node", &out->gpus_per_node, path, err)) goto out;
+  if (!lsim_json_positive_int(j, "nics_per_node", &out->nics_per_node, path, err)) goto out;
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
+    double *v = slot(out, &FIELDS[i]);
+    if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
+    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %g is outside its allowed range [%g, %g]", path,
+                  FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi);
+      goto out;
+    }
+  }
+  if (out->gpus_per_node % out->nics_per_node != 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nics_per_node (%d) must divide gpus_per_node (%d)", path,
+                out->nics_per_node, out->gpus_per_node);
+    goto out;
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(j);
+  return ok;
+}
+
+gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
+{
+  if (strchr(name, '/') || strstr(name, ".json")) return profile_load_file(name, out, err);
+  g_autofree char *file = g_strconcat(name, ".json", NULL);
+  g_autofree char *path = lsim_data_path("platforms/profiles", file);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "profile: unknown '%s' (allowed: a100-sxm4-80gb, or a path to a profile JSON file)", name);
+    return FALSE;
+  }
+  return profile_load_file(path, out, err);
+}
+
+gboolean profile_save(const gpu_profile *p, const char *path, GError **err)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "name", p->name);
+  cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
+  cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
+    cJSON_AddNumberToObject(j, FIELDS[i].key, *slot((gpu_profile *)p, &FIELDS[i]));
+  gboolean ok = lsim_json_write_file(j, path, err);
+  cJSON_Delete(j);
+  return ok;
+}

@@ -1,0 +1,346 @@
+/* replay -- see replay.h.
+ *
+ * Each rank's actor walks its program. Runs of consecutive compute events
+ * become one execution of their summed duration (exact: a GPU runs one
+ * kernel at a time and nothing else competes for the host), which keeps
+ * the number of SimGrid activities low. Latency terms a collective owes
+ * (collective.h) are carried as a pending delay and paid before the next
+ * event. A mirror rank waits on a semaphore its source releases when it
+ * reaches the mirror's active_from event.
+ */
+#include "replay.h"
+
+#include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/instr.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <stdio.h>
+#include <xbt/config.h>
+#include <xbt/asserts.h>
+#include <xbt/log.h>
+
+#include "collective.h"
+#include "common/lsim_error.h"
+#include "platforms/kernel_cost.h"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
+
+typedef struct rank_rt rank_rt;
+
+/* The engine's state for one run: the only mutable global of layoutsim. */
+typedef struct engine {
+  const graph *g;
+  const gpu_profile *prof;
+  const plat_params *pp;
+  gboolean tracing;
+  rank_rt *ranks;
+  coll_member **groups; /* per group: its members */
+} engine;
+
+struct rank_rt {
+  engine *eng;
+  int rank;
+  sg_host_t host;
+  const graph_program *prog;
+  const graph_event *ev;
+  int n, first;
+  int active; /* 0 while a mirror waits for its source */
+  sg_sem_t wake;
+  GPtrArray *mirrors; /* rank_rt* whose source is this rank, by active_from */
+  guint next_mirror;
+  double pending_s;
+  replay_rank *out;
+};
+
+static int payload;
+
+static int mirror_cmp(gconstpointer a, gconstpointer b)
+{
+  const rank_rt *x = *(rank_rt *const *)a, *y = *(rank_rt *const *)b;
+  return x->prog->active_from - y->prog->active_from;
+}
+
+static void wake_mirrors(rank_rt *r, int index)
+{
+  while (r->mirrors && r->next_mirror < r->mirrors->len) {
+    rank_rt *m = g_ptr_array_index(r->mirrors, r->next_mirror);
+    if (m->prog->active_from > index) break;
+    m->active = 1;
+    sg_sem_release(m->wake);
+    r->next_mirror++;
+  }
+}
+
+static void flush_pending(rank_rt *r)
+{
+  if (r->pending_s > 0) sg_actor_sleep_for(r->pending_s);
+  r->pending_s = 0;
+}
+
+static const char *trace_state(const graph_event *e)
+{
+  if (e->kind == EV_COMPUTE) return graph_phase_name((graph_phase)e->phase);
+  if (e->kind == EV_COLLECTIVE) return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
+  return "pp-wait";
+}
+
+static void trace_push(rank_rt *r, const graph_event *e)
+{
+  if (r->eng->tracing) TRACE_host_push_state(sg_host_get_name(r->host), "gpu", trace_state(e));
+}
+
+static void trace_pop(rank_rt *r)
+{
+  if (r->eng->tracing) TRACE_host_pop_state(sg_host_get_name(r->host), "gpu");
+}
+
+/* Last index (exclusive) of the run of compute events from i that no mirror activation splits. */
+static int compute_run_end(rank_rt *r, int i)
+{
+  int stop = r->n;
+  if (r->mirrors && r->next_mirror < r->mirrors->len)
+    stop = ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from;
+  int j = i;
+  while (j < r->n && r->ev[j].kind == EV_COMPUTE && (j == i || j < stop)) j++;
+  if (r->eng->tracing) return i + 1; /* one state per event in traces */
+  return j;
+}
+
+static int run_compute(rank_rt *r, int i)
+{
+  int j = compute_run_end(r, i);
+  double t = simgrid_get_clock() + r->pending_s, total = r->pending_s;
+  for (int k = i; k < j; k++) {
+    double d = kcost_seconds(r->eng->prof, &r->ev[k]);
+    r->out->start_s[k] = t;
+    t += d;
+    total += d;
+    r->out->end_s[k] = t;
+  }
+  r->pending_s = 0;
+  if (r->eng->tracing) {
+    flush_pending(r);
+    trace_push(r, &r->ev[i]);
+    sg_actor_execute((total - 0) * r->eng->pp->gpu_flops);
+    trace_pop(r);
+  } else if (total > 0) {
+    sg_actor_execute(total * r->eng->pp->gpu_flops);
+  }
+  return j;
+}
+
+static sg_mailbox_t p2p_mailbox(int src, int dst)
+{
+  char name[48];
+  snprintf(name, sizeof name, "p%d.%d", src, dst);
+  return sg_mailbox_by_name(name);
+}
+
+static void run_comm(rank_rt *r, int i)
+{
+  const graph_event *e = &r->ev[i];
+  flush_pending(r);
+  r->out->start_s[i] = simgrid_get_clock();
+  trace_push(r, e);
+  if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer), &payload, (long)e->bytes);
+  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(e->peer, r->rank));
+  else {
+    int gid = graph_group_for(r->prog, e->peer);
+    const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
+    int me = -1;
+    for (guint k = 0; k < gr->ranks->len; k++)
+      if (g_array_index(gr->ranks, int, k) == r->rank) me = (int)k;
+    xbt_assert(me >= 0, "rank %d runs a collective of group %d it is not a member of", r->rank, gid);
+    r->pending_s += coll_run((graph_coll)e->variant, r->eng->groups[gid], (int)gr->ranks->len, me, e->bytes,
+                             r->eng->prof->nccl_step_latency_s);
+    if (r->eng->tracing) flush_pending(r);
+  }
+  trace_pop(r);
+  r->out->end_s[i] = simgrid_get_clock() + r->pending_s;
+}
+
+static void rank_main(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  rank_rt *r = sg_actor_self_get_data();
+  if (!r->active) sg_sem_acquire(r->wake);
+  int i = r->first;
+  while (i < r->n) {
+    if (r->mirrors) {
+      if (r->next_mirror < r->mirrors->len &&
+          ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from <= i) {
+        flush_pending(r);
+        wake_mirrors(r, i);
+      }
+    }
+    if (r->ev[i].kind == EV_COMPUTE) i = run_compute(r, i);
+    else run_comm(r, i++);
+  }
+  flush_pending(r);
+  wake_mirrors(r, r->n);
+  r->out->finish_s = simgrid_get_clock();
+}
+
+static void sink_main(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  sg_mailbox_t mb = sg_actor_self_get_data();
+  for (;;) sg_mailbox_get(mb);
+}
+
+plat_params replay_platform_for(const gpu_profile *p, int world_size)
+{
+  plat_params pp = {.gpus_per_node = p->gpus_per_node, .nics_per_node = p->nics_per_node, .gpu_flops = p->peak_flops,
+                    .nvlink_bytes_per_s = p->nvlink_bytes_per_s * p->nccl_bw_efficiency_nvlink,
+                    .nvlink_latency_s = p->nvlink_latency_s,
+                    .ib_bytes_per_s = p->ib_bytes_per_s * p->nccl_bw_efficiency_ib,
+                    .ib_latency_s = p->ib_latency_s};
+  pp.nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
+  return pp;
+}
+
+static void init_simgrid(const replay_options *o, gboolean tracing)
+{
+  int argc = 1;
+  char *argv[] = {"layoutsim", NULL};
+  simgrid_init(&argc, argv);
+  g_autofree char *thres = g_strdup_printf("root.thres:%s", o && o->log_threshold ? o->log_threshold : "critical");
+  xbt_log_control_set(thres);
+  plat_configure();
+  if (tracing) {
+    sg_cfg_set_boolean("tracing", "yes");
+    sg_cfg_set_boolean("tracing/platform", "yes");
+    sg_cfg_set_string("tracing/filename", o->paje_path);
+  }
+}
+
+static void declare_trace_states(void)
+{
+  static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
+                                          {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
+                                          {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
+                                          {"optimizer", "0.9 0.9 0.2"}, {"dp", "0.5 0.3 0.1"}};
+  TRACE_host_state_declare("gpu");
+  for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);
+}
+
+static void setup_ranks(engine *eng, replay_result *res)
+{
+  const graph *g = eng->g;
+  eng->ranks = g_new0(rank_rt, g->world_size);
+  for (int r = 0; r < g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    rt->eng = eng;
+    rt->rank = r;
+    rt->host = plat_host(eng->pp, r);
+    rt->prog = g_ptr_array_index(g->programs, r);
+    rt->ev = graph_program_events(g, rt->prog, &rt->n, &rt->first);
+    rt->active = rt->prog->mirror_of < 0;
+    rt->out = &res->ranks[r];
+    rt->out->n_events = rt->n;
+    rt->out->first = rt->first;
+    rt->out->start_s = g_new(double, rt->n > 0 ? rt->n : 1);
+    rt->out->end_s = g_new(double, rt->n > 0 ? rt->n : 1);
+    for (int i = 0; i < rt->n; i++) rt->out->start_s[i] = rt->out->end_s[i] = NAN;
+  }
+  for (int r = 0; r < g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of < 0) continue;
+    rt->wake = sg_sem_init(0);
+    rank_rt *src = &eng->ranks[rt->prog->mirror_of];
+    if (!src->mirrors) src->mirrors = g_ptr_array_new();
+    g_ptr_array_add(src->mirrors, rt);
+  }
+  for (int r = 0; r < g->world_size; r++)
+    if (eng->ranks[r].mirrors) g_ptr_array_sort(eng->ranks[r].mirrors, mirror_cmp);
+}
+
+static void setup_groups(engine *eng)
+{
+  const graph *g = eng->g;
+  eng->groups = g_new0(coll_member *, g->groups->len);
+  for (guint gi = 0; gi < g->groups->len; gi++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, gi);
+    coll_member *ms = g_new0(coll_member, gr->ranks->len);
+    for (guint k = 0; k < gr->ranks->len; k++) {
+      int rank = g_array_index(gr->ranks, int, k);
+      char name[48];
+      snprintf(name, sizeof name, "g%u.%u", gi, k);
+      ms[k].inbox = sg_mailbox_by_name(name);
+      snprintf(name, sizeof name, "sink%d", rank);
+      ms[k].sink = sg_mailbox_by_name(name);
+      ms[k].host = eng->ranks[rank].host;
+      ms[k].active = &eng->ranks[rank].active;
+    }
+    eng->groups[gi] = ms;
+  }
+}
+
+static void start_actors(engine *eng)
+{
+  for (int r = 0; r < eng->g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    char name[32];
+    snprintf(name, sizeof name, "rank%d", r);
+    sg_actor_t a = sg_actor_init(name, rt->host);
+    sg_actor_set_data(a, rt);
+    sg_actor_start_(a, rank_main, 0, NULL);
+    if (rt->prog->mirror_of >= 0) { /* a passive rank still receives ring chunks */
+      snprintf(name, sizeof name, "sink%d", r);
+      sg_actor_t s = sg_actor_init(name, rt->host);
+      sg_actor_set_data(s, sg_mailbox_by_name(name));
+      sg_actor_daemonize(s);
+      sg_actor_start_(s, sink_main, 0, NULL);
+    }
+  }
+}
+
+static void engine_clear(engine *eng)
+{
+  for (guint gi = 0; gi < eng->g->groups->len; gi++) g_free(eng->groups[gi]);
+  g_free(eng->groups);
+  for (int r = 0; r < eng->g->world_size; r++)
+    if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
+  g_free(eng->ranks);
+}
+
+replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_params *pp, const replay_options *o,
+                          GError **err)
+{
+  if (g->world_size > pp->nodes * pp->gpus_per_node) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "gpus: the graph needs %d GPUs, the platform has %d",
+                g->world_size, pp->nodes * pp->gpus_per_node);
+    return NULL;
+  }
+  gboolean tracing = o && o->paje_path;
+  init_simgrid(o, tracing);
+  plat_build(pp);
+  if (tracing) declare_trace_states();
+  replay_result *res = g_new0(replay_result, 1);
+  res->world_size = g->world_size;
+  res->ranks = g_new0(replay_rank, g->world_size);
+  engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing};
+  setup_ranks(&eng, res);
+  setup_groups(&eng);
+  start_actors(&eng);
+  simgrid_run();
+  for (int r = 0; r < g->world_size; r++) res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
+  engine_clear(&eng);
+  return res;
+}
+
+void replay_result_free(replay_result *r)
+{
+  if (!r) return;
+  for (int i = 0; i < r->world_size; i++) {
+    g_free(r->ranks[i].start_s);
+    g_free(r->ranks[i].end_s);
+  }
+  g_free(r->ranks);
+  g_free(r);
+}

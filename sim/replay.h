@@ -1,0 +1,49 @@
+/* replay -- executes a task graph on a SimGrid platform: one actor per GPU
+ * rank running its program in order; compute events as executions on the
+ * GPU host (duration from platforms/kernel_cost), send/recv as rendezvous
+ * communications, collectives as NCCL-style rings of point-to-point
+ * communications (collective.h), so that contention emerges from the
+ * network model.
+ *
+ * SimGrid's engine is a process-wide singleton: replay_run may be called
+ * once per process (callers that simulate many layouts fork first).
+ *
+ * Owns: the SimGrid glue and the only mutable engine state.
+ * May not touch: models, layouts, metrics.
+ */
+#ifndef REPLAY_H
+#define REPLAY_H
+
+#include <glib.h>
+
+#include "platforms/cluster.h"
+#include "platforms/profile.h"
+#include "workloads/graph.h"
+
+typedef struct replay_options {
+  const char *paje_path; /* NULL: no Paje trace */
+  const char *log_threshold; /* e.g. "critical" (default) */
+} replay_options;
+
+typedef struct replay_rank {
+  int n_events;   /* events of the program's source (its own, or its mirror_of's) */
+  int first;      /* first event index this rank executed (active_from for a mirror) */
+  double *start_s; /* [n_events], NAN where not executed */
+  double *end_s;
+  double finish_s;
+} replay_rank;
+
+typedef struct replay_result {
+  int world_size;
+  double step_time_s;
+  replay_rank *ranks;
+} replay_result;
+
+/* Platform parameters for a graph's world size and a profile (bandwidths scaled by NCCL efficiency). */
+plat_params replay_platform_for(const gpu_profile *p, int world_size);
+
+replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_params *pp, const replay_options *o,
+                          GError **err);
+void replay_result_free(replay_result *r);
+
+#endif

@@ -1,0 +1,518 @@
+/* generate -- see generate.h.
+ *
+ * Sizes use b = micro-batch, s = sequence, T = b*s tokens, h, f, V, tp = t.
+ * With sequence parallelism the norm/residual region holds T/t tokens.
+ * FLOPs are model FLOPs (no causal halving); a backward GEMM is dgrad + wgrad
+ * (2x the forward). Bytes are what a kernel reads plus writes in HBM.
+ */
+#include "generate.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "memory.h"
+#include "ops.h"
+#include "schedule.h"
+
+#define BF16 2.0
+#define FP32 4.0
+/* allreduce_bucket_size of the study's optimizer: elements per gradient bucket. */
+#define GRAD_BUCKET_ELEMENTS 500000000.0
+
+gen_options gen_default_options(void)
+{
+  gen_options o = {.partition = PARTITION_UNIFORM, .symmetry = TRUE, .gpus_per_node = 8};
+  return o;
+}
+
+int gen_rank(const layout *l, int stage, int dpi, int tpi) { return stage * l->dp * l->tp + dpi * l->tp + tpi; }
+
+/* Everything one stage's program emission needs. */
+typedef struct emit {
+  const model *m;
+  const layout *l;
+  const partition *part;
+  GArray *ev;      /* the program being written */
+  int stage;
+  int tp_group, dp_group, pp_group;
+  int prev_rank, next_rank;
+  double T, Tl;    /* tokens per micro-batch; tokens in the sequence-parallel region */
+  graph_phase phase;
+  int mb, layer;
+} emit;
+
+static graph_event *push(emit *x, graph_kind kind, graph_op op)
+{
+  graph_event e = {.kind = (uint8_t)kind, .op = (uint8_t)op, .phase = (uint8_t)x->phase, .micro_batch = x->mb,
+                   .layer = x->layer, .peer = -1, .launches = 1};
+  g_array_append_val(x->ev, e);
+  return &g_array_index(x->ev, graph_event, x->ev->len - 1);
+}
+
+static gboolean backward(const emit *x) { return x->phase == PH_BACKWARD; }
+
+/* A GEMM (m x k).(k x n), `count` of them; backward does dgrad + wgrad. */
+static graph_event *gemm(emit *x, graph_op op, double m, double n, double k, int count)
+{
+  graph_event *e = push(x, EV_COMPUTE, op);
+  int mult = backward(x) ? 2 : 1;
+  e->m = (int32_t)m;
+  e->n = (int32_t)n;
+  e->k = (int32_t)k;
+  e->launches = count * mult;
+  e->flops = 2.0 * m * n * k * count * mult;
+  e->bytes = BF16 * (m * k + k * n + m * n) * count * mult;
+  return e;
+}
+
+/* A memory-bound operator moving `bytes` with `launches` kernels. */
+static graph_event *stream(emit *x, graph_op op, double elements, double bytes, int launches)
+{
+  graph_event *e = push(x, EV_COMPUTE, op);
+  e->m = (int32_t)MIN(elements, 2e9);
+  e->bytes = bytes;
+  e->launches = launches;
+  return e;
+}
+
+/* Backward of an elementwise operator reads the saved inputs and the output
+ * gradient and writes the input gradients: twice the forward traffic. */
+static int bwd_mult(const emit *x) { return backward(x) ? 2 : 1; }
+
+static void collective(emit *x, graph_coll c, int group, double bytes)
+{
+  if (group < 0) return;
+  graph_event *e = push(x, EV_COLLECTIVE, OP_COMM);
+  e->variant = (uint8_t)c;
+  e->peer = group;
+  e->bytes = bytes;
+}
+
+static gboolean tp_on(const emit *x) { return x->l->tp > 1; }
+
+/* Tensor-parallel exit of a row-parallel GEMM (forward) or entry of a column-parallel one (backward). */
+static void tp_reduce(emit *x)
+{
+  if (!tp_on(x)) return;
+  double full = x->T * x->m->hidden * BF16;
+  collective(x, x->l->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->tp_group, full);
+}
+
+/* Sequence-parallel gather before a column-parallel GEMM (forward), its backward reduce-scatter. */
+static void sp_gather(emit *x)
+{
+  if (!tp_on(x) || !x->l->sp) return;
+  double full = x->T * x->m->hidden * BF16;
+  collective(x, backward(x) ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER, x->tp_group, full);
+}
+
+/* Backward of a row-parallel GEMM with sp: all-gather the output gradient. */
+static void sp_scatter_backward(emit *x)
+{
+  if (!tp_on(x) || !x->l->sp) return;
+  collective(x, COLL_ALL_GATHER, x->tp_group, x->T * x->m->hidden * BF16);
+}
+
+static void norm(emit *x)
+{
+  gboolean fused = layout_attn_fused_norm(x->l->attn);
+  double el = x->Tl * x->m->hidden;
+  int k = bwd_mult(x);
+  graph_event *e = stream(x, OP_NORM, el, k * el * (fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL),
+                          k * (fused ? 1 : OPS_NORM_TORCH_KERNELS));
+  e->variant = fused;
+}
+
+static void residual(emit *x)
+{
+  double el = x->Tl * x->m->hidden;
+  stream(x, OP_RESIDUAL, el, 3 * BF16 * el, 1); /* backward: the gradient passes through, one add */
+}
+
+/* Record the activation bytes an operator keeps for backward (forward and recompute). */
+static void saves(emit *x, graph_event *e, const mem_ctx *mc)
+{
+  if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += mem_saved_bytes(mc, e->op);
+  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += mem_saved_bytes(mc, e->op);
+  else if (x->phase == PH_BACKWARD) e->mem_delta_bytes -= mem_saved_bytes(mc, e->op);
+}
+
+static void attention_core(emit *x, const mem_ctx *mc)
+{
+  const model *m = x->m;
+  const layout *l = x->l;
+  double hl = (double)m->hidden / l->tp;
+  graph_event *e = push(x, EV_COMPUTE, OP_ATTENTION);
+  int mult = backward(x) ? 2 : 1;
+  e->variant = (uint8_t)l->attn;
+  e->m = (int32_t)((double)l->micro_batch * m->heads / l->tp);
+  e->n = l->seq_len;
+  e->k = model_head_dim(m);
+  e->flops = 4.0 * x->T * l->seq_len * hl * mult;
+  double qkvo = 4.0 * x->T * hl * BF16;
+  double scores = (double)e->m * l->seq_len * l->seq_len;
+  e->bytes = (layout_attn_is_flash(l->attn) ? qkvo : qkvo + scores * ops_score_bytes_per_el(l->attn)) * mult;
+  e->launches = (layout_attn_is_flash(l->attn) ? 1 : ops_attention_kernels(l->attn)) * mult;
+  saves(x, e, mc);
+}
+
+/* The forward (or recompute) ops of one transformer layer, in order. */
+static void layer_forward(emit *x, const mem_ctx *mc)
+{
+  const model *m = x->m;
+  double h = m->hidden, f = m->ffn, t = x->l->tp;
+  graph_event *e;
+  norm(x);
+  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  sp_gather(x);
+  e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
+  saves(x, e, mc);
+  e = stream(x, OP_ROTARY, 2 * x->T * h / t, bwd_mult(x) * OPS_ROTARY_BYTES_PER_EL * 2 * x->T * h / t,
+             bwd_mult(x) * OPS_ROTARY_KERNELS);
+  saves(x, e, mc);
+  attention_core(x, mc);
+  e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
+  saves(x, e, mc);
+  tp_reduce(x);
+  residual(x);
+  norm(x);
+  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  sp_gather(x);
+  e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+  saves(x, e, mc);
+  e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
+  saves(x, e, mc);
+  e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
+  saves(x, e, mc);
+  tp_reduce(x);
+  residual(x);
+}
+
+/* The backward ops of one layer, in reverse order, with Megatron's collectives:
+ * no sp: all-reduce after the two MLP-in GEMMs (one each) and after QKV;
+ * sp: all-gather of the output gradient before each row-parallel GEMM's
+ * backward, reduce-scatter after each column-parallel GEMM's backward. */
+static void layer_backward(emit *x, const mem_ctx *mc)
+{
+  const model *m = x->m;
+  double h = m->hidden, f = m->ffn, t = x->l->tp;
+  graph_event *e;
+  residual(x);
+  sp_scatter_backward(x);
+  e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
+  saves(x, e, mc);
+  e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
+  saves(x, e, mc);
+  e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+  saves(x, e, mc);
+  if (tp_on(x) && !x->l->sp) {
+    collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
+    collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
+  }
+  sp_gather(x);
+  norm(x);
+  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  residual(x);
+  sp_scatter_backward(x);
+  e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
+  saves(x, e, mc);
+  attention_core(x, mc);
+  e = stream(x, OP_ROTARY, 2 * x->T * h / t, bwd_mult(x) * OPS_ROTARY_BYTES_PER_EL * 2 * x->T * h / t,
+             bwd_mult(x) * OPS_ROTARY_KERNELS);
+  saves(x, e, mc);
+  e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
+  saves(x, e, mc);
+  if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
+  sp_gather(x);
+  norm(x);
+  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+}
+
+static void embedding(emit *x, const mem_ctx *mc)
+{
+  double el = x->T * x->m->hidden;
+  graph_event *e = stream(x, OP_EMBED, el, bwd_mult(x) * 2 * BF16 * el + 8 * x->T, 2);
+  saves(x, e, mc);
+  if (!backward(x) && tp_on(x))
+    collective(x, x->l->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->tp_group, el * BF16);
+  if (backward(x) && tp_on(x) && x->l->sp) collective(x, COLL_ALL_GATHER, x->tp_group, el * BF16);
+}
+
+/* Final norm, output projection, logits all-gather and fp32 cross-entropy (forward or recompute). */
+static void head_forward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
+{
+  const model *m = x->m;
+  double h = m->hidden, V = m->vocab, t = x->l->tp;
+  if (has_norm) {
+    norm(x);
+    saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  }
+  if (!has_head) return;
+  sp_gather(x);
+  graph_event *e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
+  saves(x, e, mc);
+  if (tp_on(x)) collective(x, COLL_ALL_GATHER, x->tp_group, x->T * V * BF16);
+  e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_FWD_BYTES_PER_EL, OPS_LOSS_FWD_KERNELS);
+  saves(x, e, mc);
+}
+
+static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
+{
+  const model *m = x->m;
+  double h = m->hidden, V = m->vocab, t = x->l->tp;
+  if (has_head) {
+    graph_event *e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_BWD_BYTES_PER_EL, OPS_LOSS_BWD_KERNELS);
+    saves(x, e, mc);
+    e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
+    saves(x, e, mc);
+    if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
+    sp_gather(x);
+  }
+  if (has_norm) {
+    norm(x);
+    saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  }
+}
+
+static double act_send_bytes(const emit *x)
+{
+  /* activations [b, s(/tp with sp), h] in bf16 plus int64 position ids */
+  return x->Tl * x->m->hidden * BF16 + x->T * 8.0;
+}
+
+/* Forward of every item the stage holds; with checkpointing, forward keeps only
+ * each item's input, and backward first recomputes the item. */
+static void stage_forward(emit *x, const mem_ctx *mc)
+{
+  int first, count, stage = x->stage;
+  partition_layers(x->part, x->m, stage, &first, &count);
+  graph_phase ph = x->phase;
+  if (partition_has_embedding(x->part, stage)) embedding(x, mc);
+  for (int i = 0; i < count; i++) {
+    x->layer = first + i;
+    layer_forward(x, mc);
+    if (ph == PH_FORWARD && x->l->ckpt == CKPT_EVERY_LAYER) /* the checkpointed input of the layer */
+      g_array_index(x->ev, graph_event, x->ev->len - 1).mem_delta_bytes += mem_checkpoint_bytes(mc);
+  }
+  x->layer = -1;
+  head_forward(x, mc, partition_has_final_norm(x->part, x->m, stage), partition_has_head(x->part, x->m, stage));
+}
+
+static void stage_backward(emit *x, const mem_ctx *mc)
+{
+  int first, count, stage = x->stage;
+  partition_layers(x->part, x->m, stage, &first, &count);
+  gboolean ckpt = x->l->ckpt == CKPT_EVERY_LAYER;
+  gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
+  if (hn || hh) {
+    if (ckpt) {
+      x->phase = PH_RECOMPUTE;
+      head_forward(x, mc, hn, hh);
+      x->phase = PH_BACKWARD;
+    }
+    head_backward(x, mc, hn, hh);
+  }
+  for (int i = count - 1; i >= 0; i--) {
+    x->layer = first + i;
+    if (ckpt) {
+      x->phase = PH_RECOMPUTE;
+      layer_forward(x, mc);
+      x->phase = PH_BACKWARD;
+    }
+    layer_backward(x, mc);
+    if (ckpt) g_array_index(x->ev, graph_event, x->ev->len - 1).mem_delta_bytes -= mem_checkpoint_bytes(mc);
+  }
+  x->layer = -1;
+  if (partition_has_embedding(x->part, stage)) {
+    if (ckpt) { /* the embedding's recompute keeps nothing worth counting */
+      x->phase = PH_RECOMPUTE;
+      embedding(x, mc);
+      x->phase = PH_BACKWARD;
+    }
+    embedding(x, mc);
+  }
+}
+
+/* Reduce gradients and step the optimizer (scaling's Optimizer.step()). */
+static void optimizer_step(emit *x, double stage_params)
+{
+  const layout *l = x->l;
+  x->mb = -1;
+  x->layer = -1;
+  x->phase = PH_DP;
+  if (l->sp && tp_on(x)) collective(x, COLL_ALL_REDUCE, x->tp_group, 2.0 * x->m->hidden * BF16);
+  if (l->dp > 1) {
+    int buckets = (int)ceil(stage_params / GRAD_BUCKET_ELEMENTS);
+    double per = stage_params / buckets;
+    for (int b = 0; b < buckets; b++) {
+      /* bf16 gradients are cast to fp32, all-reduced, and copied back */
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1);
+      collective(x, COLL_ALL_REDUCE, x->dp_group, per * FP32);
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1);
+    }
+  }
+  collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
+  collective(x, COLL_ALL_REDUCE, x->pp_group, FP32);
+  x->phase = PH_OPTIMIZER;
+  double shard = l->zero1 ? stage_params / l->dp : stage_params;
+  /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
+  stream(x, OP_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS);
+  if (l->zero1 && l->dp > 1) {
+    x->phase = PH_DP;
+    int shards = MAX(1, (int)floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
+    for (int i = 0; i < shards; i++) collective(x, COLL_ALL_GATHER, x->dp_group, stage_params / shards * BF16);
+  }
+}
+
+static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
+{
+  const layout *l = x->l;
+  g_autoptr(GArray) instrs = sched_1f1b(x->stage, l->pp, l->grad_accum);
+  for (guint i = 0; i < instrs->len; i++) {
+    const sched_instr *in = &g_array_index(instrs, sched_instr, i);
+    x->mb = in->micro_batch;
+    x->layer = -1;
+    graph_event *e;
+    switch (in->kind) {
+    case SCHED_RECV_ACT:
+    case SCHED_SEND_ACT:
+      x->phase = PH_FORWARD;
+      e = push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, OP_COMM);
+      e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
+      e->bytes = act_send_bytes(x);
+      break;
+    case SCHED_RECV_GRAD:
+    case SCHED_SEND_GRAD:
+      x->phase = PH_BACKWARD;
+      e = push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, OP_COMM);
+      e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
+      e->bytes = x->Tl * x->m->hidden * BF16;
+      break;
+    case SCHED_FORWARD:
+      x->phase = PH_FORWARD;
+      stage_forward(x, mc);
+      break;
+    case SCHED_BACKWARD:
+      x->phase = PH_BACKWARD;
+      stage_backward(x, mc);
+      break;
+    case SCHED_OPTIMIZER:
+      optimizer_step(x, stage_params);
+      break;
+    }
+  }
+}
+
+static int add_group(graph *g, const layout *l, int stage, int dpi, int tpi, char which)
+{
+  int n = which == 't' ? l->tp : which == 'd' ? l->dp : l->pp;
+  if (n < 2) return -1;
+  g_autofree int *ranks = g_new(int, n);
+  for (int i = 0; i < n; i++)
+    ranks[i] = which == 't' ? gen_rank(l, stage, dpi, i) : which == 'd' ? gen_rank(l, stage, i, tpi) : gen_rank(l, i, dpi, tpi);
+  return graph_add_group(g, ranks, n, which == 't' ? "tp" : which == 'd' ? "dp" : "pp");
+}
+
+/* Group ids of every (stage, dpi, tpi): tp groups by (stage, dpi), dp by (stage, tpi), pp by (dpi, tpi). */
+typedef struct groups {
+  int *tp, *dp, *pp;
+} groups;
+
+static void make_groups(graph *g, const layout *l, groups *gs)
+{
+  gs->tp = g_new(int, l->pp * l->dp);
+  gs->dp = g_new(int, l->pp * l->tp);
+  gs->pp = g_new(int, l->dp * l->tp);
+  for (int s = 0; s < l->pp; s++)
+    for (int d = 0; d < l->dp; d++) gs->tp[s * l->dp + d] = add_group(g, l, s, d, 0, 't');
+  for (int s = 0; s < l->pp; s++)
+    for (int t = 0; t < l->tp; t++) gs->dp[s * l->tp + t] = add_group(g, l, s, 0, t, 'd');
+  for (int d = 0; d < l->dp; d++)
+    for (int t = 0; t < l->tp; t++) gs->pp[d * l->tp + t] = add_group(g, l, 0, d, t, 'p');
+}
+
+static void groups_clear(groups *gs)
+{
+  g_free(gs->tp);
+  g_free(gs->dp);
+  g_free(gs->pp);
+}
+
+static void emit_rank(graph *g, const model *m, const layout *l, const partition *part, const groups *gs, int s,
+                      int d, int t)
+{
+  int rank = gen_rank(l, s, d, t);
+  graph_program *p = graph_program_of(g, rank);
+  mem_ctx mc;
+  mem_ctx_init(&mc, m, l);
+  emit x = {.m = m, .l = l, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
+            .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
+            .prev_rank = s > 0 ? gen_rank(l, s - 1, d, t) : -1, .next_rank = s < l->pp - 1 ? gen_rank(l, s + 1, d, t) : -1,
+            .T = (double)l->micro_batch * l->seq_len};
+  x.Tl = l->sp ? x.T / l->tp : x.T;
+  double stage_params = mem_stage_params(m, l, part, s);
+  emit_stage(&x, &mc, stage_params);
+  p->mem_static_bytes = mem_static_bytes(m, l, part, s);
+}
+
+/* Index of the first event of the optimizer step (where mirrors become active). */
+static int optimizer_start(const graph_program *p)
+{
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if (e->phase == PH_DP || e->phase == PH_OPTIMIZER) return (int)i;
+  }
+  return (int)p->events->len;
+}
+
+static void set_meta(graph *g, const model *m, const layout *l, const gen_options *o)
+{
+  g_hash_table_insert(g->meta, g_strdup("model"), g_strdup(m->name));
+  g_hash_table_insert(g->meta, g_strdup("layout"),
+                      g_strdup_printf("gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
+                                      "checkpointing=%s attention_kernel=%s zero1=%d",
+                                      l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch, l->global_batch, l->seq_len,
+                                      layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero1));
+  g_hash_table_insert(g->meta, g_strdup("gpus_per_node"), g_strdup_printf("%d", o->gpus_per_node));
+  g_hash_table_insert(g->meta, g_strdup("tokens_per_step"), g_strdup_printf("%.17g", (double)l->global_batch * l->seq_len));
+  g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
+                      g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
+  g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
+  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", l->dp * l->tp));
+}
+
+graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)
+{
+  partition part;
+  if (!partition_make(&part, m, l->pp, l->tp, o->partition, err)) return NULL;
+  graph *g = graph_new(l->gpus);
+  groups gs;
+  make_groups(g, l, &gs);
+  set_meta(g, m, l, o);
+  for (int s = 0; s < l->pp; s++)
+    for (int d = 0; d < l->dp; d++)
+      for (int t = 0; t < l->tp; t++) {
+        if (o->symmetry && (d > 0 || t > 0)) continue;
+        emit_rank(g, m, l, &part, &gs, s, d, t);
+      }
+  if (o->symmetry)
+    for (int s = 0; s < l->pp; s++) {
+      int src = gen_rank(l, s, 0, 0);
+      graph_program *sp = graph_program_of(g, src);
+      int from = optimizer_start(sp);
+      for (int d = 0; d < l->dp; d++)
+        for (int t = 0; t < l->tp; t++) {
+          if (d == 0 && t == 0) continue;
+          int r = gen_rank(l, s, d, t);
+          graph_make_mirror(g, r, src, from);
+          graph_program_of(g, r)->mem_static_bytes = sp->mem_static_bytes;
+          if (gs.tp[s * l->dp] >= 0) graph_map_group(g, r, gs.tp[s * l->dp], gs.tp[s * l->dp + d]);
+          if (gs.dp[s * l->tp] >= 0) graph_map_group(g, r, gs.dp[s * l->tp], gs.dp[s * l->tp + t]);
+          if (gs.pp[0] >= 0) graph_map_group(g, r, gs.pp[0], gs.pp[d * l->tp + t]);
+        }
+    }
+  groups_clear(&gs);
+  partition_clear(&part);
+  return g;
+}

@@ -1,0 +1,37 @@
+/* generate -- the task graph generator: model + layout -> one training step
+ * as per-rank programs (graph.h), following the study's code
+ * (Aleph-Alpha/scaling): 1F1B schedule (schedule.h), stage partition
+ * (partition.h), Megatron tensor parallelism (2 all-reduces per layer
+ * forward, 3 backward; with sp 2 all-gathers + 2 reduce-scatters each way),
+ * vocab-parallel embedding, LM head whose logits are all-gathered and whose
+ * fp32 cross-entropy runs on every tp rank, and at the end of the step the
+ * optimizer: fp32 gradient all-reduce over dp in 500M-element buckets, grad
+ * norm all-reduces over tp and pp, AdamW on the (ZeRO-1) shard, all-gather
+ * of the updated bf16 parameters. docs/model.md explains every term.
+ *
+ * Owns: turning a (model, layout) into events. May not touch: hardware, time.
+ */
+#ifndef GENERATE_H
+#define GENERATE_H
+
+#include <glib.h>
+
+#include "graph.h"
+#include "layout.h"
+#include "model.h"
+#include "partition.h"
+
+typedef struct gen_options {
+  partition_method partition;
+  gboolean symmetry;     /* emit one explicit program per stage and mirrors for the rest */
+  int gpus_per_node;     /* for the rank -> node placement recorded in the graph meta */
+} gen_options;
+
+gen_options gen_default_options(void);
+
+/* Rank of coordinates (stage, data-parallel index, tensor-parallel index): tp fastest, then dp, then pp. */
+int gen_rank(const layout *l, int stage, int dpi, int tpi);
+
+graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err);
+
+#endif

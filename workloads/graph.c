@@ -1,0 +1,468 @@
+/* graph -- see graph.h. The JSON form is written by streaming (graphs of
+ * millions of events would not fit a cJSON tree comfortably) and read with
+ * cJSON. Doubles are printed with 17 significant digits so that a saved and
+ * reloaded graph replays to exactly the same times. */
+#include "graph.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+
+static const char *const OP_NAMES[OP_N] = {"embed",    "norm",     "qkv",    "rotary",    "attention",
+                                           "attn_out", "residual", "mlp_up", "swiglu",    "mlp_down",
+                                           "logits",   "loss",     "optimizer", "comm"};
+static const char *const PHASE_NAMES[PH_N] = {"forward", "backward", "recompute", "dp", "optimizer"};
+static const char *const KIND_NAMES[EV_N_KINDS] = {"compute", "collective", "send", "recv"};
+static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather"};
+
+const char *graph_op_name(graph_op op) { return OP_NAMES[op]; }
+const char *graph_phase_name(graph_phase ph) { return PHASE_NAMES[ph]; }
+const char *graph_kind_name(graph_kind k) { return KIND_NAMES[k]; }
+const char *graph_coll_name(graph_coll c) { return COLL_NAMES[c]; }
+
+static void program_free(gpointer data)
+{
+  graph_program *p = data;
+  if (p->events) g_array_free(p->events, TRUE);
+  if (p->group_map) g_hash_table_destroy(p->group_map);
+  g_free(p);
+}
+
+static void group_free(gpointer data)
+{
+  graph_group *gr = data;
+  g_array_free(gr->ranks, TRUE);
+  g_free(gr);
+}
+
+graph *graph_new(int world_size)
+{
+  graph *g = g_new0(graph, 1);
+  g->world_size = world_size;
+  g->programs = g_ptr_array_new_with_free_func(program_free);
+  g_ptr_array_set_size(g->programs, world_size);
+  g->groups = g_ptr_array_new_with_free_func(group_free);
+  g->meta = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  return g;
+}
+
+void graph_free(graph *g)
+{
+  if (!g) return;
+  g_ptr_array_free(g->programs, TRUE);
+  g_ptr_array_free(g->groups, TRUE);
+  g_hash_table_destroy(g->meta);
+  g_free(g);
+}
+
+int graph_add_group(graph *g, const int *ranks, int n, const char *label)
+{
+  graph_group *gr = g_new0(graph_group, 1);
+  gr->ranks = g_array_sized_new(FALSE, FALSE, sizeof(int), n);
+  g_array_append_vals(gr->ranks, ranks, n);
+  g_strlcpy(gr->label, label ? label : "", sizeof gr->label);
+  g_ptr_array_add(g->groups, gr);
+  return (int)g->groups->len - 1;
+}
+
+graph_program *graph_program_of(graph *g, int rank)
+{
+  graph_program *p = g_ptr_array_index(g->programs, rank);
+  if (!p) {
+    p = g_new0(graph_program, 1);
+    p->rank = rank;
+    p->mirror_of = -1;
+    p->events = g_array_new(FALSE, FALSE, sizeof(graph_event));
+    g->programs->pdata[rank] = p;
+  }
+  return p;
+}
+
+void graph_make_mirror(graph *g, int rank, int mirror_of, int active_from)
+{
+  graph_program *p = graph_program_of(g, rank);
+  if (p->events) g_array_free(p->events, TRUE);
+  p->events = NULL;
+  p->mirror_of = mirror_of;
+  p->active_from = active_from;
+}
+
+void graph_map_group(graph *g, int rank, int from_group, int to_group)
+{
+  graph_program *p = graph_program_of(g, rank);
+  if (!p->group_map) p->group_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_hash_table_insert(p->group_map, GINT_TO_POINTER(from_group), GINT_TO_POINTER(to_group));
+}
+
+const graph_event *graph_program_events(const graph *g, const graph_program *p, int *n_out, int *first_out)
+{
+  const graph_program *src = p->mirror_of >= 0 ? g_ptr_array_index(g->programs, p->mirror_of) : p;
+  *first_out = p->mirror_of >= 0 ? p->active_from : 0;
+  *n_out = (int)src->events->len;
+  return (const graph_event *)src->events->data;
+}
+
+int graph_group_for(const graph_program *p, int gid)
+{
+  gpointer v;
+  if (p->group_map && g_hash_table_lookup_extended(p->group_map, GINT_TO_POINTER(gid), NULL, &v))
+    return GPOINTER_TO_INT(v);
+  return gid;
+}
+
+/* ---- saving ---- */
+
+static void write_event(FILE *f, const graph_event *e)
+{
+  fprintf(f, "{\"kind\":\"%s\",\"op\":\"%s\",\"phase\":\"%s\"", KIND_NAMES[e->kind], OP_NAMES[e->op],
+          PHASE_NAMES[e->phase]);
+  if (e->kind == EV_COLLECTIVE) fprintf(f, ",\"collective\":\"%s\",\"group\":%d", COLL_NAMES[e->variant], e->peer);
+  else if (e->kind != EV_COMPUTE) fprintf(f, ",\"peer\":%d", e->peer);
+  else fprintf(f, ",\"variant\":%d", e->variant);
+  if (e->micro_batch >= 0) fprintf(f, ",\"micro_batch\":%d", e->micro_batch);
+  if (e->layer >= 0) fprintf(f, ",\"layer\":%d", e->layer);
+  if (e->kind == EV_COMPUTE) fprintf(f, ",\"m\":%d,\"n\":%d,\"k\":%d,\"launches\":%d,\"flops\":%.17g", e->m, e->n, e->k,
+                                 e->launches, e->flops);
+  fprintf(f, ",\"bytes\":%.17g", e->bytes);
+  if (e->mem_delta_bytes != 0) fprintf(f, ",\"mem_delta_bytes\":%.17g", e->mem_delta_bytes);
+  fputc('}', f);
+}
+
+static void write_program(FILE *f, const graph_program *p)
+{
+  fprintf(f, "{\"rank\":%d,\"mem_static_bytes\":%.17g", p->rank, p->mem_static_bytes);
+  if (p->mirror_of >= 0) {
+    fprintf(f, ",\"mirror_of\":%d,\"active_from\":%d,\"group_map\":[", p->mirror_of, p->active_from);
+    if (p->group_map) {
+      GHashTableIter it;
+      gpointer k, v;
+      gboolean first = TRUE;
+      g_hash_table_iter_init(&it, p->group_map);
+      while (g_hash_table_iter_next(&it, &k, &v)) {
+        fprintf(f, "%s[%d,%d]", first ? "" : ",", GPOINTER_TO_INT(k), GPOINTER_TO_INT(v));
+        first = FALSE;
+      }
+    }
+    fputs("]}", f);
+    return;
+  }
+  fputs(",\"events\":[\n", f);
+  for (guint i = 0; i < p->events->len; i++) {
+    write_event(f, &g_array_index(p->events, graph_event, i));
+    fputs(i + 1 < p->events->len ? ",\n" : "\n", f);
+  }
+  fputs("]}", f);
+}
+
+gboolean graph_save(const graph *g, const char *path, GError **err)
+{
+  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, g_strerror(errno));
+    return FALSE;
+  }
+  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":1,\"world_size\":%d,\n\"meta\":{", g->world_size);
+  GHashTableIter it;
+  gpointer k, v;
+  gboolean first = TRUE;
+  g_hash_table_iter_init(&it, g->meta);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    cJSON *s = cJSON_CreateString(v);
+    char *q = cJSON_PrintUnformatted(s);
+    fprintf(f, "%s\"%s\":%s", first ? "" : ",", (char *)k, q);
+    cJSON_free(q);
+    cJSON_Delete(s);
+    first = FALSE;
+  }
+  fputs("},\n\"groups\":[\n", f);
+  for (guint i = 0; i < g->groups->len; i++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, i);
+    fprintf(f, "{\"label\":\"%s\",\"ranks\":[", gr->label);
+    for (guint j = 0; j < gr->ranks->len; j++) fprintf(f, "%s%d", j ? "," : "", g_array_index(gr->ranks, int, j));
+    fputs(i + 1 < g->groups->len ? "]},\n" : "]}\n", f);
+  }
+  fputs("],\n\"programs\":[\n", f);
+  for (int r = 0; r < g->world_size; r++) {
+    write_program(f, g_ptr_array_index(g->programs, r));
+    fputs(r + 1 < g->world_size ? ",\n" : "\n", f);
+  }
+  fputs("]}\n", f);
+  gboolean ok = !ferror(f);
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, g_strerror(errno));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- loading ---- */
+
+static int name_index(const char *s, const char *const *names, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+static gboolean bad(GError **err, const char *where, int rank, int idx, const char *what)
+{
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d event %d: %s", where, rank, idx, what);
+  return FALSE;
+}
+
+static int opt_int(const cJSON *o, const char *key, int dflt)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valueint : dflt;
+}
+
+static double opt_num(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+static const char *opt_str(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, int rank, int idx, GError **err)
+{
+  memset(e, 0, sizeof *e);
+  const char *kind = opt_str(o, "kind"), *op = opt_str(o, "op"), *ph = opt_str(o, "phase");
+  int ki = kind ? name_index(kind, KIND_NAMES, EV_N_KINDS) : -1;
+  if (ki < 0) return bad(err, where, rank, idx, "field 'kind' must be one of compute, collective, send, recv");
+  int oi = op ? name_index(op, OP_NAMES, OP_N) : (ki == EV_COMPUTE ? -1 : OP_COMM);
+  if (oi < 0) return bad(err, where, rank, idx, "field 'op' must name an operator class (see docs/graph-format.md)");
+  int pi = ph ? name_index(ph, PHASE_NAMES, PH_N) : -1;
+  if (pi < 0) return bad(err, where, rank, idx, "field 'phase' must be one of forward, backward, recompute, dp, optimizer");
+  e->kind = (uint8_t)ki;
+  e->op = (uint8_t)oi;
+  e->phase = (uint8_t)pi;
+  e->micro_batch = opt_int(o, "micro_batch", -1);
+  e->layer = opt_int(o, "layer", -1);
+  e->bytes = opt_num(o, "bytes");
+  e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
+  if (e->bytes < 0) return bad(err, where, rank, idx, "field 'bytes' must be >= 0");
+  if (ki == EV_COLLECTIVE) {
+    const char *c = opt_str(o, "collective");
+    int ci = c ? name_index(c, COLL_NAMES, COLL_N) : -1;
+    if (ci < 0) return bad(err, where, rank, idx, "field 'collective' must be one of all-reduce, reduce-scatter, all-gather");
+    e->variant = (uint8_t)ci;
+    e->peer = opt_int(o, "group", -1);
+  } else if (ki == EV_COMPUTE) {
+    e->variant = (uint8_t)opt_int(o, "variant", 0);
+    e->m = opt_int(o, "m", 0);
+    e->n = opt_int(o, "n", 0);
+    e->k = opt_int(o, "k", 0);
+    e->launches = opt_int(o, "launches", 1);
+    e->flops = opt_num(o, "flops");
+    e->peer = -1;
+    if (e->flops < 0) return bad(err, where, rank, idx, "field 'flops' must be >= 0");
+  } else {
+    e->peer = opt_int(o, "peer", -1);
+  }
+  return TRUE;
+}
+
+static gboolean parse_program(graph *g, const cJSON *o, const char *where, GError **err)
+{
+  int rank = opt_int(o, "rank", -1);
+  if (rank < 0 || rank >= g->world_size || g_ptr_array_index(g->programs, rank)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program with missing, out-of-range or repeated 'rank' (%d)",
+                where, rank);
+    return FALSE;
+  }
+  graph_program *p = graph_program_of(g, rank);
+  p->mem_static_bytes = opt_num(o, "mem_static_bytes");
+  int mirror = opt_int(o, "mirror_of", -1);
+  if (mirror >= 0) {
+    graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(o, "group_map"))
+    {
+      if (cJSON_GetArraySize(pair) != 2) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: group_map entries are [from, to]", where, rank);
+        return FALSE;
+      }
+      graph_map_group(g, rank, cJSON_GetArrayItem(pair, 0)->valueint, cJSON_GetArrayItem(pair, 1)->valueint);
+    }
+    return TRUE;
+  }
+  const cJSON *evs = cJSON_GetObjectItemCaseSensitive(o, "events");
+  if (!cJSON_IsArray(evs)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: needs 'events' (array) or 'mirror_of'", where, rank);
+    return FALSE;
+  }
+  const cJSON *eo;
+  int idx = 0;
+  cJSON_ArrayForEach(eo, evs)
+  {
+    graph_event e;
+    if (!parse_event(eo, &e, where, rank, idx++, err)) return FALSE;
+    g_array_append_val(p->events, e);
+  }
+  return TRUE;
+}
+
+graph *graph_load(const char *path, GError **err)
+{
+  cJSON *j = lsim_json_read_file(path, err);
+  if (!j) return NULL;
+  graph *g = NULL;
+  const char *fmt = opt_str(j, "format");
+  int world = opt_int(j, "world_size", 0);
+  if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size >= 1)", path);
+    goto out;
+  }
+  g = graph_new(world);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "meta"))
+    if (cJSON_IsString(it)) g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "groups"))
+  {
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
+    int n = cJSON_GetArraySize(rs);
+    g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) ranks[i] = cJSON_GetArrayItem(rs, i)->valueint;
+    graph_add_group(g, ranks, n, opt_str(it, "label"));
+  }
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "programs"))
+    if (!parse_program(g, it, path, err)) goto fail;
+  for (int r = 0; r < world; r++)
+    if (!g_ptr_array_index(g->programs, r)) graph_program_of(g, r); /* absent rank: empty program */
+  if (graph_check(g, err)) goto out;
+fail:
+  graph_free(g);
+  g = NULL;
+out:
+  cJSON_Delete(j);
+  return g;
+}
+
+/* ---- checks ---- */
+
+static gboolean check_program(const graph *g, const graph_program *p, GError **err)
+{
+  if (p->mirror_of >= 0) {
+    const graph_program *src = g_ptr_array_index(g->programs, p->mirror_of);
+    if (p->mirror_of >= g->world_size || !src || src->mirror_of >= 0 || p->active_from < 0 ||
+        p->active_from > (int)src->events->len) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "rank %d: mirror_of must name an explicit program and active_from an index within it", p->rank);
+      return FALSE;
+    }
+  }
+  int n, first;
+  const graph_event *ev = graph_program_events(g, p, &n, &first);
+  for (int i = first; i < n; i++) {
+    const graph_event *e = &ev[i];
+    if (e->kind == EV_COLLECTIVE) {
+      int gid = graph_group_for(p, e->peer);
+      if (gid < 0 || gid >= (int)g->groups->len) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: group %d does not exist", p->rank, i, gid);
+        return FALSE;
+      }
+    } else if (e->kind != EV_COMPUTE) {
+      if (p->mirror_of >= 0) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                    "rank %d: a mirror may not execute send/recv (event %d); give it its own program", p->rank, i);
+        return FALSE;
+      }
+      if (e->peer < 0 || e->peer >= g->world_size || e->peer == p->rank) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: peer %d out of range", p->rank, i, e->peer);
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Every send from a to b must be matched, in order and size, by a recv on b from a. */
+static gboolean check_p2p(const graph *g, GError **err)
+{
+  g_autoptr(GHashTable) sends = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    if (p->mirror_of >= 0) continue;
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->kind != EV_SEND) continue;
+      gint64 key = (gint64)r * g->world_size + e->peer;
+      GArray *q = g_hash_table_lookup(sends, &key);
+      if (!q) {
+        gint64 *k = g_memdup2(&key, sizeof key);
+        q = g_array_new(FALSE, FALSE, sizeof(double));
+        g_hash_table_insert(sends, k, q);
+      }
+      g_array_append_val(q, e->bytes);
+    }
+  }
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    if (p->mirror_of >= 0) continue;
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->kind != EV_RECV) continue;
+      gint64 key = (gint64)e->peer * g->world_size + r;
+      GArray *q = g_hash_table_lookup(sends, &key);
+      gint64 *cnt = g_hash_table_lookup(seen, &key);
+      if (!cnt) {
+        cnt = g_new0(gint64, 2);
+        cnt[0] = key;
+        g_hash_table_insert(seen, cnt, cnt + 1);
+        cnt = cnt + 1;
+      }
+      if (!q || *cnt >= q->len || g_array_index(q, double, *cnt) != e->bytes) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                    "rank %d event %u: recv from %d has no matching send of %.0f bytes", r, i, e->peer, e->bytes);
+        return FALSE;
+      }
+      (*cnt)++;
+    }
+  }
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, sends);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    gint64 *cnt = g_hash_table_lookup(seen, k);
+    guint got = cnt ? (guint)*cnt : 0;
+    if (got != ((GArray *)v)->len) {
+      gint64 key = *(gint64 *)k;
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d sends %u messages to rank %d, which receives %u",
+                  (int)(key / g->world_size), ((GArray *)v)->len, (int)(key % g->world_size), got);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean graph_check(const graph *g, GError **err)
+{
+  for (guint i = 0; i < g->groups->len; i++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, i);
+    for (guint j = 0; j < gr->ranks->len; j++) {
+      int r = g_array_index(gr->ranks, int, j);
+      if (r < 0 || r >= g->world_size) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "group %u: rank %d out of range", i, r);
+        return FALSE;
+      }
+    }
+  }
+  for (int r = 0; r < g->world_size; r++)
+    if (!check_program(g, g_ptr_array_index(g->programs, r), err)) return FALSE;
+  return check_p2p(g, err);
+}

@@ -1,0 +1,112 @@
+/* graph -- the task graph of one training step: for every GPU rank, the
+ * ordered program of events it executes. This is the contract between
+ * workloads/ (which writes it) and sim/ (which replays it): anything the
+ * replay needs is in here; sim/ knows nothing about transformers.
+ *
+ * Owns: the event and graph structs, their JSON form (docs/graph-format.md).
+ * May not touch: models, layouts, hardware, SimGrid.
+ *
+ * Programs are sequential: event i+1 of a rank starts when event i ended
+ * (the study's code overlaps nothing; see docs/model.md). Cross-rank
+ * dependencies are the matched send/recv pairs and the collectives.
+ *
+ * Symmetry: a rank may be a *mirror* of another rank q. It stays passive
+ * (its work is identical to q's and uses disjoint links) until q reaches
+ * event `active_from`; from there it executes q's events itself, with the
+ * groups it uses translated by `group_map`. Members of a collective group
+ * that never execute it are passive: active members send to them as in a
+ * ring, and their own (identical) ring steps are not simulated.
+ */
+#ifndef GRAPH_H
+#define GRAPH_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum { EV_COMPUTE, EV_COLLECTIVE, EV_SEND, EV_RECV, EV_N_KINDS } graph_kind;
+typedef enum { COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_N } graph_coll;
+
+/* What part of the step an event belongs to (drives the time breakdown). */
+typedef enum { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_DP, PH_OPTIMIZER, PH_N } graph_phase;
+
+/* Operator classes: one compute event per class per layer and micro-batch. */
+typedef enum {
+  OP_EMBED,     /* input embedding lookup (bytes only) */
+  OP_NORM,      /* RMSNorm (variant 1 = fused kernel) */
+  OP_QKV,       /* GEMM */
+  OP_ROTARY,    /* elementwise */
+  OP_ATTENTION, /* core attention; variant = attention kernel, m = batch*heads, n = seq, k = head dim */
+  OP_ATTN_OUT,  /* GEMM */
+  OP_RESIDUAL,  /* elementwise add */
+  OP_MLP_UP,    /* GEMM (gate and up) */
+  OP_SWIGLU,    /* elementwise */
+  OP_MLP_DOWN,  /* GEMM */
+  OP_LOGITS,    /* output projection GEMM */
+  OP_LOSS,      /* softmax cross-entropy over the vocabulary, fp32 */
+  OP_OPTIMIZER, /* AdamW over the local shard */
+  OP_COMM,      /* communication events */
+  OP_N
+} graph_op;
+
+typedef struct graph_event {
+  uint8_t kind;    /* graph_kind */
+  uint8_t op;      /* graph_op */
+  uint8_t phase;   /* graph_phase */
+  uint8_t variant; /* collective: graph_coll; attention: kernel id; norm: 1 if fused */
+  int32_t micro_batch; /* -1 when none */
+  int32_t layer;       /* transformer layer index, -1 when none */
+  int32_t peer;        /* send/recv: the other global rank; collective: group id */
+  int32_t m, n, k;     /* GEMM shape (m x k) . (k x n); attention: see OP_ATTENTION */
+  int32_t launches;    /* compute: kernel launches this event stands for (>= 1) */
+  double flops;        /* model FLOPs this event executes */
+  double bytes;        /* compute: HBM bytes moved; send/recv: payload; collective: per-rank buffer */
+  double mem_delta_bytes; /* change of the rank's allocated memory when the event ends */
+} graph_event;
+
+typedef struct graph_program {
+  int rank;
+  GArray *events;   /* of graph_event; NULL for a mirror */
+  int mirror_of;    /* -1 for an explicit program */
+  int active_from;  /* mirror: first event index of mirror_of's program it executes */
+  GHashTable *group_map; /* mirror: group id -> group id (GINT_TO_POINTER), may be NULL */
+  double mem_static_bytes; /* memory held for the whole step (model states, buffers) */
+} graph_program;
+
+typedef struct graph_group {
+  GArray *ranks; /* of int, in ring order */
+  char label[16]; /* "tp", "dp", ... for people */
+} graph_group;
+
+typedef struct graph {
+  int world_size;
+  GPtrArray *programs; /* graph_program*, index = rank */
+  GPtrArray *groups;   /* graph_group*, index = group id */
+  GHashTable *meta;    /* string -> string, free-form description (model, layout) */
+} graph;
+
+graph *graph_new(int world_size);
+void graph_free(graph *g);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(graph, graph_free)
+
+/* Add a group; returns its id. `ranks` is copied. */
+int graph_add_group(graph *g, const int *ranks, int n, const char *label);
+/* The program of `rank` (created empty and explicit on first use). */
+graph_program *graph_program_of(graph *g, int rank);
+void graph_make_mirror(graph *g, int rank, int mirror_of, int active_from);
+void graph_map_group(graph *g, int rank, int from_group, int to_group);
+/* Events a program executes (its own, or its source's from active_from on). */
+const graph_event *graph_program_events(const graph *g, const graph_program *p, int *n_out, int *first_out);
+/* The group a rank uses for group id `gid` (mirror translation applied). */
+int graph_group_for(const graph_program *p, int gid);
+
+gboolean graph_save(const graph *g, const char *path, GError **err);
+graph *graph_load(const char *path, GError **err);
+/* Structural checks: peers and groups in range, sends matched by recvs in order. */
+gboolean graph_check(const graph *g, GError **err);
+
+const char *graph_op_name(graph_op op);
+const char *graph_phase_name(graph_phase ph);
+const char *graph_kind_name(graph_kind k);
+const char *graph_coll_name(graph_coll c);
+
+#endif

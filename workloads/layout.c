@@ -1,0 +1,82 @@
+/* layout -- see layout.h. */
+#include "layout.h"
+
+#include <string.h>
+
+#include "common/lsim_error.h"
+
+static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
+                                                       "flash2", "flash2+rmsnorm"};
+static const char *const CKPT_NAMES[] = {"none", "every_layer"};
+
+layout layout_default(void)
+{
+  layout l = {.gpus = 64, .tp = 1, .pp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
+              .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero1 = TRUE};
+  return l;
+}
+
+const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
+const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
+gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
+gboolean layout_attn_fused_norm(layout_attn a) { return a == ATTN_FLASH2_RMSNORM; }
+
+gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
+{
+  for (int i = 0; i < ATTN_N_KERNELS; i++)
+    if (strcmp(s, ATTN_NAMES[i]) == 0) {
+      *out = (layout_attn)i;
+      return TRUE;
+    }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+              "attention_kernel: unknown '%s' (allowed: torch, fused-softmax, flash1, flash1-legacy, flash2, "
+              "flash2+rmsnorm)",
+              s);
+  return FALSE;
+}
+
+gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
+{
+  if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0 || strcmp(s, "false") == 0) *out = CKPT_NONE;
+  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0) *out = CKPT_EVERY_LAYER;
+  else {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer)", s);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean fail(GError **err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, msg);
+  return FALSE;
+}
+
+gboolean layout_validate(layout *l, const model *m, GError **err)
+{
+  struct { const char *name; int v; } pos[] = {{"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp},
+                                               {"micro_batch", l->micro_batch},
+                                               {"global_batch", l->global_batch}, {"seq_len", l->seq_len}};
+  for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
+    if (pos[i].v < 1) return fail(err, "%s: must be a positive integer (got %d)", pos[i].name, pos[i].v);
+  if (l->gpus % (l->tp * l->pp) != 0)
+    return fail(err, "gpus: %d is not a multiple of tp*pp = %d (allowed: gpus = dp*tp*pp)", l->gpus, l->tp * l->pp);
+  if (l->tp > 8 || (8 % l->tp) != 0)
+    return fail(err, "tp: %d does not fit in one 8-GPU node (allowed: 1, 2, 4, 8)", l->tp);
+  if (m->heads % l->tp != 0)
+    return fail(err, "tp: %d does not divide the %d attention heads of %s", l->tp, m->heads, m->name);
+  if (l->pp > m->layers) return fail(err, "pp: %d exceeds the %d layers of %s", l->pp, m->layers, m->name);
+  if (l->sp && l->seq_len % l->tp != 0)
+    return fail(err, "seq_len: %d must be a multiple of tp=%d with sequence parallelism", l->seq_len, l->tp);
+  l->dp = l->gpus / (l->tp * l->pp);
+  if (l->global_batch % (l->dp * l->micro_batch) != 0)
+    return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d", l->global_batch, l->dp,
+                l->micro_batch);
+  l->grad_accum = l->global_batch / (l->dp * l->micro_batch);
+  return TRUE;
+}

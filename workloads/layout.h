@@ -1,0 +1,50 @@
+/* layout -- a parallelization layout: how one training step of a model is
+ * spread over GPUs (data / tensor / pipeline / sequence parallel degrees,
+ * micro-batch, checkpointing, kernels).
+ *
+ * Owns: struct layout, parsing its enumerations, validating it against a model.
+ * May not touch: hardware, task graphs, the simulator.
+ */
+#ifndef LAYOUT_H
+#define LAYOUT_H
+
+#include <glib.h>
+
+#include "model.h"
+
+typedef enum { CKPT_NONE, CKPT_EVERY_LAYER } layout_ckpt;
+
+typedef enum {
+  ATTN_TORCH,          /* plain PyTorch attention, materializes s x s scores */
+  ATTN_FUSED_SOFTMAX,  /* Megatron fused scale-mask-softmax, still materializes scores */
+  ATTN_FLASH1,         /* FlashAttention 1.0.8 */
+  ATTN_FLASH1_LEGACY,  /* an older FlashAttention build */
+  ATTN_FLASH2,         /* FlashAttention 2 */
+  ATTN_FLASH2_RMSNORM, /* FlashAttention 2 + fused RMSNorm kernel */
+  ATTN_N_KERNELS
+} layout_attn;
+
+typedef struct layout {
+  int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * pp) */
+  gboolean sp;          /* Megatron sequence parallelism */
+  int micro_batch, global_batch, seq_len;
+  layout_ckpt ckpt;
+  layout_attn attn;
+  gboolean zero1;       /* ZeRO stage 1 optimizer-state sharding over dp */
+  int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
+} layout;
+
+/* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm. */
+layout layout_default(void);
+
+gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err);
+gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err);
+const char *layout_attn_name(layout_attn a);
+const char *layout_ckpt_name(layout_ckpt c);
+gboolean layout_attn_is_flash(layout_attn a);
+gboolean layout_attn_fused_norm(layout_attn a);
+
+/* Check the layout against the model and fill the derived fields (dp, grad_accum). */
+gboolean layout_validate(layout *l, const model *m, GError **err);
+
+#endif

@@ -1,0 +1,73 @@
+/* model -- see model.h. Built-in models live as JSON in workloads/models/;
+ * LSIM_DATADIR (set by meson to the source tree) or $LAYOUTSIM_DATA finds them. */
+#include "model.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+
+static const char *const BUILTIN[] = {"llama-7b", "llama-13b", "llama-30b", "llama-65b"};
+
+const char *model_builtin_names(void) { return "llama-7b, llama-13b, llama-30b, llama-65b"; }
+
+static gboolean model_from_json(const cJSON *j, const char *where, model *out, GError **err)
+{
+  memset(out, 0, sizeof *out);
+  const char *name = NULL;
+  if (!lsim_json_string(j, "name", &name, where, err)) return FALSE;
+  g_strlcpy(out->name, name, sizeof out->name);
+  struct { const char *key; int *dst; } f[] = {{"layers", &out->layers}, {"hidden", &out->hidden},
+                                              {"heads", &out->heads},   {"ffn", &out->ffn},
+                                              {"vocab", &out->vocab}};
+  for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
+    if (!lsim_json_positive_int(j, f[i].key, f[i].dst, where, err)) return FALSE;
+  if (out->hidden % out->heads != 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: hidden (%d) must be a multiple of heads (%d)",
+                where, out->hidden, out->heads);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean model_load_file(const char *path, model *out, GError **err)
+{
+  cJSON *j = lsim_json_read_file(path, err);
+  if (!j) return FALSE;
+  gboolean ok = model_from_json(j, path, out, err);
+  cJSON_Delete(j);
+  return ok;
+}
+
+gboolean model_load_named(const char *name, model *out, GError **err)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++) {
+    if (strcmp(name, BUILTIN[i]) != 0) continue;
+    g_autofree char *file = g_strconcat(name, ".json", NULL);
+    g_autofree char *path = lsim_data_path("workloads/models", file);
+    return model_load_file(path, out, err);
+  }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s, or --model-file FILE)",
+              name, model_builtin_names());
+  return FALSE;
+}
+
+int model_head_dim(const model *m) { return m->hidden / m->heads; }
+
+double model_layer_params(const model *m)
+{
+  double h = m->hidden, f = m->ffn;
+  return 4.0 * h * h + 3.0 * h * f + 2.0 * h;
+}
+
+double model_params(const model *m)
+{
+  double h = m->hidden;
+  return m->layers * model_layer_params(m) + h + 2.0 * m->vocab * h;
+}
+
+double model_flops_per_token(const model *m, int seq_len)
+{
+  return 6.0 * model_params(m) + 12.0 * m->layers * (double)m->hidden * seq_len;
+}

@@ -1,0 +1,114 @@
+/* partition -- see partition.h. BALANCED follows DeepSpeed's
+ * ds_utils.partition_balanced: binary search of the bottleneck weight (eps
+ * 1e-3) with a greedy left-to-right probe over the prefix sums. */
+#include "partition.h"
+
+#include <string.h>
+
+#include "common/lsim_error.h"
+
+gboolean partition_parse_method(const char *s, partition_method *out, GError **err)
+{
+  if (strcmp(s, "uniform") == 0) *out = PARTITION_UNIFORM;
+  else if (strcmp(s, "balanced") == 0) *out = PARTITION_BALANCED;
+  else {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: unknown '%s' (allowed: uniform, balanced)", s);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void uniform(int *bounds, int items, int pp)
+{
+  int base = items / pp, extra = items % pp;
+  bounds[0] = 0;
+  for (int s = 0; s < pp; s++) bounds[s + 1] = bounds[s] + base + (s < extra ? 1 : 0);
+}
+
+/* First index i in [lo, hi) with w[i] >= x (Python's bisect_left). */
+static int bisect_left(const double *w, double x, int lo, int hi)
+{
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (w[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* DeepSpeed's _lprobe: can `parts` stages each hold at most `bottleneck`? */
+static gboolean lprobe(const double *w, int n, int parts, double bottleneck, int *bounds)
+{
+  for (int p = 0; p <= parts; p++) bounds[p] = p == 0 ? 0 : n;
+  double bsum = bottleneck;
+  int chunk = n / parts, step = chunk;
+  for (int p = 1; p < parts; p++) {
+    while (step < n && w[step] < bsum) step += chunk;
+    bounds[p] = bisect_left(w, bsum, step - chunk, step < n ? step : n);
+    if (bounds[p] == n) {
+      double part = w[n - 1] - w[bounds[p - 1]];
+      return part < bottleneck;
+    }
+    bsum = w[bounds[p] - 1] + bottleneck;
+  }
+  return bsum >= w[n - 1];
+}
+
+static void balanced(int *bounds, const model *m, int items, int pp, int tp)
+{
+  g_autofree double *w = g_new(double, items);
+  double h = m->hidden, layer = (4.0 * h * h + 3.0 * h * m->ffn) / tp + 2.0 * h;
+  for (int i = 0; i < items; i++) {
+    double wi = i == 0 ? (double)m->vocab * h / tp : i <= m->layers ? layer : i == m->layers + 1 ? h
+                                                                                              : (double)m->vocab * h / tp;
+    w[i] = (i ? w[i - 1] : 0) + wi;
+  }
+  double lower = w[items - 1] / pp, upper = w[items - 1], eps = 1e-3;
+  while (upper > lower + eps) {
+    double mid = lower + (upper - lower) / 2;
+    if (lprobe(w, items, pp, mid, bounds)) upper = mid;
+    else lower = mid + eps;
+  }
+  lprobe(w, items, pp, upper, bounds);
+}
+
+gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err)
+{
+  int items = m->layers + 3;
+  out->pp = pp;
+  out->first_item = g_new(int, pp + 1);
+  if (method == PARTITION_UNIFORM) uniform(out->first_item, items, pp);
+  else balanced(out->first_item, m, items, pp, tp);
+  for (int s = 0; s < pp; s++)
+    if (out->first_item[s + 1] <= out->first_item[s]) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d without layers (%s has %d items)",
+                  pp, s, m->name, items);
+      partition_clear(out);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void partition_clear(partition *p) { g_clear_pointer(&p->first_item, g_free); }
+
+
+gboolean partition_has_embedding(const partition *p, int stage) { return p->first_item[stage] == 0; }
+
+static gboolean holds(const partition *p, int stage, int item)
+{
+  return p->first_item[stage] <= item && item < p->first_item[stage + 1];
+}
+
+gboolean partition_has_final_norm(const partition *p, const model *m, int stage)
+{
+  return holds(p, stage, m->layers + 1);
+}
+
+gboolean partition_has_head(const partition *p, const model *m, int stage) { return holds(p, stage, m->layers + 2); }
+
+void partition_layers(const partition *p, const model *m, int stage, int *first, int *count)
+{
+  int lo = MAX(p->first_item[stage], 1), hi = MIN(p->first_item[stage + 1], m->layers + 1);
+  *first = lo - 1;
+  *count = MAX(hi - lo, 0);
+}

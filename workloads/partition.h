@@ -1,0 +1,37 @@
+/* partition -- which pipeline stage holds which layers, as the study's code
+ * (Aleph-Alpha/scaling, pipeline_partitioning.py) splits them.
+ *
+ * The partitioned items are [input embedding, L transformer layers, final
+ * norm, output head]: L+3 items. UNIFORM (the library default) splits by item
+ * count, the first (L+3) % pp stages taking one more item. BALANCED is
+ * DeepSpeed's partition_balanced over per-item parameter counts.
+ *
+ * Owns: struct partition. May not touch: schedules, hardware.
+ */
+#ifndef PARTITION_H
+#define PARTITION_H
+
+#include <glib.h>
+
+#include "model.h"
+
+typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED } partition_method;
+
+typedef struct partition {
+  int pp;
+  int *first_item; /* pp+1 item boundaries: stage s holds items [first_item[s], first_item[s+1]) */
+} partition;
+
+gboolean partition_parse_method(const char *s, partition_method *out, GError **err);
+/* Fails (err) if a stage would hold no item. Caller frees with partition_clear. */
+gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err);
+void partition_clear(partition *p);
+
+/* Item kinds: item 0 is the embedding, 1..L the layers, L+1 the final norm, L+2 the head. */
+gboolean partition_has_embedding(const partition *p, int stage);
+gboolean partition_has_final_norm(const partition *p, const model *m, int stage);
+gboolean partition_has_head(const partition *p, const model *m, int stage);
+/* Transformer layers of a stage: [*first, *first + *count), indices 0..L-1. */
+void partition_layers(const partition *p, const model *m, int stage, int *first, int *count);
+
+#endif

@@ -1,9 +1,11 @@
 /* collective -- see collective.h. */
 #include "collective.h"
 
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
+#include <glib.h>
 
 static int payload; /* SimGrid aborts on NULL payloads; the data itself is never read */
 
@@ -13,25 +15,97 @@ int coll_steps(graph_coll c, int n)
   return c == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
 }
 
-static sg_mailbox_t target(const coll_member *m) { return *m->active ? m->inbox : m->sink; }
 
-double coll_run(graph_coll c, const coll_member *members, int n, int me, double bytes, double step_overhead_s)
+/* Members per node when every node holds the same number (consecutive in
+ * ring order), else 1: the number of channels. */
+static int channels(const coll_member *m, int n)
 {
-  int steps = coll_steps(c, n);
-  if (steps == 0) return 0;
-  const coll_member *next = &members[(me + 1) % n], *prev = &members[(me + n - 1) % n];
-  double chunk = bytes / n;
-  int others_active = 0;
-  for (int i = 0; i < n; i++) others_active += (i != me) && *members[i].active;
-  if (!others_active) {
-    sg_mailbox_put(target(next), &payload, (long)(chunk * steps));
-    double hop = sg_host_get_route_latency(members[me].host, next->host);
-    return (steps - 1) * hop + steps * step_overhead_s;
+  int per = 1;
+  while (per < n && m[per].node == m[0].node) per++;
+  if (per == n || n % per) return 1;
+  for (int i = 0; i < n; i++)
+    if (m[i].node != m[(i / per) * per].node || (i % per == 0 && i > 0 && m[i].node == m[i - 1].node)) return 1;
+  return per;
+}
+
+/* Ring position -> member index for channel c: each node's block rotated by c. */
+static int member_at(int pos, int n, int per, int c)
+{
+  pos = ((pos % n) + n) % n;
+  int block = pos / per, off = pos % per;
+  return block * per + (off + c) % per;
+}
+
+/* Position of member `me` in channel c's ring. */
+static int position_of(int me, int per, int c)
+{
+  int block = me / per, off = me % per;
+  return block * per + ((off - c) % per + per) % per;
+}
+
+void coll_group_init(coll_group *g)
+{
+  g->channels = channels(g->members, g->n);
+  g->barrier = g->n > 1 ? sg_barrier_init((unsigned)g->n) : NULL;
+}
+
+void coll_group_clear(coll_group *g)
+{
+  if (g->barrier) sg_barrier_destroy(g->barrier);
+  g_free(g->members);
+}
+
+/* The one active member: its ring hop as one flow, the other hops being identical. */
+static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+{
+  const coll_member *next = &g->members[(me + 1) % g->n];
+  sg_mailbox_put(next->sink, &payload, (long)(bytes_per_step * steps));
+  double hop = sg_host_get_route_latency(g->members[me].host, next->host);
+  return (steps - 1) * hop + steps * overhead_s;
+}
+
+/* Every member active: pipelined rings, one flow per channel, then a barrier. */
+static double run_pipelined(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+{
+  int ch = g->channels, n = g->n;
+  g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
+  g_autofree void **got = g_new(void *, ch);
+  double hop = 0;
+  for (int k = 0; k < ch; k++) {
+    int pos = position_of(me, ch, k);
+    const coll_member *next = &g->members[member_at(pos + 1, n, ch, k)];
+    comms[k] = sg_mailbox_put_async(next->inbox, &payload, (long)(bytes_per_step * steps / ch));
+    comms[ch + k] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
+    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
+    if (lat > hop) hop = lat;
   }
+  sg_comm_wait_all(comms, 2 * ch);
+  sg_barrier_wait(g->barrier);
+  return (steps - 1) * hop + steps * overhead_s;
+}
+
+/* Some members passive: the textbook ring, step by step, skipping passive predecessors. */
+static double run_stepwise(const coll_group *g, const int *active, int me, double bytes_per_step, int steps,
+                           double overhead_s)
+{
+  int n = g->n, inext = (me + 1) % n, iprev = (me + n - 1) % n;
+  sg_mailbox_t to = active[inext] ? g->members[inext].inbox : g->members[inext].sink;
   for (int s = 0; s < steps; s++) {
-    sg_comm_t out = sg_mailbox_put_async(target(next), &payload, (long)chunk);
-    if (*prev->active) sg_mailbox_get(members[me].inbox);
+    sg_comm_t out = sg_mailbox_put_async(to, &payload, (long)bytes_per_step);
+    if (active[iprev]) sg_mailbox_get(g->members[me].inbox);
     sg_comm_wait(out);
   }
-  return steps * step_overhead_s;
+  return steps * overhead_s;
+}
+
+double coll_run(graph_coll c, const coll_group *g, const int *active, int me, double bytes, double step_overhead_s)
+{
+  int steps = coll_steps(c, g->n);
+  if (steps == 0) return 0;
+  double per_step = bytes / g->n;
+  int n_active = 0;
+  for (int i = 0; i < g->n; i++) n_active += active[i] != 0;
+  if (n_active == 1) return run_alone(g, me, per_step, steps, step_overhead_s);
+  if (n_active == g->n) return run_pipelined(g, me, per_step, steps, step_overhead_s);
+  return run_stepwise(g, active, me, per_step, steps, step_overhead_s);
 }

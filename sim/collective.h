@@ -5,6 +5,19 @@
  * reduce-scatter and all-gather, 2(n-1) for all-reduce, so an uncontended
  * all-reduce takes 2(n-1)/n * S/B + 2(n-1) * (alpha + step overhead).
  *
+ * Across nodes NCCL runs one ring per channel, each entering and leaving a
+ * node through a different GPU (and so a different NIC): with k members per
+ * node, channel c visits each node's members rotated by c, and carries
+ * bytes/k. A group inside one node uses one ring (NVSwitch gives every GPU
+ * its own link, so more channels would change nothing).
+ *
+ * When every member is active, each channel's ring is run as NCCL pipelines
+ * it: every member streams all its steps' bytes to its successor as one
+ * flow, then the members meet at a barrier (data that crossed the slowest
+ * hop is what everyone waits for), then pay the remaining per-step
+ * latencies. For a uniform ring this equals the step-by-step ring exactly;
+ * for a mixed one it is bounded by the slowest hop, as a pipelined ring is.
+ *
  * Passive members (mirrors of a symmetric rank, see graph.h) do not run:
  * an active member still sends each step to its successor (a sink receives),
  * and skips the receive from a passive predecessor, whose hop is identical.
@@ -25,14 +38,27 @@ typedef struct coll_member {
   sg_mailbox_t inbox; /* where the predecessor's chunks arrive */
   sg_mailbox_t sink;  /* where chunks go when this member is passive */
   sg_host_t host;
-  const int *active;  /* points to the member's activity flag */
+  int node;           /* node index, for channel construction */
 } coll_member;
+
+typedef struct coll_group {
+  coll_member *members;
+  int n;
+  int channels;       /* rings across nodes (members per node), 1 inside a node */
+  sg_bar_t barrier;   /* all n members, for the pipelined ring */
+} coll_group;
+
+/* Prepare a group (members filled in by the caller). */
+void coll_group_init(coll_group *g);
+void coll_group_clear(coll_group *g);
 
 /* Number of ring steps of a collective over n members. */
 int coll_steps(graph_coll c, int n);
 
-/* Run member `me` of a ring of `n` members. Returns the extra delay (s) the
- * caller must still spend (latency of steps folded into one flow, per-step overheads). */
-double coll_run(graph_coll c, const coll_member *members, int n, int me, double bytes, double step_overhead_s);
+/* Run member `me` of group g; active[i] says whether member i takes part
+ * (the caller decides, identically on every member). Returns the extra
+ * delay (s) the caller must still spend (latencies folded out of flows,
+ * per-step overheads). */
+double coll_run(graph_coll c, const coll_group *g, const int *active, int me, double bytes, double step_overhead_s);
 
 #endif

@@ -37,7 +37,7 @@ typedef struct engine {
   const plat_params *pp;
   gboolean tracing;
   rank_rt *ranks;
-  coll_member **groups; /* per group: its members */
+  coll_group *groups; /* per group id */
 } engine;
 
 struct rank_rt {
@@ -52,6 +52,7 @@ struct rank_rt {
   GPtrArray *mirrors; /* rank_rt* whose source is this rank, by active_from */
   guint next_mirror;
   double pending_s;
+  int cur; /* event being executed, for deadlock reports */
   replay_rank *out;
 };
 
@@ -154,7 +155,15 @@ static void run_comm(rank_rt *r, int i)
     for (guint k = 0; k < gr->ranks->len; k++)
       if (g_array_index(gr->ranks, int, k) == r->rank) me = (int)k;
     xbt_assert(me >= 0, "rank %d runs a collective of group %d it is not a member of", r->rank, gid);
-    r->pending_s += coll_run((graph_coll)e->variant, r->eng->groups[gid], (int)gr->ranks->len, me, e->bytes,
+    /* A member is passive for this call iff it mirrors the program this
+     * event comes from and has not reached its active part at this index. */
+    int src = r->prog->mirror_of >= 0 ? r->prog->mirror_of : r->rank;
+    g_autofree int *active = g_new(int, gr->ranks->len);
+    for (guint k = 0; k < gr->ranks->len; k++) {
+      const graph_program *mp = r->eng->ranks[g_array_index(gr->ranks, int, k)].prog;
+      active[k] = !(mp->mirror_of == src && i < mp->active_from);
+    }
+    r->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
                              r->eng->prof->nccl_step_latency_s);
     if (r->eng->tracing) flush_pending(r);
   }
@@ -177,12 +186,14 @@ static void rank_main(int argc, char **argv)
         wake_mirrors(r, i);
       }
     }
+    r->cur = i;
     if (r->ev[i].kind == EV_COMPUTE) i = run_compute(r, i);
     else run_comm(r, i++);
   }
   flush_pending(r);
   wake_mirrors(r, r->n);
   r->out->finish_s = simgrid_get_clock();
+  r->cur = -1;
 }
 
 static void sink_main(int argc, char **argv)
@@ -244,6 +255,8 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->out = &res->ranks[r];
     rt->out->n_events = rt->n;
     rt->out->first = rt->first;
+    rt->out->finish_s = -1;
+    rt->cur = rt->first;
     rt->out->start_s = g_new(double, rt->n > 0 ? rt->n : 1);
     rt->out->end_s = g_new(double, rt->n > 0 ? rt->n : 1);
     for (int i = 0; i < rt->n; i++) rt->out->start_s[i] = rt->out->end_s[i] = NAN;
@@ -263,7 +276,7 @@ static void setup_ranks(engine *eng, replay_result *res)
 static void setup_groups(engine *eng)
 {
   const graph *g = eng->g;
-  eng->groups = g_new0(coll_member *, g->groups->len);
+  eng->groups = g_new0(coll_group, g->groups->len);
   for (guint gi = 0; gi < g->groups->len; gi++) {
     const graph_group *gr = g_ptr_array_index(g->groups, gi);
     coll_member *ms = g_new0(coll_member, gr->ranks->len);
@@ -275,9 +288,11 @@ static void setup_groups(engine *eng)
       snprintf(name, sizeof name, "sink%d", rank);
       ms[k].sink = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
-      ms[k].active = &eng->ranks[rank].active;
+      ms[k].node = rank / eng->pp->gpus_per_node;
     }
-    eng->groups[gi] = ms;
+    eng->groups[gi].members = ms;
+    eng->groups[gi].n = (int)gr->ranks->len;
+    coll_group_init(&eng->groups[gi]);
   }
 }
 
@@ -302,7 +317,7 @@ static void start_actors(engine *eng)
 
 static void engine_clear(engine *eng)
 {
-  for (guint gi = 0; gi < eng->g->groups->len; gi++) g_free(eng->groups[gi]);
+  for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
   for (int r = 0; r < eng->g->world_size; r++)
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
@@ -329,7 +344,19 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   setup_groups(&eng);
   start_actors(&eng);
   simgrid_run();
-  for (int r = 0; r < g->world_size; r++) res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
+  for (int r = 0; r < g->world_size; r++) {
+    if (res->ranks[r].finish_s < 0) {
+      const graph_event *e = &eng.ranks[r].ev[MAX(eng.ranks[r].cur, 0)];
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "graph deadlocks: rank %d never finishes event %d (%s %s, peer/group %d); check that sends, "
+                  "receives and collectives match across ranks",
+                  r, eng.ranks[r].cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op), e->peer);
+      engine_clear(&eng);
+      replay_result_free(res);
+      return NULL;
+    }
+    res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
+  }
   engine_clear(&eng);
   return res;
 }

@@ -1,0 +1,250 @@
+/* test_graph -- the task graph generator against independent answers:
+ * FLOP conservation (sum over ranks == a closed-form count of the step),
+ * every send matched by a recv, the 1F1B order of the study's schedule
+ * written out by hand, and the stage partition of the study's code. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "workloads/generate.h"
+#include "workloads/partition.h"
+#include "workloads/schedule.h"
+
+static model tiny(void)
+{
+  model m = {.name = "tiny", .layers = 8, .hidden = 256, .heads = 4, .ffn = 688, .vocab = 1000};
+  return m;
+}
+
+static layout mk(int gpus, int tp, int pp, int mb, int gb, int seq, layout_ckpt ck, gboolean sp)
+{
+  layout l = layout_default();
+  l.gpus = gpus;
+  l.tp = tp;
+  l.pp = pp;
+  l.micro_batch = mb;
+  l.global_batch = gb;
+  l.seq_len = seq;
+  l.ckpt = ck;
+  l.sp = sp;
+  return l;
+}
+
+/* Sum of the FLOPs every rank executes (a mirror executes its source's program). */
+static double graph_flops(const graph *g)
+{
+  double f = 0;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    if (p->mirror_of >= 0) p = g_ptr_array_index(g->programs, p->mirror_of);
+    for (guint i = 0; i < p->events->len; i++) f += g_array_index(p->events, graph_event, i).flops;
+  }
+  return f;
+}
+
+/* Independent count: per token, 6 x (matmul parameters of the layers and the output head)
+ * + 12 L h s for attention; the input embedding (a lookup) and the norms run no matmul. */
+static double expected_step_flops(const model *m, const layout *l)
+{
+  double h = m->hidden, f = m->ffn, s = l->seq_len, tokens = (double)l->global_batch * s;
+  double layer_matmul = 4 * h * h + 3 * h * f;
+  return tokens * (6 * (m->layers * layer_matmul + (double)m->vocab * h) + 12 * m->layers * h * s);
+}
+
+/* Every-layer checkpointing recomputes the forward of every item of a stage:
+ * the layers (2 x matmul params + 4 h s per token) and the output head (2 V h). */
+static double expected_recompute_flops(const model *m, const layout *l)
+{
+  double h = m->hidden, f = m->ffn, s = l->seq_len, tokens = (double)l->global_batch * s;
+  return tokens * (m->layers * (2 * (4 * h * h + 3 * h * f) + 4 * h * s) + 2.0 * m->vocab * h);
+}
+
+static graph *gen(const model *m, layout *l, gboolean symmetry)
+{
+  GError *err = NULL;
+  ck_assert_msg(layout_validate(l, m, &err), "%s", err ? err->message : "");
+  gen_options o = gen_default_options();
+  o.symmetry = symmetry;
+  graph *g = gen_graph(m, l, &o, &err);
+  ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+  return g;
+}
+
+START_TEST(test_step_flops_sum_equals_closed_form_for_many_layouts)
+{
+  model m = tiny();
+  layout ls[] = {mk(1, 1, 1, 1, 4, 128, CKPT_NONE, 0), mk(8, 2, 2, 1, 8, 128, CKPT_NONE, 0),
+                 mk(16, 4, 4, 2, 16, 256, CKPT_NONE, 1), mk(8, 1, 8, 1, 16, 128, CKPT_NONE, 0),
+                 mk(8, 2, 4, 1, 4, 128, CKPT_NONE, 1)};
+  for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
+    for (int sym = 0; sym < 2; sym++) {
+      g_autoptr(graph) g = gen(&m, &ls[i], sym);
+      double want = expected_step_flops(&m, &ls[i]);
+      ck_assert_msg(fabs(graph_flops(g) - want) <= 1e-9 * want, "layout %zu sym %d: %.6g vs %.6g", i, sym,
+                    graph_flops(g), want);
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_every_layer_checkpointing_adds_exactly_one_forward)
+{
+  model m = tiny();
+  layout a = mk(8, 2, 2, 1, 8, 128, CKPT_NONE, 0), b = mk(8, 2, 2, 1, 8, 128, CKPT_EVERY_LAYER, 0);
+  g_autoptr(graph) ga = gen(&m, &a, TRUE);
+  g_autoptr(graph) gb = gen(&m, &b, TRUE);
+  double extra = graph_flops(gb) - graph_flops(ga), want = expected_recompute_flops(&m, &a);
+  ck_assert_msg(fabs(extra - want) <= 1e-9 * want, "%.6g vs %.6g", extra, want);
+}
+END_TEST
+
+START_TEST(test_every_send_has_its_recv)
+{
+  model m = tiny();
+  layout l = mk(16, 2, 4, 1, 16, 128, CKPT_NONE, 0);
+  g_autoptr(graph) g = gen(&m, &l, FALSE);
+  GError *err = NULL;
+  ck_assert_msg(graph_check(g, &err), "%s", err ? err->message : "");
+  int sends = 0, recvs = 0;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      sends += e->kind == EV_SEND;
+      recvs += e->kind == EV_RECV;
+    }
+  }
+  /* per micro-batch, per stage boundary, per (dp, tp) chain: one activation and one gradient */
+  int m_micro = 16 / (2 * 1), boundaries = 3, chains = 2 * 2;
+  ck_assert_int_eq(sends, 2 * m_micro * boundaries * chains);
+  ck_assert_int_eq(recvs, sends);
+}
+END_TEST
+
+START_TEST(test_graph_check_rejects_an_unmatched_send)
+{
+  graph *g = graph_new(2);
+  graph_event e = {.kind = EV_SEND, .op = OP_COMM, .peer = 1, .bytes = 10, .micro_batch = -1, .layer = -1};
+  g_array_append_val(graph_program_of(g, 0)->events, e);
+  graph_program_of(g, 1);
+  GError *err = NULL;
+  ck_assert(!graph_check(g, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "rank 0"));
+  g_error_free(err);
+  graph_free(g);
+}
+END_TEST
+
+/* F = forward, B = backward, RA/SA = recv/send activation, RG/SG = recv/send gradient, O = optimizer. */
+static char *order_string(int stage, int stages, int m)
+{
+  static const char *const K[] = {"RA", "SA", "RG", "SG", "F", "B", "O"};
+  g_autoptr(GArray) a = sched_1f1b(stage, stages, m);
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < a->len; i++) {
+    const sched_instr *in = &g_array_index(a, sched_instr, i);
+    if (in->kind == SCHED_OPTIMIZER) g_string_append_printf(s, "%sO", i ? " " : "");
+    else g_string_append_printf(s, "%s%s%d", i ? " " : "", K[in->kind], in->micro_batch);
+  }
+  return g_string_free(s, FALSE);
+}
+
+START_TEST(test_1f1b_order_pp4_8_microbatches_by_hand)
+{
+  /* Worked out by hand from the study's schedule (steps 0..21, parity rule, deferred SendActivation). */
+  const char *want[4] = {
+      "F0 SA0 F1 SA1 F2 SA2 F3 SA3 RG0 B0 F4 SA4 RG1 B1 F5 SA5 RG2 B2 F6 SA6 RG3 B3 F7 SA7 RG4 B4 RG5 B5 RG6 B6 "
+      "RG7 B7 O",
+      "RA0 F0 SA0 RA1 F1 SA1 RA2 F2 SA2 RG0 B0 RA3 SG0 F3 SA3 RG1 B1 RA4 SG1 F4 SA4 RG2 B2 RA5 SG2 F5 SA5 RG3 B3 "
+      "RA6 SG3 F6 SA6 RG4 B4 RA7 SG4 F7 SA7 RG5 B5 SG5 RG6 B6 SG6 RG7 B7 SG7 O",
+      NULL,
+      "RA0 F0 B0 RA1 SG0 F1 B1 RA2 SG1 F2 B2 RA3 SG2 F3 B3 RA4 SG3 F4 B4 RA5 SG4 F5 B5 RA6 SG5 F6 B6 RA7 SG6 F7 B7 "
+      "SG7 O",
+  };
+  for (int s = 0; s < 4; s++) {
+    g_autofree char *got = order_string(s, 4, 8);
+    if (want[s]) ck_assert_str_eq(got, want[s]);
+  }
+  /* stage 2: every micro-batch forward before its backward, each exactly once; at most pp-2 = 2 in flight */
+  g_autoptr(GArray) a = sched_1f1b(2, 4, 8);
+  int fwd = 0, bwd = 0, in_flight = 0, max_in_flight = 0;
+  for (guint i = 0; i < a->len; i++) {
+    const sched_instr *in = &g_array_index(a, sched_instr, i);
+    if (in->kind == SCHED_FORWARD) {
+      ck_assert_int_eq(in->micro_batch, fwd++);
+      in_flight++;
+    }
+    if (in->kind == SCHED_BACKWARD) {
+      ck_assert_int_eq(in->micro_batch, bwd++);
+      in_flight--;
+    }
+    max_in_flight = MAX(max_in_flight, in_flight);
+  }
+  ck_assert_int_eq(fwd, 8);
+  ck_assert_int_eq(bwd, 8);
+  ck_assert_int_eq(max_in_flight, 2);
+}
+END_TEST
+
+START_TEST(test_uniform_partition_counts_embedding_and_head_as_layers)
+{
+  /* The study's code (uniform): L+3 items, the first (L+3) % pp stages take one more. */
+  model m = tiny();
+  m.layers = 60;
+  partition p;
+  ck_assert(partition_make(&p, &m, 8, 1, PARTITION_UNIFORM, NULL));
+  int want_layers[8] = {7, 8, 8, 8, 8, 8, 8, 5}; /* 63 items: 8,8,8,8,8,8,8,7 */
+  for (int s = 0; s < 8; s++) {
+    int first, count;
+    partition_layers(&p, &m, s, &first, &count);
+    ck_assert_int_eq(count, want_layers[s]);
+  }
+  ck_assert(partition_has_embedding(&p, 0));
+  ck_assert(partition_has_head(&p, &m, 7) && partition_has_final_norm(&p, &m, 7));
+  partition_clear(&p);
+  m.layers = 40;
+  ck_assert(partition_make(&p, &m, 2, 1, PARTITION_UNIFORM, NULL));
+  int first, count;
+  partition_layers(&p, &m, 0, &first, &count);
+  ck_assert_int_eq(count, 21); /* 43 items: 22 + 21 -> emb+21, 19+norm+head */
+  partition_clear(&p);
+}
+END_TEST
+
+START_TEST(test_layout_validation_names_field_and_allowed_values)
+{
+  model m = tiny();
+  layout l = mk(12, 8, 1, 1, 8, 128, CKPT_NONE, 0);
+  GError *err = NULL;
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "gpus"));
+  g_clear_error(&err);
+  l = mk(16, 8, 1, 1, 8, 128, CKPT_NONE, 0); /* 4 heads */
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "tp"));
+  g_clear_error(&err);
+  l = mk(8, 1, 1, 3, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch"));
+  g_clear_error(&err);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("graph");
+  TCase *tc = tcase_create("generator");
+  tcase_add_test(tc, test_step_flops_sum_equals_closed_form_for_many_layouts);
+  tcase_add_test(tc, test_every_layer_checkpointing_adds_exactly_one_forward);
+  tcase_add_test(tc, test_every_send_has_its_recv);
+  tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);
+  tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
+  tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
+  tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,247 @@
+/* test_network -- the replay engine's communication against closed forms:
+ * point-to-point transfer times (size/bandwidth + latency) inside a node and
+ * between nodes, NCCL ring all-reduce (2(n-1)/n S/B + 2(n-1) alpha) inside a
+ * node, across nodes, and by symmetry; and whole-step invariants: replaying
+ * a saved graph equals simulating the layout, and the symmetric (mirrored)
+ * graph equals the fully explicit one. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/simulate.h"
+#include "sim_child.h"
+
+#define GIB_BYTES 1073741824.0
+
+static gpu_profile test_profile(void)
+{
+  gpu_profile p;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &p, NULL));
+  p.nccl_step_latency_s = 0; /* pure link model: alpha = route latency */
+  p.nccl_bw_efficiency_nvlink = p.nccl_bw_efficiency_ib = 1.0;
+  return p;
+}
+
+static graph_event comm_event(graph_kind k, int peer, double bytes)
+{
+  graph_event e = {.kind = (uint8_t)k, .op = OP_COMM, .phase = PH_FORWARD, .peer = peer, .bytes = bytes,
+                   .micro_batch = -1, .layer = -1};
+  return e;
+}
+
+typedef struct p2p_case {
+  int world, src, dst;
+} p2p_case;
+
+static void run_p2p(void *arg, double out[SIM_CHILD_MAX])
+{
+  p2p_case *c = arg;
+  gpu_profile p = test_profile();
+  graph *g = graph_new(c->world);
+  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
+  graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
+  g_array_append_val(graph_program_of(g, c->src)->events, s);
+  g_array_append_val(graph_program_of(g, c->dst)->events, r);
+  plat_params pp = replay_platform_for(&p, c->world);
+  replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+START_TEST(test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency)
+{
+  gpu_profile p = test_profile();
+  p2p_case c = {8, 0, 5};
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_p2p, &c, out);
+  double want = GIB_BYTES / 300e9 + 1e-6; /* 300 GB/s per direction, 1 us GPU to GPU */
+  ck_assert_double_eq(p.nvlink_bytes_per_s, 300e9);
+  ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+START_TEST(test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency)
+{
+  gpu_profile p = test_profile();
+  p2p_case c = {16, 3, 11}; /* node 0 GPU 3 -> node 1 GPU 3 */
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_p2p, &c, out);
+  double want = GIB_BYTES / (200e9 / 8) + p.ib_latency_s; /* HDR 200 Gb/s */
+  ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+typedef struct ring_case {
+  int world;
+  int members[64];
+  int n;
+  gboolean symmetric; /* one explicit member, the others mirrors that never wake */
+  double bytes;
+} ring_case;
+
+static void run_ring(void *arg, double out[SIM_CHILD_MAX])
+{
+  ring_case *c = arg;
+  gpu_profile p = test_profile();
+  graph *g = graph_new(c->world);
+  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
+  int gid = graph_add_group(g, c->members, c->n, "dp");
+  graph_event e = comm_event(EV_COLLECTIVE, gid, c->bytes);
+  e.variant = COLL_ALL_REDUCE;
+  g_array_append_val(graph_program_of(g, c->members[0])->events, e);
+  for (int i = 1; i < c->n; i++) {
+    if (c->symmetric) graph_make_mirror(g, c->members[i], c->members[0], 1);
+    else g_array_append_val(graph_program_of(g, c->members[i])->events, e);
+  }
+  GError *err = NULL;
+  ck_assert(graph_check(g, &err));
+  plat_params pp = replay_platform_for(&p, c->world);
+  replay_result *res = replay_run(g, &p, &pp, NULL, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+static double ring_formula(int n, double bytes, double bw, double alpha)
+{
+  return 2.0 * (n - 1) / n * bytes / bw + 2.0 * (n - 1) * alpha;
+}
+
+START_TEST(test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent)
+{
+  for (int sym = 0; sym < 2; sym++) {
+    ring_case c = {.world = 8, .n = 8, .symmetric = sym, .bytes = GIB_BYTES};
+    for (int i = 0; i < 8; i++) c.members[i] = i;
+    double out[SIM_CHILD_MAX];
+    sim_child_run(run_ring, &c, out);
+    double want = ring_formula(8, GIB_BYTES, 300e9, 1e-6);
+    ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "sym %d: %.9f vs %.9f", sym, out[0], want);
+  }
+}
+END_TEST
+
+START_TEST(test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent)
+{
+  gpu_profile p = test_profile();
+  for (int sym = 0; sym < 2; sym++) {
+    ring_case c = {.world = 64, .n = 8, .symmetric = sym, .bytes = GIB_BYTES};
+    for (int i = 0; i < 8; i++) c.members[i] = 8 * i; /* GPU 0 of each node */
+    double out[SIM_CHILD_MAX];
+    sim_child_run(run_ring, &c, out);
+    double want = ring_formula(8, GIB_BYTES, 25e9, p.ib_latency_s);
+    ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "sym %d: %.9f vs %.9f", sym, out[0], want);
+  }
+}
+END_TEST
+
+START_TEST(test_64_gpu_allreduce_uses_all_8_nics_through_channels)
+{
+  /* NCCL on DGX runs one ring per NIC: each ring carries S/8 through one NIC pair per node,
+   * so the time is the 64-member ring formula with 8x the NIC bandwidth. */
+  gpu_profile p = test_profile();
+  ring_case c = {.world = 64, .n = 64, .symmetric = FALSE, .bytes = GIB_BYTES};
+  for (int i = 0; i < 64; i++) c.members[i] = i;
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_ring, &c, out);
+  double want = 2.0 * 63 / 64 * GIB_BYTES / (8 * 25e9) + p.ib_latency_s + (2 * 63 - 1) * p.ib_latency_s;
+  ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+/* ---- whole steps ---- */
+
+typedef struct step_case {
+  const char *graph_path; /* when set: replay this file */
+  gboolean symmetry;
+} step_case;
+
+static sim_request small_request(void)
+{
+  sim_request rq;
+  memset(&rq, 0, sizeof rq);
+  ck_assert(model_load_named("llama-7b", &rq.m, NULL));
+  rq.m.layers = 8;
+  rq.l = layout_default();
+  rq.l.gpus = 16;
+  rq.l.tp = 2;
+  rq.l.pp = 2;
+  rq.l.global_batch = 16;
+  rq.l.seq_len = 1024;
+  rq.gen = gen_default_options();
+  rq.prof = test_profile();
+  rq.capacity_gib = 80;
+  return rq;
+}
+
+static void run_step(void *arg, double out[SIM_CHILD_MAX])
+{
+  step_case *c = arg;
+  sim_request rq = small_request();
+  rq.gen.symmetry = c->symmetry;
+  sim_outcome o = {0};
+  GError *err = NULL;
+  gboolean ok;
+  if (c->graph_path) {
+    graph *g = graph_load(c->graph_path, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    ok = sim_run_graph(g, &rq.prof, 80, NULL, &o, &err);
+  } else {
+    ok = sim_run_layout(&rq, &o, &err);
+  }
+  ck_assert_msg(ok, "%s", err ? err->message : "");
+  out[0] = o.met->step_time_s;
+  out[1] = o.met->mfu;
+  out[2] = o.met->bubble_fraction;
+  out[3] = o.met->mem_peak_bytes;
+  sim_outcome_clear(&o);
+}
+
+START_TEST(test_replay_of_saved_graph_equals_simulate)
+{
+  sim_request rq = small_request();
+  ck_assert(layout_validate(&rq.l, &rq.m, NULL));
+  g_autoptr(graph) g = gen_graph(&rq.m, &rq.l, &rq.gen, NULL);
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "layoutsim-test-graph.json", NULL);
+  ck_assert(graph_save(g, path, NULL));
+  step_case direct = {NULL, TRUE}, replayed = {path, TRUE};
+  double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
+  sim_child_run(run_step, &direct, a);
+  sim_child_run(run_step, &replayed, b);
+  unlink(path);
+  ck_assert(a[0] > 0);
+  for (int i = 0; i < 4; i++) ck_assert_msg(a[i] == b[i], "value %d: %.17g vs %.17g", i, a[i], b[i]);
+}
+END_TEST
+
+START_TEST(test_symmetric_graph_equals_fully_explicit_graph)
+{
+  step_case sym = {NULL, TRUE}, full = {NULL, FALSE};
+  double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
+  sim_child_run(run_step, &sym, a);
+  sim_child_run(run_step, &full, b);
+  for (int i = 0; i < 4; i++)
+    ck_assert_msg(fabs(a[i] - b[i]) <= 1e-9 * fabs(b[i]), "value %d: %.17g vs %.17g", i, a[i], b[i]);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("network");
+  TCase *tc = tcase_create("transfers");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency);
+  tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
+  tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);
+  tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);
+  tcase_add_test(tc, test_64_gpu_allreduce_uses_all_8_nics_through_channels);
+  tcase_add_test(tc, test_replay_of_saved_graph_equals_simulate);
+  tcase_add_test(tc, test_symmetric_graph_equals_fully_explicit_graph);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

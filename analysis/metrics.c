@@ -57,12 +57,14 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   metrics *m = g_new0(metrics, 1);
   int world = g->world_size;
   m->step_time_s = tl->step_time_s;
+  m->world_size = world;
+  m->rank_seconds = g_new0(double, (gsize)world * TL_N);
   m->stages = tl_stages(tl);
   m->stage = g_new0(stage_metrics, m->stages);
   g_autofree int *count = g_new0(int, m->stages);
   double flops = 0;
   for (int r = 0; r < world; r++) {
-    double sec[TL_N];
+    double *sec = &m->rank_seconds[(gsize)r * TL_N];
     tl_rank_seconds(tl, r, sec);
     int s = tl_stage_of(tl, r);
     if (count[s]++ == 0) stage_memory(tl, p, r, &m->stage[s]);
@@ -95,5 +97,6 @@ void metrics_free(metrics *m)
 {
   if (!m) return;
   g_free(m->stage);
+  g_free(m->rank_seconds);
   g_free(m);
 }

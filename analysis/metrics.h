@@ -28,6 +28,8 @@ typedef struct metrics {
   double step_time_s, tokens_per_s, mfu, hfu; /* mfu < 0 when the graph carries no model FLOPs */
   double bubble_fraction;
   double seconds[TL_N];     /* mean over all ranks */
+  double *rank_seconds;     /* [world_size * TL_N]: per rank, per category */
+  int world_size;
   int stages;
   stage_metrics *stage;     /* [stages] */
   double mem_peak_bytes;    /* max over stages */

@@ -95,6 +95,14 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
     cJSON_AddItemToArray(stages, st);
   }
   cJSON_AddItemToObject(j, "breakdown", breakdown_json(m->seconds));
+  cJSON *ranks = cJSON_AddArrayToObject(j, "ranks");
+  for (int r = 0; r < m->world_size; r++) {
+    cJSON *rk = cJSON_CreateObject();
+    cJSON_AddNumberToObject(rk, "rank", r);
+    cJSON_AddNumberToObject(rk, "stage", tl_stage_of(&o->tl, r));
+    cJSON_AddItemToObject(rk, "breakdown", breakdown_json(&m->rank_seconds[(gsize)r * TL_N]));
+    cJSON_AddItemToArray(ranks, rk);
+  }
   cJSON_AddItemToObject(j, "memory", memory_json(m));
   cJSON_AddItemToObject(j, "layout", layout_json(o, rq));
   cJSON_AddItemToObject(j, "platform", platform_json(o, prof));

@@ -3,6 +3,8 @@
  * every send matched by a recv, the 1F1B order of the study's schedule
  * written out by hand, and the stage partition of the study's code. */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <string.h>
 
@@ -242,9 +244,5 @@ int main(void)
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run(s);
 }

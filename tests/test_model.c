@@ -1,6 +1,8 @@
 /* test_model -- parameter and FLOP counts of the study's models against
  * the numbers study.md states (independent of the code's formulas). */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <string.h>
 
@@ -64,9 +66,5 @@ int main(void)
   tcase_add_test(tc, test_unknown_model_names_allowed_values);
   tcase_add_test(tc, test_models_30b_65b_dimensions);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run(s);
 }

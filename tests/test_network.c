@@ -5,6 +5,8 @@
  * a saved graph equals simulating the layout, and the symmetric (mirrored)
  * graph equals the fully explicit one. */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <string.h>
 
@@ -239,9 +241,5 @@ int main(void)
   tcase_add_test(tc, test_replay_of_saved_graph_equals_simulate);
   tcase_add_test(tc, test_symmetric_graph_equals_fully_explicit_graph);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run(s);
 }

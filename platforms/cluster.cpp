@@ -64,7 +64,8 @@ extern "C" void plat_build(const plat_params *p)
   }
   if (p->nodes > 1) {
     /* non-blocking fat-tree: a fat pipe of no latency; NIC links carry the latency */
-    sg4::Link *core = root->create_link("core", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)->seal();
+    /* not sealed here: root->seal() seals it, and sealing twice breaks Paje tracing ("container core already present") */
+    sg4::Link *core = root->create_link("core", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
     for (int a = 0; a < p->nodes; a++)
       for (int b = a + 1; b < p->nodes; b++)
         root->add_route(nodes[a]->get_netpoint(), nodes[b]->get_netpoint(), gws[a], gws[b],

@@ -81,22 +81,40 @@ static void flush_pending(rank_rt *r)
   r->pending_s = 0;
 }
 
+/* Paje state of an event. Must match tl_category() in traces/timeline.c
+ * (sim/ may not include traces/); tests/test_traces.c checks that the Paje
+ * trace and the timeline agree per category. */
 static const char *trace_state(const graph_event *e)
 {
-  if (e->kind == EV_COMPUTE) return graph_phase_name((graph_phase)e->phase);
+  if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";
   if (e->kind == EV_COLLECTIVE) return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
-  return "pp-wait";
+  switch (e->phase) {
+  case PH_FORWARD: return "forward";
+  case PH_BACKWARD: return "backward";
+  case PH_RECOMPUTE: return "recompute";
+  default: return "optimizer";
+  }
 }
 
-static void trace_push(rank_rt *r, const graph_event *e)
+/* Set the GPU state of r's host and of every mirror of r still passive: a
+ * passive mirror does exactly what its source does (graph.h), so its trace
+ * is the source's until it becomes active and sets its own states. States
+ * are set, not pushed, so that with "idle" between events they tile the
+ * step: per host the state durations add up to the step time. */
+static void trace_set(rank_rt *r, const char *value)
 {
-  if (r->eng->tracing) TRACE_host_push_state(sg_host_get_name(r->host), "gpu", trace_state(e));
+  if (!r->eng->tracing) return;
+  TRACE_host_set_state(sg_host_get_name(r->host), "gpu", value);
+  if (!r->mirrors) return;
+  for (guint k = r->next_mirror; k < r->mirrors->len; k++) {
+    rank_rt *m = g_ptr_array_index(r->mirrors, k);
+    TRACE_host_set_state(sg_host_get_name(m->host), "gpu", value);
+  }
 }
 
-static void trace_pop(rank_rt *r)
-{
-  if (r->eng->tracing) TRACE_host_pop_state(sg_host_get_name(r->host), "gpu");
-}
+static void trace_push(rank_rt *r, const graph_event *e) { trace_set(r, trace_state(e)); }
+
+static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 
 /* Last index (exclusive) of the run of compute events from i that no mirror activation splits. */
 static int compute_run_end(rank_rt *r, int i)
@@ -113,6 +131,7 @@ static int compute_run_end(rank_rt *r, int i)
 static int run_compute(rank_rt *r, int i)
 {
   int j = compute_run_end(r, i);
+  if (r->eng->tracing) flush_pending(r); /* the state must start where the event starts */
   double t = simgrid_get_clock() + r->pending_s, total = r->pending_s;
   for (int k = i; k < j; k++) {
     double d = kcost_seconds(r->eng->prof, &r->ev[k]);
@@ -123,9 +142,8 @@ static int run_compute(rank_rt *r, int i)
   }
   r->pending_s = 0;
   if (r->eng->tracing) {
-    flush_pending(r);
     trace_push(r, &r->ev[i]);
-    sg_actor_execute((total - 0) * r->eng->pp->gpu_flops);
+    sg_actor_execute(total * r->eng->pp->gpu_flops);
     trace_pop(r);
   } else if (total > 0) {
     sg_actor_execute(total * r->eng->pp->gpu_flops);
@@ -227,6 +245,8 @@ static void init_simgrid(const replay_options *o, gboolean tracing)
     sg_cfg_set_boolean("tracing", "yes");
     sg_cfg_set_boolean("tracing/platform", "yes");
     sg_cfg_set_string("tracing/filename", o->paje_path);
+    sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
+    if (o->paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
 }
 
@@ -235,7 +255,7 @@ static void declare_trace_states(void)
   static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
                                           {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
                                           {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
-                                          {"optimizer", "0.9 0.9 0.2"}, {"dp", "0.5 0.3 0.1"}};
+                                          {"optimizer", "0.9 0.9 0.2"}, {"idle", "1.0 1.0 1.0"}};
   TRACE_host_state_declare("gpu");
   for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);
 }

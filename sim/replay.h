@@ -22,6 +22,7 @@
 
 typedef struct replay_options {
   const char *paje_path; /* NULL: no Paje trace */
+  gboolean paje_links;   /* also trace link utilization (much larger file) */
   const char *log_threshold; /* e.g. "critical" (default) */
 } replay_options;
 

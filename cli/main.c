@@ -10,6 +10,9 @@
 
 #include "analysis/predict.h"
 #include "analysis/report.h"
+#include "traces/chrome.h"
+#include "traces/csv_timeline.h"
+#include "traces/svg.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
@@ -59,7 +62,21 @@ static const char *const USAGE =
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text)\n"
     "  -o, --output FILE       write the summary (graph: the graph; predict: the table) to FILE\n"
-    "  --paje FILE             SimGrid Paje trace of GPU states\n"
+    "  --paje FILE             SimGrid Paje trace: a state per GPU per event (forward,\n"
+    "                          backward, recompute, tp-comm, pp-wait, dp-comm, optimizer,\n"
+    "                          idle), tiling the step; opens in pj_dump/pajeng and Vite\n"
+    "  --paje-links            also trace link utilization in the Paje file (~16x larger)\n"
+    "  --chrome-trace FILE     Chrome trace-event JSON for Perfetto / chrome://tracing: a\n"
+    "                          process per node, a track per GPU stream, flow arrows for\n"
+    "                          pipeline sends, a memory counter per GPU\n"
+    "  --timeline-svg FILE     Gantt chart of the step: a row per GPU (above 64 GPUs a row\n"
+    "                          per pipeline stage of data-parallel replica 0)\n"
+    "  --memory-svg FILE       memory over the step, a curve per pipeline stage, peak marked\n"
+    "  --timeline-csv FILE     one row per interval: rank,stream,kind,name,start_s,end_s,\n"
+    "                          micro_batch,layer (idle gaps included)\n"
+    "  --trace-ranks R         ranks in --chrome-trace and --timeline-csv: all, dp0 (data-\n"
+    "                          parallel replica 0) or a list like 0-7,16 (default: all up\n"
+    "                          to 64 GPUs, else dp0); --chrome-ranks is a synonym\n"
     "  -j, --jobs N            predict: worker processes (default: number of cores)\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
@@ -110,6 +127,36 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   return TRUE;
 }
 
+/* Ranks traced in full by default: beyond this, one data-parallel replica. */
+#define TRACE_ALL_RANKS_LIMIT 64
+
+/* The profile's memory overheads as the traces' memory model, so that traced peaks are the reported peaks. */
+static tl_mem_model trace_mem_model(const gpu_profile *p)
+{
+  double c = metrics_mem_overhead_bytes(p, 0);
+  tl_mem_model mm = {.const_bytes = c, .act_factor = 1.0 + (metrics_mem_overhead_bytes(p, 1.0) - c)};
+  return mm;
+}
+
+/* Every trace file the options ask for, each written atomically. */
+static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError **err)
+{
+  const timeline *tl = &out->tl;
+  tl_mem_model mm = trace_mem_model(&o->rq.prof);
+  if (o->chrome_trace || o->timeline_csv) {
+    tl_ranks sel;
+    if (!tl_ranks_parse(tl, o->trace_ranks, TRACE_ALL_RANKS_LIMIT, &sel, err)) return FALSE;
+    gboolean ok = (!o->chrome_trace || trace_chrome_write(tl, &sel, &mm, o->chrome_trace, err)) &&
+                  (!o->timeline_csv || trace_csv_write(tl, &sel, o->timeline_csv, err));
+    tl_ranks_clear(&sel);
+    if (!ok) return FALSE;
+  }
+  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT};
+  if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
+  if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
+  return TRUE;
+}
+
 static int no_positional(const cli_opts *o, const char *cmd)
 {
   if (o->positional->len == 0) return 0;
@@ -125,7 +172,7 @@ static int cmd_simulate(cli_opts *o)
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
   sim_outcome out = {0};
   if (!sim_run_layout(&o->rq, &out, &err)) return fail(err);
-  gboolean ok = write_summary(o, &out, &o->rq, &err);
+  gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, &o->rq, &err);
   sim_outcome_clear(&out);
   return ok ? 0 : fail(err);
 }
@@ -154,7 +201,7 @@ static int cmd_replay(cli_opts *o)
     graph_free(g);
     return fail(err);
   }
-  gboolean ok = write_summary(o, &out, NULL, &err);
+  gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, NULL, &err);
   sim_outcome_clear(&out);
   return ok ? 0 : fail(err);
 }

@@ -11,7 +11,8 @@
 
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
-  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG
+  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
+  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS
 };
 
 static const struct option LONG[] = {
@@ -43,6 +44,10 @@ static const struct option LONG[] = {
     {"timeline-svg", required_argument, NULL, O_SVG},
     {"timeline-csv", required_argument, NULL, O_CSV},
     {"log", required_argument, NULL, O_LOG},
+    {"memory-svg", required_argument, NULL, O_MEM_SVG},
+    {"trace-ranks", required_argument, NULL, O_TRACE_RANKS},
+    {"chrome-ranks", required_argument, NULL, O_TRACE_RANKS},
+    {"paje-links", no_argument, NULL, O_PAJE_LINKS},
     {NULL, 0, NULL, 0},
 };
 
@@ -129,6 +134,9 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SVG: o->timeline_svg = arg; return TRUE;
   case O_CSV: o->timeline_csv = arg; return TRUE;
   case O_LOG: o->rq.replay.log_threshold = arg; return TRUE;
+  case O_MEM_SVG: o->memory_svg = arg; return TRUE;
+  case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
+  case O_PAJE_LINKS: o->rq.replay.paje_links = TRUE; return TRUE;
   default: return FALSE;
   }
 }

@@ -21,7 +21,8 @@ typedef struct cli_opts {
   gboolean global_batch_set;
   const char *format;    /* text | json */
   const char *output;    /* -o */
-  const char *chrome_trace, *timeline_svg, *timeline_csv;
+  const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
+  const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
   int jobs;              /* predict -j */
   GPtrArray *positional;
 } cli_opts;

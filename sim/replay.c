@@ -10,6 +10,7 @@
  */
 #include "replay.h"
 
+#include <errno.h>
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -18,6 +19,8 @@
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <xbt/config.h>
 #include <xbt/asserts.h>
 #include <xbt/log.h>
@@ -84,10 +87,14 @@ static void flush_pending(rank_rt *r)
 /* Paje state of an event. Must match tl_category() in traces/timeline.c
  * (sim/ may not include traces/); tests/test_traces.c checks that the Paje
  * trace and the timeline agree per category. */
-static const char *trace_state(const graph_event *e)
+static const char *trace_state(const graph *g, const graph_event *e)
 {
   if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";
-  if (e->kind == EV_COLLECTIVE) return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
+  if (e->kind == EV_COLLECTIVE) {
+    const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
+    if (!strcmp(gr->label, "pp")) return "pp-wait";
+    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
+  }
   switch (e->phase) {
   case PH_FORWARD: return "forward";
   case PH_BACKWARD: return "backward";
@@ -112,7 +119,7 @@ static void trace_set(rank_rt *r, const char *value)
   }
 }
 
-static void trace_push(rank_rt *r, const graph_event *e) { trace_set(r, trace_state(e)); }
+static void trace_push(rank_rt *r, const graph_event *e) { trace_set(r, trace_state(r->eng->g, e)); }
 
 static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 
@@ -233,7 +240,7 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
   return pp;
 }
 
-static void init_simgrid(const replay_options *o, gboolean tracing)
+static void init_simgrid(const replay_options *o, const char *paje_tmp)
 {
   int argc = 1;
   char *argv[] = {"layoutsim", NULL};
@@ -241,10 +248,10 @@ static void init_simgrid(const replay_options *o, gboolean tracing)
   g_autofree char *thres = g_strdup_printf("root.thres:%s", o && o->log_threshold ? o->log_threshold : "critical");
   xbt_log_control_set(thres);
   plat_configure();
-  if (tracing) {
+  if (paje_tmp) {
     sg_cfg_set_boolean("tracing", "yes");
     sg_cfg_set_boolean("tracing/platform", "yes");
-    sg_cfg_set_string("tracing/filename", o->paje_path);
+    sg_cfg_set_string("tracing/filename", paje_tmp);
     sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
     if (o->paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
@@ -353,7 +360,18 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     return NULL;
   }
   gboolean tracing = o && o->paje_path;
-  init_simgrid(o, tracing);
+  /* SimGrid writes the trace as the run goes: to a temporary file renamed
+   * once the run succeeded (the open file follows the rename). */
+  g_autofree char *paje_tmp = tracing ? g_strdup_printf("%s.tmp%ld", o->paje_path, (long)getpid()) : NULL;
+  if (paje_tmp) { /* fail here, with one line, rather than inside SimGrid */
+    FILE *probe = fopen(paje_tmp, "w");
+    if (!probe) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->paje_path, g_strerror(errno));
+      return NULL;
+    }
+    fclose(probe);
+  }
+  init_simgrid(o, paje_tmp);
   plat_build(pp);
   if (tracing) declare_trace_states();
   replay_result *res = g_new0(replay_result, 1);
@@ -373,11 +391,18 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
                   r, eng.ranks[r].cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op), e->peer);
       engine_clear(&eng);
       replay_result_free(res);
+      if (paje_tmp) unlink(paje_tmp);
       return NULL;
     }
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
   engine_clear(&eng);
+  if (paje_tmp && rename(paje_tmp, o->paje_path) != 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->paje_path, g_strerror(errno));
+    unlink(paje_tmp);
+    replay_result_free(res);
+    return NULL;
+  }
   return res;
 }
 

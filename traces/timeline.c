@@ -3,6 +3,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
 
 static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm",
                                         "pp-wait", "dp-comm",  "optimizer", "idle"};
@@ -15,10 +18,14 @@ timeline tl_make(const graph *g, const replay_result *res)
   return tl;
 }
 
-tl_cat tl_category(const graph_event *e)
+tl_cat tl_category(const graph *g, const graph_event *e)
 {
   if (e->kind == EV_SEND || e->kind == EV_RECV) return TL_PP_WAIT;
-  if (e->kind == EV_COLLECTIVE) return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : TL_TP_COMM;
+  if (e->kind == EV_COLLECTIVE) {
+    const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
+    if (!strcmp(gr->label, "pp")) return TL_PP_WAIT; /* e.g. the grad-norm all-reduce: it waits for the pipeline to drain */
+    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : TL_TP_COMM;
+  }
   switch (e->phase) {
   case PH_FORWARD: return TL_FORWARD;
   case PH_BACKWARD: return TL_BACKWARD;
@@ -27,12 +34,12 @@ tl_cat tl_category(const graph_event *e)
   }
 }
 
-static gboolean visit_range(const replay_rank *rr, const graph_event *ev, int from, int to, tl_visit_fn fn,
-                            gpointer data)
+static gboolean visit_range(const graph *g, const replay_rank *rr, const graph_event *ev, int from, int to,
+                            tl_visit_fn fn, gpointer data)
 {
   for (int i = from; i < to; i++) {
     if (isnan(rr->start_s[i])) continue;
-    tl_interval iv = {rr->start_s[i], rr->end_s[i], tl_category(&ev[i]), &ev[i], i};
+    tl_interval iv = {rr->start_s[i], rr->end_s[i], tl_category(g, &ev[i]), &ev[i], i};
     if (!fn(&iv, data)) return FALSE;
   }
   return TRUE;
@@ -44,8 +51,8 @@ gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
   int n, first;
   const graph_event *ev = graph_program_events(tl->g, p, &n, &first);
   const replay_rank *own = &tl->res->ranks[rank];
-  if (p->mirror_of >= 0 && !visit_range(&tl->res->ranks[p->mirror_of], ev, 0, first, fn, data)) return FALSE;
-  return visit_range(own, ev, first, n, fn, data);
+  if (p->mirror_of >= 0 && !visit_range(tl->g, &tl->res->ranks[p->mirror_of], ev, 0, first, fn, data)) return FALSE;
+  return visit_range(tl->g, own, ev, first, n, fn, data);
 }
 
 static gboolean add_seconds(const tl_interval *iv, gpointer data)
@@ -77,4 +84,146 @@ int tl_stage_of(const timeline *tl, int rank)
 {
   int per = meta_int(tl->g, "ranks_per_stage", tl->g->world_size);
   return per > 0 ? MIN(rank / per, tl_stages(tl) - 1) : 0;
+}
+
+typedef struct tiler {
+  tl_visit_fn fn;
+  gpointer data;
+  double t; /* end of the last interval */
+} tiler;
+
+static gboolean emit_gap(tiler *t, double until)
+{
+  if (until <= t->t) return TRUE;
+  tl_interval gap = {t->t, until, TL_IDLE, NULL, -1};
+  t->t = until;
+  return t->fn(&gap, t->data);
+}
+
+static gboolean tile_one(const tl_interval *iv, gpointer data)
+{
+  tiler *t = data;
+  if (!emit_gap(t, iv->start_s)) return FALSE;
+  if (iv->end_s > t->t) t->t = iv->end_s;
+  return t->fn(iv, t->data);
+}
+
+gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
+{
+  tiler t = {fn, data, 0};
+  if (!tl_foreach(tl, rank, tile_one, &t)) return FALSE;
+  return emit_gap(&t, tl->step_time_s);
+}
+
+tl_stream tl_stream_of(tl_cat c)
+{
+  switch (c) {
+  case TL_TP_COMM: return TL_STREAM_TP;
+  case TL_PP_WAIT: return TL_STREAM_PP;
+  case TL_DP_COMM: return TL_STREAM_DP;
+  default: return TL_STREAM_COMPUTE;
+  }
+}
+
+const char *tl_stream_name(tl_stream s)
+{
+  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "pp-comm", "dp-comm"};
+  return N[s];
+}
+
+const char *tl_event_op_name(const graph_event *e)
+{
+  if (!e) return "idle";
+  switch (e->kind) {
+  case EV_SEND: return "send";
+  case EV_RECV: return "recv";
+  case EV_COLLECTIVE: return graph_coll_name((graph_coll)e->variant);
+  default: return graph_op_name((graph_op)e->op);
+  }
+}
+
+int tl_tp_degree(const timeline *tl)
+{
+  for (guint i = 0; i < tl->g->groups->len; i++) {
+    const graph_group *gr = g_ptr_array_index(tl->g->groups, i);
+    if (!strcmp(gr->label, "tp")) return (int)gr->ranks->len;
+  }
+  return 1;
+}
+
+int tl_dp_replica_of(const timeline *tl, int rank)
+{
+  int per = meta_int(tl->g, "ranks_per_stage", tl->g->world_size);
+  return per > 0 ? (rank % per) / tl_tp_degree(tl) : 0;
+}
+
+int tl_gpus_per_node(const timeline *tl) { return MAX(1, meta_int(tl->g, "gpus_per_node", 8)); }
+
+static int int_cmp(gconstpointer a, gconstpointer b) { return *(const int *)a - *(const int *)b; }
+
+static gboolean bad_ranks(GError **err, const char *spec, int world)
+{
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+              "--trace-ranks: invalid value '%s' (allowed: all, dp0, or a list of ranks 0-%d like 0-7,16)", spec,
+              world - 1);
+  return FALSE;
+}
+
+/* "a" or "a-b" with 0 <= a <= b < world. */
+static gboolean parse_range(const char *s, int world, int *lo, int *hi)
+{
+  char *end;
+  long a = strtol(s, &end, 10), b = a;
+  if (end == s) return FALSE;
+  if (*end == '-') {
+    const char *t = end + 1;
+    b = strtol(t, &end, 10);
+    if (end == t) return FALSE;
+  }
+  if (*end || a < 0 || b < a || b >= world) return FALSE;
+  *lo = (int)a;
+  *hi = (int)b;
+  return TRUE;
+}
+
+gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err)
+{
+  int world = tl->g->world_size;
+  g_autoptr(GArray) r = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autofree gboolean *seen = g_new0(gboolean, world);
+  const char *s = spec ? spec : world <= all_limit ? "all" : "dp0";
+  if (!strcmp(s, "all") || !strcmp(s, "dp0")) {
+    gboolean dp0 = !strcmp(s, "dp0");
+    for (int i = 0; i < world; i++)
+      if (!dp0 || tl_dp_replica_of(tl, i) == 0) g_array_append_val(r, i);
+  } else {
+    g_auto(GStrv) parts = g_strsplit(s, ",", -1);
+    for (char **p = parts; *p; p++) {
+      int lo, hi;
+      if (!parse_range(*p, world, &lo, &hi)) return bad_ranks(err, s, world);
+      for (int i = lo; i <= hi; i++)
+        if (!seen[i]) {
+          seen[i] = TRUE;
+          g_array_append_val(r, i);
+        }
+    }
+    if (r->len == 0) return bad_ranks(err, s, world);
+    g_array_sort(r, int_cmp);
+  }
+  out->n = (int)r->len;
+  out->rank = (int *)g_array_free(g_steal_pointer(&r), FALSE);
+  return TRUE;
+}
+
+void tl_ranks_clear(tl_ranks *r)
+{
+  g_free(r->rank);
+  r->rank = NULL;
+  r->n = 0;
+}
+
+double tl_mem_bytes(const timeline *tl, int rank, const tl_mem_model *mm, double activation_bytes)
+{
+  const graph_program *p = g_ptr_array_index(tl->g->programs, rank);
+  return p->mem_static_bytes + activation_bytes * mm->act_factor + mm->const_bytes;
 }

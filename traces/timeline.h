@@ -43,7 +43,9 @@ typedef struct timeline {
 } timeline;
 
 timeline tl_make(const graph *g, const replay_result *res);
-tl_cat tl_category(const graph_event *e);
+/* Category of an event: send/recv and collectives over a "pp" group are
+ * pp-wait (waiting for the pipeline), other collectives tp-comm or dp-comm by phase. */
+tl_cat tl_category(const graph *g, const graph_event *e);
 const char *tl_cat_name(tl_cat c);
 
 /* Call fn for every interval of `rank` in time order. Returns FALSE if fn stopped early. */
@@ -51,8 +53,45 @@ typedef gboolean (*tl_visit_fn)(const tl_interval *iv, gpointer data);
 gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
 /* Seconds per category for `rank` (idle = step time minus the rest). */
 void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N]);
+/* Like tl_foreach, but also yields the idle gaps (ev NULL, cat TL_IDLE,
+ * index -1), the tail after the rank finished included: the intervals tile
+ * [0, step time]. */
+gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
+
+/* Streams a GPU runs its events on, as drawn by the trace writers: compute
+ * kernels, and one stream per communication kind. */
+typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_N } tl_stream;
+tl_stream tl_stream_of(tl_cat c);
+const char *tl_stream_name(tl_stream s);
+/* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */
+const char *tl_event_op_name(const graph_event *e);
+
 /* Stage of a rank, from the graph meta (ranks_per_stage); 0 when unknown. */
 int tl_stage_of(const timeline *tl, int rank);
 int tl_stages(const timeline *tl);
+/* Tensor-parallel degree (size of the groups labelled "tp"; 1 when none). */
+int tl_tp_degree(const timeline *tl);
+/* Data-parallel replica of a rank (rank = stage*dp*tp + replica*tp + tp_rank). */
+int tl_dp_replica_of(const timeline *tl, int rank);
+int tl_gpus_per_node(const timeline *tl);
+
+/* A selection of ranks for the trace writers. */
+typedef struct tl_ranks {
+  int n;
+  int *rank; /* ascending, owned */
+} tl_ranks;
+/* Parse "all", "dp0" (data-parallel replica 0) or a list "0-7,16,24-25";
+ * NULL means the default: all ranks up to `all_limit` GPUs, else dp0. */
+gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err);
+void tl_ranks_clear(tl_ranks *r);
+
+/* Memory a GPU holds: the program's mem_static_bytes + activations (the
+ * running sum of mem_delta_bytes) * act_factor + const_bytes. The factor and
+ * constant carry the profile's overheads (fragmentation, CUDA context, NCCL
+ * buffers) so that the traced peak is the reported peak; {0, 1} = the graph alone. */
+typedef struct tl_mem_model {
+  double const_bytes, act_factor;
+} tl_mem_model;
+double tl_mem_bytes(const timeline *tl, int rank, const tl_mem_model *mm, double activation_bytes);
 
 #endif

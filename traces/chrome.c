@@ -1,0 +1,218 @@
+/* chrome -- see chrome.h.
+ *
+ * Layout: pid = node, tid = local GPU * TL_STREAM_N + stream. A send and its
+ * receive are matched as the graph matches them (the k-th send from a to b
+ * is received by b's k-th receive from a), so a flow id is (a, b, k). The
+ * flow starts inside the send slice and ends on the receive's last
+ * nanosecond, where the data has arrived.
+ */
+#include "chrome.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "trace_file.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef long long ns_t;
+
+static ns_t to_ns(double s) { return llround(s * 1e9); }
+
+typedef struct chrome_w {
+  const timeline *tl;
+  const tl_mem_model *mm;
+  FILE *f;
+  const gboolean *selected; /* [world] */
+  int rank, pid, local;
+  unsigned streams_used;    /* bit per tl_stream */
+  GHashTable *sent, *received; /* peer -> count of sends to / receives from it */
+  double act_bytes;
+  /* the (phase, micro-batch) block being collected on the compute track */
+  gboolean block_open;
+  int block_phase, block_mb;
+  ns_t block_start, block_end;
+  gboolean first; /* no event written yet: no comma before the next */
+} chrome_w;
+
+/* Start a new element of the traceEvents array. */
+static FILE *next_event(chrome_w *w)
+{
+  if (!w->first) fputs(",\n", w->f);
+  w->first = FALSE;
+  return w->f;
+}
+
+static void put_us(FILE *f, ns_t ns) { fprintf(f, "%lld.%03lld", ns / 1000, ns % 1000); }
+
+static int tid_of(const chrome_w *w, tl_stream s) { return w->local * TL_STREAM_N + (int)s; }
+
+static void slice(chrome_w *w, const char *name, const char *cat, tl_stream s, ns_t t0, ns_t t1, const char *args)
+{
+  fprintf(next_event(w), "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":", name, cat, w->pid,
+          tid_of(w, s));
+  put_us(w->f, t0);
+  fputs(",\"dur\":", w->f);
+  put_us(w->f, t1 - t0);
+  fprintf(w->f, ",\"args\":{%s}}", args);
+  w->streams_used |= 1u << s;
+}
+
+static void flush_block(chrome_w *w)
+{
+  if (!w->block_open) return;
+  w->block_open = FALSE;
+  const char *ph = graph_phase_name((graph_phase)w->block_phase);
+  char name[48], args[64];
+  if (w->block_mb >= 0) snprintf(name, sizeof name, "%s mb %d", ph, w->block_mb);
+  else snprintf(name, sizeof name, "%s", ph);
+  snprintf(args, sizeof args, "\"rank\":%d,\"micro_batch\":%d,\"block\":true", w->rank, w->block_mb);
+  slice(w, name, ph, TL_STREAM_COMPUTE, w->block_start, w->block_end, args);
+}
+
+static void track_block(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
+{
+  if (e->kind != EV_COMPUTE) return;
+  if (w->block_open && (w->block_phase != e->phase || w->block_mb != e->micro_batch)) flush_block(w);
+  if (!w->block_open) {
+    w->block_open = TRUE;
+    w->block_phase = e->phase;
+    w->block_mb = e->micro_batch;
+    w->block_start = t0;
+  }
+  w->block_end = t1;
+}
+
+static int bump(GHashTable *counts, int peer)
+{
+  int k = GPOINTER_TO_INT(g_hash_table_lookup(counts, GINT_TO_POINTER(peer)));
+  g_hash_table_insert(counts, GINT_TO_POINTER(peer), GINT_TO_POINTER(k + 1));
+  return k;
+}
+
+/* Flow id of the k-th message from src to dst: exact in a double up to 2^53. */
+static long long flow_id(const chrome_w *w, int src, int dst, int k)
+{
+  return (((long long)src * w->tl->g->world_size + dst) << 20) + k;
+}
+
+static void flow(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
+{
+  gboolean send = e->kind == EV_SEND;
+  int k = bump(send ? w->sent : w->received, e->peer);
+  if (!w->selected[e->peer]) return;
+  long long id = send ? flow_id(w, w->rank, e->peer, k) : flow_id(w, e->peer, w->rank, k);
+  ns_t t = send ? t0 : MAX(t0, t1 - 1);
+  fprintf(next_event(w), "{\"ph\":\"%s\",%s\"name\":\"%s\",\"cat\":\"pp\",\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":",
+          send ? "s" : "f", send ? "" : "\"bp\":\"e\",", e->phase == PH_FORWARD ? "activations" : "gradients", id,
+          w->pid, tid_of(w, TL_STREAM_PP));
+  put_us(w->f, t);
+  fputs("}", w->f);
+}
+
+static void counter(chrome_w *w, ns_t t)
+{
+  fprintf(next_event(w), "{\"ph\":\"C\",\"name\":\"GPU %d memory\",\"pid\":%d,\"ts\":", w->local, w->pid);
+  put_us(w->f, t);
+  fprintf(w->f, ",\"args\":{\"GiB\":%.6f}}", tl_mem_bytes(w->tl, w->rank, w->mm, w->act_bytes) / GIB);
+}
+
+static void event_name(const graph_event *e, const timeline *tl, char *buf, size_t n)
+{
+  GString *s = g_string_new(tl_event_op_name(e));
+  if (e->kind == EV_COLLECTIVE) {
+    const graph_group *gr = g_ptr_array_index(tl->g->groups, e->peer);
+    g_string_append_printf(s, " %s", gr->label);
+  }
+  if (e->layer >= 0) g_string_append_printf(s, " L%d", e->layer);
+  if (e->micro_batch >= 0) g_string_append_printf(s, " mb%d", e->micro_batch);
+  if (e->kind == EV_SEND) g_string_append_printf(s, " to %d", e->peer);
+  if (e->kind == EV_RECV) g_string_append_printf(s, " from %d", e->peer);
+  g_strlcpy(buf, s->str, n);
+  g_string_free(s, TRUE);
+}
+
+static gboolean write_interval(const tl_interval *iv, gpointer data)
+{
+  chrome_w *w = data;
+  const graph_event *e = iv->ev;
+  ns_t t0 = to_ns(iv->start_s), t1 = to_ns(iv->end_s);
+  char name[96], args[160];
+  event_name(e, w->tl, name, sizeof name);
+  snprintf(args, sizeof args, "\"rank\":%d,\"event\":%d,\"micro_batch\":%d,\"layer\":%d,\"gflop\":%.6g,\"mbytes\":%.6g",
+           w->rank, iv->index, e->micro_batch, e->layer, e->flops / 1e9, e->bytes / 1e6);
+  track_block(w, e, t0, t1);
+  slice(w, name, tl_cat_name(iv->cat), tl_stream_of(iv->cat), t0, t1, args);
+  if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, e, t0, t1);
+  if (e->mem_delta_bytes != 0) {
+    w->act_bytes += e->mem_delta_bytes;
+    counter(w, t1);
+  }
+  return TRUE;
+}
+
+static void metadata(chrome_w *w, const char *what, int pid, int tid, const char *name, int sort)
+{
+  fprintf(next_event(w), "{\"ph\":\"M\",\"name\":\"%s_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", what, pid, tid,
+          name);
+  fprintf(next_event(w), "{\"ph\":\"M\",\"name\":\"%s_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}", what,
+          pid, tid, sort);
+}
+
+static void write_rank(chrome_w *w, int rank, int *last_pid)
+{
+  int gpn = tl_gpus_per_node(w->tl);
+  w->rank = rank;
+  w->pid = rank / gpn;
+  w->local = rank % gpn;
+  w->streams_used = 0;
+  w->act_bytes = 0;
+  w->block_open = FALSE;
+  g_hash_table_remove_all(w->sent);
+  g_hash_table_remove_all(w->received);
+  if (w->pid != *last_pid) {
+    char name[32];
+    snprintf(name, sizeof name, "node %d", w->pid);
+    metadata(w, "process", w->pid, 0, name, w->pid);
+    *last_pid = w->pid;
+  }
+  counter(w, 0);
+  tl_foreach(w->tl, rank, write_interval, w);
+  flush_block(w);
+  counter(w, to_ns(w->tl->step_time_s));
+  for (int s = 0; s < TL_STREAM_N; s++) {
+    if (!(w->streams_used & (1u << s))) continue;
+    char name[64];
+    snprintf(name, sizeof name, "GPU %d (rank %d, stage %d) %s", w->local, rank, tl_stage_of(w->tl, rank),
+             tl_stream_name((tl_stream)s));
+    metadata(w, "thread", w->pid, tid_of(w, (tl_stream)s), name, tid_of(w, (tl_stream)s));
+  }
+}
+
+static void header(const timeline *tl, const tl_ranks *sel, FILE *f)
+{
+  const char *model = g_hash_table_lookup(tl->g->meta, "model");
+  const char *layout = g_hash_table_lookup(tl->g->meta, "layout");
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"layoutsim\",\"model\":\"%s\",\"layout\":\"%s\","
+             "\"step_time_s\":%.9f,\"gpus\":%d,\"ranks_traced\":%d},\n\"traceEvents\":[\n",
+          model ? model : "unknown", layout ? layout : "graph file", tl->step_time_s, tl->g->world_size, sel->n);
+}
+
+gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,
+                            GError **err)
+{
+  trace_file tf;
+  if (!trace_file_open(&tf, path, err)) return FALSE;
+  g_autofree gboolean *selected = g_new0(gboolean, tl->g->world_size);
+  for (int i = 0; i < sel->n; i++) selected[sel->rank[i]] = TRUE;
+  chrome_w w = {.tl = tl, .mm = mm, .f = tf.f, .selected = selected, .first = TRUE};
+  w.sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+  w.received = g_hash_table_new(g_direct_hash, g_direct_equal);
+  header(tl, sel, tf.f);
+  int last_pid = -1;
+  for (int i = 0; i < sel->n; i++) write_rank(&w, sel->rank[i], &last_pid);
+  fputs("\n]}\n", tf.f);
+  g_hash_table_destroy(w.sent);
+  g_hash_table_destroy(w.received);
+  return trace_file_commit(&tf, err);
+}

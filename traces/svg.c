@@ -300,7 +300,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
     peak_t[i] = w.peak_t;
     ymax = MAX(ymax, w.peak);
   }
-  int top = 60, plot_h = 360, height = top + plot_h + 50;
+  int top = 46 + 14 * ((n + 4) / 5), plot_h = 360, height = top + plot_h + 50;
   double y_gib = ceil(ymax * 1.05 / GIB / 10) * 10;
   trace_file tf;
   gboolean ok = trace_file_open(&tf, path, err);
@@ -343,9 +343,10 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
                  "s</title></circle>\n",
               x_of(peak_t[i], tl->step_time_s), Y_OF(peak[i]), colour, tl_stage_of(tl, rows.rank[i]), peak[i] / GIB,
               peak_t[i]);
+      int lx = PLOT_X + 170 * (i % 5), ly = 38 + 14 * (i / 5); /* legend under the title, 5 per line */
       fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">stage %d "
                  "(peak %.1f GiB)</text>\n</g>\n",
-              10, top + 10 + 16 * i, colour, 26, top + 15 + 16 * i, tl_stage_of(tl, rows.rank[i]), peak[i] / GIB);
+              lx, ly - 4, colour, lx + 16, ly, tl_stage_of(tl, rows.rank[i]), peak[i] / GIB);
     }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">peak %.2f GiB</text>\n",
             x_of(peak_t[best], tl->step_time_s) + 6, Y_OF(peak[best]) - 6, peak[best] / GIB);

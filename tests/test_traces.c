@@ -1,0 +1,432 @@
+/* test_traces -- the four views of a step (Paje, Chrome JSON, SVG, CSV)
+ * agree with the timeline, with each other and with the reported metrics,
+ * and the 1F1B bubble sits where theory puts it.
+ *
+ * Layout: llama-7b on 8 GPUs, pp 4, dp 2, micro-batch 1, global batch 16:
+ * m = 16 / 2 = 8 micro-batches per replica. Every test forks (Check's
+ * default), so each runs its own SimGrid engine.
+ *
+ * pj_dump (Debian pajeng) and xmllint (Debian libxml2-utils) are run when
+ * present; a test that needs a missing one prints SKIP and passes. CI
+ * installs both.
+ */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/simulate.h"
+#include "traces/chrome.h"
+#include "traces/csv_timeline.h"
+#include "traces/svg.h"
+
+#define PP 4
+#define DP 2
+#define GPUS 8
+#define MICRO_BATCHES 8
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static char *tmpdir;
+
+static void setup(void) { tmpdir = g_dir_make_tmp("layoutsim-traces-XXXXXX", NULL); }
+
+static void teardown(void)
+{
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+  ck_assert_int_eq(system(cmd), 0);
+  g_free(tmpdir);
+}
+
+static char *tmp_path(const char *name) { return g_build_filename(tmpdir, name, NULL); }
+
+/* Simulate the test layout; `paje` may be NULL. */
+static void simulate(sim_outcome *out, const char *paje)
+{
+  sim_request rq = {0};
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-7b", &rq.m, &err));
+  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  rq.l = layout_default();
+  rq.l.gpus = GPUS;
+  rq.l.pp = PP;
+  rq.l.tp = 1;
+  rq.l.micro_batch = 1;
+  rq.l.global_batch = DP * MICRO_BATCHES;
+  rq.gen = gen_default_options();
+  rq.gen.gpus_per_node = rq.prof.gpus_per_node;
+  rq.capacity_gib = rq.prof.memory_gib;
+  rq.replay.paje_path = paje;
+  if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
+  ck_assert_int_eq(out->met->stages, PP);
+}
+
+static tl_ranks all_ranks(const timeline *tl)
+{
+  tl_ranks sel;
+  ck_assert(tl_ranks_parse(tl, "all", 0, &sel, NULL));
+  ck_assert_int_eq(sel.n, GPUS);
+  return sel;
+}
+
+static gboolean have(const char *tool)
+{
+  g_autofree char *p = g_find_program_in_path(tool);
+  if (!p) fprintf(stderr, "SKIP: %s not found (CI installs it: Debian packages pajeng, libxml2-utils)\n", tool);
+  return p != NULL;
+}
+
+static char *run_tool(char **argv, int *status)
+{
+  char *out = NULL;
+  GError *err = NULL;
+  if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
+                    status, &err))
+    ck_abort_msg("%s: %s", argv[0], err->message);
+  return out;
+}
+
+static const char *const CAT_NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm",
+                                            "pp-wait", "dp-comm",  "optimizer", "idle"};
+
+static int cat_index(const char *name)
+{
+  for (int c = 0; c < TL_N; c++)
+    if (!strcmp(name, CAT_NAMES[c])) return c;
+  ck_abort_msg("unknown category '%s'", name);
+  return -1;
+}
+
+/* ---- Paje ------------------------------------------------------------- */
+
+START_TEST(test_paje_state_durations_add_up_to_the_step_per_gpu_within_1us)
+{
+  if (!have("pj_dump")) return;
+  g_autofree char *trace = tmp_path("t.trace");
+  sim_outcome out = {0};
+  simulate(&out, trace);
+  char *argv[] = {"pj_dump", "-l", "9", trace, NULL};
+  int status;
+  g_autofree char *dump = run_tool(argv, &status);
+  ck_assert_msg(g_spawn_check_wait_status(status, NULL), "pj_dump failed on the trace");
+  /* per host n<node>_g<gpu>: total seconds and seconds per category */
+  double total[GPUS] = {0}, per_cat[GPUS][TL_N] = {{0}};
+  g_auto(GStrv) lines = g_strsplit(dump, "\n", -1);
+  int states = 0;
+  for (char **l = lines; *l; l++) {
+    if (strncmp(*l, "State,", 6)) continue;
+    g_auto(GStrv) f = g_strsplit(*l, ",", -1);
+    ck_assert_int_ge(g_strv_length(f), 8);
+    int node, gpu;
+    ck_assert_int_eq(sscanf(g_strstrip(f[1]), "n%d_g%d", &node, &gpu), 2);
+    int rank = node * 8 + gpu;
+    ck_assert_int_lt(rank, GPUS);
+    double d = g_ascii_strtod(f[5], NULL);
+    total[rank] += d;
+    per_cat[rank][cat_index(g_strstrip(f[7]))] += d;
+    states++;
+  }
+  ck_assert_int_gt(states, GPUS);
+  for (int r = 0; r < GPUS; r++) {
+    ck_assert_msg(fabs(total[r] - out.tl.step_time_s) < 1e-6, "rank %d: states sum to %.9f s, step %.9f s", r,
+                  total[r], out.tl.step_time_s);
+    /* and SimGrid's trace agrees with the recorded timeline, category by category */
+    double sec[TL_N];
+    tl_rank_seconds(&out.tl, r, sec);
+    for (int c = 0; c < TL_N; c++)
+      ck_assert_msg(fabs(per_cat[r][c] - sec[c]) < 1e-6, "rank %d %s: Paje %.9f s, timeline %.9f s", r, CAT_NAMES[c],
+                    per_cat[r][c], sec[c]);
+  }
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* ---- Chrome ----------------------------------------------------------- */
+
+static cJSON *load_json(const char *path)
+{
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  cJSON *j = cJSON_Parse(text);
+  ck_assert_msg(j != NULL, "%s does not parse as JSON", path);
+  return j;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  ck_assert_msg(cJSON_IsNumber(v), "event without numeric '%s'", key);
+  return v->valuedouble;
+}
+
+START_TEST(test_chrome_json_parses_and_every_slice_lies_within_the_step)
+{
+  g_autofree char *path = tmp_path("t.json");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  tl_ranks sel = all_ranks(&out.tl);
+  tl_mem_model mm = {0, 1};
+  GError *err = NULL;
+  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, &err));
+  cJSON *j = load_json(path);
+  const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+  ck_assert(cJSON_IsArray(evs));
+  double step_us = out.tl.step_time_s * 1e6;
+  int slices = 0, flow_s = 0, flow_f = 0;
+  double peak_gib[GPUS] = {0};
+  const cJSON *e;
+  cJSON_ArrayForEach(e, evs)
+  {
+    const char *ph = cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring;
+    if (!strcmp(ph, "X")) {
+      double ts = num(e, "ts"), dur = num(e, "dur");
+      num(e, "pid");
+      num(e, "tid");
+      ck_assert(ts >= 0 && dur >= 0);
+      ck_assert_msg(ts + dur <= step_us + 5e-4, "slice ends at %.3f us, after the step (%.3f us)", ts + dur, step_us);
+      slices++;
+    } else if (!strcmp(ph, "s")) flow_s++;
+    else if (!strcmp(ph, "f")) flow_f++;
+    else if (!strcmp(ph, "C")) {
+      int pid = (int)num(e, "pid");
+      const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
+      int gpu;
+      ck_assert_int_eq(sscanf(name, "GPU %d memory", &gpu), 1);
+      double gib = num(cJSON_GetObjectItemCaseSensitive(e, "args"), "GiB");
+      peak_gib[pid * 8 + gpu] = MAX(peak_gib[pid * 8 + gpu], gib);
+    }
+  }
+  ck_assert_int_gt(slices, GPUS);
+  /* one arrow per pipeline message: each replica sends (pp-1)*m activations forward and as many gradients back */
+  int messages = DP * 2 * (PP - 1) * MICRO_BATCHES;
+  ck_assert_int_eq(flow_s, messages);
+  ck_assert_int_eq(flow_f, messages);
+  /* the memory counter (graph only: {0, 1}) peaks at model states + the activation peak metrics reports */
+  for (int r = 0; r < GPUS; r++) {
+    const stage_metrics *sm = &out.met->stage[tl_stage_of(&out.tl, r)];
+    double expect_gib = (sm->mem_static_bytes + sm->mem_activation_peak_bytes) / GIB;
+    ck_assert_msg(fabs(peak_gib[r] - expect_gib) < 1e-5, "rank %d: counter peak %.6f GiB, metrics %.6f GiB", r,
+                  peak_gib[r], expect_gib);
+  }
+  cJSON_Delete(j);
+  tl_ranks_clear(&sel);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* Blocks (the compute-track parent slices) named "<phase> mb <i>" on `rank`. */
+static int count_blocks(const cJSON *evs, int rank, const char *phase, double *first_start, double *last_end)
+{
+  int n = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, evs)
+  {
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    if (strcmp(cJSON_GetObjectItemCaseSensitive(e, "ph")->valuestring, "X") ||
+        !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "block")) || (int)num(args, "rank") != rank ||
+        strcmp(cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring, phase))
+      continue;
+    double ts = num(e, "ts"), end = ts + num(e, "dur");
+    if (n == 0 || ts < *first_start) *first_start = ts;
+    if (n == 0 || end > *last_end) *last_end = end;
+    n++;
+  }
+  return n;
+}
+
+START_TEST(test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it)
+{
+  g_autofree char *path = tmp_path("t.json");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  tl_ranks sel = all_ranks(&out.tl);
+  tl_mem_model mm = {0, 1};
+  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, NULL));
+  cJSON *j = load_json(path);
+  const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+  double fwd_start[PP], bwd_end[PP];
+  for (int s = 0; s < PP; s++) {
+    int rank = s * DP; /* tp 1: rank = stage * dp + replica */
+    double a, b, c, d;
+    ck_assert_int_eq(count_blocks(evs, rank, "forward", &a, &b), MICRO_BATCHES);
+    ck_assert_int_eq(count_blocks(evs, rank, "backward", &c, &d), MICRO_BATCHES);
+    fwd_start[s] = a;
+    bwd_end[s] = d;
+  }
+  /* warm-up: stage s starts its first forward after stage s-1 started its own (idle grows with the stage index);
+   * cool-down: stage s finishes its last backward before stage s-1 does (idle at the end grows with the index) */
+  for (int s = 1; s < PP; s++) {
+    ck_assert_msg(fwd_start[s] > fwd_start[s - 1], "stage %d starts at %.1f us, stage %d at %.1f us", s, fwd_start[s],
+                  s - 1, fwd_start[s - 1]);
+    ck_assert_msg(bwd_end[s] < bwd_end[s - 1], "stage %d ends backward at %.1f us, stage %d at %.1f us", s,
+                  bwd_end[s], s - 1, bwd_end[s - 1]);
+  }
+  cJSON_Delete(j);
+  tl_ranks_clear(&sel);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* ---- SVG -------------------------------------------------------------- */
+
+static int xpath_count(const char *file, const char *expr)
+{
+  char *argv[] = {"xmllint", "--xpath", (char *)expr, (char *)file, NULL};
+  int status;
+  g_autofree char *outp = run_tool(argv, &status);
+  return atoi(outp);
+}
+
+START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch)
+{
+  if (!have("xmllint")) return;
+  g_autofree char *path = tmp_path("t.svg"), *stages_path = tmp_path("s.svg"), *mem = tmp_path("m.svg");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  trace_svg_info info = {.mfu = out.met->mfu, .max_gpu_rows = 64};
+  ck_assert(trace_svg_timeline(&out.tl, &info, path, NULL));
+  info.max_gpu_rows = 4; /* 8 GPUs > 4: one row per stage */
+  ck_assert(trace_svg_timeline(&out.tl, &info, stages_path, NULL));
+  tl_mem_model mm = {0, 1};
+  ck_assert(trace_svg_memory(&out.tl, &mm, 80 * GIB, mem, NULL));
+  char *argv[] = {"xmllint", "--noout", path, stages_path, mem, NULL};
+  int status;
+  g_free(run_tool(argv, &status));
+  ck_assert_msg(g_spawn_check_wait_status(status, NULL), "xmllint rejects the SVG");
+  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@class='row'])"), GPUS);
+  ck_assert_int_eq(xpath_count(stages_path, "count(//*[local-name()='g'][@class='row'])"), PP);
+  for (int r = 0; r < GPUS; r++) {
+    g_autofree char *q =
+        g_strdup_printf("count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='rect'][@class='forward'])", r);
+    ck_assert_int_eq(xpath_count(path, q), MICRO_BATCHES);
+  }
+  ck_assert_int_eq(xpath_count(mem, "count(//*[local-name()='g'][@class='stage'])"), PP);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* ---- CSV -------------------------------------------------------------- */
+
+START_TEST(test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction)
+{
+  g_autofree char *path = tmp_path("t.csv");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  tl_ranks sel = all_ranks(&out.tl);
+  ck_assert(trace_csv_write(&out.tl, &sel, path, NULL));
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  ck_assert_str_eq(lines[0], "rank,stream,kind,name,start_s,end_s,micro_batch,layer");
+  double last_end[GPUS], pp_wait[GPUS] = {0};
+  for (int r = 0; r < GPUS; r++) last_end[r] = 0;
+  for (char **l = lines + 1; *l && **l; l++) {
+    g_auto(GStrv) f = g_strsplit(*l, ",", -1);
+    ck_assert_int_eq(g_strv_length(f), 8);
+    int r = atoi(f[0]);
+    double t0 = g_ascii_strtod(f[4], NULL), t1 = g_ascii_strtod(f[5], NULL);
+    ck_assert_msg(fabs(t0 - last_end[r]) < 2e-9, "rank %d: gap or overlap at %.9f s", r, t0);
+    last_end[r] = t1;
+    if (!strcmp(f[2], "pp-wait")) pp_wait[r] += t1 - t0;
+  }
+  double step = out.tl.step_time_s, mean = 0;
+  for (int r = 0; r < GPUS; r++) {
+    ck_assert_msg(fabs(last_end[r] - step) < 1e-9, "rank %d rows end at %.9f s, step %.9f s", r, last_end[r], step);
+    mean += pp_wait[r] / step / GPUS;
+  }
+  ck_assert_msg(fabs(mean - out.met->bubble_fraction) < 1e-6, "CSV pp-wait share %.7f, reported bubble %.7f", mean,
+                out.met->bubble_fraction);
+  /* 1F1B with equal stages idles (pp-1)/(m+pp-1) of the pipelined part; the step also holds the gradient
+   * all-reduce and optimizer, and the stages are not equal, so allow a few points around 3/11 */
+  double theory = (PP - 1.0) / (MICRO_BATCHES + PP - 1.0);
+  ck_assert_msg(fabs(out.met->bubble_fraction - theory) < 0.05, "bubble %.3f, 1F1B theory %.3f",
+                out.met->bubble_fraction, theory);
+  tl_ranks_clear(&sel);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* ---- selection and errors (no simulation) ----------------------------- */
+
+static graph *test_graph(void)
+{
+  model m;
+  ck_assert(model_load_named("llama-7b", &m, NULL));
+  layout l = layout_default();
+  l.gpus = GPUS;
+  l.pp = PP;
+  l.global_batch = DP * MICRO_BATCHES;
+  ck_assert(layout_validate(&l, &m, NULL));
+  return gen_graph(&m, &l, &(gen_options){.partition = PARTITION_UNIFORM, .symmetry = TRUE, .gpus_per_node = 8}, NULL);
+}
+
+START_TEST(test_trace_ranks_dp0_lists_and_bad_values)
+{
+  g_autoptr(graph) g = test_graph();
+  timeline tl = {.g = g};
+  tl_ranks sel;
+  ck_assert(tl_ranks_parse(&tl, "dp0", 0, &sel, NULL));
+  int expect_dp0[PP] = {0, 2, 4, 6}; /* rank = stage * dp + replica */
+  ck_assert_int_eq(sel.n, PP);
+  for (int i = 0; i < PP; i++) ck_assert_int_eq(sel.rank[i], expect_dp0[i]);
+  tl_ranks_clear(&sel);
+  ck_assert(tl_ranks_parse(&tl, NULL, 4, &sel, NULL)); /* default above the limit: dp0 */
+  ck_assert_int_eq(sel.n, PP);
+  tl_ranks_clear(&sel);
+  ck_assert(tl_ranks_parse(&tl, "5,0-2,1", 64, &sel, NULL));
+  ck_assert_int_eq(sel.n, 4);
+  ck_assert_int_eq(sel.rank[3], 5);
+  tl_ranks_clear(&sel);
+  const char *bad[] = {"8", "3-1", "x", "", "1,,2", "-1"};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *err = NULL;
+    ck_assert_msg(!tl_ranks_parse(&tl, bad[i], 64, &sel, &err), "'%s' accepted", bad[i]);
+    ck_assert_ptr_nonnull(strstr(err->message, "--trace-ranks"));
+    g_error_free(err);
+  }
+}
+END_TEST
+
+START_TEST(test_unwritable_output_fails_with_the_path_and_leaves_no_file)
+{
+  g_autoptr(graph) g = test_graph();
+  replay_result res = {.world_size = 0, .step_time_s = 1.0};
+  timeline tl = {.g = g, .res = &res, .step_time_s = 1.0};
+  tl_ranks sel = {0, NULL};
+  g_autofree char *dir = tmp_path("missing");
+  g_autofree char *path = g_build_filename(dir, "t.csv", NULL);
+  GError *err = NULL;
+  ck_assert(!trace_csv_write(&tl, &sel, path, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, path));
+  g_error_free(err);
+  ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
+  /* a successful write leaves exactly the target, no temporary file */
+  g_autofree char *ok = tmp_path("ok.csv");
+  ck_assert(trace_csv_write(&tl, &sel, ok, NULL));
+  g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
+  int files = 0;
+  while (g_dir_read_name(d)) files++;
+  ck_assert_int_eq(files, 1);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("traces");
+  TCase *tc = tcase_create("views");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_paje_state_durations_add_up_to_the_step_per_gpu_within_1us);
+  tcase_add_test(tc, test_chrome_json_parses_and_every_slice_lies_within_the_step);
+  tcase_add_test(tc, test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it);
+  tcase_add_test(tc, test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch);
+  tcase_add_test(tc, test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction);
+  tcase_add_test(tc, test_trace_ranks_dp0_lists_and_bad_values);
+  tcase_add_test(tc, test_unwritable_output_fails_with_the_path_and_leaves_no_file);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -11,7 +11,7 @@
 #define WIDTH 1200
 #define PLOT_X 190
 #define PLOT_W 980
-#define TOP 84
+#define TOP 98
 #define DEFAULT_MAX_GPU_ROWS 64
 
 static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
@@ -178,9 +178,11 @@ static void title(FILE *f, const timeline *tl, const trace_svg_info *info, gbool
   if (info->mfu >= 0) fprintf(f, ", MFU %.1f%%", info->mfu * 100);
   fputs("</text>\n<text x=\"10\" y=\"40\">", f);
   xml_text(f, layout);
+  fputs("</text>\n<text x=\"10\" y=\"56\">", f);
   if (per_stage)
-    fprintf(f, " | one row per pipeline stage (%d) of data-parallel replica 0, tensor rank 0", rows);
-  else fputs(" | one row per GPU", f);
+    fprintf(f, "one row per pipeline stage (%d rows): the GPU of data-parallel replica 0, tensor rank 0 of each stage",
+            rows);
+  else fputs("one row per GPU", f);
   fputs("</text>\n", f);
 }
 
@@ -213,7 +215,7 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   style(f);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, height);
   title(f, tl, info, per_stage, rows.n);
-  legend(f, 62);
+  legend(f, 78);
   time_axis(f, tl->step_time_s, TOP - 4, bottom + 2);
   for (int i = 0; i < rows.n; i++) {
     int rank = rows.rank[i];

@@ -1,7 +1,8 @@
 /* metrics -- what a simulated step means: step time, tokens/s, MFU exactly
  * as the study defines it (PaLM: tokens/s * (6N + 12 L H Q T) / (gpus *
  * peak)), HFU (all executed FLOPs, recompute included), the bubble fraction
- * (time a GPU waits in pipeline send/recv divided by step time, docs/metrics.md),
+ * (time a GPU waits in pipeline send/recv and pipeline-group collectives -- the
+ * timeline's pp-wait category -- divided by step time, docs/metrics.md),
  * the time breakdown, and peak memory per stage.
  *
  * Owns: struct metrics and its computation from a timeline.

@@ -65,7 +65,7 @@ static const char *const USAGE =
     "  --paje FILE             SimGrid Paje trace: a state per GPU per event (forward,\n"
     "                          backward, recompute, tp-comm, pp-wait, dp-comm, optimizer,\n"
     "                          idle), tiling the step; opens in pj_dump/pajeng and Vite\n"
-    "  --paje-links            also trace link utilization in the Paje file (~16x larger)\n"
+    "  --paje-links            also trace link utilization in the Paje file (about 2x larger)\n"
     "  --chrome-trace FILE     Chrome trace-event JSON for Perfetto / chrome://tracing: a\n"
     "                          process per node, a track per GPU stream, flow arrows for\n"
     "                          pipeline sends, a memory counter per GPU\n"

@@ -189,13 +189,28 @@ static void write_rank(chrome_w *w, int rank, int *last_pid)
   }
 }
 
+/* A JSON string literal (model names come from user files). */
+static void put_json_string(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
 static void header(const timeline *tl, const tl_ranks *sel, FILE *f)
 {
   const char *model = g_hash_table_lookup(tl->g->meta, "model");
   const char *layout = g_hash_table_lookup(tl->g->meta, "layout");
-  fprintf(f, "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"layoutsim\",\"model\":\"%s\",\"layout\":\"%s\","
-             "\"step_time_s\":%.9f,\"gpus\":%d,\"ranks_traced\":%d},\n\"traceEvents\":[\n",
-          model ? model : "unknown", layout ? layout : "graph file", tl->step_time_s, tl->g->world_size, sel->n);
+  fputs("{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"layoutsim\",\"model\":", f);
+  put_json_string(f, model ? model : "unknown");
+  fputs(",\"layout\":", f);
+  put_json_string(f, layout ? layout : "graph file");
+  fprintf(f, ",\"step_time_s\":%.9f,\"gpus\":%d,\"ranks_traced\":%d},\n\"traceEvents\":[\n", tl->step_time_s,
+          tl->g->world_size, sel->n);
 }
 
 gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,

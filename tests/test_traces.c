@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "analysis/simulate.h"
+#include "check_main.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
 #include "traces/svg.h"
@@ -424,9 +425,5 @@ int main(void)
   tcase_add_test(tc, test_trace_ranks_dp0_lists_and_bad_values);
   tcase_add_test(tc, test_unwritable_output_fails_with_the_path_and_leaves_no_file);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run(s);
 }

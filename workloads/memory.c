@@ -23,6 +23,9 @@
 
 #define BF16 2.0
 #define FP32 4.0
+/* torch RMSNorm: fp32 input copy (pow, mul), fp32 normalised product (kept by
+ * the weight multiply done in fp32), bf16 output cast */
+#define NORM_TORCH_SAVED_PER_EL (FP32 + FP32 + BF16)
 
 void mem_ctx_init(mem_ctx *c, const model *m, const layout *l)
 {
@@ -44,7 +47,7 @@ double mem_saved_bytes(const mem_ctx *c, graph_op op)
   const layout *l = c->l;
   double h = m->hidden, f = m->ffn, t = l->tp, T = c->T, B = score_elements(c);
   switch (op) {
-  case OP_NORM: return c->Tl * h * (layout_attn_fused_norm(l->attn) ? BF16 : BF16 + FP32);
+  case OP_NORM: return c->Tl * h * (layout_attn_fused_norm(l->attn) ? BF16 : NORM_TORCH_SAVED_PER_EL);
   case OP_QKV: return T * h * BF16;
   case OP_ATTENTION:
     if (layout_attn_is_flash(l->attn)) return 4 * T * h / t * BF16 + T * m->heads / t * FP32;

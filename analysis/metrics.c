@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "workloads/memory.h"
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static double meta_double(const graph *g, const char *key)
@@ -11,23 +13,21 @@ static double meta_double(const graph *g, const char *key)
   return v ? g_ascii_strtod(v, NULL) : -1;
 }
 
-double metrics_mem_overhead_bytes(const gpu_profile *p, double activation_bytes)
+double metrics_mem_overhead_bytes(const gpu_profile *p, double dynamic_bytes)
 {
-  return (p->cuda_context_gib + p->nccl_buffers_gib) * GIB + p->fragmentation * activation_bytes;
+  return (p->cuda_context_gib + p->nccl_buffers_gib) * GIB + p->fragmentation * dynamic_bytes;
 }
 
-typedef struct mem_walk {
-  double cur, peak, peak_time;
-} mem_walk;
+/* The memory walk of workloads/memory, fed in timeline order so the peak has a time. */
+typedef struct walk_state {
+  mem_walk w;
+  double peak_time;
+} walk_state;
 
 static gboolean walk_memory(const tl_interval *iv, gpointer data)
 {
-  mem_walk *w = data;
-  w->cur += iv->ev->mem_delta_bytes;
-  if (w->cur > w->peak) {
-    w->peak = w->cur;
-    w->peak_time = iv->end_s;
-  }
+  walk_state *s = data;
+  if (iv->ev && mem_walk_event(&s->w, iv->ev, iv->index)) s->peak_time = iv->start_s;
   return TRUE;
 }
 
@@ -43,12 +43,21 @@ static double program_flops(const graph *g, int rank)
 static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, stage_metrics *sm)
 {
   const graph_program *prog = g_ptr_array_index(tl->g->programs, rank);
-  mem_walk w = {0, 0, 0};
-  tl_foreach(tl, rank, walk_memory, &w);
+  walk_state s = {.peak_time = 0};
+  mem_walk_init(&s.w);
+  tl_foreach(tl, rank, walk_memory, &s);
+  double dynamic = s.w.peak_act_bytes + s.w.peak_buf_bytes;
+  sm->mem_params_bytes = prog->mem_params_bytes;
+  sm->mem_grads_bytes = prog->mem_grads_bytes;
+  sm->mem_optimizer_bytes = prog->mem_optimizer_bytes;
   sm->mem_static_bytes = prog->mem_static_bytes;
-  sm->mem_activation_peak_bytes = w.peak;
-  sm->mem_peak_time_s = w.peak_time;
-  sm->mem_peak_bytes = prog->mem_static_bytes + w.peak + metrics_mem_overhead_bytes(p, w.peak);
+  sm->mem_activation_peak_bytes = s.w.peak_act_bytes;
+  sm->mem_buffers_bytes =
+      prog->mem_static_bytes - prog->mem_params_bytes - prog->mem_grads_bytes - prog->mem_optimizer_bytes +
+      s.w.peak_buf_bytes;
+  sm->mem_overhead_bytes = metrics_mem_overhead_bytes(p, dynamic);
+  sm->mem_peak_time_s = s.peak_time;
+  sm->mem_peak_bytes = prog->mem_static_bytes + dynamic + sm->mem_overhead_bytes;
 }
 
 metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib)

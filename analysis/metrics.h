@@ -19,10 +19,15 @@
 typedef struct stage_metrics {
   double bubble_fraction;
   double seconds[TL_N];     /* mean over the stage's ranks */
-  double mem_static_bytes;  /* model states */
-  double mem_activation_peak_bytes;
-  double mem_peak_bytes;    /* static + activations + overheads */
-  double mem_peak_time_s;   /* when the activation peak is reached */
+  /* Memory of one rank of the stage at its peak (docs/memory.md):
+   * peak = params + grads + optimizer + activations + buffers + overhead. */
+  double mem_params_bytes, mem_grads_bytes, mem_optimizer_bytes;
+  double mem_static_bytes;          /* the model states above plus persistent buffers */
+  double mem_activation_peak_bytes; /* saved activations at the peak */
+  double mem_buffers_bytes;         /* persistent buffers + pipe buffers + transients at the peak */
+  double mem_overhead_bytes;        /* CUDA context, NCCL buffers, fragmentation (profile) */
+  double mem_peak_bytes;
+  double mem_peak_time_s;           /* when the peak is reached */
 } stage_metrics;
 
 typedef struct metrics {
@@ -39,8 +44,10 @@ typedef struct metrics {
   gboolean oom;
 } metrics;
 
-/* Overheads the profile adds to the graph's memory: CUDA context, NCCL buffers, fragmentation. */
-double metrics_mem_overhead_bytes(const gpu_profile *p, double activation_bytes);
+/* Overheads the profile adds to the graph's memory: CUDA context, NCCL
+ * buffers, and allocator fragmentation proportional to the bytes that come
+ * and go during the step (activations, pipe buffers, transients). */
+double metrics_mem_overhead_bytes(const gpu_profile *p, double dynamic_bytes);
 metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib);
 void metrics_free(metrics *m);
 

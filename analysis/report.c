@@ -60,14 +60,22 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   return j;
 }
 
+/* Memory of the rank at the peak of the stage that peaks highest (GiB). */
+static void memory_fields(cJSON *j, const stage_metrics *s)
+{
+  cJSON_AddNumberToObject(j, "params", s->mem_params_bytes / GIB);
+  cJSON_AddNumberToObject(j, "grads", s->mem_grads_bytes / GIB);
+  cJSON_AddNumberToObject(j, "optimizer", s->mem_optimizer_bytes / GIB);
+  cJSON_AddNumberToObject(j, "activations_peak", s->mem_activation_peak_bytes / GIB);
+  cJSON_AddNumberToObject(j, "buffers", s->mem_buffers_bytes / GIB);
+  cJSON_AddNumberToObject(j, "overhead", s->mem_overhead_bytes / GIB);
+  cJSON_AddNumberToObject(j, "peak_gib", s->mem_peak_bytes / GIB);
+}
+
 static cJSON *memory_json(const metrics *m)
 {
   cJSON *j = cJSON_CreateObject();
-  const stage_metrics *s = &m->stage[m->mem_peak_stage];
-  cJSON_AddNumberToObject(j, "model_states_gib", s->mem_static_bytes / GIB);
-  cJSON_AddNumberToObject(j, "activations_peak_gib", s->mem_activation_peak_bytes / GIB);
-  cJSON_AddNumberToObject(j, "overhead_gib", (s->mem_peak_bytes - s->mem_static_bytes - s->mem_activation_peak_bytes) / GIB);
-  cJSON_AddNumberToObject(j, "peak_gib", m->mem_peak_bytes / GIB);
+  memory_fields(j, &m->stage[m->mem_peak_stage]);
   cJSON_AddNumberToObject(j, "capacity_gib", m->mem_capacity_bytes / GIB);
   cJSON_AddNumberToObject(j, "stage_of_peak", m->mem_peak_stage);
   return j;
@@ -91,6 +99,8 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
     cJSON_AddNumberToObject(st, "stage", s);
     cJSON_AddNumberToObject(st, "bubble_fraction", m->stage[s].bubble_fraction);
     cJSON_AddNumberToObject(st, "peak_gib", m->stage[s].mem_peak_bytes / GIB);
+    cJSON *mem = cJSON_AddObjectToObject(st, "memory");
+    memory_fields(mem, &m->stage[s]);
     cJSON_AddItemToObject(st, "breakdown", breakdown_json(m->stage[s].seconds));
     cJSON_AddItemToArray(stages, st);
   }
@@ -136,5 +146,13 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     fprintf(f, "%5d  %7.1f", s, 100 * st->bubble_fraction);
     for (int c = 0; c < TL_N; c++) fprintf(f, " %8.3f", st->seconds[c]);
     fprintf(f, " %8.1f\n", st->mem_peak_bytes / GIB);
+  }
+  fprintf(f, "\nmemory (GiB)  params    grads optimizer activations  buffers overhead     peak\n");
+  for (int s = 0; s < m->stages; s++) {
+    const stage_metrics *st = &m->stage[s];
+    fprintf(f, "stage %-5d %8.2f %8.2f %9.2f %11.2f %8.2f %8.2f %8.2f%s\n", s, st->mem_params_bytes / GIB,
+            st->mem_grads_bytes / GIB, st->mem_optimizer_bytes / GIB, st->mem_activation_peak_bytes / GIB,
+            st->mem_buffers_bytes / GIB, st->mem_overhead_bytes / GIB, st->mem_peak_bytes / GIB,
+            st->mem_peak_bytes > m->mem_capacity_bytes ? "  over capacity" : "");
   }
 }

@@ -110,11 +110,11 @@ static void flow(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
   fputs("}", w->f);
 }
 
-static void counter(chrome_w *w, ns_t t)
+static void counter(chrome_w *w, ns_t t, double dynamic_bytes)
 {
   fprintf(next_event(w), "{\"ph\":\"C\",\"name\":\"GPU %d memory\",\"pid\":%d,\"ts\":", w->local, w->pid);
   put_us(w->f, t);
-  fprintf(w->f, ",\"args\":{\"GiB\":%.6f}}", tl_mem_bytes(w->tl, w->rank, w->mm, w->act_bytes) / GIB);
+  fprintf(w->f, ",\"args\":{\"GiB\":%.6f}}", tl_mem_bytes(w->tl, w->rank, w->mm, dynamic_bytes) / GIB);
 }
 
 static void event_name(const graph_event *e, const timeline *tl, char *buf, size_t n)
@@ -144,9 +144,10 @@ static gboolean write_interval(const tl_interval *iv, gpointer data)
   track_block(w, e, t0, t1);
   slice(w, name, tl_cat_name(iv->cat), tl_stream_of(iv->cat), t0, t1, args);
   if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, e, t0, t1);
-  if (e->mem_delta_bytes != 0) {
-    w->act_bytes += e->mem_delta_bytes;
-    counter(w, t1);
+  double during, after;
+  if (tl_mem_step(e, &w->act_bytes, &during, &after)) {
+    counter(w, t0, during);
+    counter(w, t1, after);
   }
   return TRUE;
 }
@@ -176,10 +177,10 @@ static void write_rank(chrome_w *w, int rank, int *last_pid)
     metadata(w, "process", w->pid, 0, name, w->pid);
     *last_pid = w->pid;
   }
-  counter(w, 0);
+  counter(w, 0, 0);
   tl_foreach(w->tl, rank, write_interval, w);
   flush_block(w);
-  counter(w, to_ns(w->tl->step_time_s));
+  counter(w, to_ns(w->tl->step_time_s), w->act_bytes);
   for (int s = 0; s < TL_STREAM_N; s++) {
     if (!(w->streams_used & (1u << s))) continue;
     char name[64];

@@ -252,17 +252,18 @@ static int col_of(const mem_w *w, double t)
 static gboolean mem_interval(const tl_interval *iv, gpointer data)
 {
   mem_w *w = data;
-  if (iv->ev->mem_delta_bytes == 0) return TRUE;
-  double before = w->cur;
-  w->act += iv->ev->mem_delta_bytes;
-  w->cur = tl_mem_bytes(w->tl, w->rank, w->mm, w->act);
-  if (w->act > 0 && w->cur > w->peak) {
-    w->peak = w->cur;
-    w->peak_t = iv->end_s;
+  double during, after;
+  if (!tl_mem_step(iv->ev, &w->act, &during, &after)) return TRUE;
+  double top = tl_mem_bytes(w->tl, w->rank, w->mm, during);
+  w->cur = tl_mem_bytes(w->tl, w->rank, w->mm, after);
+  if (during > 0 && top > w->peak) {
+    w->peak = top;
+    w->peak_t = iv->start_s;
   }
+  for (int c = col_of(w, iv->start_s); c <= col_of(w, iv->end_s); c++)
+    w->col[c] = isnan(w->col[c]) ? top : MAX(w->col[c], top);
   int c = col_of(w, iv->end_s);
-  double m = MAX(before, w->cur);
-  w->col[c] = isnan(w->col[c]) ? m : MAX(w->col[c], m);
+  w->col[c] = MAX(w->col[c], w->cur);
   return TRUE;
 }
 

@@ -227,3 +227,12 @@ double tl_mem_bytes(const timeline *tl, int rank, const tl_mem_model *mm, double
   const graph_program *p = g_ptr_array_index(tl->g->programs, rank);
   return p->mem_static_bytes + activation_bytes * mm->act_factor + mm->const_bytes;
 }
+
+gboolean tl_mem_step(const graph_event *e, double *act_bytes, double *during, double *after)
+{
+  if (e->mem_delta_bytes == 0 && e->mem_transient_bytes == 0) return FALSE;
+  *during = *act_bytes + MAX(e->mem_delta_bytes, 0) + e->mem_transient_bytes;
+  *act_bytes += e->mem_delta_bytes;
+  *after = *act_bytes;
+  return TRUE;
+}

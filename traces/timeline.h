@@ -93,5 +93,10 @@ typedef struct tl_mem_model {
   double const_bytes, act_factor;
 } tl_mem_model;
 double tl_mem_bytes(const timeline *tl, int rank, const tl_mem_model *mm, double activation_bytes);
+/* Dynamic memory around one event, as workloads/memory.h's walk counts it:
+ * `*during` while it runs (what it allocates and its transient buffers),
+ * `*after` once it ended; *act_bytes (the level before) advances to *after.
+ * FALSE when the event changes nothing. */
+gboolean tl_mem_step(const graph_event *e, double *act_bytes, double *during, double *after);
 
 #endif

@@ -130,13 +130,21 @@ static void residual(emit *x)
   stream(x, OP_RESIDUAL, el, 3 * BF16 * el, 1); /* backward: the gradient passes through, one add */
 }
 
-/* Record the activation bytes an operator keeps for backward (forward and recompute). */
+/* Record the memory an operator needs (memory.h): the activations it keeps for
+ * backward (+ at forward and recompute, - at backward) and what it holds only
+ * while it runs. Under every-layer checkpointing the forward of a checkpointed
+ * item keeps nothing (its input is kept by the caller). */
 static void saves(emit *x, graph_event *e, const mem_ctx *mc)
 {
-  if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += mem_saved_bytes(mc, e->op);
-  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += mem_saved_bytes(mc, e->op);
-  else if (x->phase == PH_BACKWARD) e->mem_delta_bytes -= mem_saved_bytes(mc, e->op);
+  gboolean bwd = x->phase == PH_BACKWARD;
+  double saved = mem_saved_bytes(mc, e->op);
+  if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += saved;
+  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += saved;
+  else if (bwd) e->mem_delta_bytes -= saved;
+  e->mem_transient_bytes += mem_transient_bytes(mc, e->op, bwd);
 }
+
+static graph_event *last_event(emit *x) { return &g_array_index(x->ev, graph_event, x->ev->len - 1); }
 
 static void attention_core(emit *x, const mem_ctx *mc)
 {
@@ -164,7 +172,7 @@ static void layer_forward(emit *x, const mem_ctx *mc)
   double h = m->hidden, f = m->ffn, t = x->l->tp;
   graph_event *e;
   norm(x);
-  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  saves(x, last_event(x), mc);
   sp_gather(x);
   e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
   saves(x, e, mc);
@@ -177,7 +185,7 @@ static void layer_forward(emit *x, const mem_ctx *mc)
   tp_reduce(x);
   residual(x);
   norm(x);
-  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  saves(x, last_event(x), mc);
   sp_gather(x);
   e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
   saves(x, e, mc);
@@ -212,7 +220,7 @@ static void layer_backward(emit *x, const mem_ctx *mc)
   }
   sp_gather(x);
   norm(x);
-  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  saves(x, last_event(x), mc);
   residual(x);
   sp_scatter_backward(x);
   e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
@@ -226,7 +234,7 @@ static void layer_backward(emit *x, const mem_ctx *mc)
   if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
   sp_gather(x);
   norm(x);
-  saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+  saves(x, last_event(x), mc);
 }
 
 static void embedding(emit *x, const mem_ctx *mc)
@@ -239,22 +247,33 @@ static void embedding(emit *x, const mem_ctx *mc)
   if (backward(x) && tp_on(x) && x->l->sp) collective(x, COLL_ALL_GATHER, x->tp_group, el * BF16);
 }
 
-/* Final norm, output projection, logits all-gather and fp32 cross-entropy (forward or recompute). */
+/* Final norm, output projection and logits all-gather (forward or recompute),
+ * then on forward the fp32 cross-entropy. The gathered bf16 logits are the
+ * stage's output: kept until the loss backward (on recompute they are a
+ * temporary). The loss runs outside the checkpointed head, so its fp32
+ * log-softmax is saved even with every-layer checkpointing. */
 static void head_forward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
 {
   const model *m = x->m;
   double h = m->hidden, V = m->vocab, t = x->l->tp;
   if (has_norm) {
     norm(x);
-    saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+    saves(x, last_event(x), mc);
   }
   if (!has_head) return;
   sp_gather(x);
   graph_event *e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
   saves(x, e, mc);
-  if (tp_on(x)) collective(x, COLL_ALL_GATHER, x->tp_group, x->T * V * BF16);
+  double logits = x->T * V * BF16;
+  if (tp_on(x)) collective(x, COLL_ALL_GATHER, x->tp_group, logits);
+  if (x->phase == PH_RECOMPUTE) {
+    last_event(x)->mem_transient_bytes += logits;
+    return;
+  }
+  last_event(x)->mem_delta_bytes += logits;
   e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_FWD_BYTES_PER_EL, OPS_LOSS_FWD_KERNELS);
-  saves(x, e, mc);
+  e->mem_delta_bytes += mem_saved_bytes(mc, OP_LOSS);
+  e->mem_transient_bytes += mem_transient_bytes(mc, OP_LOSS, FALSE);
 }
 
 static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
@@ -264,6 +283,7 @@ static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolea
   if (has_head) {
     graph_event *e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_BWD_BYTES_PER_EL, OPS_LOSS_BWD_KERNELS);
     saves(x, e, mc);
+    e->mem_delta_bytes -= x->T * V * BF16; /* the logits (stage output) are released */
     e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
     saves(x, e, mc);
     if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
@@ -271,7 +291,7 @@ static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolea
   }
   if (has_norm) {
     norm(x);
-    saves(x, &g_array_index(x->ev, graph_event, x->ev->len - 1), mc);
+    saves(x, last_event(x), mc);
   }
 }
 
@@ -293,7 +313,7 @@ static void stage_forward(emit *x, const mem_ctx *mc)
     x->layer = first + i;
     layer_forward(x, mc);
     if (ph == PH_FORWARD && x->l->ckpt == CKPT_EVERY_LAYER) /* the checkpointed input of the layer */
-      g_array_index(x->ev, graph_event, x->ev->len - 1).mem_delta_bytes += mem_checkpoint_bytes(mc);
+      last_event(x)->mem_delta_bytes += mem_checkpoint_bytes(mc);
   }
   x->layer = -1;
   head_forward(x, mc, partition_has_final_norm(x->part, x->m, stage), partition_has_head(x->part, x->m, stage));
@@ -321,7 +341,7 @@ static void stage_backward(emit *x, const mem_ctx *mc)
       x->phase = PH_BACKWARD;
     }
     layer_backward(x, mc);
-    if (ckpt) g_array_index(x->ev, graph_event, x->ev->len - 1).mem_delta_bytes -= mem_checkpoint_bytes(mc);
+    if (ckpt) last_event(x)->mem_delta_bytes -= mem_checkpoint_bytes(mc);
   }
   x->layer = -1;
   if (partition_has_embedding(x->part, stage)) {
@@ -346,10 +366,12 @@ static void optimizer_step(emit *x, double stage_params)
     int buckets = (int)ceil(stage_params / GRAD_BUCKET_ELEMENTS);
     double per = stage_params / buckets;
     for (int b = 0; b < buckets; b++) {
-      /* bf16 gradients are cast to fp32, all-reduced, and copied back */
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1);
+      /* bf16 gradients are flattened, cast to fp32, all-reduced, and copied back */
+      double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS));
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1)->mem_transient_bytes = held;
       collective(x, COLL_ALL_REDUCE, x->dp_group, per * FP32);
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1);
+      last_event(x)->mem_transient_bytes = held;
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1)->mem_transient_bytes = held;
     }
   }
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
@@ -357,7 +379,8 @@ static void optimizer_step(emit *x, double stage_params)
   x->phase = PH_OPTIMIZER;
   double shard = l->zero1 ? stage_params / l->dp : stage_params;
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
-  stream(x, OP_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS);
+  stream(x, OP_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
+      mem_adam_transient_bytes(l, shard);
   if (l->zero1 && l->dp > 1) {
     x->phase = PH_DP;
     int shards = MAX(1, (int)floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
@@ -369,6 +392,7 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
 {
   const layout *l = x->l;
   g_autoptr(GArray) instrs = sched_1f1b(x->stage, l->pp, l->grad_accum);
+  double act_buf = mem_pipe_buffer_bytes(mc, FALSE), grad_buf = mem_pipe_buffer_bytes(mc, TRUE);
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
     x->mb = in->micro_batch;
@@ -381,6 +405,7 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e = push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, OP_COMM);
       e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
       e->bytes = act_send_bytes(x);
+      if (in->kind == SCHED_RECV_ACT) e->mem_delta_bytes = act_buf; /* stage input, kept until its backward */
       break;
     case SCHED_RECV_GRAD:
     case SCHED_SEND_GRAD:
@@ -388,14 +413,20 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e = push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, OP_COMM);
       e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
       e->bytes = x->Tl * x->m->hidden * BF16;
+      /* the output gradient lives until the backward ends; the input gradient until it is sent */
+      e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
       break;
     case SCHED_FORWARD:
       x->phase = PH_FORWARD;
       stage_forward(x, mc);
+      if (x->next_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf; /* stage output, kept until RecvGrad */
       break;
     case SCHED_BACKWARD:
       x->phase = PH_BACKWARD;
       stage_backward(x, mc);
+      /* output and its gradient released; the input replaced by its gradient, sent next */
+      if (x->next_rank >= 0) last_event(x)->mem_delta_bytes -= 2 * grad_buf;
+      if (x->prev_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf - act_buf;
       break;
     case SCHED_OPTIMIZER:
       optimizer_step(x, stage_params);
@@ -453,7 +484,13 @@ static void emit_rank(graph *g, const model *m, const layout *l, const partition
   x.Tl = l->sp ? x.T / l->tp : x.T;
   double stage_params = mem_stage_params(m, l, part, s);
   emit_stage(&x, &mc, stage_params);
-  p->mem_static_bytes = mem_static_bytes(m, l, part, s);
+  mem_states st;
+  mem_model_states(m, l, part, s, &st);
+  p->mem_params_bytes = st.params_bytes;
+  p->mem_grads_bytes = st.grads_bytes;
+  p->mem_optimizer_bytes = st.optimizer_bytes;
+  p->mem_buffers_bytes = st.buffers_bytes;
+  p->mem_static_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.buffers_bytes;
 }
 
 /* Index of the first event of the optimizer step (where mirrors become active). */
@@ -506,7 +543,12 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
           if (d == 0 && t == 0) continue;
           int r = gen_rank(l, s, d, t);
           graph_make_mirror(g, r, src, from);
-          graph_program_of(g, r)->mem_static_bytes = sp->mem_static_bytes;
+          graph_program *mp = graph_program_of(g, r);
+          mp->mem_params_bytes = sp->mem_params_bytes;
+          mp->mem_grads_bytes = sp->mem_grads_bytes;
+          mp->mem_optimizer_bytes = sp->mem_optimizer_bytes;
+          mp->mem_buffers_bytes = sp->mem_buffers_bytes;
+          mp->mem_static_bytes = sp->mem_static_bytes;
           if (gs.tp[s * l->dp] >= 0) graph_map_group(g, r, gs.tp[s * l->dp], gs.tp[s * l->dp + d]);
           if (gs.dp[s * l->tp] >= 0) graph_map_group(g, r, gs.dp[s * l->tp], gs.dp[s * l->tp + t]);
           if (gs.pp[0] >= 0) graph_map_group(g, r, gs.pp[0], gs.pp[d * l->tp + t]);

@@ -130,12 +130,17 @@ static void write_event(FILE *f, const graph_event *e)
                                  e->launches, e->flops);
   fprintf(f, ",\"bytes\":%.17g", e->bytes);
   if (e->mem_delta_bytes != 0) fprintf(f, ",\"mem_delta_bytes\":%.17g", e->mem_delta_bytes);
+  if (e->mem_transient_bytes != 0) fprintf(f, ",\"mem_transient_bytes\":%.17g", e->mem_transient_bytes);
   fputc('}', f);
 }
 
 static void write_program(FILE *f, const graph_program *p)
 {
-  fprintf(f, "{\"rank\":%d,\"mem_static_bytes\":%.17g", p->rank, p->mem_static_bytes);
+  fprintf(f,
+          "{\"rank\":%d,\"mem_static_bytes\":%.17g,\"mem_params_bytes\":%.17g,\"mem_grads_bytes\":%.17g,"
+          "\"mem_optimizer_bytes\":%.17g,\"mem_buffers_bytes\":%.17g",
+          p->rank, p->mem_static_bytes, p->mem_params_bytes, p->mem_grads_bytes, p->mem_optimizer_bytes,
+          p->mem_buffers_bytes);
   if (p->mirror_of >= 0) {
     fprintf(f, ",\"mirror_of\":%d,\"active_from\":%d,\"group_map\":[", p->mirror_of, p->active_from);
     if (p->group_map) {
@@ -253,7 +258,9 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   e->layer = opt_int(o, "layer", -1);
   e->bytes = opt_num(o, "bytes");
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
+  e->mem_transient_bytes = opt_num(o, "mem_transient_bytes");
   if (e->bytes < 0) return bad(err, where, rank, idx, "field 'bytes' must be >= 0");
+  if (e->mem_transient_bytes < 0) return bad(err, where, rank, idx, "field 'mem_transient_bytes' must be >= 0");
   if (ki == EV_COLLECTIVE) {
     const char *c = opt_str(o, "collective");
     int ci = c ? name_index(c, COLL_NAMES, COLL_N) : -1;
@@ -284,7 +291,13 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
     return FALSE;
   }
   graph_program *p = graph_program_of(g, rank);
+  p->mem_params_bytes = opt_num(o, "mem_params_bytes");
+  p->mem_grads_bytes = opt_num(o, "mem_grads_bytes");
+  p->mem_optimizer_bytes = opt_num(o, "mem_optimizer_bytes");
+  p->mem_buffers_bytes = opt_num(o, "mem_buffers_bytes");
   p->mem_static_bytes = opt_num(o, "mem_static_bytes");
+  if (p->mem_static_bytes == 0) /* graphs that give only the parts */
+    p->mem_static_bytes = p->mem_params_bytes + p->mem_grads_bytes + p->mem_optimizer_bytes + p->mem_buffers_bytes;
   int mirror = opt_int(o, "mirror_of", -1);
   if (mirror >= 0) {
     graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));

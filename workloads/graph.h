@@ -60,7 +60,8 @@ typedef struct graph_event {
   int32_t launches;    /* compute: kernel launches this event stands for (>= 1) */
   double flops;        /* model FLOPs this event executes */
   double bytes;        /* compute: HBM bytes moved; send/recv: payload; collective: per-rank buffer */
-  double mem_delta_bytes; /* change of the rank's allocated memory when the event ends */
+  double mem_delta_bytes;     /* change of the rank's allocated memory when the event ends (docs/memory.md) */
+  double mem_transient_bytes; /* extra memory held only while the event runs (workspaces, temporaries), >= 0 */
 } graph_event;
 
 typedef struct graph_program {
@@ -69,7 +70,13 @@ typedef struct graph_program {
   int mirror_of;    /* -1 for an explicit program */
   int active_from;  /* mirror: first event index of mirror_of's program it executes */
   GHashTable *group_map; /* mirror: group id -> group id (GINT_TO_POINTER), may be NULL */
-  double mem_static_bytes; /* memory held for the whole step (model states, buffers) */
+  /* Memory held for the whole step (docs/memory.md): mem_static_bytes is the
+   * sum of the four parts; the timeline of the events adds to it. */
+  double mem_params_bytes;    /* bf16 weights */
+  double mem_grads_bytes;     /* bf16 gradients (param.grad) */
+  double mem_optimizer_bytes; /* fp32 master weights + AdamW moments (+ fp32 grads without ZeRO-1) */
+  double mem_buffers_bytes;   /* persistent non-parameter buffers (rotary tables) */
+  double mem_static_bytes;
 } graph_program;
 
 typedef struct graph_group {

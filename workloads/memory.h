@@ -1,14 +1,23 @@
-/* memory -- bytes a rank holds: model states for the whole step, and the
- * activations each operator saves for its backward pass (Korthikanti et al.
- * 2022 adapted to Llama: RMSNorm, rotary, SwiGLU, no biases, no dropout;
- * docs/memory.md derives every term).
+/* memory -- the bytes a rank holds, as the study's code (Aleph-Alpha/scaling,
+ * PyTorch autograd, bf16) allocates them; docs/memory.md derives every term.
+ *
+ *  - model states for the whole step: bf16 weights, bf16 gradients, fp32
+ *    master weights and AdamW moments (sharded over dp with ZeRO-1);
+ *  - activations each operator saves for its backward pass (Korthikanti et
+ *    al. 2022 adapted to Llama: RMSNorm, rotary, SwiGLU, no biases, no
+ *    dropout), per attention kernel, norm kernel, tp and sp;
+ *  - transients an operator holds only while it runs (score matrices, the
+ *    fp32 logits of the cross-entropy, gradient temporaries, the fp32
+ *    all-reduce bucket of the optimizer step);
+ *  - pipeline buffers per micro-batch in flight.
  *
  * The generator attaches these numbers to the events of the task graph
- * (+saved at forward/recompute, -saved at backward), so the memory timeline
- * the replay walks is the one source of truth.
+ * (mem_delta_bytes, mem_transient_bytes), so the memory timeline is read from
+ * the same graph the replay runs; mem_walk_* reads it back.
  *
- * Owns: mem_ctx and the byte formulas. May not touch: hardware overheads
- * (CUDA context, NCCL buffers, fragmentation live in platforms/profile).
+ * Owns: mem_ctx, the byte formulas, the memory walk over a program.
+ * May not touch: hardware overheads (CUDA context, NCCL buffers,
+ * fragmentation live in platforms/profile), time.
  */
 #ifndef MEMORY_H
 #define MEMORY_H
@@ -26,16 +35,49 @@ typedef struct mem_ctx {
 } mem_ctx;
 
 void mem_ctx_init(mem_ctx *c, const model *m, const layout *l);
-/* Bytes operator `op` of one layer (or of the head) saves for backward, one micro-batch. */
+
+/* Bytes operator `op` of one layer (or of the head) saves for backward, one micro-batch, one rank. */
 double mem_saved_bytes(const mem_ctx *c, graph_op op);
-/* Bytes one transformer layer saves (sum over its operators). */
+/* Bytes one transformer layer saves (sum over its operators, two norms). */
 double mem_layer_bytes(const mem_ctx *c);
 /* Bytes kept per layer under every-layer checkpointing: the layer's input. */
 double mem_checkpoint_bytes(const mem_ctx *c);
+/* Extra bytes operator `op` holds while it runs (forward/recompute or backward); freed when it ends. */
+double mem_transient_bytes(const mem_ctx *c, graph_op op, gboolean backward);
+/* One stage-boundary activation tuple (bf16 activations + int64 position ids), or its gradient. */
+double mem_pipe_buffer_bytes(const mem_ctx *c, gboolean gradient);
+
+/* Model states of one rank of `stage`. */
+typedef struct mem_states {
+  double params_bytes, grads_bytes, optimizer_bytes, buffers_bytes;
+} mem_states;
 
 /* Parameters held by one rank of `stage` (matrices split over tp, norms replicated). */
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage);
-/* Model-state bytes of one rank: bf16 weights and grads, fp32 master + AdamW moments (sharded over dp with ZeRO-1). */
+void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out);
+/* Sum of the model states (what a program's mem_static_bytes holds). */
 double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage);
+/* Transient of one gradient bucket in the optimizer step: flattened bf16 copy + fp32 copy. */
+double mem_bucket_transient_bytes(double bucket_elements);
+/* Transient of the AdamW step on `shard` parameters (fp32 grad slice with ZeRO-1, foreach temporaries). */
+double mem_adam_transient_bytes(const layout *l, double shard);
+
+/* Walking a program's events in execution order. The level is what persists
+ * between events (saved activations, checkpoints, pipe buffers); at each event
+ * the rank holds level + what the event allocates + its transient. */
+typedef struct mem_walk {
+  double act_bytes;       /* current level */
+  double peak_bytes;      /* max over the step of level (+ allocation) + transient */
+  double peak_act_bytes;  /* the persisting part at the peak */
+  double peak_buf_bytes;  /* the transient part at the peak */
+  int peak_index;         /* event at the peak, -1 before any */
+  double min_bytes;       /* lowest level reached (never negative if consistent) */
+} mem_walk;
+
+void mem_walk_init(mem_walk *w);
+/* Account one event; returns TRUE if it set a new peak. */
+gboolean mem_walk_event(mem_walk *w, const graph_event *e, int index);
+/* Walk a whole program (a mirror walks its source's events). */
+void mem_walk_program(const graph *g, const graph_program *p, mem_walk *w);
 
 #endif

@@ -1,0 +1,269 @@
+/* test_memory -- the memory model (workloads/memory, docs/memory.md) against
+ * hand computations: model states of llama-13b, the activation bytes of one
+ * layer in closed form (Korthikanti et al. 2022 adapted to Llama, written
+ * independently here), micro-batches in flight per stage under the study's
+ * 1F1B schedule, and conservation along every program of a generated graph. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "workloads/generate.h"
+#include "workloads/memory.h"
+#include "workloads/schedule.h"
+
+static model load13b(void)
+{
+  model m;
+  ck_assert(model_load_named("llama-13b", &m, NULL));
+  return m;
+}
+
+static layout make_layout(const model *m, int gpus, int tp, int pp, gboolean sp, int mb, layout_attn attn,
+                          layout_ckpt ckpt)
+{
+  layout l = layout_default();
+  l.gpus = gpus;
+  l.tp = tp;
+  l.pp = pp;
+  l.sp = sp;
+  l.micro_batch = mb;
+  l.attn = attn;
+  l.ckpt = ckpt;
+  GError *err = NULL;
+  ck_assert_msg(layout_validate(&l, m, &err), "%s", err ? err->message : "");
+  return l;
+}
+
+/* llama-13b, vocab 128k, all on one stage: N = 40*(4h^2+3hf+2h) + h + 2Vh. */
+static double n13b(void) { return 40.0 * (4.0 * 5120 * 5120 + 3.0 * 5120 * 13824 + 2.0 * 5120) + 5120 + 2.0 * 128000 * 5120; }
+
+START_TEST(test_llama13b_dp64_model_states_with_zero1_are_4N_plus_12N_over_64)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  partition p;
+  ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
+  mem_states s;
+  mem_model_states(&m, &l, &p, 0, &s);
+  double N = n13b();
+  ck_assert_double_eq_tol(s.params_bytes, 2 * N, 1);
+  ck_assert_double_eq_tol(s.grads_bytes, 2 * N, 1);
+  ck_assert_double_eq_tol(s.optimizer_bytes, 12 * N / 64, 1);
+  /* about 52.2 GiB of bf16 weights and grads, 2.4 GiB of sharded fp32 states */
+  ck_assert_double_eq_tol((s.params_bytes + s.grads_bytes) / (1 << 30), 52.2, 0.1);
+  partition_clear(&p);
+}
+END_TEST
+
+START_TEST(test_llama13b_dp64_model_states_without_zero1_are_20N)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  l.zero1 = FALSE;
+  partition p;
+  ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
+  mem_states s;
+  mem_model_states(&m, &l, &p, 0, &s);
+  double N = n13b();
+  /* bf16 weights 2N + bf16 grads 2N + fp32 master, grads, exp_avg, exp_avg_sq 16N */
+  ck_assert_double_eq_tol(s.params_bytes + s.grads_bytes + s.optimizer_bytes, 20 * N, 1);
+  partition_clear(&p);
+}
+END_TEST
+
+/* One llama-13b layer at s = 2048, b = 1 (docs/memory.md, "one layer"):
+ *   norms   2 * Tl*h * (2 fused | 10 torch),  Tl = T/t with sp
+ *   GEMM inputs replicated over tp: QKV 2Th, MLP-in 2Th
+ *   attention flash: (8 + 2) Th/t + 4 T a/t ; fused softmax: (6 + 2) Th/t + 2 a s^2 b/t ;
+ *             torch: (6 + 2) Th/t + 6 a s^2 b/t
+ *   MLP: SwiGLU 6 T f/t, down input 2 T f/t */
+static double closed_form(layout_attn attn, int t, gboolean sp)
+{
+  double s = 2048, b = 1, h = 5120, f = 13824, a = 40, T = s * b;
+  double region = sp ? T / t : T;
+  double norm = attn == ATTN_FLASH2_RMSNORM ? 2 : 10;
+  double attn_bytes;
+  if (attn == ATTN_TORCH) attn_bytes = 8 * T * h / t + 6 * a * s * s * b / t;
+  else if (attn == ATTN_FUSED_SOFTMAX) attn_bytes = 8 * T * h / t + 2 * a * s * s * b / t;
+  else attn_bytes = 10 * T * h / t + 4 * T * a / t;
+  return 2 * norm * region * h + 4 * T * h + attn_bytes + 8 * T * f / t;
+}
+
+START_TEST(test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp)
+{
+  model m = load13b();
+  const layout_attn kernels[] = {ATTN_TORCH, ATTN_FUSED_SOFTMAX, ATTN_FLASH1, ATTN_FLASH2, ATTN_FLASH2_RMSNORM};
+  const int tps[] = {1, 2, 4, 8};
+  for (size_t k = 0; k < G_N_ELEMENTS(kernels); k++)
+    for (size_t i = 0; i < G_N_ELEMENTS(tps); i++)
+      for (int sp = 0; sp <= (tps[i] > 1); sp++) {
+        layout l = make_layout(&m, 64, tps[i], 1, sp, 1, kernels[k], CKPT_NONE);
+        mem_ctx c;
+        mem_ctx_init(&c, &m, &l);
+        double want = closed_form(kernels[k], tps[i], sp);
+        ck_assert_msg(fabs(mem_layer_bytes(&c) - want) < 1, "%s tp=%d sp=%d: %.0f vs %.0f", layout_attn_name(kernels[k]),
+                      tps[i], sp, mem_layer_bytes(&c), want);
+      }
+  /* scale: flash2+rmsnorm, tp1: (4 + 4 + 10) Th + 8 Tf + 4 Ta = 188.7M + 226.5M + 0.3M = 415.6 MB */
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  ck_assert_double_eq_tol(mem_layer_bytes(&c) / 1e6, 415.6, 0.1);
+}
+END_TEST
+
+START_TEST(test_checkpoint_keeps_only_the_layer_input)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 64, 4, 1, TRUE, 2, ATTN_FLASH2, CKPT_EVERY_LAYER);
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  ck_assert_double_eq(mem_checkpoint_bytes(&c), 2.0 * 2048 * 2 / 4 * 5120);
+}
+END_TEST
+
+/* Micro-batches whose forward ran and whose backward has not: walked on the graph. */
+static int max_in_flight(const graph *g, const graph_program *p)
+{
+  int n, first, open = 0, best = 0, last_mb = -2, last_phase = -1;
+  const graph_event *ev = graph_program_events(g, p, &n, &first);
+  for (int i = 0; i < n; i++) {
+    const graph_event *e = &ev[i];
+    if (e->kind != EV_COMPUTE || e->micro_batch < 0) continue;
+    if (e->micro_batch == last_mb && e->phase != PH_FORWARD && last_phase != PH_FORWARD) continue;
+    if (e->micro_batch == last_mb && e->phase == last_phase) continue;
+    if (e->phase == PH_FORWARD && !(e->micro_batch == last_mb && last_phase == PH_FORWARD)) open++;
+    if (e->phase != PH_FORWARD && (last_mb != e->micro_batch || last_phase == PH_FORWARD)) open--;
+    best = MAX(best, open);
+    last_mb = e->micro_batch;
+    last_phase = e->phase;
+  }
+  return best;
+}
+
+START_TEST(test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 4, 1, 4, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  l.global_batch = 8;
+  ck_assert(layout_validate(&l, &m, NULL));
+  ck_assert_int_eq(l.grad_accum, 8);
+  gen_options o = gen_default_options();
+  g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+  ck_assert_ptr_nonnull(g);
+  /* by hand, from the schedule of scaling-facts 2.4: stage 0 runs F0..F3 before B0,
+   * stage 1 F0..F2, stage 2 F0,F1, stage 3 alternates F,B: 4, 3, 2, 1 */
+  const int want[] = {4, 3, 2, 1};
+  for (int s = 0; s < 4; s++) {
+    const graph_program *p = g_ptr_array_index(g->programs, gen_rank(&l, s, 0, 0));
+    ck_assert_int_eq(max_in_flight(g, p), want[s]);
+    /* the study's buffer count max(2, min(pp - r + 1, m)) is one more than that */
+    ck_assert_int_eq(sched_pipe_buffers(s, 4, 8), want[s] + 1);
+  }
+  /* and the memory timeline sees it: when stage 0 starts its first backward it
+   * holds 4 micro-batches of layer activations (plus their 4 output buffers) */
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  const graph_program *p0 = g_ptr_array_index(g->programs, 0);
+  mem_walk w;
+  mem_walk_init(&w);
+  for (guint i = 0; i < p0->events->len; i++) {
+    const graph_event *e = &g_array_index(p0->events, graph_event, i);
+    if (e->phase == PH_BACKWARD) break;
+    mem_walk_event(&w, e, (int)i);
+  }
+  int first, count;
+  partition part;
+  partition_make(&part, &m, 4, 1, PARTITION_UNIFORM, NULL);
+  partition_layers(&part, &m, 0, &first, &count);
+  partition_clear(&part);
+  double four = 4 * (count * mem_layer_bytes(&c) + mem_pipe_buffer_bytes(&c, TRUE));
+  ck_assert_msg(fabs(w.act_bytes - four) < 1, "%.0f vs %.0f", w.act_bytes, four);
+}
+END_TEST
+
+static void check_conservation(const layout *l, const model *m)
+{
+  gen_options o = gen_default_options();
+  g_autoptr(graph) g = gen_graph(m, l, &o, NULL);
+  ck_assert_ptr_nonnull(g);
+  for (guint r = 0; r < g->programs->len; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    mem_walk w;
+    mem_walk_init(&w);
+    mem_walk_program(g, p, &w);
+    double scale = MAX(w.peak_bytes, 1.0);
+    ck_assert_msg(w.min_bytes > -1e-9 * scale, "rank %u goes negative: %.0f", r, w.min_bytes);
+    ck_assert_msg(fabs(w.act_bytes) < 1e-9 * scale, "rank %u ends at %.0f, not at the model states", r, w.act_bytes);
+    ck_assert(w.peak_bytes > 0);
+    ck_assert_double_eq_tol(p->mem_static_bytes,
+                            p->mem_params_bytes + p->mem_grads_bytes + p->mem_optimizer_bytes + p->mem_buffers_bytes,
+                            1);
+  }
+}
+
+START_TEST(test_memory_never_negative_and_back_to_model_states_at_step_end)
+{
+  model m = load13b();
+  const layout_attn kernels[] = {ATTN_TORCH, ATTN_FLASH2, ATTN_FLASH2_RMSNORM};
+  for (size_t k = 0; k < G_N_ELEMENTS(kernels); k++)
+    for (int ck = 0; ck < 2; ck++)
+      for (int sp = 0; sp < 2; sp++) {
+        layout l = make_layout(&m, 16, 2, 4, sp, 2, kernels[k], ck ? CKPT_EVERY_LAYER : CKPT_NONE);
+        l.global_batch = 32;
+        ck_assert(layout_validate(&l, &m, NULL));
+        check_conservation(&l, &m);
+      }
+}
+END_TEST
+
+START_TEST(test_graph_json_keeps_model_states_and_transients)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 8, 2, 2, TRUE, 1, ATTN_TORCH, CKPT_EVERY_LAYER);
+  l.global_batch = 8;
+  ck_assert(layout_validate(&l, &m, NULL));
+  gen_options o = gen_default_options();
+  g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+  char path[] = "/tmp/test_memory_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(graph_save(g, path, NULL));
+  g_autoptr(graph) h = graph_load(path, NULL);
+  unlink(path);
+  ck_assert_ptr_nonnull(h);
+  for (guint r = 0; r < g->programs->len; r++) {
+    const graph_program *a = g_ptr_array_index(g->programs, r), *b = g_ptr_array_index(h->programs, r);
+    ck_assert_double_eq(a->mem_params_bytes, b->mem_params_bytes);
+    ck_assert_double_eq(a->mem_optimizer_bytes, b->mem_optimizer_bytes);
+    mem_walk wa, wb;
+    mem_walk_init(&wa);
+    mem_walk_init(&wb);
+    mem_walk_program(g, a, &wa);
+    mem_walk_program(h, b, &wb);
+    ck_assert_double_eq_tol(wa.peak_bytes, wb.peak_bytes, 1e-6 * wa.peak_bytes);
+  }
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("memory");
+  TCase *tc = tcase_create("memory");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_llama13b_dp64_model_states_with_zero1_are_4N_plus_12N_over_64);
+  tcase_add_test(tc, test_llama13b_dp64_model_states_without_zero1_are_20N);
+  tcase_add_test(tc, test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp);
+  tcase_add_test(tc, test_checkpoint_keeps_only_the_layer_input);
+  tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);
+  tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
+  tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -59,7 +59,7 @@ void coll_group_clear(coll_group *g)
 static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
 {
   const coll_member *next = &g->members[(me + 1) % g->n];
-  sg_mailbox_put(next->sink, &payload, (long)(bytes_per_step * steps));
+  sg_host_sendto(g->members[me].host, next->host, bytes_per_step * steps);
   double hop = sg_host_get_route_latency(g->members[me].host, next->host);
   return (steps - 1) * hop + steps * overhead_s;
 }
@@ -88,10 +88,20 @@ static double run_pipelined(const coll_group *g, int me, double bytes_per_step, 
 static double run_stepwise(const coll_group *g, const int *active, int me, double bytes_per_step, int steps,
                            double overhead_s)
 {
+  void *got;
   int n = g->n, inext = (me + 1) % n, iprev = (me + n - 1) % n;
-  sg_mailbox_t to = active[inext] ? g->members[inext].inbox : g->members[inext].sink;
   for (int s = 0; s < steps; s++) {
-    sg_comm_t out = sg_mailbox_put_async(to, &payload, (long)bytes_per_step);
+    if (!active[inext]) { /* passive successor: the hop's transfer alone */
+      if (active[iprev]) {
+        sg_comm_t in = sg_mailbox_get_async(g->members[me].inbox, &got);
+        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
+        sg_comm_wait(in);
+      } else {
+        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
+      }
+      continue;
+    }
+    sg_comm_t out = sg_mailbox_put_async(g->members[inext].inbox, &payload, (long)bytes_per_step);
     if (active[iprev]) sg_mailbox_get(g->members[me].inbox);
     sg_comm_wait(out);
   }

@@ -19,7 +19,8 @@
  * for a mixed one it is bounded by the slowest hop, as a pipelined ring is.
  *
  * Passive members (mirrors of a symmetric rank, see graph.h) do not run:
- * an active member still sends each step to its successor (a sink receives),
+ * an active member still sends each step to its successor's host (a direct
+ * host-to-host transfer, nobody needs to receive it),
  * and skips the receive from a passive predecessor, whose hop is identical.
  * When a member is the only active one, the ring is sent as one flow of
  * all steps' bytes plus the remaining per-step latencies: the same time as
@@ -36,7 +37,6 @@
 
 typedef struct coll_member {
   sg_mailbox_t inbox; /* where the predecessor's chunks arrive */
-  sg_mailbox_t sink;  /* where chunks go when this member is passive */
   sg_host_t host;
   int node;           /* node index, for channel construction */
 } coll_member;

@@ -221,14 +221,6 @@ static void rank_main(int argc, char **argv)
   r->cur = -1;
 }
 
-static void sink_main(int argc, char **argv)
-{
-  (void)argc;
-  (void)argv;
-  sg_mailbox_t mb = sg_actor_self_get_data();
-  for (;;) sg_mailbox_get(mb);
-}
-
 plat_params replay_platform_for(const gpu_profile *p, int world_size)
 {
   plat_params pp = {.gpus_per_node = p->gpus_per_node, .nics_per_node = p->nics_per_node, .gpu_flops = p->peak_flops,
@@ -312,8 +304,6 @@ static void setup_groups(engine *eng)
       char name[48];
       snprintf(name, sizeof name, "g%u.%u", gi, k);
       ms[k].inbox = sg_mailbox_by_name(name);
-      snprintf(name, sizeof name, "sink%d", rank);
-      ms[k].sink = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
       ms[k].node = rank / eng->pp->gpus_per_node;
     }
@@ -332,13 +322,6 @@ static void start_actors(engine *eng)
     sg_actor_t a = sg_actor_init(name, rt->host);
     sg_actor_set_data(a, rt);
     sg_actor_start_(a, rank_main, 0, NULL);
-    if (rt->prog->mirror_of >= 0) { /* a passive rank still receives ring chunks */
-      snprintf(name, sizeof name, "sink%d", r);
-      sg_actor_t s = sg_actor_init(name, rt->host);
-      sg_actor_set_data(s, sg_mailbox_by_name(name));
-      sg_actor_daemonize(s);
-      sg_actor_start_(s, sink_main, 0, NULL);
-    }
   }
 }
 

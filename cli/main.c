@@ -170,6 +170,7 @@ static int cmd_simulate(cli_opts *o)
   GError *err = NULL;
   if (no_positional(o, "simulate")) return 2;
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
+  if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err)) return fail(err);
   sim_outcome out = {0};
   if (!sim_run_layout(&o->rq, &out, &err)) return fail(err);
   gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, &o->rq, &err);
@@ -196,6 +197,10 @@ static int cmd_replay(cli_opts *o)
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   graph *g = graph_load(o->positional->pdata[0], &err);
   if (!g) return fail(err);
+  if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err)) {
+    graph_free(g);
+    return fail(err);
+  }
   sim_outcome out = {0};
   if (!sim_run_graph(g, &o->rq.prof, o->rq.capacity_gib, &o->rq.replay, &out, &err)) {
     graph_free(g);

@@ -186,6 +186,16 @@ static gboolean parse_range(const char *s, int world, int *lo, int *hi)
   return TRUE;
 }
 
+gboolean tl_ranks_spec_check(const char *spec, int world, GError **err)
+{
+  if (!spec || !strcmp(spec, "all") || !strcmp(spec, "dp0")) return TRUE;
+  g_auto(GStrv) parts = g_strsplit(spec, ",", -1);
+  int lo, hi;
+  for (char **p = parts; *p; p++)
+    if (!parse_range(*p, world, &lo, &hi)) return bad_ranks(err, spec, world);
+  return parts[0] != NULL || bad_ranks(err, spec, world);
+}
+
 gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err)
 {
   int world = tl->g->world_size;

@@ -82,6 +82,8 @@ typedef struct tl_ranks {
 } tl_ranks;
 /* Parse "all", "dp0" (data-parallel replica 0) or a list "0-7,16,24-25";
  * NULL means the default: all ranks up to `all_limit` GPUs, else dp0. */
+/* Check a --trace-ranks spec against a world size before anything is simulated. */
+gboolean tl_ranks_spec_check(const char *spec, int world, GError **err);
 gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err);
 void tl_ranks_clear(tl_ranks *r);
 

@@ -11,7 +11,8 @@
 
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
-  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG
+  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
+  O_MAX_EVALS, O_FULL
 };
 
 static const struct option LONG[] = {
@@ -43,6 +44,8 @@ static const struct option LONG[] = {
     {"timeline-svg", required_argument, NULL, O_SVG},
     {"timeline-csv", required_argument, NULL, O_CSV},
     {"log", required_argument, NULL, O_LOG},
+    {"max-evals", required_argument, NULL, O_MAX_EVALS},
+    {"full", no_argument, NULL, O_FULL},
     {NULL, 0, NULL, 0},
 };
 
@@ -129,6 +132,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SVG: o->timeline_svg = arg; return TRUE;
   case O_CSV: o->timeline_csv = arg; return TRUE;
   case O_LOG: o->rq.replay.log_threshold = arg; return TRUE;
+  case O_MAX_EVALS: return cli_parse_positive_int("max-evals", arg, &o->max_evals, err);
+  case O_FULL: o->calib_full = TRUE; return TRUE;
   default: return FALSE;
   }
 }

@@ -22,7 +22,9 @@ typedef struct cli_opts {
   const char *format;    /* text | json */
   const char *output;    /* -o */
   const char *chrome_trace, *timeline_svg, *timeline_csv;
-  int jobs;              /* predict -j */
+  int jobs;              /* predict, validate, calibrate -j */
+  int max_evals;         /* calibrate: 0 = default */
+  gboolean calib_full;   /* calibrate: full simulations, no fast mode */
   GPtrArray *positional;
 } cli_opts;
 

@@ -30,6 +30,10 @@ typedef struct calib_cfg {
 /* Fit; writes the fitted profile to *out (a copy of cfg->pred.prof with the free constants changed). */
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err);
 
+/* Simulate the rows measured ok in full and in fast mode with cfg's profile; print each
+ * extrapolated row and the mean and max relative deviation to f. */
+gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg *cfg, FILE *f, GError **err);
+
 /* Names of the free constants (NULL-terminated, static). */
 const char *const *calib_param_names(void);
 

@@ -74,6 +74,7 @@ static const char *const USAGE =
     "  -j, --jobs N            predict, validate, calibrate: worker processes (default: cores)\n"
     "  --max-evals N           calibrate: objective evaluations (default 60)\n"
     "  --full                  calibrate: full simulations instead of the fast mode\n"
+    "  --check-fast            calibrate: compare fast mode with full simulations, fit nothing\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
     "\n"
@@ -212,10 +213,16 @@ static int cmd_calibrate(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("calibrate: expects one or more measured tables (layoutsim calibrate FILE.csv... -o PROFILE.json)");
-  if (!o->output) return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
+  if (!o->output && !o->calib_check_fast)
+    return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr};
+  if (o->calib_check_fast) {
+    if (!calib_check_fast((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, stdout, &err))
+      return fail(err);
+    return 0;
+  }
   gpu_profile fitted;
   if (!calib_run((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, &fitted, &err))
     return fail(err);

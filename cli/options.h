@@ -25,6 +25,7 @@ typedef struct cli_opts {
   int jobs;              /* predict, validate, calibrate -j */
   int max_evals;         /* calibrate: 0 = default */
   gboolean calib_full;   /* calibrate: full simulations, no fast mode */
+  gboolean calib_check_fast; /* calibrate: compare fast and full, fit nothing */
   GPtrArray *positional;
 } cli_opts;
 

@@ -7,9 +7,11 @@
  * not being fitted here). A row whose simulation fails adds a large
  * constant penalty.
  *
- * Search: Nelder-Mead (standard coefficients 1, 2, 0.5, 0.5) on unbounded
+ * Search: Levenberg-Marquardt with forward-difference Jacobians (no
+ * analytic derivatives: the simulator is a black box) on unbounded
  * coordinates u; each constant is lo + (hi - lo) * sigmoid(u), or the same
- * in log space for constants whose range spans decades. */
+ * in log space for constants whose range spans decades, so every step stays
+ * inside the documented ranges. */
 #include "calibrate.h"
 
 #include <math.h>
@@ -31,8 +33,8 @@ static const cparam PARAMS[] = {
     P(gemm_efficiency, 0.60, 0.95, FALSE),
     P(gemm_k_half, 16, 1024, TRUE),
     P(hbm_efficiency, 0.50, 0.95, FALSE),
-    P(flash1_efficiency, 0.15, 0.60, FALSE),
-    P(flash2_efficiency, 0.30, 0.85, FALSE),
+    P(flash1_efficiency, 0.25, 0.50, FALSE),
+    P(flash2_efficiency, 0.50, 0.80, FALSE),
     P(launch_overhead_s, 1e-6, 3e-5, TRUE),
     P(nccl_bw_efficiency_nvlink, 0.40, 1.00, FALSE),
     P(nccl_bw_efficiency_ib, 0.40, 1.00, FALSE),
@@ -51,9 +53,9 @@ const char *const *calib_param_names(void)
 
 gboolean calib_fast_counts(int pp, int m, int *m1, int *m2)
 {
-  /* two periods of warm-up and drain plus one steady period between the two runs */
-  *m1 = 2 * pp;
-  *m2 = 3 * pp;
+  /* once m > pp every stage runs in the steady 1F1B period: T(m) is affine from there */
+  *m1 = pp + 1;
+  *m2 = pp + 2;
   if (*m1 < 2) *m1 = 2;
   if (*m2 < *m1 + 1) *m2 = *m1 + 1;
   return m > 2 * *m2; /* gain at least 2x over simulating m micro-batches once */
@@ -229,22 +231,21 @@ static double target_pred(const target *tg)
   return tg->m1 ? calib_extrapolate(tg->t1, tg->m1, tg->t2, tg->m2, tg->m) : tg->t_full;
 }
 
-static double objective(problem *pb, const gpu_profile *p, double *mape_out)
+/* Weighted residuals r_i = log(T_pred / T_meas) / sqrt(rows of its setting * settings): sum r_i^2 = objective. */
+static double residuals(problem *pb, const gpu_profile *p, double *r, double *mape_out)
 {
   problem_simulate(pb, p);
   pb->evals++;
-  g_autofree double *sse = g_new0(double, pb->n_settings);
-  double ape = 0;
+  double f = 0, ape = 0;
   for (guint i = 0; i < pb->targets->len; i++) {
     const target *tg = &g_array_index(pb->targets, target, i);
-    double r = tg->failed || !(target_pred(tg) > 0) ? 1.0 : log(target_pred(tg) / tg->meas_s);
-    sse[tg->setting] += r * r;
+    double e = tg->failed || !(target_pred(tg) > 0) ? 1.0 : log(target_pred(tg) / tg->meas_s);
+    r[i] = e / sqrt((double)pb->setting_rows[tg->setting] * pb->n_settings);
+    f += r[i] * r[i];
     ape += tg->failed ? 1.0 : fabs(target_pred(tg) - tg->meas_s) / tg->meas_s;
   }
-  double f = 0;
-  for (int s = 0; s < pb->n_settings; s++) f += sse[s] / pb->setting_rows[s];
   if (mape_out) *mape_out = 100.0 * ape / pb->targets->len;
-  return f / pb->n_settings;
+  return f;
 }
 
 static void apply(const double *u, gpu_profile *p)
@@ -252,79 +253,102 @@ static void apply(const double *u, gpu_profile *p)
   for (int i = 0; i < N_PARAMS; i++) *slot(p, &PARAMS[i]) = to_value(&PARAMS[i], u[i]);
 }
 
-typedef struct vertex {
+typedef struct vertex { /* a point of the search in unbounded coordinates */
   double u[G_N_ELEMENTS(PARAMS)];
   double f;
 } vertex;
 
-static double eval_vertex(problem *pb, const gpu_profile *base, vertex *v)
+static double eval_residuals(problem *pb, const gpu_profile *base, const double *u, double *r)
 {
   gpu_profile p = *base;
-  apply(v->u, &p);
-  double mape;
-  v->f = objective(pb, &p, &mape);
+  apply(u, &p);
+  double mape, f = residuals(pb, &p, r, &mape);
   if (pb->cfg->log) {
-    fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f  rms log err %.2f%%  mape %.2f%%\n", pb->evals, v->f,
-            100.0 * sqrt(v->f), mape);
+    fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f  rms log err %.2f%%  mape %.2f%%\n", pb->evals, f,
+            100.0 * sqrt(f), mape);
     fflush(pb->cfg->log);
   }
-  return v->f;
+  return f;
 }
 
-static int cmp_vertex(const void *a, const void *b)
+/* Solve the n x n system A x = b in place (Gaussian elimination, partial pivoting); FALSE if singular. */
+static gboolean solve(double *A, double *b, int n)
 {
-  double x = ((const vertex *)a)->f, y = ((const vertex *)b)->f;
-  return (x > y) - (x < y);
-}
-
-static void nelder_mead(problem *pb, const gpu_profile *base, vertex *best, int max_evals)
-{
-  int n = N_PARAMS;
-  g_autofree vertex *s = g_new0(vertex, n + 1);
-  s[0] = *best;
-  eval_vertex(pb, base, &s[0]);
-  for (int i = 1; i <= n && pb->evals < max_evals; i++) {
-    s[i] = s[0];
-    s[i].u[i - 1] += s[0].u[i - 1] > 0 ? -0.6 : 0.6;
-    eval_vertex(pb, base, &s[i]);
-  }
-  int built = MIN(n + 1, pb->evals);
-  if (built < n + 1) { /* budget too small for a simplex: keep the best vertex */
-    qsort(s, built, sizeof *s, cmp_vertex);
-    *best = s[0];
-    return;
-  }
-  while (pb->evals < max_evals) {
-    qsort(s, n + 1, sizeof *s, cmp_vertex);
-    if (s[n].f - s[0].f < 1e-9) break;
-    vertex c = {0}, r, e, k;
-    for (int i = 0; i < n; i++)
-      for (int d = 0; d < n; d++) c.u[d] += s[i].u[d] / n;
-    for (int d = 0; d < n; d++) r.u[d] = c.u[d] + (c.u[d] - s[n].u[d]);
-    eval_vertex(pb, base, &r);
-    if (r.f < s[0].f && pb->evals < max_evals) {
-      for (int d = 0; d < n; d++) e.u[d] = c.u[d] + 2 * (c.u[d] - s[n].u[d]);
-      eval_vertex(pb, base, &e);
-      s[n] = e.f < r.f ? e : r;
-    } else if (r.f < s[n - 1].f) {
-      s[n] = r;
-    } else {
-      gboolean outside = r.f < s[n].f;
-      for (int d = 0; d < n; d++) k.u[d] = outside ? c.u[d] + 0.5 * (r.u[d] - c.u[d]) : c.u[d] + 0.5 * (s[n].u[d] - c.u[d]);
-      if (pb->evals >= max_evals) break;
-      eval_vertex(pb, base, &k);
-      if (k.f < (outside ? r.f : s[n].f)) {
-        s[n] = k;
-      } else { /* shrink towards the best */
-        for (int i = 1; i <= n && pb->evals < max_evals; i++) {
-          for (int d = 0; d < n; d++) s[i].u[d] = s[0].u[d] + 0.5 * (s[i].u[d] - s[0].u[d]);
-          eval_vertex(pb, base, &s[i]);
-        }
-      }
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabs(A[r * n + c]) > fabs(A[piv * n + c])) piv = r;
+    if (fabs(A[piv * n + c]) < 1e-300) return FALSE;
+    for (int k = 0; k < n; k++) {
+      double t = A[c * n + k];
+      A[c * n + k] = A[piv * n + k];
+      A[piv * n + k] = t;
+    }
+    double t = b[c];
+    b[c] = b[piv];
+    b[piv] = t;
+    for (int r = c + 1; r < n; r++) {
+      double f = A[r * n + c] / A[c * n + c];
+      for (int k = c; k < n; k++) A[r * n + k] -= f * A[c * n + k];
+      b[r] -= f * b[c];
     }
   }
-  qsort(s, n + 1, sizeof *s, cmp_vertex);
-  *best = s[0];
+  for (int c = n - 1; c >= 0; c--) {
+    for (int k = c + 1; k < n; k++) b[c] -= A[c * n + k] * b[k];
+    b[c] /= A[c * n + c];
+  }
+  return TRUE;
+}
+
+/* Levenberg-Marquardt on the residuals with a forward-difference Jacobian (the simulator is
+ * deterministic, so differences are exact up to its piecewise smoothness): each iteration
+ * costs one evaluation per constant plus one per trial step. */
+static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *best, int max_evals)
+{
+  int n = N_PARAMS, N = (int)pb->targets->len;
+  const double h = 0.05;
+  g_autofree double *r = g_new(double, N), *rt = g_new(double, N), *J = g_new(double, (gsize)N * n);
+  double A[G_N_ELEMENTS(PARAMS) * G_N_ELEMENTS(PARAMS)], g[G_N_ELEMENTS(PARAMS)];
+  best->f = eval_residuals(pb, base, best->u, r);
+  double lambda = 0.3;
+  while (pb->evals + n + 1 <= max_evals) {
+    for (int j = 0; j < n; j++) {
+      vertex v = *best;
+      v.u[j] += h;
+      eval_residuals(pb, base, v.u, rt);
+      for (int i = 0; i < N; i++) J[(gsize)i * n + j] = (rt[i] - r[i]) / h;
+    }
+    gboolean improved = FALSE;
+    while (!improved && pb->evals < max_evals) {
+      for (int a = 0; a < n; a++) {
+        g[a] = 0;
+        for (int i = 0; i < N; i++) g[a] -= J[(gsize)i * n + a] * r[i];
+        for (int b = 0; b < n; b++) {
+          double s = 0;
+          for (int i = 0; i < N; i++) s += J[(gsize)i * n + a] * J[(gsize)i * n + b];
+          A[a * n + b] = s;
+        }
+      }
+      for (int a = 0; a < n; a++) A[a * n + a] += lambda * (A[a * n + a] + 1e-9);
+      if (!solve(A, g, n)) break;
+      /* trust region: scale the whole step (keeping its direction) to at most 1 per coordinate */
+      double big = 0;
+      for (int a = 0; a < n; a++) big = MAX(big, fabs(g[a]));
+      double scale = big > 1.0 ? 1.0 / big : 1.0;
+      vertex v = *best;
+      for (int a = 0; a < n; a++) v.u[a] += scale * g[a];
+      v.f = eval_residuals(pb, base, v.u, rt);
+      if (v.f < best->f) {
+        *best = v;
+        memcpy(r, rt, sizeof(double) * N);
+        lambda = MAX(lambda / 3, 1e-6);
+        improved = TRUE;
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
 }
 
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err)
@@ -340,7 +364,7 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
             pb.targets->len, pb.n_settings, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
   vertex best = {0};
   for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
-  nelder_mead(&pb, base, &best, cfg->max_evals);
+  levenberg_marquardt(&pb, base, &best, cfg->max_evals);
   *out = *base;
   apply(best.u, out);
   if (cfg->log) {

@@ -1,8 +1,9 @@
 /* calibrate -- fits the free constants of a profile (at most about a dozen,
  * each with a physical meaning and a plausible range, listed in
  * calibrate.c and docs/profile.md) to measured runs: a derivative-free
- * least-squares search (Nelder-Mead in the box of allowed ranges, mapped
- * to an unbounded space) on the log step-time errors of the rows measured ok.
+ * least-squares search (Levenberg-Marquardt on finite differences, in the
+ * box of allowed ranges mapped to an unbounded space) on the log step-time
+ * errors of the rows measured ok.
  *
  * Fast mode (default): a row's step time is evaluated from two simulations
  * of the same layout with fewer micro-batches, extrapolated affinely in the

@@ -226,6 +226,16 @@ static int cmd_calibrate(cli_opts *o)
   gpu_profile fitted;
   if (!calib_run((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, &fitted, &err))
     return fail(err);
+  GString *files = g_string_new(NULL);
+  for (guint i = 0; i < o->positional->len; i++) {
+    g_autofree char *base = g_path_get_basename(o->positional->pdata[i]);
+    g_string_append_printf(files, "%s%s", i ? " " : "", base);
+  }
+  g_snprintf(fitted.comment, sizeof fitted.comment,
+             "Fitted by layoutsim calibrate (%s mode, %d evaluations max) from %s, starting at profile '%s'; "
+             "docs/profile.md and docs/calibration.md.",
+             cc.fast ? "fast" : "full", cc.max_evals, files->str, o->profile_name);
+  g_string_free(files, TRUE);
   if (!profile_save(&fitted, o->output, &err)) return fail(err);
   return 0;
 }

@@ -121,8 +121,8 @@ START_TEST(test_fast_mode_extrapolation_is_affine)
   ck_assert(calib_fast_counts(4, 128, &m1, &m2));
   ck_assert_int_lt(m1, m2);
   ck_assert_int_lt(m2, 128);
-  ck_assert_int_ge(m1, 2 * 4);
-  ck_assert(!calib_fast_counts(8, 16, &m1, &m2)); /* too few micro-batches to gain */
+  ck_assert_int_gt(m1, 4); /* past the warm-up: every stage in its steady period */
+  ck_assert(!calib_fast_counts(8, 16, &m1, &m2)); /* m2 = 10: less than 2x to gain */ /* too few micro-batches to gain */
 }
 END_TEST
 

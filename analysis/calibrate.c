@@ -329,7 +329,12 @@ static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *be
           A[a * n + b] = s;
         }
       }
-      for (int a = 0; a < n; a++) A[a * n + a] += lambda * (A[a * n + a] + 1e-9);
+      /* Marquardt damping plus a floor: a constant pinned at the edge of its range has a
+       * vanishing column (the sigmoid is flat there), whose huge Gauss-Newton component
+       * would otherwise shrink the whole trust-region step to nothing */
+      double maxdiag = 0;
+      for (int a = 0; a < n; a++) maxdiag = MAX(maxdiag, A[a * n + a]);
+      for (int a = 0; a < n; a++) A[a * n + a] += lambda * A[a * n + a] + 0.01 * maxdiag + 1e-12;
       if (!solve(A, g, n)) break;
       /* trust region: scale the whole step (keeping its direction) to at most 1 per coordinate */
       double big = 0;

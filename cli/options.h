@@ -1,5 +1,5 @@
-/* options -- the command-line options shared by simulate, graph, replay and
- * predict: parsing them (GNU long options) into a sim_request, strictly
+/* options -- the command-line options shared by simulate, graph, replay, predict,
+ * validate and calibrate: parsing them (GNU long options) into a sim_request, strictly
  * (a bad value is an error naming the option and the allowed values).
  *
  * Owns: option tables and number parsing. May not touch: simulation.

@@ -1,5 +1,5 @@
 /* layoutsim -- command-line entry: subcommands simulate, graph, replay,
- * predict, help. Every error from user input ends here as one line on
+ * predict, validate, calibrate, help. Every error from user input ends here as one line on
  * stderr and exit status 2; no output file is left half-written.
  *
  * Owns: dispatch, help texts, output files. May not touch: simulation internals.
@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "analysis/predict.h"
+#include "analysis/calibrate.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
 #include "traces/svg.h"
+#include "analysis/validate.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
@@ -33,6 +35,15 @@ static const char *const USAGE =
     "                               predict every row of a table of layouts (columns: model,\n"
     "                               seq_len, global_batch, vocab, gpus, checkpointing,\n"
     "                               attention_kernel, micro_batch, tp, pp, sp)\n"
+    "  validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv]\n"
+    "                               predict measured runs (the predict columns plus status and\n"
+    "                               step_time_s) and report, per (model, seq_len, gpus): OOM-label\n"
+    "                               accuracy, step-time MAPE and P90, Spearman, best layout;\n"
+    "                               -o writes the per-row comparison (docs/calibration.md)\n"
+    "  calibrate FILE.csv... -o PROFILE.json [--max-evals N] [-j N] [--full]\n"
+    "                               fit the profile's free constants to measured runs\n"
+    "                               (derivative-free least squares on log step time;\n"
+    "                               docs/calibration.md) and write the fitted profile\n"
     "  help [COMMAND]               this text\n"
     "\n"
     "LAYOUT options:\n"
@@ -77,7 +88,10 @@ static const char *const USAGE =
     "  --trace-ranks R         ranks in --chrome-trace and --timeline-csv: all, dp0 (data-\n"
     "                          parallel replica 0) or a list like 0-7,16 (default: all up\n"
     "                          to 64 GPUs, else dp0); --chrome-ranks is a synonym\n"
-    "  -j, --jobs N            predict: worker processes (default: number of cores)\n"
+    "  -j, --jobs N            predict, validate, calibrate: worker processes (default: cores)\n"
+    "  --max-evals N           calibrate: objective evaluations (default 60)\n"
+    "  --full                  calibrate: full simulations instead of the fast mode\n"
+    "  --check-fast            calibrate: compare fast mode with full simulations, fit nothing\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
     "\n"
@@ -222,13 +236,70 @@ static int cmd_predict(cli_opts *o)
   return 0;
 }
 
+static int cmd_validate(cli_opts *o)
+{
+  GError *err = NULL;
+  if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
+  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  g_autoptr(GArray) rows =
+      val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
+  if (!rows) return fail(err);
+  const val_row *rv = (const val_row *)rows->data;
+  g_autoptr(GArray) stats = val_summarize(rv, (int)rows->len);
+  if (o->output && !val_write_rows(o->output, rv, (int)rows->len, &err)) return fail(err);
+  if (!strcmp(o->format, "json")) {
+    cJSON *j = val_json(stats, rv);
+    char *s = cJSON_Print(j);
+    printf("%s\n", s);
+    cJSON_free(s);
+    cJSON_Delete(j);
+  } else {
+    printf("profile %s\n", o->rq.prof.name);
+    val_print_text(stdout, stats, rv);
+  }
+  return 0;
+}
+
+static int cmd_calibrate(cli_opts *o)
+{
+  GError *err = NULL;
+  if (o->positional->len < 1) return fail_msg("calibrate: expects one or more measured tables (layoutsim calibrate FILE.csv... -o PROFILE.json)");
+  if (!o->output && !o->calib_check_fast)
+    return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
+  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
+                  .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr};
+  if (o->calib_check_fast) {
+    if (!calib_check_fast((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, stdout, &err))
+      return fail(err);
+    return 0;
+  }
+  gpu_profile fitted;
+  if (!calib_run((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, &fitted, &err))
+    return fail(err);
+  GString *files = g_string_new(NULL);
+  for (guint i = 0; i < o->positional->len; i++) {
+    g_autofree char *base = g_path_get_basename(o->positional->pdata[i]);
+    g_string_append_printf(files, "%s%s", i ? " " : "", base);
+  }
+  g_snprintf(fitted.comment, sizeof fitted.comment,
+             "Fitted by layoutsim calibrate (%s mode, %d evaluations max) from %s, starting at profile '%s'; "
+             "docs/profile.md and docs/calibration.md.",
+             cc.fast ? "fast" : "full", cc.max_evals, files->str, o->profile_name);
+  g_string_free(files, TRUE);
+  if (!profile_save(&fitted, o->output, &err)) return fail(err);
+  return 0;
+}
+
 typedef struct command {
   const char *name;
   int (*run)(cli_opts *);
 } command;
 
 static const command COMMANDS[] = {
-    {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict}};
+    {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict},
+    {"validate", cmd_validate}, {"calibrate", cmd_calibrate}};
 
 int main(int argc, char **argv)
 {
@@ -250,6 +321,6 @@ int main(int argc, char **argv)
     cli_opts_clear(&o);
     return rc;
   }
-  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: simulate, graph, replay, predict, help)\n", argv[1]);
+  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: simulate, graph, replay, predict, validate, calibrate, help)\n", argv[1]);
   return 2;
 }

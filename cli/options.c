@@ -12,7 +12,7 @@
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
-  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS
+  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST
 };
 
 static const struct option LONG[] = {
@@ -48,6 +48,9 @@ static const struct option LONG[] = {
     {"trace-ranks", required_argument, NULL, O_TRACE_RANKS},
     {"chrome-ranks", required_argument, NULL, O_TRACE_RANKS},
     {"paje-links", no_argument, NULL, O_PAJE_LINKS},
+    {"max-evals", required_argument, NULL, O_MAX_EVALS},
+    {"full", no_argument, NULL, O_FULL},
+    {"check-fast", no_argument, NULL, O_CHECK_FAST},
     {NULL, 0, NULL, 0},
 };
 
@@ -137,6 +140,9 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_MEM_SVG: o->memory_svg = arg; return TRUE;
   case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
   case O_PAJE_LINKS: o->rq.replay.paje_links = TRUE; return TRUE;
+  case O_MAX_EVALS: return cli_parse_positive_int("max-evals", arg, &o->max_evals, err);
+  case O_FULL: o->calib_full = TRUE; return TRUE;
+  case O_CHECK_FAST: o->calib_check_fast = TRUE; return TRUE;
   default: return FALSE;
   }
 }

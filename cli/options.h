@@ -1,5 +1,5 @@
-/* options -- the command-line options shared by simulate, graph, replay and
- * predict: parsing them (GNU long options) into a sim_request, strictly
+/* options -- the command-line options shared by simulate, graph, replay, predict,
+ * validate and calibrate: parsing them (GNU long options) into a sim_request, strictly
  * (a bad value is an error naming the option and the allowed values).
  *
  * Owns: option tables and number parsing. May not touch: simulation.
@@ -23,7 +23,10 @@ typedef struct cli_opts {
   const char *output;    /* -o */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
   const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
-  int jobs;              /* predict -j */
+  int jobs;              /* predict, validate, calibrate -j */
+  int max_evals;         /* calibrate: 0 = default */
+  gboolean calib_full;   /* calibrate: full simulations, no fast mode */
+  gboolean calib_check_fast; /* calibrate: compare fast and full, fit nothing */
   GPtrArray *positional;
 } cli_opts;
 

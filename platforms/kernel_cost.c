@@ -1,21 +1,65 @@
 /* kernel_cost -- see kernel_cost.h. */
 #include "kernel_cost.h"
 
+#include <math.h>
+
 #include "workloads/layout.h"
 
-static double roofline(const gpu_profile *p, double flops, double eff, double bytes)
+/* Useful fraction of the tiles covering an a x b output with t_a x t_b tiles, times
+ * the fraction of the last wave of tiles over the SMs that is busy. */
+static double quantization(const gpu_profile *p, double a, double b, double ta, double tb)
 {
-  double t_math = flops / (p->peak_flops * eff);
-  double t_mem = bytes / (p->hbm_bytes_per_s * p->hbm_efficiency);
-  return t_math > t_mem ? t_math : t_mem;
+  double tiles_a = ceil(a / ta), tiles_b = ceil(b / tb);
+  double tiles = tiles_a * tiles_b;
+  double tile_q = (a * b) / (tiles_a * ta * tiles_b * tb);
+  double waves = ceil(tiles / p->sm_count);
+  return tile_q * tiles / (waves * p->sm_count);
 }
 
-static double attention(const gpu_profile *p, const graph_event *e)
+double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
 {
-  if (layout_attn_is_flash((layout_attn)e->variant)) /* causal: the kernel skips the masked half */
-    return roofline(p, e->flops * 0.5, p->attention_efficiency, e->bytes);
-  /* unfused: two batched GEMMs over the full score matrix, plus the memory passes over it */
-  return e->flops / (p->peak_flops * p->gemm_efficiency) + e->bytes / (p->hbm_bytes_per_s * p->hbm_efficiency);
+  if (m < 1 || n < 1 || k < 1) return p->gemm_efficiency;
+  double q1 = quantization(p, m, n, p->gemm_tile_m, p->gemm_tile_n);
+  double q2 = quantization(p, m, n, p->gemm_tile_n, p->gemm_tile_m);
+  return p->gemm_efficiency * (q1 > q2 ? q1 : q2) * k / (k + p->gemm_k_half);
+}
+
+double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim)
+{
+  double base = variant == ATTN_FLASH2 || variant == ATTN_FLASH2_RMSNORM ? p->flash2_efficiency : p->flash1_efficiency;
+  return base * seq / (seq + p->attn_seq_half) * head_dim / (head_dim + p->attn_head_dim_half);
+}
+
+static double memory_s(const gpu_profile *p, double bytes) { return bytes / (p->hbm_bytes_per_s * p->hbm_efficiency); }
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+static double gemm_s(const gpu_profile *p, const graph_event *e)
+{
+  double m = e->m, n = e->n, k = e->k;
+  double math;
+  if (e->phase == PH_BACKWARD) {
+    double half = e->flops / 2;
+    math = half / (p->peak_flops * kcost_gemm_efficiency(p, m, k, n)) + /* dgrad: dY (m x n) . W^T */
+           half / (p->peak_flops * kcost_gemm_efficiency(p, k, n, m));  /* wgrad: X^T (k x m) . dY */
+  } else {
+    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, m, n, k));
+  }
+  return max2(math, memory_s(p, e->bytes));
+}
+
+/* m = batch * heads (local), n = seq, k = head dim; flops are the full (non-causal) model FLOPs. */
+static double attention_s(const gpu_profile *p, const graph_event *e)
+{
+  if (layout_attn_is_flash((layout_attn)e->variant)) {
+    double work = e->flops * 0.5 * (e->phase == PH_BACKWARD ? 1.25 : 1.0);
+    double eff = kcost_flash_efficiency(p, e->variant, e->n, e->k);
+    return max2(work / (p->peak_flops * eff), memory_s(p, e->bytes));
+  }
+  /* QK^T and AV: batched (s x d).(d x s) and (s x s).(s x d) GEMMs over the full score matrix;
+   * batch * heads of them fill every wave, so only the short head-dim reduction costs */
+  double eff = p->gemm_efficiency * e->k / (e->k + p->gemm_k_half);
+  return e->flops / (p->peak_flops * eff) + memory_s(p, e->bytes);
 }
 
 double kcost_seconds(const gpu_profile *p, const graph_event *e)
@@ -26,8 +70,8 @@ double kcost_seconds(const gpu_profile *p, const graph_event *e)
   case OP_ATTN_OUT:
   case OP_MLP_UP:
   case OP_MLP_DOWN:
-  case OP_LOGITS: return launch + roofline(p, e->flops, p->gemm_efficiency, e->bytes);
-  case OP_ATTENTION: return launch + attention(p, e);
-  default: return launch + roofline(p, e->flops, 1.0, e->bytes);
+  case OP_LOGITS: return launch + gemm_s(p, e);
+  case OP_ATTENTION: return launch + attention_s(p, e);
+  default: return launch + max2(e->flops / p->peak_flops, memory_s(p, e->bytes));
   }
 }

@@ -1,9 +1,25 @@
 /* kernel_cost -- how long a compute event of the task graph takes on a GPU
- * of a given profile: the hardware side of the cost model.
+ * of a given profile: the hardware side of the cost model (docs/profile.md).
  *
- * First model (roofline): time = launches * launch_overhead
- *   + max(flops / (peak * efficiency), bytes / (hbm * hbm_efficiency)),
- * with efficiency the GEMM or attention efficiency of the profile.
+ *   time = launches * launch_overhead_s + max(math time, memory time)
+ *
+ * - GEMMs: flops / (peak * eff(m, n, k)), eff = gemm_efficiency x tile
+ *   quantization x wave quantization (tiles of gemm_tile_m x gemm_tile_n over
+ *   sm_count SMs; cuBLAS picks the better of the tile and its transpose)
+ *   x k / (k + gemm_k_half) (short reductions amortize the tile prologue and
+ *   epilogue badly). A backward GEMM event is dgrad (m x k output, reduction
+ *   n) plus wgrad (k x n output, reduction m), each half its flops.
+ * - FlashAttention: the causal kernels skip the masked half; the work runs
+ *   at flash{1,2}_efficiency x s / (s + attn_seq_half) x d / (d + attn_head_dim_half)
+ *   of peak; the backward does 2.5x the forward's matmul work (it recomputes
+ *   the scores) where the graph counts 2x.
+ * - torch / fused-softmax attention: two batched GEMMs (s x s x d) over the
+ *   full score matrix at GEMM efficiency, plus the memory passes over the
+ *   scores at effective HBM bandwidth (workloads/ops.h says how many bytes).
+ * - memory-bound operators: bytes / (hbm * hbm_efficiency).
+ * - launch_overhead_s: the GPU-side gap per kernel. The host dispatch of eager
+ *   PyTorch runs ahead of the GPU (asynchronous launches) and is hidden for
+ *   the study's kernel sizes, so it is not added (docs/profile.md).
  *
  * Owns: the time of one compute event. May not touch: SimGrid, schedules.
  */
@@ -14,5 +30,10 @@
 #include "workloads/graph.h"
 
 double kcost_seconds(const gpu_profile *p, const graph_event *e);
+
+/* Fraction of peak a GEMM (m x k).(k x n) reaches (exposed for tests). */
+double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k);
+/* Fraction of peak a FlashAttention kernel reaches on its causal work. */
+double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim);
 
 #endif

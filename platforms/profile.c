@@ -19,9 +19,13 @@ static const field FIELDS[] = {
     F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
     F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),
     F(ib_latency_s, 0, 1e-2),       F(gemm_efficiency, 0.05, 1),     F(hbm_efficiency, 0.05, 1),
-    F(attention_efficiency, 0.05, 1), F(launch_overhead_s, 0, 1e-2), F(nccl_bw_efficiency_nvlink, 0.05, 1),
+    F(launch_overhead_s, 0, 1e-2), F(nccl_bw_efficiency_nvlink, 0.05, 1),
     F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2), F(cuda_context_gib, 0, 100),
     F(nccl_buffers_gib, 0, 100),    F(fragmentation, 0, 1),
+    /* compute model (kernel_cost.h) */
+    F(sm_count, 1, 10000),          F(gemm_tile_m, 8, 1024),        F(gemm_tile_n, 8, 1024),
+    F(gemm_k_half, 0, 1e5),         F(flash1_efficiency, 0.05, 1),  F(flash2_efficiency, 0.05, 1),
+    F(attn_seq_half, 0, 1e6),       F(attn_head_dim_half, 0, 1e4),
 };
 #undef F
 
@@ -36,6 +40,8 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   const char *name;
   if (!lsim_json_string(j, "name", &name, path, err)) goto out;
   g_strlcpy(out->name, name, sizeof out->name);
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
+  if (cJSON_IsString(c)) g_strlcpy(out->comment, c->valuestring, sizeof out->comment);
   if (!lsim_json_positive_int(j, "gpus_per_node", &out->gpus_per_node, path, err)) goto out;
   if (!lsim_json_positive_int(j, "nics_per_node", &out->nics_per_node, path, err)) goto out;
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
@@ -75,6 +81,7 @@ gboolean profile_save(const gpu_profile *p, const char *path, GError **err)
 {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "name", p->name);
+  if (p->comment[0]) cJSON_AddStringToObject(j, "comment", p->comment);
   cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
   cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)

@@ -12,6 +12,7 @@
 
 typedef struct gpu_profile {
   char name[64];
+  char comment[512];          /* free text, kept on save */
   double peak_flops;          /* dense bf16 tensor-core FLOP/s */
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
   double memory_gib;          /* capacity */
@@ -20,11 +21,15 @@ typedef struct gpu_profile {
   double nvlink_latency_s;
   double ib_bytes_per_s;      /* per NIC per direction */
   double ib_latency_s;
-  /* cost-model constants */
-  double gemm_efficiency;      /* fraction of peak a large GEMM reaches */
+  /* cost-model constants (platforms/kernel_cost.h, docs/profile.md) */
+  double sm_count;             /* streaming multiprocessors (wave quantization) */
+  double gemm_tile_m, gemm_tile_n; /* output tile of the large cuBLAS kernels */
+  double gemm_efficiency;      /* fraction of peak a large, well-quantized GEMM reaches */
+  double gemm_k_half;          /* reduction length at which a GEMM loses half its efficiency */
   double hbm_efficiency;       /* fraction of HBM bandwidth a streaming kernel reaches */
-  double attention_efficiency; /* fraction of peak FlashAttention-2 reaches on its (causal) work */
-  double launch_overhead_s;    /* per kernel launch */
+  double flash1_efficiency, flash2_efficiency; /* FlashAttention fraction of peak on its causal work, s, d -> inf */
+  double attn_seq_half, attn_head_dim_half;   /* sequence length, head dim at which it is halved */
+  double launch_overhead_s;    /* GPU-side gap per kernel launch */
   double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
   double nccl_step_latency_s;  /* per ring step, on top of link latency */
   /* memory overheads */

@@ -1,0 +1,414 @@
+/* calibrate -- see calibrate.h.
+ *
+ * Objective: the mean over settings (model, seq_len, gpus) of the mean
+ * squared log error log(T_pred / T_meas) over the setting's rows measured
+ * ok; a setting with few rows weighs as much as a large sweep. Rows
+ * predicted OOM still count by their simulated time (the memory model is
+ * not being fitted here). A row whose simulation fails adds a large
+ * constant penalty.
+ *
+ * Search: Levenberg-Marquardt with forward-difference Jacobians (no
+ * analytic derivatives: the simulator is a black box) on unbounded
+ * coordinates u; each constant is lo + (hi - lo) * sigmoid(u), or the same
+ * in log space for constants whose range spans decades, so every step stays
+ * inside the documented ranges. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "validate.h"
+
+typedef struct cparam {
+  const char *name;
+  size_t off;
+  double lo, hi;
+  gboolean log_scale;
+} cparam;
+
+#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, k), lo, hi, lg}
+/* The free constants and their plausible ranges (docs/profile.md says why). */
+static const cparam PARAMS[] = {
+    P(gemm_efficiency, 0.60, 0.95, FALSE),
+    P(gemm_k_half, 16, 1024, TRUE),
+    P(hbm_efficiency, 0.50, 0.95, FALSE),
+    P(flash1_efficiency, 0.25, 0.50, FALSE),
+    P(flash2_efficiency, 0.50, 0.80, FALSE),
+    P(launch_overhead_s, 1e-6, 3e-5, TRUE),
+    P(nccl_bw_efficiency_nvlink, 0.40, 1.00, FALSE),
+    P(nccl_bw_efficiency_ib, 0.40, 1.00, FALSE),
+    P(nccl_step_latency_s, 1e-6, 1e-4, TRUE),
+};
+#undef P
+#define N_PARAMS ((int)G_N_ELEMENTS(PARAMS))
+
+const char *const *calib_param_names(void)
+{
+  static const char *names[G_N_ELEMENTS(PARAMS) + 1];
+  for (int i = 0; i < N_PARAMS; i++) names[i] = PARAMS[i].name;
+  names[N_PARAMS] = NULL;
+  return names;
+}
+
+gboolean calib_fast_counts(int pp, int m, int *m1, int *m2)
+{
+  /* once m > pp every stage runs in the steady 1F1B period: T(m) is affine from there */
+  *m1 = pp + 1;
+  *m2 = pp + 2;
+  if (*m1 < 2) *m1 = 2;
+  if (*m2 < *m1 + 1) *m2 = *m1 + 1;
+  return m > 2 * *m2; /* gain at least 2x over simulating m micro-batches once */
+}
+
+double calib_extrapolate(double t1, int m1, double t2, int m2, int m)
+{
+  return t1 + (t2 - t1) * (double)(m - m1) / (double)(m2 - m1);
+}
+
+static double *slot(gpu_profile *p, const cparam *c) { return (double *)((char *)p + c->off); }
+
+static double to_value(const cparam *c, double u)
+{
+  double s = 1.0 / (1.0 + exp(-u));
+  if (c->log_scale) return exp(log(c->lo) + (log(c->hi) - log(c->lo)) * s);
+  return c->lo + (c->hi - c->lo) * s;
+}
+
+static double to_coord(const cparam *c, double v)
+{
+  double lo = c->log_scale ? log(c->lo) : c->lo, hi = c->log_scale ? log(c->hi) : c->hi;
+  double x = c->log_scale ? log(v) : v;
+  double s = (x - lo) / (hi - lo);
+  s = CLAMP(s, 0.02, 0.98);
+  return log(s / (1 - s));
+}
+
+/* One simulation the objective needs: a row at its own or a reduced micro-batch count. */
+typedef struct job {
+  int target;     /* index into targets */
+  int which;      /* 0: full, 1: m1, 2: m2 */
+} job;
+
+typedef struct target {
+  double meas_s;
+  int setting;
+  int m, m1, m2; /* m1 = 0: simulated in full */
+  double t_full, t1, t2;
+  gboolean failed;
+} target;
+
+typedef struct problem {
+  csv_table *sims;  /* one row per job (global_batch rewritten for reduced runs) */
+  GArray *jobs;     /* of job */
+  GArray *targets;  /* of target */
+  int n_settings;
+  int *setting_rows;
+  const calib_cfg *cfg;
+  int evals;
+} problem;
+
+static GPtrArray *copy_row(const csv_table *t, guint r)
+{
+  GPtrArray *src = t->rows->pdata[r], *dst = g_ptr_array_new_with_free_func(g_free);
+  for (guint c = 0; c < src->len; c++) g_ptr_array_add(dst, g_strdup(src->pdata[c]));
+  return dst;
+}
+
+static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, int which, int global_batch)
+{
+  GPtrArray *row = copy_row(t, r);
+  /* the simulation table has the source table's columns: files may differ, so map by name */
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  for (guint c = 0; c < pb->sims->header->len; c++) {
+    int sc = csv_column(t, pb->sims->header->pdata[c]);
+    g_ptr_array_add(out, g_strdup(sc >= 0 ? (char *)row->pdata[sc] : ""));
+  }
+  g_ptr_array_unref(row);
+  if (which > 0) {
+    int gc = csv_column(pb->sims, "global_batch");
+    g_free(out->pdata[gc]);
+    out->pdata[gc] = g_strdup_printf("%d", global_batch);
+  }
+  g_ptr_array_add(pb->sims->rows, out);
+  job j = {.target = target_idx, .which = which};
+  g_array_append_val(pb->jobs, j);
+}
+
+static gboolean problem_load(problem *pb, const char *const *paths, int n_paths, const calib_cfg *cfg, GError **err)
+{
+  static const char *const COLS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+  pb->cfg = cfg;
+  pb->sims = g_new0(csv_table, 1);
+  pb->sims->header = g_ptr_array_new_with_free_func(g_free);
+  pb->sims->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (size_t c = 0; c < G_N_ELEMENTS(COLS); c++) g_ptr_array_add(pb->sims->header, g_strdup(COLS[c]));
+  pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));
+  pb->targets = g_array_new(FALSE, TRUE, sizeof(target));
+  g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(g_free);
+  for (int f = 0; f < n_paths; f++) {
+    g_autoptr(csv_table) t = csv_read(paths[f], err);
+    if (!t || !predict_check_columns(t, paths[f], err)) return FALSE;
+    if (csv_column(t, "status") < 0 || csv_column(t, "step_time_s") < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column 'status' or 'step_time_s' (calibrate needs measured runs)",
+                  paths[f]);
+      return FALSE;
+    }
+    for (guint r = 0; r < t->rows->len; r++) {
+      if (val_parse_status(csv_cell(t, r, csv_column(t, "status"))) != MEAS_OK) continue;
+      char *end;
+      const char *cell = csv_cell(t, r, csv_column(t, "step_time_s"));
+      double meas = g_ascii_strtod(cell, &end);
+      if (end == cell || *end || !(meas > 0)) continue;
+      sim_request rq;
+      GError *e = NULL;
+      if (!predict_row_request(t, r, &cfg->pred, &rq, &e)) {
+        g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
+        return FALSE;
+      }
+      g_autofree char *key = g_strdup_printf("%s %d %d", rq.m.name, rq.l.seq_len, rq.l.gpus);
+      int s = -1;
+      for (guint k = 0; k < settings->len; k++)
+        if (!strcmp(settings->pdata[k], key)) s = (int)k;
+      if (s < 0) {
+        g_ptr_array_add(settings, g_steal_pointer(&key));
+        s = (int)settings->len - 1;
+      }
+      target tg = {.meas_s = meas, .setting = s, .m = rq.l.grad_accum};
+      int ti = (int)pb->targets->len;
+      int m1, m2;
+      if (cfg->fast && calib_fast_counts(rq.l.pp, rq.l.grad_accum, &m1, &m2)) {
+        tg.m1 = m1;
+        tg.m2 = m2;
+        int per = rq.l.dp * rq.l.micro_batch;
+        add_job(pb, t, r, ti, 1, per * m1);
+        add_job(pb, t, r, ti, 2, per * m2);
+      } else {
+        add_job(pb, t, r, ti, 0, 0);
+      }
+      g_array_append_val(pb->targets, tg);
+    }
+  }
+  pb->n_settings = (int)settings->len;
+  pb->setting_rows = g_new0(int, pb->n_settings > 0 ? pb->n_settings : 1);
+  for (guint i = 0; i < pb->targets->len; i++) pb->setting_rows[g_array_index(pb->targets, target, i).setting]++;
+  if (pb->targets->len == 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "calibrate: no row measured ok with a step_time_s to fit");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void problem_clear(problem *pb)
+{
+  csv_free(pb->sims);
+  if (pb->jobs) g_array_free(pb->jobs, TRUE);
+  if (pb->targets) g_array_free(pb->targets, TRUE);
+  g_free(pb->setting_rows);
+}
+
+/* Simulate every job under profile p; fill the targets' predicted times. */
+static void problem_simulate(problem *pb, const gpu_profile *p)
+{
+  predict_cfg cfg = pb->cfg->pred;
+  cfg.prof = *p;
+  g_autofree prediction *pr = predict_table(pb->sims, &cfg);
+  for (guint i = 0; i < pb->targets->len; i++) g_array_index(pb->targets, target, i).failed = FALSE;
+  for (guint j = 0; j < pb->jobs->len; j++) {
+    job *jb = &g_array_index(pb->jobs, job, j);
+    target *tg = &g_array_index(pb->targets, target, jb->target);
+    if (pr[j].status == PRED_INVALID) tg->failed = TRUE;
+    double t = pr[j].step_time_s;
+    if (jb->which == 0) tg->t_full = t;
+    else if (jb->which == 1) tg->t1 = t;
+    else tg->t2 = t;
+  }
+}
+
+static double target_pred(const target *tg)
+{
+  return tg->m1 ? calib_extrapolate(tg->t1, tg->m1, tg->t2, tg->m2, tg->m) : tg->t_full;
+}
+
+/* Weighted residuals r_i = log(T_pred / T_meas) / sqrt(rows of its setting * settings): sum r_i^2 = objective. */
+static double residuals(problem *pb, const gpu_profile *p, double *r, double *mape_out)
+{
+  problem_simulate(pb, p);
+  pb->evals++;
+  double f = 0, ape = 0;
+  for (guint i = 0; i < pb->targets->len; i++) {
+    const target *tg = &g_array_index(pb->targets, target, i);
+    double e = tg->failed || !(target_pred(tg) > 0) ? 1.0 : log(target_pred(tg) / tg->meas_s);
+    r[i] = e / sqrt((double)pb->setting_rows[tg->setting] * pb->n_settings);
+    f += r[i] * r[i];
+    ape += tg->failed ? 1.0 : fabs(target_pred(tg) - tg->meas_s) / tg->meas_s;
+  }
+  if (mape_out) *mape_out = 100.0 * ape / pb->targets->len;
+  return f;
+}
+
+static void apply(const double *u, gpu_profile *p)
+{
+  for (int i = 0; i < N_PARAMS; i++) *slot(p, &PARAMS[i]) = to_value(&PARAMS[i], u[i]);
+}
+
+typedef struct vertex { /* a point of the search in unbounded coordinates */
+  double u[G_N_ELEMENTS(PARAMS)];
+  double f;
+} vertex;
+
+static double eval_residuals(problem *pb, const gpu_profile *base, const double *u, double *r)
+{
+  gpu_profile p = *base;
+  apply(u, &p);
+  double mape, f = residuals(pb, &p, r, &mape);
+  if (pb->cfg->log) {
+    fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f  rms log err %.2f%%  mape %.2f%%\n", pb->evals, f,
+            100.0 * sqrt(f), mape);
+    fflush(pb->cfg->log);
+  }
+  return f;
+}
+
+/* Solve the n x n system A x = b in place (Gaussian elimination, partial pivoting); FALSE if singular. */
+static gboolean solve(double *A, double *b, int n)
+{
+  for (int c = 0; c < n; c++) {
+    int piv = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabs(A[r * n + c]) > fabs(A[piv * n + c])) piv = r;
+    if (fabs(A[piv * n + c]) < 1e-300) return FALSE;
+    for (int k = 0; k < n; k++) {
+      double t = A[c * n + k];
+      A[c * n + k] = A[piv * n + k];
+      A[piv * n + k] = t;
+    }
+    double t = b[c];
+    b[c] = b[piv];
+    b[piv] = t;
+    for (int r = c + 1; r < n; r++) {
+      double f = A[r * n + c] / A[c * n + c];
+      for (int k = c; k < n; k++) A[r * n + k] -= f * A[c * n + k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (int c = n - 1; c >= 0; c--) {
+    for (int k = c + 1; k < n; k++) b[c] -= A[c * n + k] * b[k];
+    b[c] /= A[c * n + c];
+  }
+  return TRUE;
+}
+
+/* Levenberg-Marquardt on the residuals with a forward-difference Jacobian (the simulator is
+ * deterministic, so differences are exact up to its piecewise smoothness): each iteration
+ * costs one evaluation per constant plus one per trial step. */
+static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *best, int max_evals)
+{
+  int n = N_PARAMS, N = (int)pb->targets->len;
+  const double h = 0.05;
+  g_autofree double *r = g_new(double, N), *rt = g_new(double, N), *J = g_new(double, (gsize)N * n);
+  double A[G_N_ELEMENTS(PARAMS) * G_N_ELEMENTS(PARAMS)], g[G_N_ELEMENTS(PARAMS)];
+  best->f = eval_residuals(pb, base, best->u, r);
+  double lambda = 0.3;
+  while (pb->evals + n + 1 <= max_evals) {
+    for (int j = 0; j < n; j++) {
+      vertex v = *best;
+      v.u[j] += h;
+      eval_residuals(pb, base, v.u, rt);
+      for (int i = 0; i < N; i++) J[(gsize)i * n + j] = (rt[i] - r[i]) / h;
+    }
+    gboolean improved = FALSE;
+    while (!improved && pb->evals < max_evals) {
+      for (int a = 0; a < n; a++) {
+        g[a] = 0;
+        for (int i = 0; i < N; i++) g[a] -= J[(gsize)i * n + a] * r[i];
+        for (int b = 0; b < n; b++) {
+          double s = 0;
+          for (int i = 0; i < N; i++) s += J[(gsize)i * n + a] * J[(gsize)i * n + b];
+          A[a * n + b] = s;
+        }
+      }
+      /* Marquardt damping plus a floor: a constant pinned at the edge of its range has a
+       * vanishing column (the sigmoid is flat there), whose huge Gauss-Newton component
+       * would otherwise shrink the whole trust-region step to nothing */
+      double maxdiag = 0;
+      for (int a = 0; a < n; a++) maxdiag = MAX(maxdiag, A[a * n + a]);
+      for (int a = 0; a < n; a++) A[a * n + a] += lambda * A[a * n + a] + 0.01 * maxdiag + 1e-12;
+      if (!solve(A, g, n)) break;
+      /* trust region: scale the whole step (keeping its direction) to at most 1 per coordinate */
+      double big = 0;
+      for (int a = 0; a < n; a++) big = MAX(big, fabs(g[a]));
+      double scale = big > 1.0 ? 1.0 / big : 1.0;
+      vertex v = *best;
+      for (int a = 0; a < n; a++) v.u[a] += scale * g[a];
+      v.f = eval_residuals(pb, base, v.u, rt);
+      if (v.f < best->f) {
+        *best = v;
+        memcpy(r, rt, sizeof(double) * N);
+        lambda = MAX(lambda / 3, 1e-6);
+        improved = TRUE;
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+}
+
+gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err)
+{
+  problem pb = {0};
+  if (!problem_load(&pb, paths, n_paths, cfg, err)) {
+    problem_clear(&pb);
+    return FALSE;
+  }
+  const gpu_profile *base = &cfg->pred.prof;
+  if (cfg->log)
+    fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings, %u simulations per evaluation (%s mode), %d constants\n",
+            pb.targets->len, pb.n_settings, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
+  vertex best = {0};
+  for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
+  levenberg_marquardt(&pb, base, &best, cfg->max_evals);
+  *out = *base;
+  apply(best.u, out);
+  if (cfg->log) {
+    fprintf(cfg->log, "calibrate: best objective %.6f (rms log error %.2f%%) after %d evaluations\n", best.f,
+            100.0 * sqrt(best.f), pb.evals);
+    for (int i = 0; i < N_PARAMS; i++)
+      fprintf(cfg->log, "calibrate:   %-26s %.6g  (range %g .. %g)\n", PARAMS[i].name, *slot(out, &PARAMS[i]),
+              PARAMS[i].lo, PARAMS[i].hi);
+  }
+  problem_clear(&pb);
+  return TRUE;
+}
+
+gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg *cfg, FILE *f, GError **err)
+{
+  calib_cfg full = *cfg, fast = *cfg;
+  full.fast = FALSE;
+  fast.fast = TRUE;
+  problem a = {0}, b = {0};
+  gboolean ok = problem_load(&a, paths, n_paths, &full, err) && problem_load(&b, paths, n_paths, &fast, err);
+  if (ok) {
+    problem_simulate(&a, &cfg->pred.prof);
+    problem_simulate(&b, &cfg->pred.prof);
+    double worst = 0, sum = 0;
+    int n = 0;
+    for (guint i = 0; i < a.targets->len; i++) {
+      const target *ta = &g_array_index(a.targets, target, i), *tb = &g_array_index(b.targets, target, i);
+      if (!tb->m1 || ta->failed || tb->failed) continue;
+      double dev = fabs(target_pred(tb) - ta->t_full) / ta->t_full;
+      fprintf(f, "row %3u: m %4d  m1 %3d  m2 %3d  full %10.4f s  fast %10.4f s  deviation %.4f%%\n", i, tb->m, tb->m1,
+              tb->m2, ta->t_full, target_pred(tb), 100 * dev);
+      worst = MAX(worst, dev);
+      sum += dev;
+      n++;
+    }
+    fprintf(f, "fast mode: %d extrapolated rows, mean deviation %.4f%%, max deviation %.4f%%\n", n,
+            n ? 100 * sum / n : 0.0, 100 * worst);
+  }
+  problem_clear(&a);
+  problem_clear(&b);
+  return ok;
+}

@@ -1,0 +1,47 @@
+/* calibrate -- fits the free constants of a profile (at most about a dozen,
+ * each with a physical meaning and a plausible range, listed in
+ * calibrate.c and docs/profile.md) to measured runs: a derivative-free
+ * least-squares search (Levenberg-Marquardt on finite differences, in the
+ * box of allowed ranges mapped to an unbounded space) on the log step-time
+ * errors of the rows measured ok.
+ *
+ * Fast mode (default): a row's step time is evaluated from two simulations
+ * of the same layout with fewer micro-batches, extrapolated affinely in the
+ * number of micro-batches (1F1B becomes periodic once m exceeds the pipeline
+ * depth; the optimizer and data-parallel phase do not depend on m).
+ * calib_check_fast() measures how far that is from full simulations.
+ *
+ * Owns: the search, the parameter list, the objective.
+ * May not touch: the simulation itself; the measured rows stay outside the repo.
+ */
+#ifndef CALIBRATE_H
+#define CALIBRATE_H
+
+#include <stdio.h>
+
+#include "predict.h"
+
+typedef struct calib_cfg {
+  predict_cfg pred; /* start profile, capacity, generator options, jobs */
+  int max_evals;
+  gboolean fast;
+  FILE *log;        /* progress lines; NULL for none */
+} calib_cfg;
+
+/* Fit; writes the fitted profile to *out (a copy of cfg->pred.prof with the free constants changed). */
+gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err);
+
+/* Simulate the rows measured ok in full and in fast mode with cfg's profile; print each
+ * extrapolated row and the mean and max relative deviation to f. */
+gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg *cfg, FILE *f, GError **err);
+
+/* Names of the free constants (NULL-terminated, static). */
+const char *const *calib_param_names(void);
+
+/* The micro-batch counts of the fast mode for a layout with pp stages and m micro-batches:
+ * FALSE when m is too small to gain (simulate in full). */
+gboolean calib_fast_counts(int pp, int m, int *m1, int *m2);
+/* Affine extrapolation T(m) from T(m1), T(m2). */
+double calib_extrapolate(double t1, int m1, double t2, int m2, int m);
+
+#endif

@@ -1,0 +1,296 @@
+/* validate -- see validate.h. */
+#include "validate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+
+double val_mape_pct(const double *pred, const double *meas, int n)
+{
+  double s = 0;
+  for (int i = 0; i < n; i++) s += fabs(pred[i] - meas[i]) / meas[i];
+  return n > 0 ? 100.0 * s / n : NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double val_percentile(const double *x, int n, double q)
+{
+  if (n < 1) return NAN;
+  g_autofree double *s = g_memdup2(x, sizeof(double) * n);
+  qsort(s, n, sizeof(double), cmp_double);
+  double pos = q * (n - 1);
+  int lo = (int)floor(pos);
+  if (lo >= n - 1) return s[n - 1];
+  return s[lo] + (pos - lo) * (s[lo + 1] - s[lo]);
+}
+
+typedef struct idx_val {
+  double v;
+  int i;
+} idx_val;
+
+static int cmp_idx_val(const void *a, const void *b)
+{
+  const idx_val *x = a, *y = b;
+  if (x->v != y->v) return (x->v > y->v) - (x->v < y->v);
+  return x->i - y->i;
+}
+
+void val_ranks(const double *x, int n, double *ranks)
+{
+  g_autofree idx_val *s = g_new(idx_val, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) s[i] = (idx_val){x[i], i};
+  qsort(s, n, sizeof *s, cmp_idx_val);
+  for (int a = 0; a < n;) {
+    int b = a;
+    while (b + 1 < n && s[b + 1].v == s[a].v) b++;
+    double mean_rank = (a + b) / 2.0 + 1.0; /* positions a..b hold ranks a+1..b+1 */
+    for (int k = a; k <= b; k++) ranks[s[k].i] = mean_rank;
+    a = b + 1;
+  }
+}
+
+double val_spearman(const double *x, const double *y, int n)
+{
+  if (n < 2) return NAN;
+  g_autofree double *rx = g_new(double, n);
+  g_autofree double *ry = g_new(double, n);
+  val_ranks(x, n, rx);
+  val_ranks(y, n, ry);
+  double mx = 0, my = 0;
+  for (int i = 0; i < n; i++) {
+    mx += rx[i];
+    my += ry[i];
+  }
+  mx /= n;
+  my /= n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (int i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  if (sxx == 0 || syy == 0) return NAN;
+  return sxy / sqrt(sxx * syy);
+}
+
+meas_status val_parse_status(const char *s)
+{
+  if (!strcmp(s, "ok")) return MEAS_OK;
+  if (!strcmp(s, "oom")) return MEAS_OOM;
+  return MEAS_OTHER;
+}
+
+static gboolean check_measured_columns(const csv_table *t, const char *path, GError **err)
+{
+  if (!predict_check_columns(t, path, err)) return FALSE;
+  const char *need[] = {"status", "step_time_s"};
+  for (size_t i = 0; i < G_N_ELEMENTS(need); i++)
+    if (csv_column(t, need[i]) < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                  "%s: missing column '%s' (validate needs the measured columns status and step_time_s)", path, need[i]);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void fill_row(const csv_table *t, guint r, val_row *v)
+{
+#define CELL(c) csv_cell(t, r, csv_column(t, c))
+  g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s GPUs", CELL("model"), CELL("seq_len"), CELL("gpus"));
+  g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
+             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
+  v->meas = val_parse_status(CELL("status"));
+  v->meas_step_s = NAN;
+  if (v->meas == MEAS_OK) {
+    char *end;
+    double s = g_ascii_strtod(CELL("step_time_s"), &end);
+    if (end != CELL("step_time_s") && !*end && s > 0) v->meas_step_s = s;
+    else v->meas = MEAS_OTHER; /* "ok" without a usable time: not comparable */
+  }
+#undef CELL
+}
+
+GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err)
+{
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(val_row));
+  for (int f = 0; f < n_paths; f++) {
+    g_autoptr(csv_table) t = csv_read(paths[f], err);
+    if (!t || !check_measured_columns(t, paths[f], err)) {
+      g_array_free(rows, TRUE);
+      return NULL;
+    }
+    g_autofree prediction *p = predict_table(t, cfg);
+    for (guint r = 0; r < t->rows->len; r++) {
+      val_row v = {0};
+      fill_row(t, r, &v);
+      v.pred = p[r].status;
+      v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
+      g_array_append_val(rows, v);
+    }
+  }
+  return rows;
+}
+
+static gboolean is_timed(const val_row *v) { return v->meas == MEAS_OK && v->pred == PRED_OK; }
+
+/* Statistics over the rows whose index is in idx. */
+static val_stats stats_of(const val_row *rows, const int *idx, int n, const char *name)
+{
+  val_stats s = {.rows = n, .best_row_meas = -1, .best_row_pred = -1, .spearman_min = NAN};
+  g_strlcpy(s.setting, name, sizeof s.setting);
+  g_autofree double *pr = g_new(double, n > 0 ? n : 1);
+  g_autofree double *me = g_new(double, n > 0 ? n : 1);
+  g_autofree double *ape = g_new(double, n > 0 ? n : 1);
+  double signed_sum = 0;
+  for (int k = 0; k < n; k++) {
+    const val_row *v = &rows[idx[k]];
+    if (v->meas != MEAS_OTHER && v->pred != PRED_INVALID) {
+      s.labelled++;
+      s.oom_correct += (v->meas == MEAS_OOM) == (v->pred == PRED_OOM);
+    }
+    if (v->meas == MEAS_OK && (s.best_row_meas < 0 || v->meas_step_s < rows[s.best_row_meas].meas_step_s))
+      s.best_row_meas = idx[k];
+    if (v->pred == PRED_OK && (s.best_row_pred < 0 || v->pred_step_s < rows[s.best_row_pred].pred_step_s))
+      s.best_row_pred = idx[k];
+    if (!is_timed(v)) continue;
+    pr[s.timed] = v->pred_step_s;
+    me[s.timed] = v->meas_step_s;
+    ape[s.timed] = 100.0 * fabs(v->pred_step_s - v->meas_step_s) / v->meas_step_s;
+    signed_sum += (v->pred_step_s - v->meas_step_s) / v->meas_step_s;
+    s.timed++;
+  }
+  s.mape_pct = s.timed ? val_mape_pct(pr, me, s.timed) : NAN;
+  s.p90_pct = val_percentile(ape, s.timed, 0.9);
+  s.spearman = val_spearman(pr, me, s.timed);
+  s.mean_signed_pct = s.timed ? 100.0 * signed_sum / s.timed : NAN;
+  s.best_match = s.best_row_meas >= 0 && s.best_row_meas == s.best_row_pred;
+  return s;
+}
+
+GArray *val_summarize(const val_row *rows, int n)
+{
+  GArray *out = g_array_new(FALSE, TRUE, sizeof(val_stats));
+  g_autoptr(GPtrArray) names = g_ptr_array_new();
+  for (int i = 0; i < n; i++) {
+    gboolean seen = FALSE;
+    for (guint k = 0; k < names->len && !seen; k++) seen = !strcmp(names->pdata[k], rows[i].setting);
+    if (!seen) g_ptr_array_add(names, (gpointer)rows[i].setting);
+  }
+  g_autofree int *idx = g_new(int, n > 0 ? n : 1);
+  val_stats total_extra = {.spearman_min = NAN};
+  for (guint k = 0; k < names->len; k++) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (!strcmp(rows[i].setting, names->pdata[k])) idx[m++] = i;
+    val_stats s = stats_of(rows, idx, m, names->pdata[k]);
+    g_array_append_val(out, s);
+    total_extra.settings++;
+    total_extra.settings_best_match += s.best_match;
+    if (!isnan(s.spearman) && (isnan(total_extra.spearman_min) || s.spearman < total_extra.spearman_min))
+      total_extra.spearman_min = s.spearman;
+  }
+  for (int i = 0; i < n; i++) idx[i] = i;
+  val_stats t = stats_of(rows, idx, n, "total");
+  t.spearman = NAN; /* ranks across settings mean nothing: see spearman_min */
+  t.best_row_meas = t.best_row_pred = -1;
+  t.best_match = FALSE;
+  t.settings = total_extra.settings;
+  t.settings_best_match = total_extra.settings_best_match;
+  t.spearman_min = total_extra.spearman_min;
+  g_array_append_val(out, t);
+  return out;
+}
+
+static const char *label_of(const val_row *rows, int i) { return i >= 0 ? rows[i].label : "-"; }
+
+void val_print_text(FILE *f, const GArray *stats, const val_row *rows)
+{
+  fprintf(f, "%-30s %5s %9s %6s %7s %7s %7s %8s  %s\n", "setting", "rows", "oom_acc%", "timed", "mape%", "p90%",
+          "bias%", "spearman", "best layout (measured | predicted)");
+  for (guint k = 0; k < stats->len; k++) {
+    const val_stats *s = &g_array_index(stats, val_stats, k);
+    double acc = s->labelled ? 100.0 * s->oom_correct / s->labelled : NAN;
+    if (k + 1 < stats->len) {
+      fprintf(f, "%-30s %5d %9.1f %6d %7.2f %7.2f %+7.2f %8.3f  %s %s | %s\n", s->setting, s->rows, acc, s->timed,
+              s->mape_pct, s->p90_pct, s->mean_signed_pct, s->spearman, s->best_match ? "MATCH" : "DIFFER",
+              label_of(rows, s->best_row_meas), label_of(rows, s->best_row_pred));
+    } else {
+      fprintf(f, "%-30s %5d %9.1f %6d %7.2f %7.2f %+7.2f %8.3f  best matches in %d of %d settings (spearman: min)\n",
+              s->setting, s->rows, acc, s->timed, s->mape_pct, s->p90_pct, s->mean_signed_pct, s->spearman_min,
+              s->settings_best_match, s->settings);
+    }
+  }
+}
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+  if (isnan(v)) cJSON_AddNullToObject(o, k);
+  else cJSON_AddNumberToObject(o, k, v);
+}
+
+cJSON *val_json(const GArray *stats, const val_row *rows)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON *arr = cJSON_AddArrayToObject(j, "settings");
+  for (guint k = 0; k < stats->len; k++) {
+    const val_stats *s = &g_array_index(stats, val_stats, k);
+    gboolean total = k + 1 == stats->len;
+    cJSON *o = total ? cJSON_AddObjectToObject(j, "total") : cJSON_CreateObject();
+    if (!total) cJSON_AddStringToObject(o, "setting", s->setting);
+    cJSON_AddNumberToObject(o, "rows", s->rows);
+    cJSON_AddNumberToObject(o, "oom_labelled", s->labelled);
+    add_num(o, "oom_accuracy", s->labelled ? (double)s->oom_correct / s->labelled : NAN);
+    cJSON_AddNumberToObject(o, "timed_rows", s->timed);
+    add_num(o, "mape_pct", s->mape_pct);
+    add_num(o, "p90_ape_pct", s->p90_pct);
+    add_num(o, "mean_signed_error_pct", s->mean_signed_pct);
+    if (total) {
+      add_num(o, "spearman_min", s->spearman_min);
+      cJSON_AddNumberToObject(o, "settings", s->settings);
+      cJSON_AddNumberToObject(o, "settings_best_match", s->settings_best_match);
+    } else {
+      add_num(o, "spearman", s->spearman);
+      cJSON_AddBoolToObject(o, "best_match", s->best_match);
+      cJSON_AddStringToObject(o, "best_measured", label_of(rows, s->best_row_meas));
+      cJSON_AddStringToObject(o, "best_predicted", label_of(rows, s->best_row_pred));
+      add_num(o, "best_measured_step_time_s", s->best_row_meas >= 0 ? rows[s->best_row_meas].meas_step_s : NAN);
+      add_num(o, "best_predicted_step_time_s", s->best_row_pred >= 0 ? rows[s->best_row_pred].pred_step_s : NAN);
+      cJSON_AddItemToArray(arr, o);
+    }
+  }
+  return j;
+}
+
+gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
+{
+  csv_table t = {.header = g_ptr_array_new_with_free_func(g_free),
+                 .rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref)};
+  const char *cols[] = {"setting", "layout", "status", "step_time_s", "pred_status", "pred_step_time_s", "error_pct"};
+  for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) g_ptr_array_add(t.header, g_strdup(cols[c]));
+  static const char *const MEAS[] = {"ok", "oom", "other"};
+  for (int i = 0; i < n; i++) {
+    const val_row *v = &rows[i];
+    GPtrArray *r = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(r, g_strdup(v->setting));
+    g_ptr_array_add(r, g_strdup(v->label));
+    g_ptr_array_add(r, g_strdup(MEAS[v->meas]));
+    g_ptr_array_add(r, isnan(v->meas_step_s) ? g_strdup("") : g_strdup_printf("%.6g", v->meas_step_s));
+    g_ptr_array_add(r, g_strdup(predict_status_name(v->pred)));
+    g_ptr_array_add(r, isnan(v->pred_step_s) ? g_strdup("") : g_strdup_printf("%.6g", v->pred_step_s));
+    g_ptr_array_add(r, is_timed(v) ? g_strdup_printf("%+.2f", 100.0 * (v->pred_step_s - v->meas_step_s) / v->meas_step_s)
+                                   : g_strdup(""));
+    g_ptr_array_add(t.rows, r);
+  }
+  gboolean ok = csv_write(&t, path, err);
+  g_ptr_array_unref(t.header);
+  g_ptr_array_unref(t.rows);
+  return ok;
+}

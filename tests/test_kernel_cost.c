@@ -1,0 +1,142 @@
+/* test_kernel_cost -- the compute model against hand computations of tile
+ * and wave quantization, the backward split and the attention formulas. */
+#include <check.h>
+#include <math.h>
+
+#include "platforms/kernel_cost.h"
+#include "workloads/layout.h"
+
+static gpu_profile prof(void)
+{
+  gpu_profile p = {0};
+  p.peak_flops = 312e12;
+  p.hbm_bytes_per_s = 2.0e12;
+  p.sm_count = 108;
+  p.gemm_tile_m = 256;
+  p.gemm_tile_n = 128;
+  p.gemm_efficiency = 0.8;
+  p.gemm_k_half = 128;
+  p.hbm_efficiency = 0.8;
+  p.flash1_efficiency = 0.3;
+  p.flash2_efficiency = 0.6;
+  p.attn_seq_half = 300;
+  p.attn_head_dim_half = 24;
+  p.launch_overhead_s = 4e-6;
+  return p;
+}
+
+START_TEST(test_gemm_filling_whole_waves_loses_only_the_k_term)
+{
+  gpu_profile p = prof();
+  /* 2048 x 13824 output: 8 x 108 tiles of 256 x 128 = 864 = 8 full waves of 108 SMs */
+  ck_assert_double_eq_tol(kcost_gemm_efficiency(&p, 2048, 13824, 5120), 0.8 * 5120 / (5120 + 128.0), 1e-12);
+}
+END_TEST
+
+START_TEST(test_gemm_partial_last_wave_costs_its_idle_sms)
+{
+  gpu_profile p = prof();
+  /* 2048 x 7680 (QKV at tp 2): 8 x 60 = 480 tiles (either orientation) -> 5 waves = 540 slots */
+  double want = 0.8 * (480.0 / 540.0) * 5120 / (5120 + 128.0);
+  ck_assert_double_eq_tol(kcost_gemm_efficiency(&p, 2048, 7680, 5120), want, 1e-12);
+}
+END_TEST
+
+START_TEST(test_gemm_ragged_edge_pays_tile_padding)
+{
+  gpu_profile p = prof();
+  /* 2048 x 200: 256x128 tiles: 8 x 2 = 16 tiles covering 2048 x 256 (useful 200/256), one wave of 16/108;
+   * 128x256 tiles: 16 x 1 = 16 tiles covering 2048 x 256, same. */
+  double want = 0.8 * (200.0 / 256.0) * (16.0 / 108.0) * 1024 / (1024 + 128.0);
+  ck_assert_double_eq_tol(kcost_gemm_efficiency(&p, 2048, 200, 1024), want, 1e-12);
+}
+END_TEST
+
+START_TEST(test_backward_gemm_is_dgrad_plus_wgrad_shapes)
+{
+  gpu_profile p = prof();
+  p.launch_overhead_s = 0;
+  graph_event f = {.kind = EV_COMPUTE, .op = OP_MLP_DOWN, .phase = PH_FORWARD, .m = 2048, .n = 5120, .k = 13824,
+                   .launches = 1};
+  f.flops = 2.0 * 2048 * 5120 * 13824;
+  graph_event b = f;
+  b.phase = PH_BACKWARD;
+  b.flops = 2 * f.flops;
+  /* dgrad: output 2048 x 13824, reduction 5120; wgrad: output 13824 x 5120, reduction 2048 */
+  double want = f.flops / (312e12 * kcost_gemm_efficiency(&p, 2048, 13824, 5120)) +
+                f.flops / (312e12 * kcost_gemm_efficiency(&p, 13824, 5120, 2048));
+  ck_assert_double_eq_tol(kcost_seconds(&p, &b), want, 1e-15);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &f), f.flops / (312e12 * kcost_gemm_efficiency(&p, 2048, 5120, 13824)),
+                          1e-15);
+}
+END_TEST
+
+START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
+{
+  gpu_profile p = prof();
+  p.launch_overhead_s = 0;
+  double s = 2048, d = 128, bh = 40;
+  graph_event e = {.kind = EV_COMPUTE, .op = OP_ATTENTION, .phase = PH_FORWARD, .variant = ATTN_FLASH2,
+                   .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 1};
+  e.flops = 4.0 * s * s * d * bh;
+  double eff2 = 0.6 * s / (s + 300) * d / (d + 24);
+  ck_assert_double_eq_tol(kcost_flash_efficiency(&p, ATTN_FLASH2, s, d), eff2, 1e-12);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), 0.5 * e.flops / (312e12 * eff2), 1e-15);
+  /* backward: graph counts 2x forward, the kernel does 2.5x */
+  graph_event b = e;
+  b.phase = PH_BACKWARD;
+  b.flops = 2 * e.flops;
+  ck_assert_double_eq_tol(kcost_seconds(&p, &b), 2.5 * kcost_seconds(&p, &e), 1e-15);
+  /* FlashAttention-1 at half the efficiency takes twice as long */
+  graph_event f1 = e;
+  f1.variant = ATTN_FLASH1;
+  ck_assert_double_eq_tol(kcost_seconds(&p, &f1), 2 * kcost_seconds(&p, &e), 1e-15);
+  /* longer sequences are more efficient */
+  ck_assert(kcost_flash_efficiency(&p, ATTN_FLASH2, 8192, d) > eff2);
+}
+END_TEST
+
+START_TEST(test_unfused_attention_is_gemms_plus_score_traffic)
+{
+  gpu_profile p = prof();
+  double s = 2048, d = 128, bh = 40;
+  graph_event e = {.kind = EV_COMPUTE, .op = OP_ATTENTION, .phase = PH_FORWARD, .variant = ATTN_TORCH,
+                   .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 6};
+  e.flops = 4.0 * s * s * d * bh;
+  e.bytes = 14.0 * bh * s * s;
+  double want = 6 * 4e-6 + e.flops / (312e12 * 0.8 * d / (d + 128)) + e.bytes / (2.0e12 * 0.8);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), want, 1e-15);
+}
+END_TEST
+
+START_TEST(test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches)
+{
+  gpu_profile p = prof();
+  graph_event e = {.kind = EV_COMPUTE, .op = OP_NORM, .phase = PH_FORWARD, .launches = 6, .bytes = 40.0 * 2048 * 5120};
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), 6 * 4e-6 + e.bytes / (2.0e12 * 0.8), 1e-15);
+}
+END_TEST
+
+Suite *kcost_suite(void)
+{
+  Suite *s = suite_create("kernel_cost");
+  TCase *tc = tcase_create("model");
+  tcase_add_test(tc, test_gemm_filling_whole_waves_loses_only_the_k_term);
+  tcase_add_test(tc, test_gemm_partial_last_wave_costs_its_idle_sms);
+  tcase_add_test(tc, test_gemm_ragged_edge_pays_tile_padding);
+  tcase_add_test(tc, test_backward_gemm_is_dgrad_plus_wgrad_shapes);
+  tcase_add_test(tc, test_flash_attention_runs_causal_half_at_its_efficiency);
+  tcase_add_test(tc, test_unfused_attention_is_gemms_plus_score_traffic);
+  tcase_add_test(tc, test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(kcost_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,151 @@
+/* test_validate -- the statistics of `layoutsim validate` against small
+ * examples computed by hand (the formulas are written out in each test). */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/calibrate.h"
+#include "analysis/validate.h"
+
+START_TEST(test_mape_is_mean_of_absolute_relative_errors)
+{
+  double pred[] = {11, 18, 30}, meas[] = {10, 20, 30};
+  /* |11-10|/10 = 0.10, |18-20|/20 = 0.10, 0 -> mean 0.0667 -> 6.667 % */
+  ck_assert_double_eq_tol(val_mape_pct(pred, meas, 3), 100.0 * (0.1 + 0.1 + 0.0) / 3, 1e-12);
+}
+END_TEST
+
+START_TEST(test_p90_interpolates_between_order_statistics)
+{
+  /* numpy.percentile([5,1,4,2,3], 90) = 1 + ... : sorted 1..5, pos 0.9*4 = 3.6 -> 4 + 0.6*(5-4) = 4.6 */
+  double x[] = {5, 1, 4, 2, 3};
+  ck_assert_double_eq_tol(val_percentile(x, 5, 0.9), 4.6, 1e-12);
+  /* ten values 1..10: pos 0.9*9 = 8.1 -> 9 + 0.1*(10-9) = 9.1 */
+  double y[] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  ck_assert_double_eq_tol(val_percentile(y, 10, 0.9), 9.1, 1e-12);
+  double one[] = {3.5};
+  ck_assert_double_eq(val_percentile(one, 1, 0.9), 3.5);
+}
+END_TEST
+
+START_TEST(test_ranks_share_mean_rank_on_ties)
+{
+  double x[] = {10, 20, 20, 5, 20};
+  double r[5];
+  val_ranks(x, 5, r);
+  /* sorted: 5 (rank 1), 10 (rank 2), 20,20,20 (ranks 3,4,5 -> mean 4) */
+  ck_assert_double_eq(r[0], 2);
+  ck_assert_double_eq(r[1], 4);
+  ck_assert_double_eq(r[2], 4);
+  ck_assert_double_eq(r[3], 1);
+  ck_assert_double_eq(r[4], 4);
+}
+END_TEST
+
+START_TEST(test_spearman_without_ties_matches_one_minus_6d2)
+{
+  /* x ranks 1 2 3 4 5, y ranks 2 1 4 3 5: sum d^2 = 1+1+1+1+0 = 4 -> 1 - 6*4/(5*24) = 0.8 */
+  double x[] = {1, 2, 3, 4, 5}, y[] = {20, 10, 40, 30, 50};
+  ck_assert_double_eq_tol(val_spearman(x, y, 5), 1.0 - 6.0 * 4 / (5.0 * (25 - 1)), 1e-12);
+  double rev[] = {5, 4, 3, 2, 1};
+  ck_assert_double_eq_tol(val_spearman(x, rev, 5), -1.0, 1e-12);
+}
+END_TEST
+
+START_TEST(test_spearman_with_ties_is_pearson_of_mean_ranks)
+{
+  /* x = 1 2 3 4, y = 1 2 2 3: ranks y = 1, 2.5, 2.5, 4 (mean 2.5), ranks x mean 2.5.
+   * dx = -1.5 -0.5 0.5 1.5, dy = -1.5 0 0 1.5: sxy = 2.25+0+0+2.25 = 4.5,
+   * sxx = 5, syy = 4.5 -> r = 4.5 / sqrt(5 * 4.5) = 0.9487 */
+  double x[] = {1, 2, 3, 4}, y[] = {1, 2, 2, 3};
+  ck_assert_double_eq_tol(val_spearman(x, y, 4), 4.5 / sqrt(5.0 * 4.5), 1e-12);
+  double c[] = {7, 7, 7, 7};
+  ck_assert(isnan(val_spearman(x, c, 4)));
+  ck_assert(isnan(val_spearman(x, y, 1)));
+}
+END_TEST
+
+static val_row row(const char *setting, const char *label, meas_status m, double ms, pred_status p, double ps)
+{
+  val_row v = {.meas = m, .meas_step_s = ms, .pred = p, .pred_step_s = ps};
+  g_strlcpy(v.setting, setting, sizeof v.setting);
+  g_strlcpy(v.label, label, sizeof v.label);
+  return v;
+}
+
+START_TEST(test_summary_counts_oom_accuracy_timed_rows_and_best_layout)
+{
+  val_row rows[] = {
+      row("A", "a1", MEAS_OK, 10, PRED_OK, 11),   /* timed, +10% */
+      row("A", "a2", MEAS_OK, 20, PRED_OK, 18),   /* timed, -10% */
+      row("A", "a3", MEAS_OOM, NAN, PRED_OK, 9),  /* OOM label wrong; predicted best but measured OOM */
+      row("A", "a4", MEAS_OTHER, NAN, PRED_OOM, 5), /* not labelled */
+      row("B", "b1", MEAS_OK, 30, PRED_OK, 30),   /* timed, 0% */
+      row("B", "b2", MEAS_OOM, NAN, PRED_OOM, 1), /* OOM label right */
+      row("B", "b3", MEAS_OK, 40, PRED_OOM, 2),   /* label wrong, not timed */
+  };
+  g_autoptr(GArray) st = val_summarize(rows, 7);
+  ck_assert_uint_eq(st->len, 3);
+  val_stats *a = &g_array_index(st, val_stats, 0), *b = &g_array_index(st, val_stats, 1),
+            *t = &g_array_index(st, val_stats, 2);
+  ck_assert_str_eq(a->setting, "A");
+  ck_assert_int_eq(a->rows, 4);
+  ck_assert_int_eq(a->labelled, 3);
+  ck_assert_int_eq(a->oom_correct, 2);
+  ck_assert_int_eq(a->timed, 2);
+  ck_assert_double_eq_tol(a->mape_pct, 10.0, 1e-9);
+  ck_assert_double_eq_tol(a->mean_signed_pct, 0.0, 1e-9);
+  ck_assert_double_eq_tol(a->spearman, 1.0, 1e-12);
+  ck_assert_int_eq(a->best_row_meas, 0);
+  ck_assert_int_eq(a->best_row_pred, 2);
+  ck_assert(!a->best_match);
+  ck_assert_int_eq(b->labelled, 3);
+  ck_assert_int_eq(b->oom_correct, 2);
+  ck_assert_int_eq(b->timed, 1);
+  ck_assert(b->best_match); /* b1 is the only row measured ok... b3 too, but 40 > 30; b1 the only predicted ok */
+  ck_assert_str_eq(t->setting, "total");
+  ck_assert_int_eq(t->rows, 7);
+  ck_assert_int_eq(t->timed, 3);
+  ck_assert_double_eq_tol(t->mape_pct, 100.0 * (0.1 + 0.1 + 0) / 3, 1e-9);
+  ck_assert_int_eq(t->settings, 2);
+  ck_assert_int_eq(t->settings_best_match, 1);
+  ck_assert_double_eq_tol(t->spearman_min, 1.0, 1e-12); /* B has one timed row: no Spearman */
+}
+END_TEST
+
+START_TEST(test_fast_mode_extrapolation_is_affine)
+{
+  /* T(m) = 3 + 0.5 m: from m1 = 8 (7.0) and m2 = 12 (9.0), T(128) = 67 */
+  ck_assert_double_eq_tol(calib_extrapolate(7.0, 8, 9.0, 12, 128), 3 + 0.5 * 128, 1e-12);
+  int m1, m2;
+  ck_assert(calib_fast_counts(4, 128, &m1, &m2));
+  ck_assert_int_lt(m1, m2);
+  ck_assert_int_lt(m2, 128);
+  ck_assert_int_gt(m1, 4); /* past the warm-up: every stage in its steady period */
+  ck_assert(!calib_fast_counts(8, 16, &m1, &m2)); /* m2 = 10: less than 2x to gain */ /* too few micro-batches to gain */
+}
+END_TEST
+
+Suite *validate_suite(void)
+{
+  Suite *s = suite_create("validate");
+  TCase *tc = tcase_create("statistics");
+  tcase_add_test(tc, test_mape_is_mean_of_absolute_relative_errors);
+  tcase_add_test(tc, test_p90_interpolates_between_order_statistics);
+  tcase_add_test(tc, test_ranks_share_mean_rank_on_ties);
+  tcase_add_test(tc, test_spearman_without_ties_matches_one_minus_6d2);
+  tcase_add_test(tc, test_spearman_with_ties_is_pearson_of_mean_ranks);
+  tcase_add_test(tc, test_summary_counts_oom_accuracy_timed_rows_and_best_layout);
+  tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(validate_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -81,6 +81,7 @@ static prediction predict_one(sim_request *rq)
   if (!sim_run_layout(rq, &o, &err)) {
     g_strlcpy(p.error, err->message, sizeof p.error);
     g_error_free(err);
+    sim_outcome_clear(&o);
     return p;
   }
   p.status = o.met->oom ? PRED_OOM : PRED_OK;

@@ -135,8 +135,32 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
     gboolean ok = fclose(f) == 0 && rename(tmp, o->output) == 0;
     if (!ok) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->output, g_strerror(errno));
+      unlink(tmp);
       return FALSE;
     }
+  }
+  return TRUE;
+}
+
+/* Every output file must be writable before anything is simulated, so that a
+ * bad path fails fast and no other output is left behind. */
+static gboolean outputs_writable(const cli_opts *o, GError **err)
+{
+  const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv,
+                         o->rq.replay.paje_path};
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    if (!paths[i]) continue;
+    g_autofree char *probe = g_strconcat(paths[i], ".tmp", NULL);
+    FILE *f = fopen(probe, "w");
+    if (!f || g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", paths[i],
+                  f ? "is a directory" : g_strerror(errno));
+      if (f) fclose(f);
+      unlink(probe);
+      return FALSE;
+    }
+    fclose(f);
+    unlink(probe);
   }
   return TRUE;
 }
@@ -184,9 +208,12 @@ static int cmd_simulate(cli_opts *o)
   GError *err = NULL;
   if (no_positional(o, "simulate")) return 2;
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
-  if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err)) return fail(err);
+  if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err) || !outputs_writable(o, &err)) return fail(err);
   sim_outcome out = {0};
-  if (!sim_run_layout(&o->rq, &out, &err)) return fail(err);
+  if (!sim_run_layout(&o->rq, &out, &err)) {
+    sim_outcome_clear(&out);
+    return fail(err);
+  }
   gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, &o->rq, &err);
   sim_outcome_clear(&out);
   return ok ? 0 : fail(err);
@@ -211,7 +238,7 @@ static int cmd_replay(cli_opts *o)
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   graph *g = graph_load(o->positional->pdata[0], &err);
   if (!g) return fail(err);
-  if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err)) {
+  if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err) || !outputs_writable(o, &err)) {
     graph_free(g);
     return fail(err);
   }

@@ -136,7 +136,15 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;
   case O_CSV: o->timeline_csv = arg; return TRUE;
-  case O_LOG: o->rq.replay.log_threshold = arg; return TRUE;
+  case O_LOG: {
+    static const char *const levels[] = {"trace", "debug", "verbose", "info", "warning", "error", "critical"};
+    for (size_t i = 0; i < G_N_ELEMENTS(levels); i++)
+      if (!strcmp(arg, levels[i])) {
+        o->rq.replay.log_threshold = arg;
+        return TRUE;
+      }
+    return bad(err, "log", arg, "trace, debug, verbose, info, warning, error, critical");
+  }
   case O_MEM_SVG: o->memory_svg = arg; return TRUE;
   case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
   case O_PAJE_LINKS: o->rq.replay.paje_links = TRUE; return TRUE;

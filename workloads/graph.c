@@ -28,6 +28,7 @@ const char *graph_coll_name(graph_coll c) { return COLL_NAMES[c]; }
 static void program_free(gpointer data)
 {
   graph_program *p = data;
+  if (!p) return; /* a rank a partly loaded graph never reached */
   if (p->events) g_array_free(p->events, TRUE);
   if (p->group_map) g_hash_table_destroy(p->group_map);
   g_free(p);
@@ -268,7 +269,9 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     e->variant = (uint8_t)ci;
     e->peer = opt_int(o, "group", -1);
   } else if (ki == EV_COMPUTE) {
-    e->variant = (uint8_t)opt_int(o, "variant", 0);
+    int variant = opt_int(o, "variant", 0);
+    if (variant < 0 || variant > 5) return bad(err, where, rank, idx, "field 'variant' must be 0..5");
+    e->variant = (uint8_t)variant;
     e->m = opt_int(o, "m", 0);
     e->n = opt_int(o, "n", 0);
     e->k = opt_int(o, "k", 0);
@@ -276,6 +279,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     e->flops = opt_num(o, "flops");
     e->peer = -1;
     if (e->flops < 0) return bad(err, where, rank, idx, "field 'flops' must be >= 0");
+    if (e->m < 0 || e->n < 0 || e->k < 0) return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0");
+    if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0");
   } else {
     e->peer = opt_int(o, "peer", -1);
   }
@@ -298,6 +303,11 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   p->mem_static_bytes = opt_num(o, "mem_static_bytes");
   if (p->mem_static_bytes == 0) /* graphs that give only the parts */
     p->mem_static_bytes = p->mem_params_bytes + p->mem_grads_bytes + p->mem_optimizer_bytes + p->mem_buffers_bytes;
+  if (p->mem_params_bytes < 0 || p->mem_grads_bytes < 0 || p->mem_optimizer_bytes < 0 || p->mem_buffers_bytes < 0 ||
+      p->mem_static_bytes < 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: mem_*_bytes fields must be >= 0", where, rank);
+    return FALSE;
+  }
   int mirror = opt_int(o, "mirror_of", -1);
   if (mirror >= 0) {
     graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));
@@ -334,10 +344,12 @@ graph *graph_load(const char *path, GError **err)
   if (!j) return NULL;
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");
-  int world = opt_int(j, "world_size", 0);
+  double world_d = opt_num(j, "world_size");
+  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS ? (int)world_d : 0;
   if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
-                "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size >= 1)", path);
+                "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size 1..%d)", path,
+                GRAPH_MAX_RANKS);
     goto out;
   }
   g = graph_new(world);
@@ -367,11 +379,18 @@ out:
 
 /* ---- checks ---- */
 
+static gboolean group_has(const graph_group *gr, int rank)
+{
+  for (guint j = 0; j < gr->ranks->len; j++)
+    if (g_array_index(gr->ranks, int, j) == rank) return TRUE;
+  return FALSE;
+}
+
 static gboolean check_program(const graph *g, const graph_program *p, GError **err)
 {
   if (p->mirror_of >= 0) {
-    const graph_program *src = g_ptr_array_index(g->programs, p->mirror_of);
-    if (p->mirror_of >= g->world_size || !src || src->mirror_of >= 0 || p->active_from < 0 ||
+    const graph_program *src = p->mirror_of < g->world_size ? g_ptr_array_index(g->programs, p->mirror_of) : NULL;
+    if (!src || src->mirror_of >= 0 || p->active_from < 0 ||
         p->active_from > (int)src->events->len) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                   "rank %d: mirror_of must name an explicit program and active_from an index within it", p->rank);
@@ -380,12 +399,27 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
   }
   int n, first;
   const graph_event *ev = graph_program_events(g, p, &n, &first);
+  double level_bytes = 0; /* memory allocated by events: frees must follow allocations */
+  for (int i = 0; i < n; i++) {
+    level_bytes += ev[i].mem_delta_bytes;
+    if (level_bytes < -1.0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "rank %d event %d: mem_delta_bytes frees more than was allocated (level %.0f bytes)", p->rank, i,
+                  level_bytes);
+      return FALSE;
+    }
+  }
   for (int i = first; i < n; i++) {
     const graph_event *e = &ev[i];
     if (e->kind == EV_COLLECTIVE) {
       int gid = graph_group_for(p, e->peer);
       if (gid < 0 || gid >= (int)g->groups->len) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: group %d does not exist", p->rank, i, gid);
+        return FALSE;
+      }
+      if (!group_has(g_ptr_array_index(g->groups, gid), p->rank)) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: rank is not a member of group %d", p->rank,
+                    i, gid);
         return FALSE;
       }
     } else if (e->kind != EV_COMPUTE) {
@@ -463,17 +497,47 @@ static gboolean check_p2p(const graph *g, GError **err)
   return TRUE;
 }
 
+/* The meta entries other layers read as numbers must be numbers in range. */
+static gboolean check_meta(const graph *g, GError **err)
+{
+  static const struct { const char *key; gboolean integer; int max; } keys[] = {
+      {"pp", TRUE, 0}, {"ranks_per_stage", TRUE, 0}, {"gpus_per_node", TRUE, 4096},
+      {"tokens_per_step", FALSE, 0}, {"model_flops_per_step", FALSE, 0}};
+  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+    const char *v = g_hash_table_lookup(g->meta, keys[i].key);
+    if (!v) continue;
+    char *end;
+    double d = g_ascii_strtod(v, &end);
+    int max = keys[i].max ? keys[i].max : g->world_size;
+    gboolean ok = end != v && !*end && d > 0 && d < 1e30 && (!keys[i].integer || (d == (int)d && d <= max));
+    if (!ok) {
+      if (keys[i].integer)
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: an integer from 1 to %d)",
+                    keys[i].key, v, max);
+      else
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: a positive number below 1e30)",
+                    keys[i].key, v);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 gboolean graph_check(const graph *g, GError **err)
 {
+  if (!check_meta(g, err)) return FALSE;
+  g_autofree gboolean *seen = g_new0(gboolean, g->world_size);
   for (guint i = 0; i < g->groups->len; i++) {
     const graph_group *gr = g_ptr_array_index(g->groups, i);
     for (guint j = 0; j < gr->ranks->len; j++) {
       int r = g_array_index(gr->ranks, int, j);
-      if (r < 0 || r >= g->world_size) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "group %u: rank %d out of range", i, r);
+      if (r < 0 || r >= g->world_size || seen[r]) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "group %u: rank %d out of range or listed twice", i, r);
         return FALSE;
       }
+      seen[r] = TRUE;
     }
+    for (guint j = 0; j < gr->ranks->len; j++) seen[g_array_index(gr->ranks, int, j)] = FALSE;
   }
   for (int r = 0; r < g->world_size; r++)
     if (!check_program(g, g_ptr_array_index(g->programs, r), err)) return FALSE;

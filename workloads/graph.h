@@ -91,6 +91,9 @@ typedef struct graph {
   GHashTable *meta;    /* string -> string, free-form description (model, layout) */
 } graph;
 
+/* Largest world a graph file may declare (a million GPUs). */
+#define GRAPH_MAX_RANKS (1 << 20)
+
 graph *graph_new(int world_size);
 void graph_free(graph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(graph, graph_free)

@@ -7,6 +7,7 @@
 #include "check_main.h"
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "workloads/generate.h"
 #include "workloads/partition.h"
@@ -213,6 +214,44 @@ START_TEST(test_uniform_partition_counts_embedding_and_head_as_layers)
 }
 END_TEST
 
+/* Load `json` from a temporary file; returns the error message (caller frees) or NULL if it loaded. */
+static char *load_error(const char *json)
+{
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "layoutsim-test-bad-graph.json", NULL);
+  ck_assert(g_file_set_contents(path, json, -1, NULL));
+  GError *err = NULL;
+  graph *g = graph_load(path, &err);
+  unlink(path);
+  graph_free(g);
+  if (!err) return NULL;
+  char *msg = g_strdup(err->message);
+  g_error_free(err);
+  return msg;
+}
+
+START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"version\":1,\"world_size\":2,";
+  struct { const char *body, *needle; } cases[] = {
+      /* a bad event in rank 0 while rank 1 has no program yet */
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
+       "\"bytes\":-5}]}]}", "bytes"},
+      {"\"groups\":[{\"ranks\":[1]}],\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"collective\","
+       "\"collective\":\"all-reduce\",\"group\":0,\"phase\":\"dp\",\"bytes\":8}]}]}", "not a member"},
+      {"\"groups\":[{\"ranks\":[0,0]}],\"programs\":[]}", "listed twice"},
+      {"\"meta\":{\"pp\":\"3\"},\"programs\":[]}", "meta.pp"},
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
+       "\"bytes\":1,\"mem_delta_bytes\":-1e9}]}]}", "frees more"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
+    g_autofree char *msg = load_error(json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_msg(strstr(msg, cases[i].needle) != NULL, "case %zu: %s", i, msg);
+  }
+}
+END_TEST
+
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
@@ -243,6 +282,7 @@ int main(void)
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
+  tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -31,13 +31,23 @@ static gboolean walk_memory(const tl_interval *iv, gpointer data)
   return TRUE;
 }
 
-static double program_flops(const graph *g, int rank)
+/* FLOPs all ranks execute: each explicit program summed once, counted for itself and each of its mirrors. */
+static double graph_flops(const graph *g)
 {
-  const graph_program *p = g_ptr_array_index(g->programs, rank);
-  if (p->mirror_of >= 0) p = g_ptr_array_index(g->programs, p->mirror_of);
-  double f = 0;
-  for (guint i = 0; i < p->events->len; i++) f += g_array_index(p->events, graph_event, i).flops;
-  return f;
+  g_autofree int *copies = g_new0(int, g->world_size);
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    copies[p->mirror_of >= 0 ? p->mirror_of : r]++;
+  }
+  double total = 0;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    if (p->mirror_of >= 0) continue;
+    double f = 0;
+    for (guint i = 0; i < p->events->len; i++) f += g_array_index(p->events, graph_event, i).flops;
+    total += f * copies[r];
+  }
+  return total;
 }
 
 static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, stage_metrics *sm)
@@ -71,7 +81,6 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   m->stages = tl_stages(tl);
   m->stage = g_new0(stage_metrics, m->stages);
   g_autofree int *count = g_new0(int, m->stages);
-  double flops = 0;
   for (int r = 0; r < world; r++) {
     double *sec = &m->rank_seconds[(gsize)r * TL_N];
     tl_rank_seconds(tl, r, sec);
@@ -81,8 +90,8 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
       m->seconds[c] += sec[c] / world;
       m->stage[s].seconds[c] += sec[c];
     }
-    flops += program_flops(g, r);
   }
+  double flops = graph_flops(g);
   for (int s = 0; s < m->stages; s++) {
     for (int c = 0; c < TL_N; c++) m->stage[s].seconds[c] /= MAX(count[s], 1);
     m->stage[s].bubble_fraction = m->step_time_s > 0 ? m->stage[s].seconds[TL_PP_WAIT] / m->step_time_s : 0;

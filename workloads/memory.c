@@ -111,7 +111,10 @@ double mem_transient_bytes(const mem_ctx *c, graph_op op, gboolean backward)
   case OP_SWIGLU: return 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
   case OP_MLP_DOWN: return gemm_backward_bytes(T, f / t, h, 1);
   case OP_LOGITS: return gemm_backward_bytes(T, h, V / t, 1) - T * V / t * BF16 + T * V * BF16; /* full dlogits */
-  case OP_LOSS: return T * V * (FP32 + FP32 + BF16); /* d log-softmax, d logits fp32, cast to bf16 */
+  /* nll backward writes d log-softmax (fp32); log-softmax backward writes the
+   * fp32 d logits while both it and the saved log-softmax are held; autograd
+   * then frees both before the cast to bf16 (fp32 + bf16 < the first pair) */
+  case OP_LOSS: return T * V * (FP32 + FP32);
   case OP_EMBED: return T * h * BF16 + V / t * h * BF16; /* incoming grad, dense weight grad */
   default: return 0;
   }

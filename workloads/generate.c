@@ -160,8 +160,8 @@ static void attention_core(emit *x, const mem_ctx *mc)
   e->flops = 4.0 * x->T * l->seq_len * hl * mult;
   double qkvo = 4.0 * x->T * hl * BF16;
   double scores = (double)e->m * l->seq_len * l->seq_len;
-  e->bytes = (layout_attn_is_flash(l->attn) ? qkvo : qkvo + scores * ops_score_bytes_per_el(l->attn)) * mult;
-  e->launches = (layout_attn_is_flash(l->attn) ? 1 : ops_attention_kernels(l->attn)) * mult;
+  e->bytes = qkvo * mult + scores * ops_score_bytes_per_el(l->attn, backward(x));
+  e->launches = ops_attention_kernels(l->attn, backward(x)) * (layout_attn_is_flash(l->attn) ? mult : 1);
   saves(x, e, mc);
 }
 

@@ -35,10 +35,11 @@
 #define OPS_ADAMW_BYTES_PER_PARAM 40.0
 #define OPS_ADAMW_KERNELS 12
 
-/* Traffic per element of the s x s score matrix for unfused attention
- * (QK^T write, mask, softmax read+write, read for AV); 0 for flash kernels. */
-double ops_score_bytes_per_el(layout_attn a);
-/* Kernel launches of one unfused attention forward. */
-int ops_attention_kernels(layout_attn a);
+/* Traffic per element of the s x s score matrix for unfused attention, forward
+ * (QK^T write, mask, softmax read+write, read for AV) or backward (its
+ * autograd nodes); 0 for flash kernels. */
+double ops_score_bytes_per_el(layout_attn a, gboolean backward);
+/* Kernel launches of one unfused attention forward or backward (1 for flash). */
+int ops_attention_kernels(layout_attn a, gboolean backward);
 
 #endif

@@ -5,7 +5,9 @@
  * ok; a setting with few rows weighs as much as a large sweep. Rows
  * predicted OOM still count by their simulated time (the memory model is
  * not being fitted here). A row whose simulation fails adds a large
- * constant penalty.
+ * constant penalty. Plus a prior: prior_weight times the sum over the
+ * constants of ((x - x0) / range)^2 (log scale where the range spans
+ * decades), x0 the starting profile's value.
  *
  * Search: Levenberg-Marquardt with forward-difference Jacobians (no
  * analytic derivatives: the simulator is a black box) on unbounded
@@ -258,11 +260,26 @@ typedef struct vertex { /* a point of the search in unbounded coordinates */
   double f;
 } vertex;
 
+/* The prior: r = sqrt(w) (x - x0) / (hi - lo) per constant, x in the constant's own (log) scale and x0
+ * its value in the starting profile; it keeps a constant the data do not exercise where it started. */
+static double prior_residuals(const problem *pb, const gpu_profile *base, const gpu_profile *p, double *r)
+{
+  double f = 0, w = sqrt(pb->cfg->prior_weight);
+  for (int i = 0; i < N_PARAMS; i++) {
+    const cparam *c = &PARAMS[i];
+    double x = *slot((gpu_profile *)p, c), x0 = *slot((gpu_profile *)base, c);
+    r[i] = c->log_scale ? w * log(x / x0) / log(c->hi / c->lo) : w * (x - x0) / (c->hi - c->lo);
+    f += r[i] * r[i];
+  }
+  return f;
+}
+
 static double eval_residuals(problem *pb, const gpu_profile *base, const double *u, double *r)
 {
   gpu_profile p = *base;
   apply(u, &p);
   double mape, f = residuals(pb, &p, r, &mape);
+  f += prior_residuals(pb, base, &p, r + pb->targets->len);
   if (pb->cfg->log) {
     fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f  rms log err %.2f%%  mape %.2f%%\n", pb->evals, f,
             100.0 * sqrt(f), mape);
@@ -305,7 +322,7 @@ static gboolean solve(double *A, double *b, int n)
  * costs one evaluation per constant plus one per trial step. */
 static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *best, int max_evals)
 {
-  int n = N_PARAMS, N = (int)pb->targets->len;
+  int n = N_PARAMS, N = (int)pb->targets->len + N_PARAMS; /* data residuals, then the prior's */
   const double h = 0.05;
   g_autofree double *r = g_new(double, N), *rt = g_new(double, N), *J = g_new(double, (gsize)N * n);
   double A[G_N_ELEMENTS(PARAMS) * G_N_ELEMENTS(PARAMS)], g[G_N_ELEMENTS(PARAMS)];

@@ -65,9 +65,23 @@ static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, sta
   sm->mem_buffers_bytes =
       prog->mem_static_bytes - prog->mem_params_bytes - prog->mem_grads_bytes - prog->mem_optimizer_bytes +
       s.w.peak_buf_bytes;
+  sm->mem_dynamic_bytes = dynamic;
   sm->mem_overhead_bytes = metrics_mem_overhead_bytes(p, dynamic);
   sm->mem_peak_time_s = s.peak_time;
   sm->mem_peak_bytes = prog->mem_static_bytes + dynamic + sm->mem_overhead_bytes;
+}
+
+/* Stage s fits while static + context + NCCL + (1 + f) * dynamic <= capacity. */
+static double fragmentation_limit(const metrics *m, const gpu_profile *p)
+{
+  double limit = G_MAXDOUBLE;
+  for (int s = 0; s < m->stages; s++) {
+    const stage_metrics *sm = &m->stage[s];
+    double room = m->mem_capacity_bytes - sm->mem_static_bytes - metrics_mem_overhead_bytes(p, 0) - sm->mem_dynamic_bytes;
+    double f = sm->mem_dynamic_bytes > 0 ? room / sm->mem_dynamic_bytes : (room >= 0 ? G_MAXDOUBLE : -G_MAXDOUBLE);
+    limit = MIN(limit, f);
+  }
+  return limit;
 }
 
 metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib)
@@ -108,6 +122,7 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   m->hfu = denom > 0 ? flops / denom : -1;
   m->mem_capacity_bytes = capacity_gib * GIB;
   m->oom = m->mem_peak_bytes > m->mem_capacity_bytes;
+  m->mem_fragmentation_limit = fragmentation_limit(m, p);
   return m;
 }
 

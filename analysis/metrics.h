@@ -26,6 +26,7 @@ typedef struct stage_metrics {
   double mem_activation_peak_bytes; /* saved activations at the peak */
   double mem_buffers_bytes;         /* persistent buffers + pipe buffers + transients at the peak */
   double mem_overhead_bytes;        /* CUDA context, NCCL buffers, fragmentation (profile) */
+  double mem_dynamic_bytes;         /* activations + pipe buffers + transients at the peak */
   double mem_peak_bytes;
   double mem_peak_time_s;           /* when the peak is reached */
 } stage_metrics;
@@ -42,6 +43,11 @@ typedef struct metrics {
   int mem_peak_stage;
   double mem_capacity_bytes;
   gboolean oom;
+  /* The largest allocator fragmentation at which every stage still fits: the
+   * verdict is oom exactly when the profile's fragmentation exceeds it
+   * (negative: does not fit even without fragmentation). calibrate fits the
+   * fragmentation constant to measured ok/oom labels with it. */
+  double mem_fragmentation_limit;
 } metrics;
 
 /* Overheads the profile adds to the graph's memory: CUDA context, NCCL

@@ -89,6 +89,7 @@ static prediction predict_one(sim_request *rq)
   p.mfu = o.met->mfu;
   p.peak_gib = o.met->mem_peak_bytes / GIB;
   p.bubble_fraction = o.met->bubble_fraction;
+  p.fragmentation_limit = o.met->mem_fragmentation_limit;
   if (o.met->oom)
     g_snprintf(p.error, sizeof p.error, "peak %.1f GiB on stage %d exceeds %.1f GiB", p.peak_gib, o.met->mem_peak_stage,
                rq->capacity_gib);

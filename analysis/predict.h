@@ -26,6 +26,7 @@ typedef enum { PRED_OK, PRED_OOM, PRED_INVALID } pred_status;
 typedef struct prediction {
   pred_status status;
   double step_time_s, mfu, peak_gib, bubble_fraction;
+  double fragmentation_limit; /* see metrics.h */
   char error[240];
 } prediction;
 

@@ -10,6 +10,7 @@
 
 #include "analysis/predict.h"
 #include "analysis/calibrate.h"
+#include "analysis/calibrate_memory.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
@@ -40,9 +41,10 @@ static const char *const USAGE =
     "                               step_time_s) and report, per (model, seq_len, gpus): OOM-label\n"
     "                               accuracy, step-time MAPE and P90, Spearman, best layout;\n"
     "                               -o writes the per-row comparison (docs/calibration.md)\n"
-    "  calibrate FILE.csv... -o PROFILE.json [--max-evals N] [-j N] [--full]\n"
+    "  calibrate FILE.csv... -o PROFILE.json [--fit WHAT] [--max-evals N] [-j N] [--full]\n"
     "                               fit the profile's free constants to measured runs\n"
-    "                               (derivative-free least squares on log step time;\n"
+    "                               (timing: derivative-free least squares on log step time;\n"
+    "                               memory: fragmentation from the ok/oom labels;\n"
     "                               docs/calibration.md) and write the fitted profile\n"
     "  help [COMMAND]               this text\n"
     "\n"
@@ -92,6 +94,10 @@ static const char *const USAGE =
     "  --max-evals N           calibrate: objective evaluations (default 60)\n"
     "  --full                  calibrate: full simulations instead of the fast mode\n"
     "  --check-fast            calibrate: compare fast mode with full simulations, fit nothing\n"
+    "  --prior-weight W        calibrate: weight of the pull of each constant towards its value in\n"
+    "                          the starting profile (default 0.001; 0: none; docs/calibration.md)\n"
+    "  --fit WHAT              calibrate: all (default), timing (the step-time constants) or memory\n"
+    "                          (the fragmentation constant, from the ok/oom labels)\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
     "\n"
@@ -296,24 +302,34 @@ static int cmd_calibrate(cli_opts *o)
     return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
-                  .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr};
+                  .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
+                  .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};
   if (o->calib_check_fast) {
     if (!calib_check_fast((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, stdout, &err))
       return fail(err);
     return 0;
   }
-  gpu_profile fitted;
-  if (!calib_run((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, &fitted, &err))
-    return fail(err);
+  const char *fit = o->calib_fit ? o->calib_fit : "all";
+  const char *const *paths = (const char *const *)o->positional->pdata;
+  gpu_profile fitted = cc.pred.prof;
+  if (strcmp(fit, "timing")) {
+    calmem_fit mf;
+    if (!calmem_run(paths, (int)o->positional->len, &cc.pred, stderr, &mf, &err)) return fail(err);
+    fitted.fragmentation = mf.fragmentation;
+  }
+  if (strcmp(fit, "memory")) {
+    cc.pred.prof = fitted;
+    if (!calib_run(paths, (int)o->positional->len, &cc, &fitted, &err)) return fail(err);
+  }
   GString *files = g_string_new(NULL);
   for (guint i = 0; i < o->positional->len; i++) {
     g_autofree char *base = g_path_get_basename(o->positional->pdata[i]);
     g_string_append_printf(files, "%s%s", i ? " " : "", base);
   }
   g_snprintf(fitted.comment, sizeof fitted.comment,
-             "Fitted by layoutsim calibrate (%s mode, %d evaluations max) from %s, starting at profile '%s'; "
+             "Fitted by layoutsim calibrate (--fit %s, %s mode, %d evaluations max) from %s, starting at profile '%s'; "
              "docs/profile.md and docs/calibration.md.",
-             cc.fast ? "fast" : "full", cc.max_evals, files->str, o->profile_name);
+             fit, cc.fast ? "fast" : "full", cc.max_evals, files->str, o->profile_name);
   g_string_free(files, TRUE);
   if (!profile_save(&fitted, o->output, &err)) return fail(err);
   return 0;

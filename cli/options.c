@@ -12,7 +12,7 @@
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
-  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST
+  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR
 };
 
 static const struct option LONG[] = {
@@ -51,6 +51,8 @@ static const struct option LONG[] = {
     {"max-evals", required_argument, NULL, O_MAX_EVALS},
     {"full", no_argument, NULL, O_FULL},
     {"check-fast", no_argument, NULL, O_CHECK_FAST},
+    {"fit", required_argument, NULL, O_FIT},
+    {"prior-weight", required_argument, NULL, O_PRIOR},
     {NULL, 0, NULL, 0},
 };
 
@@ -151,6 +153,19 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_MAX_EVALS: return cli_parse_positive_int("max-evals", arg, &o->max_evals, err);
   case O_FULL: o->calib_full = TRUE; return TRUE;
   case O_CHECK_FAST: o->calib_check_fast = TRUE; return TRUE;
+  case O_PRIOR: {
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end || !isfinite(v) || v < 0) return bad(err, "prior-weight", arg, "a number >= 0");
+    o->prior_weight = v;
+    o->prior_weight_set = TRUE;
+    return TRUE;
+  }
+  case O_FIT:
+    if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory")) return bad(err, "fit", arg, "all, timing, memory");
+    o->calib_fit = arg;
+    return TRUE;
   default: return FALSE;
   }
 }

@@ -27,6 +27,9 @@ typedef struct cli_opts {
   int max_evals;         /* calibrate: 0 = default */
   gboolean calib_full;   /* calibrate: full simulations, no fast mode */
   gboolean calib_check_fast; /* calibrate: compare fast and full, fit nothing */
+  const char *calib_fit; /* calibrate --fit: all | timing | memory; NULL = all */
+  double prior_weight;   /* calibrate --prior-weight */
+  gboolean prior_weight_set;
   GPtrArray *positional;
 } cli_opts;
 

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "analysis/calibrate.h"
+#include "analysis/calibrate_memory.h"
+#include "analysis/simulate.h"
 #include "analysis/validate.h"
+#include "sim_child.h"
 
 START_TEST(test_mape_is_mean_of_absolute_relative_errors)
 {
@@ -126,6 +129,70 @@ START_TEST(test_fast_mode_extrapolation_is_affine)
 }
 END_TEST
 
+START_TEST(test_memory_fit_takes_midpoint_of_lowest_best_interval)
+{
+  /* ran at limits 0.20, 0.25; oom at 0.10, 0.15, 0.22. Agreement over [0.05, 0.30]:
+   * (.05,.10) 2, (.10,.15) 3, (.15,.20) 4, (.20,.22) 3, (.22,.25) 4, (.25,.30) 3:
+   * two best intervals, the lower one wins */
+  const calmem_row rows[] = {{TRUE, 0.20}, {TRUE, 0.25}, {FALSE, 0.10}, {FALSE, 0.15}, {FALSE, 0.22}};
+  calmem_fit f;
+  calmem_choose(rows, 5, 0.05, 0.30, &f);
+  ck_assert_double_eq_tol(f.lo, 0.15, 1e-12);
+  ck_assert_double_eq_tol(f.hi, 0.20, 1e-12);
+  ck_assert_double_eq_tol(f.fragmentation, 0.175, 1e-12);
+  ck_assert_int_eq(f.agree, 4);
+  ck_assert_int_eq(f.ran, 2);
+  ck_assert_int_eq(f.ran_pred_oom, 0);
+  ck_assert_int_eq(f.oom_pred_ok, 1);
+  /* limits outside the range: one interval, its midpoint */
+  const calmem_row far[] = {{TRUE, 5.0}, {FALSE, -1.0}};
+  calmem_choose(far, 2, 0.05, 0.30, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.175, 1e-12);
+  ck_assert_int_eq(f.agree, 2);
+}
+END_TEST
+
+/* llama-7b, 8 GPUs, tp 1 pp 2, mb 1: out[0] fragmentation limit, out[1] oom, out[2] peak GiB. */
+static void limit_child(void *arg, double out[SIM_CHILD_MAX])
+{
+  const double *frag = arg;
+  sim_request rq = {0};
+  GError *err = NULL;
+  if (!model_load_named("llama-7b", &rq.m, &err) || !profile_load_named("a100-sxm4-80gb", &rq.prof, &err)) _exit(3);
+  rq.prof.fragmentation = *frag;
+  rq.l = layout_default();
+  rq.l.gpus = 8;
+  rq.l.pp = 2;
+  rq.l.tp = 1;
+  rq.l.micro_batch = 1;
+  rq.l.global_batch = 4 * 4;
+  rq.gen = gen_default_options();
+  rq.gen.gpus_per_node = rq.prof.gpus_per_node;
+  rq.capacity_gib = 40; /* the 40 GB A100: llama-7b at dp 4 is near it */
+  sim_outcome o = {0};
+  if (!sim_run_layout(&rq, &o, &err)) _exit(4);
+  out[0] = o.met->mem_fragmentation_limit;
+  out[1] = o.met->oom;
+  out[2] = o.met->mem_peak_bytes / (1024.0 * 1024.0 * 1024.0);
+  sim_outcome_clear(&o);
+}
+
+START_TEST(test_fragmentation_limit_is_where_the_verdict_flips)
+{
+  double f0 = 0.15, r0[SIM_CHILD_MAX], below[SIM_CHILD_MAX], above[SIM_CHILD_MAX];
+  sim_child_run(limit_child, &f0, r0);
+  double limit = r0[0];
+  ck_assert_msg(limit > -1 && limit < 10, "limit %g", limit);
+  double lo = limit - 1e-6, hi = limit + 1e-6;
+  sim_child_run(limit_child, &lo, below);
+  sim_child_run(limit_child, &hi, above);
+  ck_assert_double_eq_tol(below[0], limit, 1e-9); /* the limit does not depend on the profile's value */
+  ck_assert(below[1] == 0);
+  ck_assert(above[1] == 1);
+  ck_assert_double_eq_tol(below[2], 40.0, 1e-3); /* at the limit the peak is the capacity */
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
   Suite *s = suite_create("validate");
@@ -137,6 +204,8 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_spearman_with_ties_is_pearson_of_mean_ranks);
   tcase_add_test(tc, test_summary_counts_oom_accuracy_timed_rows_and_best_layout);
   tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
+  tcase_add_test(tc, test_memory_fit_takes_midpoint_of_lowest_best_interval);
+  tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   suite_add_tcase(s, tc);
   return s;
 }

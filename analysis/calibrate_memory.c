@@ -1,0 +1,121 @@
+/* calibrate_memory -- see calibrate_memory.h. */
+#include "calibrate_memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/lsim_error.h"
+#include "validate.h"
+
+static void score(const calmem_row *rows, int n, double f, calmem_fit *s)
+{
+  s->rows = n;
+  s->agree = s->ran = s->ran_pred_oom = s->oom_pred_ok = 0;
+  for (int i = 0; i < n; i++) {
+    gboolean fits = f <= rows[i].limit;
+    s->ran += rows[i].ran;
+    if (rows[i].ran && !fits) s->ran_pred_oom++;
+    if (!rows[i].ran && fits) s->oom_pred_ok++;
+  }
+  s->agree = n - s->ran_pred_oom - s->oom_pred_ok;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_fit *out)
+{
+  /* breakpoints: the limits inside (lo, hi); between two of them the agreement is constant */
+  g_autofree double *cut = g_new(double, n + 2);
+  int k = 0;
+  cut[k++] = lo;
+  for (int i = 0; i < n; i++)
+    if (rows[i].limit > lo && rows[i].limit < hi) cut[k++] = rows[i].limit;
+  cut[k++] = hi;
+  qsort(cut, k, sizeof(double), cmp_double);
+  gboolean have = FALSE;
+  for (int i = 0; i + 1 < k; i++) {
+    if (!(cut[i + 1] > cut[i])) continue;
+    calmem_fit c;
+    double mid = 0.5 * (cut[i] + cut[i + 1]);
+    score(rows, n, mid, &c);
+    if (!have || c.agree > out->agree) {
+      *out = c;
+      out->fragmentation = mid;
+      out->lo = cut[i];
+      out->hi = cut[i + 1];
+      have = TRUE;
+    }
+  }
+}
+
+/* The rows of t labelled ok or oom, with the micro-batch count reduced to min(m, pp + 1). */
+static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray *ran, GError **err)
+{
+  csv_table *out = g_new0(csv_table, 1);
+  out->header = g_ptr_array_new_with_free_func(g_free);
+  out->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (guint c = 0; c < t->header->len; c++) g_ptr_array_add(out->header, g_strdup(t->header->pdata[c]));
+  int c_status = csv_column(t, "status"), c_gb = csv_column(t, "global_batch");
+  for (guint r = 0; r < t->rows->len; r++) {
+    meas_status st = val_parse_status(csv_cell(t, r, c_status));
+    if (st != MEAS_OK && st != MEAS_OOM) continue;
+    sim_request rq;
+    if (!predict_row_request(t, r, cfg, &rq, err)) {
+      g_prefix_error(err, "row %u: ", r + 2);
+      csv_free(out);
+      return NULL;
+    }
+    int m = MIN(rq.l.grad_accum, rq.l.pp + 1);
+    GPtrArray *src = t->rows->pdata[r], *row = g_ptr_array_new_with_free_func(g_free);
+    for (guint c = 0; c < src->len; c++)
+      g_ptr_array_add(row, (int)c == c_gb ? g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m) : g_strdup(src->pdata[c]));
+    g_ptr_array_add(out->rows, row);
+    gboolean r_ok = st == MEAS_OK;
+    g_array_append_val(ran, r_ok);
+  }
+  return out;
+}
+
+gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cfg, FILE *log, calmem_fit *out,
+                    GError **err)
+{
+  g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(calmem_row));
+  for (int f = 0; f < n_paths; f++) {
+    g_autoptr(csv_table) t = csv_read(paths[f], err);
+    if (!t || !predict_check_columns(t, paths[f], err)) return FALSE;
+    if (csv_column(t, "status") < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column 'status' (the memory fit needs ok/oom labels)",
+                  paths[f]);
+      return FALSE;
+    }
+    g_autoptr(GArray) ran = g_array_new(FALSE, TRUE, sizeof(gboolean));
+    g_autoptr(csv_table) sims = label_rows(t, cfg, ran, err);
+    if (!sims) {
+      g_prefix_error(err, "%s ", paths[f]);
+      return FALSE;
+    }
+    g_autofree prediction *p = predict_table(sims, cfg);
+    for (guint r = 0; r < sims->rows->len; r++) {
+      if (p[r].status == PRED_INVALID) continue;
+      calmem_row row = {.ran = g_array_index(ran, gboolean, r), .limit = p[r].fragmentation_limit};
+      g_array_append_val(rows, row);
+    }
+  }
+  if (rows->len == 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "calibrate: no row labelled ok or oom to fit the memory model");
+    return FALSE;
+  }
+  calmem_choose((calmem_row *)rows->data, (int)rows->len, CALMEM_FRAG_LO, CALMEM_FRAG_HI, out);
+  if (log) {
+    fprintf(log, "calibrate: fragmentation %.4f (best interval %.4f .. %.4f of %.2f .. %.2f)\n", out->fragmentation,
+            out->lo, out->hi, CALMEM_FRAG_LO, CALMEM_FRAG_HI);
+    fprintf(log, "calibrate:   ok/oom agreement %d of %d (%.1f%%); ran but predicted oom %d of %d (%.1f%%); oom predicted ok %d\n",
+            out->agree, out->rows, 100.0 * out->agree / out->rows, out->ran_pred_oom, out->ran,
+            out->ran ? 100.0 * out->ran_pred_oom / out->ran : 0.0, out->oom_pred_ok);
+  }
+  return TRUE;
+}

@@ -63,7 +63,8 @@ static const char *const USAGE =
     "  --attention-kernel K    torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
     "                          flash2+rmsnorm (default)\n"
     "  --no-zero1              keep full optimizer states on every data-parallel rank\n"
-    "  --partition METHOD      uniform (default, the study's code) | balanced\n"
+    "  --partition METHOD      balanced (default: the study code's example config) | uniform\n"
+    "                          (the library default); docs/model.md\n"
     "\n"
     "PLATFORM options:\n"
     "  --profile NAME|FILE     hardware profile (default a100-sxm4-80gb; docs/profile.md)\n"
@@ -326,10 +327,13 @@ static int cmd_calibrate(cli_opts *o)
     g_autofree char *base = g_path_get_basename(o->positional->pdata[i]);
     g_string_append_printf(files, "%s%s", i ? " " : "", base);
   }
+  g_autofree char *how = strcmp(fit, "memory")
+                             ? g_strdup_printf("--fit %s, %s mode, %d evaluations max, prior weight %g", fit,
+                                               cc.fast ? "fast" : "full", cc.max_evals, cc.prior_weight)
+                             : g_strdup("--fit memory");
   g_snprintf(fitted.comment, sizeof fitted.comment,
-             "Fitted by layoutsim calibrate (--fit %s, %s mode, %d evaluations max) from %s, starting at profile '%s'; "
-             "docs/profile.md and docs/calibration.md.",
-             fit, cc.fast ? "fast" : "full", cc.max_evals, files->str, o->profile_name);
+             "Fitted by layoutsim calibrate (%s) from %s, starting at profile '%s'; docs/profile.md and docs/calibration.md.",
+             how, files->str, o->profile_name);
   g_string_free(files, TRUE);
   if (!profile_save(&fitted, o->output, &err)) return fail(err);
   return 0;

@@ -32,7 +32,7 @@ cJSON *lsim_json_read_file(const char *path, GError **err)
 
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err)
 {
-  g_autofree char *text = cJSON_PrintUnformatted(j);
+  g_autofree char *text = cJSON_Print(j); /* indented: profiles are read by people */
   if (!text) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: out of memory while printing JSON", path);
     return FALSE;

@@ -189,6 +189,30 @@ START_TEST(test_1f1b_order_pp4_8_microbatches_by_hand)
 }
 END_TEST
 
+/* Bounds of DeepSpeed's partition_balanced over [emb, L layers, norm, head] for Llama shapes
+ * with a 128k vocabulary, as the reference implementation (Python, run on the study code's
+ * algorithm; docs/model.md) gives them. */
+static void check_balanced(const char *name, int pp, const int *want)
+{
+  model m;
+  ck_assert(model_load_named(name, &m, NULL));
+  m.vocab = 128000;
+  partition p;
+  ck_assert(partition_make(&p, &m, pp, 1, PARTITION_BALANCED, NULL));
+  for (int s = 0; s <= pp; s++) ck_assert_msg(p.first_item[s] == want[s], "%s pp %d bound %d: %d, want %d", name, pp, s, p.first_item[s], want[s]);
+  partition_clear(&p);
+}
+
+START_TEST(test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab)
+{
+  check_balanced("llama-13b", 2, (const int[]){0, 21, 43});        /* emb+20, 20+norm+head */
+  check_balanced("llama-13b", 4, (const int[]){0, 10, 21, 32, 43}); /* emb+9, 11, 11, 9+norm+head */
+  check_balanced("llama-30b", 8, (const int[]){0, 7, 15, 23, 31, 39, 47, 55, 63}); /* emb+6, 8x6, 6+norm+head */
+  check_balanced("llama-65b", 4, (const int[]){0, 20, 41, 62, 83}); /* emb+19, 21, 21, 19+norm+head */
+  check_balanced("llama-65b", 8, (const int[]){0, 10, 21, 32, 43, 54, 65, 76, 83}); /* emb+9, 11x6, 5+norm+head */
+}
+END_TEST
+
 START_TEST(test_uniform_partition_counts_embedding_and_head_as_layers)
 {
   /* The study's code (uniform): L+3 items, the first (L+3) % pp stages take one more. */
@@ -281,6 +305,7 @@ int main(void)
   tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
+  tcase_add_test(tc, test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   suite_add_tcase(s, tc);

@@ -175,7 +175,7 @@ START_TEST(test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count)
   }
   int first, count;
   partition part;
-  partition_make(&part, &m, 4, 1, PARTITION_UNIFORM, NULL);
+  partition_make(&part, &m, 4, 1, o.partition, NULL);
   partition_layers(&part, &m, 0, &first, &count);
   partition_clear(&part);
   double four = 4 * (count * mem_layer_bytes(&c) + mem_pipe_buffer_bytes(&c, TRUE));

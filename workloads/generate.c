@@ -22,7 +22,7 @@
 
 gen_options gen_default_options(void)
 {
-  gen_options o = {.partition = PARTITION_UNIFORM, .symmetry = TRUE, .gpus_per_node = 8};
+  gen_options o = {.partition = PARTITION_BALANCED, .symmetry = TRUE, .gpus_per_node = 8};
   return o;
 }
 

@@ -278,14 +278,14 @@ static double eval_residuals(problem *pb, const gpu_profile *base, const double 
 {
   gpu_profile p = *base;
   apply(u, &p);
-  double mape, f = residuals(pb, &p, r, &mape);
-  f += prior_residuals(pb, base, &p, r + pb->targets->len);
+  double mape, data = residuals(pb, &p, r, &mape);
+  double prior = prior_residuals(pb, base, &p, r + pb->targets->len);
   if (pb->cfg->log) {
-    fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f  rms log err %.2f%%  mape %.2f%%\n", pb->evals, f,
-            100.0 * sqrt(f), mape);
+    fprintf(pb->cfg->log, "calibrate: eval %3d  objective %.6f (prior %.6f)  rms log err %.2f%%  mape %.2f%%\n",
+            pb->evals, data + prior, prior, 100.0 * sqrt(data), mape);
     fflush(pb->cfg->log);
   }
-  return f;
+  return data + prior;
 }
 
 /* Solve the n x n system A x = b in place (Gaussian elimination, partial pivoting); FALSE if singular. */
@@ -390,8 +390,7 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
   *out = *base;
   apply(best.u, out);
   if (cfg->log) {
-    fprintf(cfg->log, "calibrate: best objective %.6f (rms log error %.2f%%) after %d evaluations\n", best.f,
-            100.0 * sqrt(best.f), pb.evals);
+    fprintf(cfg->log, "calibrate: best objective %.6f (data and prior) after %d evaluations\n", best.f, pb.evals);
     for (int i = 0; i < N_PARAMS; i++)
       fprintf(cfg->log, "calibrate:   %-26s %.6g  (range %g .. %g)\n", PARAMS[i].name, *slot(out, &PARAMS[i]),
               PARAMS[i].lo, PARAMS[i].hi);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/lsim_error.h"
 #include "validate.h"
@@ -28,6 +29,11 @@ static int cmp_double(const void *a, const void *b)
 
 void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_fit *out)
 {
+  memset(out, 0, sizeof *out);
+  out->fragmentation = 0.5 * (lo + hi);
+  out->lo = lo;
+  out->hi = hi;
+  g_return_if_fail(lo < hi);
   /* breakpoints: the limits inside (lo, hi); between two of them the agreement is constant */
   g_autofree double *cut = g_new(double, n + 2);
   int k = 0;
@@ -100,7 +106,10 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
     }
     g_autofree prediction *p = predict_table(sims, cfg);
     for (guint r = 0; r < sims->rows->len; r++) {
-      if (p[r].status == PRED_INVALID) continue;
+      if (p[r].status == PRED_INVALID) {
+        if (log) fprintf(log, "calibrate: %s: a labelled row could not be simulated, left out (%s)\n", paths[f], p[r].error);
+        continue;
+      }
       calmem_row row = {.ran = g_array_index(ran, gboolean, r), .limit = p[r].fragmentation_limit};
       g_array_append_val(rows, row);
     }

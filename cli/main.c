@@ -301,6 +301,10 @@ static int cmd_calibrate(cli_opts *o)
   if (o->positional->len < 1) return fail_msg("calibrate: expects one or more measured tables (layoutsim calibrate FILE.csv... -o PROFILE.json)");
   if (!o->output && !o->calib_check_fast)
     return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
+  if (o->calib_fit && o->calib_check_fast)
+    return fail_msg("calibrate: --check-fast compares the timing simulations and fits nothing; it takes no --fit");
+  if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
+    return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,

@@ -157,7 +157,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     char *end;
     errno = 0;
     double v = strtod(arg, &end);
-    if (errno || end == arg || *end || !isfinite(v) || v < 0) return bad(err, "prior-weight", arg, "a number >= 0");
+    gboolean underflow = errno == ERANGE && fabs(v) <= 1.0; /* a tiny positive weight: take strtod's 0 or denormal */
+    if ((errno && !underflow) || end == arg || *end || !isfinite(v) || v < 0) return bad(err, "prior-weight", arg, "a number >= 0");
     o->prior_weight = v;
     o->prior_weight_set = TRUE;
     return TRUE;

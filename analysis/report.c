@@ -1,6 +1,8 @@
 /* report -- see report.h. */
 #include "report.h"
 
+#include <string.h>
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static cJSON *breakdown_json(const double sec[TL_N])
@@ -41,7 +43,8 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddStringToObject(j, "checkpointing", layout_ckpt_name(l->ckpt));
   cJSON_AddStringToObject(j, "attention_kernel", layout_attn_name(l->attn));
   cJSON_AddBoolToObject(j, "zero1", l->zero1);
-  cJSON_AddStringToObject(j, "partition", rq->gen.partition == PARTITION_UNIFORM ? "uniform" : "balanced");
+  const char *used = g_hash_table_lookup(o->g->meta, "partition"); /* auto resolved by the generator */
+  cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   return j;
 }
 
@@ -124,9 +127,14 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   const metrics *m = o->met;
   if (rq) {
     const layout *l = &rq->l;
-    fprintf(f, "%s, seq %d, global batch %d, %d GPUs (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s\n",
+    const char *part = g_hash_table_lookup(o->g->meta, "partition");
+    fprintf(f, "%s, seq %d, global batch %d, %d GPUs (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s",
             rq->m.name, l->seq_len, l->global_batch, l->gpus, prof->name, l->dp, l->tp, l->pp, l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+    if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
+    if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
+      fprintf(f, " (balanced would leave a stage without layers)");
+    fputc('\n', f);
   } else {
     fprintf(f, "graph of %d GPUs (%s)\n", o->g->world_size, prof->name);
   }

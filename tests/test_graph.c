@@ -213,6 +213,25 @@ START_TEST(test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab)
 }
 END_TEST
 
+START_TEST(test_auto_partition_is_balanced_unless_a_stage_would_be_empty)
+{
+  model m;
+  ck_assert(model_load_named("llama-65b", &m, NULL));
+  partition p;
+  /* pp 16: DeepSpeed's probe fills 14 stages of 6 layers and leaves 2 empty */
+  ck_assert(!partition_make(&p, &m, 16, 8, PARTITION_BALANCED, NULL));
+  ck_assert(partition_make(&p, &m, 16, 8, PARTITION_AUTO, NULL));
+  ck_assert_int_eq(p.method, PARTITION_UNIFORM);
+  ck_assert_int_eq(p.first_item[1], 6); /* 83 items: the first 3 stages take 6, the rest 5 */
+  ck_assert_int_eq(p.first_item[16], 83);
+  partition_clear(&p);
+  ck_assert(partition_make(&p, &m, 4, 1, PARTITION_AUTO, NULL));
+  ck_assert_int_eq(p.method, PARTITION_BALANCED);
+  ck_assert_int_eq(p.first_item[1], 20);
+  partition_clear(&p);
+}
+END_TEST
+
 START_TEST(test_uniform_partition_counts_embedding_and_head_as_layers)
 {
   /* The study's code (uniform): L+3 items, the first (L+3) % pp stages take one more. */
@@ -306,6 +325,7 @@ int main(void)
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
   tcase_add_test(tc, test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab);
+  tcase_add_test(tc, test_auto_partition_is_balanced_unless_a_stage_would_be_empty);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   suite_add_tcase(s, tc);

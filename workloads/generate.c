@@ -22,7 +22,7 @@
 
 gen_options gen_default_options(void)
 {
-  gen_options o = {.partition = PARTITION_BALANCED, .symmetry = TRUE, .gpus_per_node = 8};
+  gen_options o = {.partition = PARTITION_AUTO, .symmetry = TRUE, .gpus_per_node = 8};
   return o;
 }
 
@@ -503,8 +503,9 @@ static int optimizer_start(const graph_program *p)
   return (int)p->events->len;
 }
 
-static void set_meta(graph *g, const model *m, const layout *l, const gen_options *o)
+static void set_meta(graph *g, const model *m, const layout *l, const gen_options *o, const partition *part)
 {
+  g_hash_table_insert(g->meta, g_strdup("partition"), g_strdup(partition_method_name(part->method)));
   g_hash_table_insert(g->meta, g_strdup("model"), g_strdup(m->name));
   g_hash_table_insert(g->meta, g_strdup("layout"),
                       g_strdup_printf("gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
@@ -526,7 +527,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   graph *g = graph_new(l->gpus);
   groups gs;
   make_groups(g, l, &gs);
-  set_meta(g, m, l, o);
+  set_meta(g, m, l, o, &part);
   for (int s = 0; s < l->pp; s++)
     for (int d = 0; d < l->dp; d++)
       for (int t = 0; t < l->tp; t++) {

@@ -11,11 +11,17 @@ gboolean partition_parse_method(const char *s, partition_method *out, GError **e
 {
   if (strcmp(s, "uniform") == 0) *out = PARTITION_UNIFORM;
   else if (strcmp(s, "balanced") == 0) *out = PARTITION_BALANCED;
+  else if (strcmp(s, "auto") == 0) *out = PARTITION_AUTO;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: unknown '%s' (allowed: uniform, balanced)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: unknown '%s' (allowed: auto, balanced, uniform)", s);
     return FALSE;
   }
   return TRUE;
+}
+
+const char *partition_method_name(partition_method m)
+{
+  return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : "auto";
 }
 
 static void uniform(int *bounds, int items, int pp)
@@ -72,17 +78,29 @@ static void balanced(int *bounds, const model *m, int items, int pp, int tp)
   lprobe(w, items, pp, upper, bounds);
 }
 
+static gboolean all_stages_hold_items(const partition *p)
+{
+  for (int s = 0; s < p->pp; s++)
+    if (p->first_item[s + 1] <= p->first_item[s]) return FALSE;
+  return TRUE;
+}
+
 gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err)
 {
   int items = m->layers + 3;
   out->pp = pp;
   out->first_item = g_new(int, pp + 1);
+  out->method = method == PARTITION_UNIFORM ? PARTITION_UNIFORM : PARTITION_BALANCED;
   if (method == PARTITION_UNIFORM) uniform(out->first_item, items, pp);
   else balanced(out->first_item, m, items, pp, tp);
+  if (method == PARTITION_AUTO && !all_stages_hold_items(out)) {
+    out->method = PARTITION_UNIFORM;
+    uniform(out->first_item, items, pp);
+  }
   for (int s = 0; s < pp; s++)
     if (out->first_item[s + 1] <= out->first_item[s]) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d without layers (%s has %d items)",
-                  pp, s, m->name, items);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d without layers (%s has %d items, partition %s)",
+                  pp, s, m->name, items, partition_method_name(out->method));
       partition_clear(out);
       return FALSE;
     }

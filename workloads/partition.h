@@ -4,7 +4,11 @@
  * The partitioned items are [input embedding, L transformer layers, final
  * norm, output head]: L+3 items. UNIFORM (the library default) splits by item
  * count, the first (L+3) % pp stages taking one more item. BALANCED is
- * DeepSpeed's partition_balanced over per-item parameter counts.
+ * DeepSpeed's partition_balanced over per-item parameter counts; its greedy
+ * probe can leave the last stages empty (llama-65b at pp 16: 14 stages of
+ * 6 layers take all 83 items), a layout the study's code cannot run. AUTO
+ * (the default) is BALANCED, or UNIFORM where BALANCED leaves a stage empty;
+ * partition.method says which one was used.
  *
  * Owns: struct partition. May not touch: schedules, hardware.
  */
@@ -15,14 +19,16 @@
 
 #include "model.h"
 
-typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED } partition_method;
+typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO } partition_method;
 
 typedef struct partition {
   int pp;
+  partition_method method; /* the method used: UNIFORM or BALANCED (AUTO resolved) */
   int *first_item; /* pp+1 item boundaries: stage s holds items [first_item[s], first_item[s+1]) */
 } partition;
 
 gboolean partition_parse_method(const char *s, partition_method *out, GError **err);
+const char *partition_method_name(partition_method m);
 /* Fails (err) if a stage would hold no item. Caller frees with partition_clear. */
 gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err);
 void partition_clear(partition *p);

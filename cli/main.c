@@ -46,7 +46,7 @@ static const char *const USAGE =
     "                               (timing: derivative-free least squares on log step time;\n"
     "                               memory: fragmentation from the ok/oom labels;\n"
     "                               docs/calibration.md) and write the fitted profile\n"
-    "  help [COMMAND]               this text\n"
+    "  help [COMMAND]               this text, or one command's entry and the options\n"
     "\n"
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
@@ -353,17 +353,38 @@ static const command COMMANDS[] = {
     {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict},
     {"validate", cmd_validate}, {"calibrate", cmd_calibrate}};
 
+/* help for one command: the usage line, the command's entry of the command list, the options. */
+static int help_command(const char *name)
+{
+  gboolean known = FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) known |= !strcmp(name, COMMANDS[i].name);
+  if (!known && strcmp(name, "help")) {
+    fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: simulate, graph, replay, predict, validate, calibrate, help)\n", name);
+    return 2;
+  }
+  g_autofree char *key = g_strdup_printf("\n  %s ", name);
+  const char *entry = strstr(USAGE, key), *options = strstr(USAGE, "\nLAYOUT options:");
+  fwrite(USAGE, 1, (size_t)(strchr(USAGE, '\n') - USAGE + 1), stdout); /* the usage line */
+  if (entry) {
+    const char *end = entry + 1;
+    do end = strchr(end, '\n') + 1; /* the entry's lines: until the next one not indented past the name column */
+    while (!strncmp(end, "                               ", 31));
+    fputc('\n', stdout);
+    fwrite(entry + 1, 1, (size_t)(end - entry - 1), stdout);
+  }
+  fputs(options, stdout);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 3 && !strcmp(argv[1], "help")) return help_command(argv[2]);
   if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fputs(USAGE, stdout);
     return 0;
   }
   for (int i = 2; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(USAGE, stdout);
-      return 0;
-    }
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return help_command(argv[1]);
   for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) {
     if (strcmp(argv[1], COMMANDS[i].name)) continue;
     cli_opts o;

@@ -142,10 +142,7 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
   static const char *const COLS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                      "attention_kernel", "micro_batch", "tp", "pp", "sp"};
   pb->cfg = cfg;
-  pb->sims = g_new0(csv_table, 1);
-  pb->sims->header = g_ptr_array_new_with_free_func(g_free);
-  pb->sims->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-  for (size_t c = 0; c < G_N_ELEMENTS(COLS); c++) g_ptr_array_add(pb->sims->header, g_strdup(COLS[c]));
+  pb->sims = csv_new(COLS, G_N_ELEMENTS(COLS));
   pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));
   pb->targets = g_array_new(FALSE, TRUE, sizeof(target));
   g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(g_free);

@@ -61,10 +61,7 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_f
 /* The rows of t labelled ok or oom, with the micro-batch count reduced to min(m, pp + 1). */
 static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray *ran, GError **err)
 {
-  csv_table *out = g_new0(csv_table, 1);
-  out->header = g_ptr_array_new_with_free_func(g_free);
-  out->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-  for (guint c = 0; c < t->header->len; c++) g_ptr_array_add(out->header, g_strdup(t->header->pdata[c]));
+  csv_table *out = csv_new((const char *const *)t->header->pdata, t->header->len);
   int c_status = csv_column(t, "status"), c_gb = csv_column(t, "global_batch");
   for (guint r = 0; r < t->rows->len; r++) {
     meas_status st = val_parse_status(csv_cell(t, r, c_status));

@@ -50,6 +50,15 @@ static GPtrArray *parse_record(const char **p)
   return fields;
 }
 
+csv_table *csv_new(const char *const *columns, guint n)
+{
+  csv_table *t = g_new0(csv_table, 1);
+  t->header = g_ptr_array_new_with_free_func(g_free);
+  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  for (guint c = 0; c < n; c++) g_ptr_array_add(t->header, g_strdup(columns[c]));
+  return t;
+}
+
 csv_table *csv_read(const char *path, GError **err)
 {
   g_autofree char *text = NULL;

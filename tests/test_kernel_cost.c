@@ -1,6 +1,8 @@
 /* test_kernel_cost -- the compute model against hand computations of tile
  * and wave quantization, the backward split and the attention formulas. */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 
 #include "platforms/kernel_cost.h"
@@ -132,11 +134,4 @@ Suite *kcost_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(kcost_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
-}
+int main(void) { return check_run(kcost_suite()); }

@@ -4,6 +4,8 @@
  * independently here), micro-batches in flight per stage under the study's
  * 1F1B schedule, and conservation along every program of a generated graph. */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -261,9 +263,5 @@ int main(void)
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run(s);
 }

@@ -1,6 +1,8 @@
 /* test_validate -- the statistics of `layoutsim validate` against small
  * examples computed by hand (the formulas are written out in each test). */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <string.h>
 
@@ -210,11 +212,4 @@ Suite *validate_suite(void)
   return s;
 }
 
-int main(void)
-{
-  SRunner *sr = srunner_create(validate_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
-}
+int main(void) { return check_run(validate_suite()); }

@@ -161,7 +161,7 @@ static void attention_core(emit *x, const mem_ctx *mc)
   double qkvo = 4.0 * x->T * hl * BF16;
   double scores = (double)e->m * l->seq_len * l->seq_len;
   e->bytes = qkvo * mult + scores * ops_score_bytes_per_el(l->attn, backward(x));
-  e->launches = ops_attention_kernels(l->attn, backward(x)) * (layout_attn_is_flash(l->attn) ? mult : 1);
+  e->launches = ops_attention_kernels(l->attn, backward(x));
   saves(x, e, mc);
 }
 

@@ -32,12 +32,13 @@ double ops_score_bytes_per_el(layout_attn a, gboolean backward)
 
 /* torch forward: baddbmm, clone, masked_fill, to(fp32), softmax, to(bf16), bmm;
  * backward: bmm (2 GEMMs), cast, softmax backward, cast, fill, baddbmm (2 GEMMs).
- * fused forward: baddbmm, clone, fused softmax, bmm; backward: 2 + 1 + 2. */
+ * fused forward: baddbmm, clone, fused softmax, bmm; backward: 2 + 1 + 2.
+ * FlashAttention: one kernel forward, two backward (preprocess + main). */
 int ops_attention_kernels(layout_attn a, gboolean backward)
 {
   switch (a) {
   case ATTN_TORCH: return backward ? 8 : 7;
   case ATTN_FUSED_SOFTMAX: return backward ? 5 : 4;
-  default: return 1;
+  default: return backward ? 2 : 1;
   }
 }

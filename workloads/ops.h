@@ -39,7 +39,7 @@
  * (QK^T write, mask, softmax read+write, read for AV) or backward (its
  * autograd nodes); 0 for flash kernels. */
 double ops_score_bytes_per_el(layout_attn a, gboolean backward);
-/* Kernel launches of one unfused attention forward or backward (1 for flash). */
+/* Kernel launches of one attention forward or backward (flash: 1 and 2). */
 int ops_attention_kernels(layout_attn a, gboolean backward);
 
 #endif

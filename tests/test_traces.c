@@ -161,16 +161,22 @@ static double num(const cJSON *o, const char *key)
   return v->valuedouble;
 }
 
+/* Simulate the test layout, write its Chrome trace of every rank to path and parse it back. */
+static cJSON *simulate_chrome(sim_outcome *out, const char *path)
+{
+  simulate(out, NULL);
+  tl_ranks sel = all_ranks(&out->tl);
+  tl_mem_model mm = {0, 1};
+  ck_assert(trace_chrome_write(&out->tl, &sel, &mm, path, NULL));
+  tl_ranks_clear(&sel);
+  return load_json(path);
+}
+
 START_TEST(test_chrome_json_parses_and_every_slice_lies_within_the_step)
 {
   g_autofree char *path = tmp_path("t.json");
   sim_outcome out = {0};
-  simulate(&out, NULL);
-  tl_ranks sel = all_ranks(&out.tl);
-  tl_mem_model mm = {0, 1};
-  GError *err = NULL;
-  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, &err));
-  cJSON *j = load_json(path);
+  cJSON *j = simulate_chrome(&out, path);
   const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
   ck_assert(cJSON_IsArray(evs));
   double step_us = out.tl.step_time_s * 1e6;
@@ -211,7 +217,6 @@ START_TEST(test_chrome_json_parses_and_every_slice_lies_within_the_step)
                   peak_gib[r], expect_gib);
   }
   cJSON_Delete(j);
-  tl_ranks_clear(&sel);
   sim_outcome_clear(&out);
 }
 END_TEST
@@ -240,11 +245,7 @@ START_TEST(test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_an
 {
   g_autofree char *path = tmp_path("t.json");
   sim_outcome out = {0};
-  simulate(&out, NULL);
-  tl_ranks sel = all_ranks(&out.tl);
-  tl_mem_model mm = {0, 1};
-  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, NULL));
-  cJSON *j = load_json(path);
+  cJSON *j = simulate_chrome(&out, path);
   const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
   double fwd_start[PP], bwd_end[PP];
   for (int s = 0; s < PP; s++) {
@@ -264,7 +265,6 @@ START_TEST(test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_an
                   bwd_end[s], s - 1, bwd_end[s - 1]);
   }
   cJSON_Delete(j);
-  tl_ranks_clear(&sel);
   sim_outcome_clear(&out);
 }
 END_TEST

@@ -1,7 +1,6 @@
 /* calibrate_memory -- see calibrate_memory.h. */
 #include "calibrate_memory.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +10,7 @@
 static void score(const calmem_row *rows, int n, double f, calmem_fit *s)
 {
   s->rows = n;
-  s->agree = s->ran = s->ran_pred_oom = s->oom_pred_ok = 0;
+  s->ran = s->ran_pred_oom = s->oom_pred_ok = 0;
   for (int i = 0; i < n; i++) {
     gboolean fits = f <= rows[i].limit;
     s->ran += rows[i].ran;

@@ -110,29 +110,14 @@ typedef struct problem {
   int evals;
 } problem;
 
-static GPtrArray *copy_row(const csv_table *t, guint r)
-{
-  GPtrArray *src = t->rows->pdata[r], *dst = g_ptr_array_new_with_free_func(g_free);
-  for (guint c = 0; c < src->len; c++) g_ptr_array_add(dst, g_strdup(src->pdata[c]));
-  return dst;
-}
-
 static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, int which, int global_batch)
 {
-  GPtrArray *row = copy_row(t, r);
   /* the simulation table has the source table's columns: files may differ, so map by name */
-  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-  for (guint c = 0; c < pb->sims->header->len; c++) {
-    int sc = csv_column(t, pb->sims->header->pdata[c]);
-    g_ptr_array_add(out, g_strdup(sc >= 0 ? (char *)row->pdata[sc] : ""));
-  }
-  g_ptr_array_unref(row);
+  guint i = csv_append_row_from(pb->sims, t, r);
   if (which > 0) {
-    int gc = csv_column(pb->sims, "global_batch");
-    g_free(out->pdata[gc]);
-    out->pdata[gc] = g_strdup_printf("%d", global_batch);
+    g_autofree char *gb = g_strdup_printf("%d", global_batch);
+    csv_set(pb->sims, i, csv_column(pb->sims, "global_batch"), gb);
   }
-  g_ptr_array_add(pb->sims->rows, out);
   job j = {.target = target_idx, .which = which};
   g_array_append_val(pb->jobs, j);
 }
@@ -140,7 +125,7 @@ static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, in
 static gboolean problem_load(problem *pb, const char *const *paths, int n_paths, const calib_cfg *cfg, GError **err)
 {
   static const char *const COLS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
-                                     "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
   pb->cfg = cfg;
   pb->sims = csv_new(COLS, G_N_ELEMENTS(COLS));
   pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));

@@ -72,10 +72,8 @@ static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray 
       return NULL;
     }
     int m = MIN(rq.l.grad_accum, rq.l.pp + 1);
-    GPtrArray *src = t->rows->pdata[r], *row = g_ptr_array_new_with_free_func(g_free);
-    for (guint c = 0; c < src->len; c++)
-      g_ptr_array_add(row, (int)c == c_gb ? g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m) : g_strdup(src->pdata[c]));
-    g_ptr_array_add(out->rows, row);
+    g_autofree char *gb = g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m);
+    csv_set(out, csv_append_row_from(out, t, r), c_gb, gb);
     gboolean r_ok = st == MEAS_OK;
     g_array_append_val(ran, r_ok);
   }

@@ -169,3 +169,12 @@ void csv_set(csv_table *t, guint r, int c, const char *value)
   g_free(row->pdata[c]);
   row->pdata[c] = g_strdup(value);
 }
+
+guint csv_append_row_from(csv_table *dst, const csv_table *src, guint r)
+{
+  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+  for (guint c = 0; c < dst->header->len; c++)
+    g_ptr_array_add(row, g_strdup(csv_cell(src, r, csv_column(src, dst->header->pdata[c]))));
+  g_ptr_array_add(dst->rows, row);
+  return dst->rows->len - 1;
+}

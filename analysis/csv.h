@@ -28,5 +28,7 @@ const char *csv_cell(const csv_table *t, guint r, int c);
 /* Append a column filled with "" and return its index. */
 int csv_add_column(csv_table *t, const char *name);
 void csv_set(csv_table *t, guint r, int c, const char *value);
+/* Append a copy of src's row r to dst, column by column name ("" where src lacks one); returns its index. */
+guint csv_append_row_from(csv_table *dst, const csv_table *src, guint r);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/lsim_error.h"
+#include "workloads/partition.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -69,6 +70,10 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   l->sp = sp == 1;
   if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
+  /* optional: how the run split its layers over the stages; empty = the command's --partition */
+  int c_part = csv_column(t, "partition");
+  if (c_part >= 0 && *csv_cell(t, r, c_part) && !partition_parse_method(csv_cell(t, r, c_part), &rq->gen.partition, err))
+    return FALSE;
   return layout_validate(l, &rq->m, err);
 }
 

@@ -9,6 +9,7 @@
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
 #include "analysis/simulate.h"
+#include "analysis/predict.h"
 #include "analysis/validate.h"
 #include "sim_child.h"
 
@@ -154,6 +155,55 @@ START_TEST(test_memory_fit_takes_midpoint_of_lowest_best_interval)
 }
 END_TEST
 
+START_TEST(test_append_row_maps_columns_by_name)
+{
+  static const char *const src_cols[] = {"b", "a", "extra"}, *const dst_cols[] = {"a", "b", "c"};
+  g_autoptr(csv_table) src = csv_new(src_cols, 3), dst = csv_new(dst_cols, 3);
+  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(row, g_strdup("B"));
+  g_ptr_array_add(row, g_strdup("A"));
+  g_ptr_array_add(row, g_strdup("X"));
+  g_ptr_array_add(src->rows, row);
+  ck_assert_uint_eq(csv_append_row_from(dst, src, 0), 0);
+  ck_assert_uint_eq(csv_append_row_from(dst, src, 0), 1);
+  ck_assert_str_eq(csv_cell(dst, 1, 0), "A");
+  ck_assert_str_eq(csv_cell(dst, 1, 1), "B");
+  ck_assert_str_eq(csv_cell(dst, 1, 2), ""); /* src has no column c */
+}
+END_TEST
+
+/* A table row with the optional `partition` column: a value overrides the command's method, an
+ * empty cell keeps it, a bad value is the row's error naming the field and the allowed values. */
+START_TEST(test_partition_column_overrides_the_command_default)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
+  g_autoptr(csv_table) t = csv_new(cols, G_N_ELEMENTS(cols));
+  const char *cells[][12] = {
+      {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", "uniform"},
+      {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", ""},
+      {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", "greedy"},
+  };
+  for (guint r = 0; r < G_N_ELEMENTS(cells); r++) {
+    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+    for (guint c = 0; c < G_N_ELEMENTS(cols); c++) g_ptr_array_add(row, g_strdup(cells[r][c]));
+    g_ptr_array_add(t->rows, row);
+  }
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  cfg.gen.partition = PARTITION_BALANCED;
+  sim_request rq;
+  GError *err = NULL;
+  ck_assert(predict_row_request(t, 0, &cfg, &rq, &err));
+  ck_assert_int_eq(rq.gen.partition, PARTITION_UNIFORM);
+  ck_assert(predict_row_request(t, 1, &cfg, &rq, &err));
+  ck_assert_int_eq(rq.gen.partition, PARTITION_BALANCED);
+  ck_assert(!predict_row_request(t, 2, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "partition"));
+  ck_assert_ptr_nonnull(strstr(err->message, "allowed: auto, balanced, uniform"));
+  g_error_free(err);
+}
+END_TEST
+
 /* llama-7b, 8 GPUs, tp 1 pp 2, mb 1: out[0] fragmentation limit, out[1] oom, out[2] peak GiB. */
 static void limit_child(void *arg, double out[SIM_CHILD_MAX])
 {
@@ -208,6 +258,8 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
   tcase_add_test(tc, test_memory_fit_takes_midpoint_of_lowest_best_interval);
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
+  tcase_add_test(tc, test_partition_column_overrides_the_command_default);
+  tcase_add_test(tc, test_append_row_maps_columns_by_name);
   suite_add_tcase(s, tc);
   return s;
 }

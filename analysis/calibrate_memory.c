@@ -1,6 +1,7 @@
 /* calibrate_memory -- see calibrate_memory.h. */
 #include "calibrate_memory.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,14 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_fit *out)
+/* Disagreement fraction plus the prior term (none when the prior is not finite). */
+static double objective(const calmem_fit *c, double f, double lo, double hi, double prior)
+{
+  double d = isfinite(prior) ? (f - prior) / (hi - lo) : 0.0;
+  return (double)(c->rows - c->agree) / c->rows + CALMEM_PRIOR_WEIGHT * d * d;
+}
+
+void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double prior, calmem_fit *out)
 {
   memset(out, 0, sizeof *out);
   out->fragmentation = 0.5 * (lo + hi);
@@ -41,18 +49,20 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_f
     if (rows[i].limit > lo && rows[i].limit < hi) cut[k++] = rows[i].limit;
   cut[k++] = hi;
   qsort(cut, k, sizeof(double), cmp_double);
-  gboolean have = FALSE;
+  double best = INFINITY;
   for (int i = 0; i + 1 < k; i++) {
     if (!(cut[i + 1] > cut[i])) continue;
+    /* the interval's point: the prior where it lies inside, else the midpoint */
+    double f = isfinite(prior) && prior > cut[i] && prior < cut[i + 1] ? prior : 0.5 * (cut[i] + cut[i + 1]);
     calmem_fit c;
-    double mid = 0.5 * (cut[i] + cut[i + 1]);
-    score(rows, n, mid, &c);
-    if (!have || c.agree > out->agree) {
+    score(rows, n, f, &c);
+    double obj = objective(&c, f, lo, hi, prior);
+    if (obj < best) { /* strict: on a tie the lower interval stays */
+      best = obj;
       *out = c;
-      out->fragmentation = mid;
+      out->fragmentation = f;
       out->lo = cut[i];
       out->hi = cut[i + 1];
-      have = TRUE;
     }
   }
 }
@@ -112,10 +122,11 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "calibrate: no row labelled ok or oom to fit the memory model");
     return FALSE;
   }
-  calmem_choose((calmem_row *)rows->data, (int)rows->len, CALMEM_FRAG_LO, CALMEM_FRAG_HI, out);
+  double prior = cfg->prof.fragmentation;
+  calmem_choose((calmem_row *)rows->data, (int)rows->len, CALMEM_FRAG_LO, CALMEM_FRAG_HI, prior, out);
   if (log) {
-    fprintf(log, "calibrate: fragmentation %.4f (best interval %.4f .. %.4f of %.2f .. %.2f)\n", out->fragmentation,
-            out->lo, out->hi, CALMEM_FRAG_LO, CALMEM_FRAG_HI);
+    fprintf(log, "calibrate: fragmentation %.4f (chosen interval %.4f .. %.4f of %.2f .. %.2f; prior %.4f)\n",
+            out->fragmentation, out->lo, out->hi, CALMEM_FRAG_LO, CALMEM_FRAG_HI, prior);
     fprintf(log, "calibrate:   ok/oom agreement %d of %d (%.1f%%); ran but predicted oom %d of %d (%.1f%%); oom predicted ok %d\n",
             out->agree, out->rows, 100.0 * out->agree / out->rows, out->ran_pred_oom, out->ran,
             out->ran ? 100.0 * out->ran_pred_oom / out->ran : 0.0, out->oom_pred_ok);

@@ -7,9 +7,12 @@
  * fragmentation at which the layout still fits (metrics.h); the verdict at a
  * fragmentation f is "oom" exactly when f exceeds that limit. So agreement
  * with the labels is a step function of f, known exactly from one pass. The
- * fit takes the interval of the allowed range with the highest agreement
- * (ties: the lowest interval, which predicts fewer runnable layouts as oom)
- * and returns its midpoint.
+ * fit minimises, over the intervals of the allowed range, the fraction of
+ * labels missed plus a prior term CALMEM_PRIOR_WEIGHT ((f - f0) / range)^2,
+ * f0 the starting profile's value, with f the interval's midpoint (f0 itself
+ * in the interval holding f0). Ties go to the lowest interval, which predicts
+ * fewer runnable layouts as oom. Without the prior a two-label edge out of
+ * 181 moved the fit across half its range (docs/memory.md section 8).
  *
  * Rows are simulated with min(m, pp + 1) micro-batches: the number of
  * micro-batches a stage holds is min(pp - r, m), so the peak is already
@@ -27,6 +30,8 @@
 
 #define CALMEM_FRAG_LO 0.05 /* allowed range of the fragmentation constant (docs/memory.md) */
 #define CALMEM_FRAG_HI 0.30
+/* Moving the fragmentation across its whole range must buy 5% of the labels (a quarter of the range 0.3%). */
+#define CALMEM_PRIOR_WEIGHT 0.05
 
 typedef struct calmem_row {
   gboolean ran;  /* measured ok (else oom) */
@@ -34,13 +39,13 @@ typedef struct calmem_row {
 } calmem_row;
 
 typedef struct calmem_fit {
-  double fragmentation;      /* the midpoint of the chosen interval */
+  double fragmentation;      /* the chosen point (see above) */
   double lo, hi;             /* the chosen interval */
   int rows, agree, ran, ran_pred_oom, oom_pred_ok;
 } calmem_fit;
 
-/* Pure part: choose the fragmentation for labelled limits (n >= 1). */
-void calmem_choose(const calmem_row *rows, int n, double lo, double hi, calmem_fit *out);
+/* Pure part: choose the fragmentation for labelled limits (n >= 1); prior = NAN: no prior term. */
+void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double prior, calmem_fit *out);
 /* Simulate the ok/oom rows of the tables under cfg and fit; log the result to log (may be NULL). */
 gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cfg, FILE *log, calmem_fit *out,
                     GError **err);

@@ -139,7 +139,7 @@ START_TEST(test_memory_fit_takes_midpoint_of_lowest_best_interval)
    * two best intervals, the lower one wins */
   const calmem_row rows[] = {{TRUE, 0.20}, {TRUE, 0.25}, {FALSE, 0.10}, {FALSE, 0.15}, {FALSE, 0.22}};
   calmem_fit f;
-  calmem_choose(rows, 5, 0.05, 0.30, &f);
+  calmem_choose(rows, 5, 0.05, 0.30, NAN, &f);
   ck_assert_double_eq_tol(f.lo, 0.15, 1e-12);
   ck_assert_double_eq_tol(f.hi, 0.20, 1e-12);
   ck_assert_double_eq_tol(f.fragmentation, 0.175, 1e-12);
@@ -149,7 +149,7 @@ START_TEST(test_memory_fit_takes_midpoint_of_lowest_best_interval)
   ck_assert_int_eq(f.oom_pred_ok, 1);
   /* limits outside the range: one interval, its midpoint */
   const calmem_row far[] = {{TRUE, 5.0}, {FALSE, -1.0}};
-  calmem_choose(far, 2, 0.05, 0.30, &f);
+  calmem_choose(far, 2, 0.05, 0.30, NAN, &f);
   ck_assert_double_eq_tol(f.fragmentation, 0.175, 1e-12);
   ck_assert_int_eq(f.agree, 2);
 }
@@ -201,6 +201,28 @@ START_TEST(test_partition_column_overrides_the_command_default)
   ck_assert_ptr_nonnull(strstr(err->message, "partition"));
   ck_assert_ptr_nonnull(strstr(err->message, "allowed: auto, balanced, uniform"));
   g_error_free(err);
+}
+END_TEST
+
+/* n - 1 rows that ran at any fragmentation and one oom row with limit 0.26; prior 0.15, range 0.25.
+ * Interval (0.05, 0.26) holds the prior: objective 1/n. Interval (0.26, 0.30): all agree, midpoint
+ * 0.28: 0.05 ((0.28 - 0.15) / 0.25)^2 = 0.01352. n = 100: 0.01 < 0.01352, the prior's interval wins
+ * at f = 0.15; n = 50: 0.02 > 0.01352, the data win at 0.28. */
+START_TEST(test_memory_fit_prior_decides_only_where_the_labels_are_nearly_silent)
+{
+  calmem_row rows[100];
+  for (int i = 0; i < 100; i++) rows[i] = (calmem_row){TRUE, 5.0};
+  rows[0] = (calmem_row){FALSE, 0.26};
+  calmem_fit f;
+  calmem_choose(rows, 100, 0.05, 0.30, 0.15, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.15, 1e-12);
+  ck_assert_double_eq_tol(f.hi, 0.26, 1e-12);
+  ck_assert_int_eq(f.agree, 99);
+  calmem_choose(rows, 50, 0.05, 0.30, 0.15, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.28, 1e-12);
+  ck_assert_int_eq(f.agree, 50);
+  calmem_choose(rows, 100, 0.05, 0.30, NAN, &f); /* no prior: the data alone */
+  ck_assert_double_eq_tol(f.fragmentation, 0.28, 1e-12);
 }
 END_TEST
 
@@ -257,6 +279,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_summary_counts_oom_accuracy_timed_rows_and_best_layout);
   tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
   tcase_add_test(tc, test_memory_fit_takes_midpoint_of_lowest_best_interval);
+  tcase_add_test(tc, test_memory_fit_prior_decides_only_where_the_labels_are_nearly_silent);
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);

@@ -27,11 +27,12 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Disagreement fraction plus the prior term (none when the prior is not finite). */
+/* Weighted miss fraction plus the prior term (none when the prior is not finite). */
 static double objective(const calmem_fit *c, double f, double lo, double hi, double prior)
 {
   double d = isfinite(prior) ? (f - prior) / (hi - lo) : 0.0;
-  return (double)(c->rows - c->agree) / c->rows + CALMEM_PRIOR_WEIGHT * d * d;
+  double missed = c->oom_pred_ok + CALMEM_RAN_OOM_WEIGHT * c->ran_pred_oom;
+  return missed / c->rows + CALMEM_PRIOR_WEIGHT * d * d;
 }
 
 void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double prior, calmem_fit *out)
@@ -49,11 +50,14 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double p
     if (rows[i].limit > lo && rows[i].limit < hi) cut[k++] = rows[i].limit;
   cut[k++] = hi;
   qsort(cut, k, sizeof(double), cmp_double);
+  if (isfinite(prior)) prior = CLAMP(prior, lo, hi);
   double best = INFINITY;
   for (int i = 0; i + 1 < k; i++) {
     if (!(cut[i + 1] > cut[i])) continue;
-    /* the interval's point: the prior where it lies inside, else the midpoint */
-    double f = isfinite(prior) && prior > cut[i] && prior < cut[i + 1] ? prior : 0.5 * (cut[i] + cut[i + 1]);
+    /* the interval's point: the prior where it lies in (cut[i], cut[i+1]] (a row fits at f <= its
+     * limit, so the verdicts there are the interval's; the first interval also takes lo), else the midpoint */
+    gboolean holds = isfinite(prior) && prior <= cut[i + 1] && (prior > cut[i] || (i == 0 && prior >= cut[i]));
+    double f = holds ? prior : 0.5 * (cut[i] + cut[i + 1]);
     calmem_fit c;
     score(rows, n, f, &c);
     double obj = objective(&c, f, lo, hi, prior);

@@ -8,11 +8,13 @@
  * fragmentation f is "oom" exactly when f exceeds that limit. So agreement
  * with the labels is a step function of f, known exactly from one pass. The
  * fit minimises, over the intervals of the allowed range, the fraction of
- * labels missed plus a prior term CALMEM_PRIOR_WEIGHT ((f - f0) / range)^2,
- * f0 the starting profile's value, with f the interval's midpoint (f0 itself
- * in the interval holding f0). Ties go to the lowest interval, which predicts
- * fewer runnable layouts as oom. Without the prior a two-label edge out of
- * 181 moved the fit across half its range (docs/memory.md section 8).
+ * labels missed (a run that ran but is predicted oom counted
+ * CALMEM_RAN_OOM_WEIGHT times) plus a prior term
+ * CALMEM_PRIOR_WEIGHT ((f - f0) / range)^2, f0 the starting profile's value
+ * clamped to the range, with f the interval's midpoint (f0 itself in the
+ * interval holding f0). Ties go to the lowest interval. Without these two
+ * terms a one-label edge out of 181 moved the fit across half its range
+ * (docs/memory.md section 8).
  *
  * Rows are simulated with min(m, pp + 1) micro-batches: the number of
  * micro-batches a stage holds is min(pp - r, m), so the peak is already
@@ -32,6 +34,9 @@
 #define CALMEM_FRAG_HI 0.30
 /* Moving the fragmentation across its whole range must buy 5% of the labels (a quarter of the range 0.3%). */
 #define CALMEM_PRIOR_WEIGHT 0.05
+/* A layout that ran but is predicted oom counts this many misses: it hides a runnable layout from
+ * the user, where an oom predicted ok only costs a failed launch. */
+#define CALMEM_RAN_OOM_WEIGHT 2.0
 
 typedef struct calmem_row {
   gboolean ran;  /* measured ok (else oom) */

@@ -133,6 +133,7 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
       fill_row(t, r, &v);
       v.pred = p[r].status;
       v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
+      if (p[r].status == PRED_INVALID) g_snprintf(v.invalid, sizeof v.invalid, "%s row %u: %s", paths[f], r + 2, p[r].error);
       g_array_append_val(rows, v);
     }
   }

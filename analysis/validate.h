@@ -35,6 +35,7 @@ typedef struct val_row {
   double meas_step_s; /* NAN unless meas == MEAS_OK */
   pred_status pred;
   double pred_step_s;
+  char invalid[200]; /* PRED_INVALID: "FILE row N: reason"; else "" */
 } val_row;
 
 typedef struct val_stats {

@@ -2,37 +2,41 @@
 # Annotate the study's measured runs with the one setup fact their CSVs leave out: how each run split
 # its layers over the pipeline stages. Writes annotated copies of PAPER_DIR/*.csv to OUT_DIR with an
 # extra column `partition` (docs/calibration.md, "Two software stacks"):
-#   trial < 110000 (torch, fused-softmax, flash1 sweeps, Aug.-Sep. 2023 stack) -> uniform, the
+#   trial < 110000 (torch, fused-softmax, flash1 sweeps: the earlier software stack) -> uniform, the
 #                  scaling library's default;
-#   later trials   (flash2, flash2+rmsnorm)                                    -> empty = the
-#                  command's --partition (default auto = balanced, the study code's example config).
-# The copies are the study authors' data (CC BY-NC-SA): OUT_DIR must be outside the repository.
+#   later trials   (flash2, flash2+rmsnorm) -> empty = the command's --partition (default auto =
+#                  balanced, the study code's example configuration).
+# The copies are the study authors' data (CC BY-NC-SA): OUT_DIR must be outside the repository, and
+# must not be PAPER_DIR.
 # Usage: bash bench/study-runs.sh PAPER_DIR OUT_DIR
 #        then e.g. ./build/layoutsim validate OUT_DIR/*.csv -j 2
 set -euo pipefail
-if [ $# -ne 2 ]; then
-  echo "usage: bash bench/study-runs.sh PAPER_DIR OUT_DIR" >&2
-  exit 2
-fi
-repo=$(cd "$(dirname "$0")/.." && pwd)
+die() { echo "study-runs: $*" >&2; exit 2; }
+[ $# -eq 2 ] || die "usage: bash bench/study-runs.sh PAPER_DIR OUT_DIR"
+[ -d "$1" ] || die "PAPER_DIR '$1' is not a directory"
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+in=$(cd "$1" && pwd -P)
 out=$(realpath -m "$2")
-case "$out/" in "$repo"/*)
-  echo "study-runs: OUT_DIR '$2' is inside the repository; the study's data may not be copied into it" >&2
-  exit 2 ;;
-esac
+case "$out/" in "$repo"/*) die "OUT_DIR '$2' is inside the repository; the study's data may not be copied into it" ;; esac
+[ "$out" != "$in" ] || die "OUT_DIR '$2' is PAPER_DIR; the copies would overwrite the originals"
+[ ! -e "$out" ] || [ -d "$out" ] || die "OUT_DIR '$2' exists and is not a directory"
 shopt -s nullglob
-files=("$1"/*.csv)
-if [ ${#files[@]} -eq 0 ]; then
-  echo "study-runs: no .csv files in '$1'" >&2
-  exit 2
-fi
+files=("$in"/*.csv)
+[ ${#files[@]} -gt 0 ] || die "no .csv files in '$1'"
 mkdir -p "$out"
 for f in "${files[@]}"; do
-  awk -F, -v OFS=, '
-    { sub(/\r$/, "") }
-    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "trial") tc = i
-              if (!tc) { print FILENAME ": no column trial" > "/dev/stderr"; exit 1 }
-              print $0, "partition"; next }
-    { print $0, ($tc != "" && $tc + 0 < 110000) ? "uniform" : "" }' "$f" > "$out/$(basename "$f")" || { rm -f "$out/$(basename "$f")"; exit 2; }
+  dst="$out/$(basename "$f")"
+  if ! awk -F, -v OFS=, '
+      { sub(/\r$/, "") }
+      NF == 0 { print; next }
+      !tc { for (i = 1; i <= NF; i++) if ($i == "trial") tc = i
+            if (!tc) { print FILENAME ": no column trial" > "/dev/stderr"; exit 1 }
+            print $0, "partition"; next }
+      { print $0, ($tc != "" && $tc + 0 < 110000) ? "uniform" : "" }' "$f" > "$dst.tmp"; then
+    rm -f "$dst.tmp"
+    exit 2
+  fi
+  [ -s "$dst.tmp" ] || { rm -f "$dst.tmp"; die "$f is empty"; }
+  mv "$dst.tmp" "$dst"
 done
 echo "study-runs: ${#files[@]} files annotated in $out"

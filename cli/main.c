@@ -282,6 +282,8 @@ static int cmd_validate(cli_opts *o)
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
   if (!rows) return fail(err);
   const val_row *rv = (const val_row *)rows->data;
+  for (guint i = 0; i < rows->len; i++) /* rows that could not be predicted are left out of every statistic */
+    if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
   g_autoptr(GArray) stats = val_summarize(rv, (int)rows->len);
   if (o->output && !val_write_rows(o->output, rv, (int)rows->len, &err)) return fail(err);
   if (!strcmp(o->format, "json")) {
@@ -306,7 +308,7 @@ static int cmd_calibrate(cli_opts *o)
   if (o->calib_fit && o->calib_check_fast)
     return fail_msg("calibrate: --check-fast compares the timing simulations and fits nothing; it takes no --fit");
   if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
-    return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory");
+    return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory (its prior weight is fixed: docs/memory.md)");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
   calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,

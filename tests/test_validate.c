@@ -136,7 +136,8 @@ START_TEST(test_memory_fit_takes_midpoint_of_lowest_best_interval)
 {
   /* ran at limits 0.20, 0.25; oom at 0.10, 0.15, 0.22. Agreement over [0.05, 0.30]:
    * (.05,.10) 2, (.10,.15) 3, (.15,.20) 4, (.20,.22) 3, (.22,.25) 4, (.25,.30) 3:
-   * two best intervals, the lower one wins */
+   * two best intervals; the lower one wins (it also misses no run that ran; the upper one misses
+   * the run at 0.20, which counts twice) */
   const calmem_row rows[] = {{TRUE, 0.20}, {TRUE, 0.25}, {FALSE, 0.10}, {FALSE, 0.15}, {FALSE, 0.22}};
   calmem_fit f;
   calmem_choose(rows, 5, 0.05, 0.30, NAN, &f);
@@ -226,6 +227,39 @@ START_TEST(test_memory_fit_prior_decides_only_where_the_labels_are_nearly_silent
 }
 END_TEST
 
+/* A run that ran but is predicted oom counts twice. Ran at 0.20; oom at 0.22 and 0.24; no prior.
+ * Weighted misses: (0.05, 0.20) the two oom rows fit: 2; (0.20, 0.22) 2 + 2 = 4; (0.22, 0.24)
+ * 2 + 1 = 3; (0.24, 0.30) the run does not fit: 2. Tie at 2: the lower interval, midpoint 0.125
+ * (counted once, the upper interval would win with 1 miss against 2). */
+START_TEST(test_memory_fit_counts_a_hidden_runnable_layout_twice)
+{
+  const calmem_row rows[] = {{TRUE, 0.20}, {FALSE, 0.22}, {FALSE, 0.24}};
+  calmem_fit f;
+  calmem_choose(rows, 3, 0.05, 0.30, NAN, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.125, 1e-12);
+  ck_assert_int_eq(f.agree, 1);
+  ck_assert_int_eq(f.oom_pred_ok, 2);
+  ck_assert_int_eq(f.ran_pred_oom, 0);
+}
+END_TEST
+
+/* The prior sitting on a limit or outside the range: a row fits at f <= its limit, so a prior equal
+ * to the limit 0.15 belongs to (0.05, 0.15]; a prior of 0.5 is taken as the range's end 0.30. */
+START_TEST(test_memory_fit_prior_on_a_limit_or_outside_the_range)
+{
+  const calmem_row rows[] = {{TRUE, 0.15}, {TRUE, 5.0}};
+  calmem_fit f;
+  calmem_choose(rows, 2, 0.05, 0.30, 0.15, &f); /* (0.05, 0.15]: no miss, at the prior */
+  ck_assert_double_eq_tol(f.fragmentation, 0.15, 1e-12);
+  ck_assert_int_eq(f.agree, 2);
+  const calmem_row all_ran[] = {{TRUE, 5.0}};
+  calmem_choose(all_ran, 1, 0.05, 0.30, 0.5, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.30, 1e-12);
+  calmem_choose(all_ran, 1, 0.05, 0.30, 0.05, &f);
+  ck_assert_double_eq_tol(f.fragmentation, 0.05, 1e-12);
+}
+END_TEST
+
 /* llama-7b, 8 GPUs, tp 1 pp 2, mb 1: out[0] fragmentation limit, out[1] oom, out[2] peak GiB. */
 static void limit_child(void *arg, double out[SIM_CHILD_MAX])
 {
@@ -280,6 +314,8 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
   tcase_add_test(tc, test_memory_fit_takes_midpoint_of_lowest_best_interval);
   tcase_add_test(tc, test_memory_fit_prior_decides_only_where_the_labels_are_nearly_silent);
+  tcase_add_test(tc, test_memory_fit_counts_a_hidden_runnable_layout_twice);
+  tcase_add_test(tc, test_memory_fit_prior_on_a_limit_or_outside_the_range);
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);

@@ -190,12 +190,15 @@ gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, 
   g_autofree prediction *p = predict_table(t, cfg);
   int c_status = csv_add_column(t, "pred_status"), c_step = csv_add_column(t, "pred_step_time_s"),
       c_mfu = csv_add_column(t, "pred_mfu"), c_mem = csv_add_column(t, "pred_peak_mem_gib"),
-      c_bub = csv_add_column(t, "pred_bubble_fraction"), c_err = csv_add_column(t, "pred_error");
+      c_bub = csv_add_column(t, "pred_bubble_fraction"), c_lim = csv_add_column(t, "pred_fragmentation_limit"),
+      c_err = csv_add_column(t, "pred_error");
   for (guint r = 0; r < t->rows->len; r++) {
     csv_set(t, r, c_status, predict_status_name(p[r].status));
     csv_set(t, r, c_err, p[r].error);
     if (p[r].status == PRED_INVALID) continue;
-    g_autofree char *a = fmt(p[r].step_time_s), *b = fmt(p[r].mfu), *c = fmt(p[r].peak_gib), *d = fmt(p[r].bubble_fraction);
+    g_autofree char *a = fmt(p[r].step_time_s), *b = fmt(p[r].mfu), *c = fmt(p[r].peak_gib), *d = fmt(p[r].bubble_fraction),
+                    *e = fmt(p[r].fragmentation_limit);
+    csv_set(t, r, c_lim, e);
     csv_set(t, r, c_step, a);
     csv_set(t, r, c_mfu, b);
     csv_set(t, r, c_mem, c);

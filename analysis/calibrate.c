@@ -124,10 +124,10 @@ static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, in
 
 static gboolean problem_load(problem *pb, const char *const *paths, int n_paths, const calib_cfg *cfg, GError **err)
 {
-  static const char *const COLS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
-                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
+  guint n_cols;
+  const char *const *cols = predict_columns(&n_cols);
   pb->cfg = cfg;
-  pb->sims = csv_new(COLS, G_N_ELEMENTS(COLS));
+  pb->sims = csv_new(cols, n_cols);
   pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));
   pb->targets = g_array_new(FALSE, TRUE, sizeof(target));
   g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(g_free);

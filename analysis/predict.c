@@ -15,19 +15,28 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static const char *const REQUIRED[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
-                                       "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+/* the required columns, then the optional ones */
+static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                      "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
+#define N_REQUIRED 11
+G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
+
+const char *const *predict_columns(guint *n)
+{
+  *n = G_N_ELEMENTS(COLUMNS);
+  return COLUMNS;
+}
 
 const char *predict_status_name(pred_status s) { return s == PRED_OK ? "ok" : s == PRED_OOM ? "oom" : "invalid"; }
 
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(REQUIRED); i++)
-    if (csv_column(t, REQUIRED[i]) < 0) {
+  for (size_t i = 0; i < N_REQUIRED; i++)
+    if (csv_column(t, COLUMNS[i]) < 0) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                   "%s: missing column '%s' (needed: model, seq_len, global_batch, vocab, gpus, checkpointing, "
                   "attention_kernel, micro_batch, tp, pp, sp)",
-                  path, REQUIRED[i]);
+                  path, COLUMNS[i]);
       return FALSE;
     }
   return TRUE;

@@ -31,6 +31,8 @@ typedef struct prediction {
 } prediction;
 
 const char *predict_status_name(pred_status s);
+/* The input columns predict reads: the required ones, then the optional `partition`. */
+const char *const *predict_columns(guint *n);
 /* Columns a table must have. */
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err);
 /* The request of one row; FALSE with err (the row's reason) when the row is invalid. */

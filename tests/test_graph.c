@@ -5,6 +5,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "test_layout.h"
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,14 +22,9 @@ static model tiny(void)
 
 static layout mk(int gpus, int tp, int pp, int mb, int gb, int seq, layout_ckpt ck, gboolean sp)
 {
-  layout l = layout_default();
-  l.gpus = gpus;
-  l.tp = tp;
-  l.pp = pp;
-  l.micro_batch = mb;
+  layout l = test_layout(gpus, tp, pp, mb, ck);
   l.global_batch = gb;
   l.seq_len = seq;
-  l.ckpt = ck;
   l.sp = sp;
   return l;
 }

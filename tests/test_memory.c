@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "test_layout.h"
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -24,14 +25,9 @@ static model load13b(void)
 static layout make_layout(const model *m, int gpus, int tp, int pp, gboolean sp, int mb, layout_attn attn,
                           layout_ckpt ckpt)
 {
-  layout l = layout_default();
-  l.gpus = gpus;
-  l.tp = tp;
-  l.pp = pp;
+  layout l = test_layout(gpus, tp, pp, mb, ckpt);
   l.sp = sp;
-  l.micro_batch = mb;
   l.attn = attn;
-  l.ckpt = ckpt;
   GError *err = NULL;
   ck_assert_msg(layout_validate(&l, m, &err), "%s", err ? err->message : "");
   return l;

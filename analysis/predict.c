@@ -33,10 +33,10 @@ gboolean predict_check_columns(const csv_table *t, const char *path, GError **er
 {
   for (size_t i = 0; i < N_REQUIRED; i++)
     if (csv_column(t, COLUMNS[i]) < 0) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
-                  "%s: missing column '%s' (needed: model, seq_len, global_batch, vocab, gpus, checkpointing, "
-                  "attention_kernel, micro_batch, tp, pp, sp)",
-                  path, COLUMNS[i]);
+      g_autoptr(GString) needed = g_string_new(COLUMNS[0]);
+      for (size_t j = 1; j < N_REQUIRED; j++) g_string_append_printf(needed, ", %s", COLUMNS[j]);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (needed: %s)", path, COLUMNS[i],
+                  needed->str);
       return FALSE;
     }
   return TRUE;

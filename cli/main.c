@@ -356,13 +356,23 @@ static const command COMMANDS[] = {
     {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict},
     {"validate", cmd_validate}, {"calibrate", cmd_calibrate}};
 
+/* "simulate, graph, ..., help": the allowed values of COMMAND, for error messages. Caller frees. */
+static char *command_names(void)
+{
+  GString *names = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) g_string_append_printf(names, "%s, ", COMMANDS[i].name);
+  g_string_append(names, "help");
+  return g_string_free(names, FALSE);
+}
+
 /* help for one command: the usage line, the command's entry of the command list, the options. */
 static int help_command(const char *name)
 {
   gboolean known = FALSE;
   for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) known |= !strcmp(name, COMMANDS[i].name);
   if (!known && strcmp(name, "help")) {
-    fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: simulate, graph, replay, predict, validate, calibrate, help)\n", name);
+    g_autofree char *allowed = command_names();
+    fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: %s)\n", name, allowed);
     return 2;
   }
   g_autofree char *key = g_strdup_printf("\n  %s ", name);
@@ -397,6 +407,7 @@ int main(int argc, char **argv)
     cli_opts_clear(&o);
     return rc;
   }
-  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: simulate, graph, replay, predict, validate, calibrate, help)\n", argv[1]);
+  g_autofree char *allowed = command_names();
+  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: %s)\n", argv[1], allowed);
   return 2;
 }

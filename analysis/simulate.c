@@ -1,6 +1,8 @@
 /* simulate -- see simulate.h. */
 #include "simulate.h"
 
+#include "common/lsim_error.h"
+
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err)
 {
@@ -13,9 +15,26 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   return TRUE;
 }
 
-gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err)
+gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
+  int node = rq->prof.gpus_per_node;
+  if (node % rq->l.tp != 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "tp: %d does not divide the %d GPUs of a node of profile '%s' (tensor-parallel groups stay inside "
+                "a node)",
+                rq->l.tp, node, rq->prof.name);
+    return FALSE;
+  }
+  rq->gen.gpus_per_node = node;
+  /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
+  if (rq->prof.nics_per_node < node) rq->gen.symmetry = FALSE;
+  return TRUE;
+}
+
+gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err)
+{
+  if (!sim_request_prepare(rq, err)) return FALSE;
   graph *g = gen_graph(&rq->m, &rq->l, &rq->gen, err);
   if (!g) return FALSE;
   return sim_run_graph(g, &rq->prof, rq->capacity_gib, &rq->replay, out, err);

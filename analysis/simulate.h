@@ -34,7 +34,10 @@ typedef struct sim_outcome {
   metrics *met;
 } sim_outcome;
 
-/* Validate the layout, generate the graph and replay it. */
+/* Validate the layout against the model and the profile (tp inside a node) and fix the generator's
+ * node size; where GPUs share NICs, turn the symmetry reduction off (docs/model.md). */
+gboolean sim_request_prepare(sim_request *rq, GError **err);
+/* Prepare, generate the graph and replay it. */
 gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err);
 /* Replay a given graph (takes ownership of g). */
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,

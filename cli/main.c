@@ -19,6 +19,7 @@
 #include "cli/options.h"
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
+#include "common/lsim_outfile.h"
 
 static const char *const USAGE =
     "usage: layoutsim COMMAND [OPTIONS]\n"
@@ -101,7 +102,8 @@ static const char *const USAGE =
     "                          the starting profile (default 0.001; 0: none; docs/calibration.md)\n"
     "  --fit WHAT              calibrate: all (default), timing (the step-time constants) or memory\n"
     "                          (the fragmentation constant, from the ok/oom labels)\n"
-    "  --no-symmetry           simulate every rank explicitly (slower; same result)\n"
+    "  --no-symmetry           simulate every rank explicitly (slower; same result; automatic\n"
+    "                          where GPUs share NICs, docs/model.md)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
     "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
@@ -122,14 +124,10 @@ static int fail_msg(const char *msg)
 static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const sim_request *rq, GError **err)
 {
   FILE *f = stdout;
-  g_autofree char *tmp = NULL;
+  lsim_outfile out_file;
   if (o->output) {
-    tmp = g_strconcat(o->output, ".tmp", NULL);
-    f = fopen(tmp, "w");
-    if (!f) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->output, g_strerror(errno));
-      return FALSE;
-    }
+    if (!lsim_outfile_open(&out_file, o->output, err)) return FALSE;
+    f = out_file.f;
   }
   if (!strcmp(o->format, "json")) {
     cJSON *j = report_json(out, rq, &o->rq.prof);
@@ -140,36 +138,26 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   } else {
     report_text(f, out, rq, &o->rq.prof);
   }
-  if (o->output) {
-    gboolean ok = fclose(f) == 0 && rename(tmp, o->output) == 0;
-    if (!ok) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->output, g_strerror(errno));
-      unlink(tmp);
-      return FALSE;
-    }
-  }
-  return TRUE;
+  return o->output ? lsim_outfile_commit(&out_file, err) : TRUE;
 }
 
-/* Every output file must be writable before anything is simulated, so that a
- * bad path fails fast and no other output is left behind. */
+/* Every output file must be writable, and named once, before anything is simulated, so that a
+ * bad path fails fast and no other output is left behind (or silently overwritten by another). */
 static gboolean outputs_writable(const cli_opts *o, GError **err)
 {
   const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv,
                          o->rq.replay.paje_path};
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
-    g_autofree char *probe = g_strconcat(paths[i], ".tmp", NULL);
-    FILE *f = fopen(probe, "w");
-    if (!f || g_file_test(paths[i], G_FILE_TEST_IS_DIR)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", paths[i],
-                  f ? "is a directory" : g_strerror(errno));
-      if (f) fclose(f);
-      unlink(probe);
-      return FALSE;
-    }
-    fclose(f);
-    unlink(probe);
+    for (size_t k = 0; k < i; k++)
+      if (paths[k] && !strcmp(paths[k], paths[i])) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: named for two outputs (allowed: one file per output)",
+                    paths[i]);
+        return FALSE;
+      }
+    lsim_outfile probe;
+    if (!lsim_outfile_open(&probe, paths[i], err)) return FALSE;
+    lsim_outfile_abort(&probe);
   }
   return TRUE;
 }
@@ -233,8 +221,8 @@ static int cmd_graph(cli_opts *o)
   GError *err = NULL;
   if (no_positional(o, "graph")) return 2;
   if (!o->output) return fail_msg("graph: --output FILE is required (where to write the graph)");
-  if (!cli_resolve(o, TRUE, &err)) return fail(err);
-  if (!layout_validate(&o->rq.l, &o->rq.m, &err)) return fail(err);
+  if (!cli_resolve(o, TRUE, &err) || !outputs_writable(o, &err)) return fail(err);
+  if (!sim_request_prepare(&o->rq, &err)) return fail(err);
   g_autoptr(graph) g = gen_graph(&o->rq.m, &o->rq.l, &o->rq.gen, &err);
   if (!g || !graph_save(g, o->output, &err)) return fail(err);
   return 0;
@@ -266,7 +254,7 @@ static int cmd_predict(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len != 1) return fail_msg("predict: expects exactly one input table (layoutsim predict IN.csv -o OUT.csv)");
   if (!o->output) return fail_msg("predict: --output FILE is required (where to write the table)");
-  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
   if (!predict_file(o->positional->pdata[0], o->output, &cfg, &err)) return fail(err);
   return 0;
@@ -276,7 +264,7 @@ static int cmd_validate(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
-  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
@@ -309,7 +297,7 @@ static int cmd_calibrate(cli_opts *o)
     return fail_msg("calibrate: --check-fast compares the timing simulations and fits nothing; it takes no --fit");
   if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
     return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory (its prior weight is fixed: docs/memory.md)");
-  if (!cli_resolve(o, FALSE, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};

@@ -86,12 +86,16 @@ gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError
   return TRUE;
 }
 
-gboolean cli_parse_positive_double(const char *opt, const char *s, double *out, GError **err)
+/* A number in [lo, hi]: the platform overrides obey the ranges the profile file obeys (platforms/profile.c). */
+static gboolean parse_double_in(const char *opt, const char *s, double lo, double hi, double *out, GError **err)
 {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v <= 0) return bad(err, opt, s, "a positive number");
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+    g_autofree char *allowed = g_strdup_printf("a number from %g to %g", lo, hi);
+    return bad(err, opt, s, allowed);
+  }
   *out = v;
   return TRUE;
 }
@@ -123,9 +127,10 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
   case O_PARTITION: return partition_parse_method(arg, &o->rq.gen.partition, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
-  case O_GPU_MEM: return cli_parse_positive_double("gpu-memory", arg, &o->gpu_memory_gib, err);
-  case O_IB: return cli_parse_positive_double("ib-gbps", arg, &o->ib_gbps, err);
-  case O_NVLINK: return cli_parse_positive_double("nvlink-gbps", arg, &o->nvlink_gbps, err);
+  /* the profile's ranges: memory 0.1..1e5 GiB, link bandwidths 1e6..1e14 B/s (0.008..8e5 Gbit/s) */
+  case O_GPU_MEM: return parse_double_in("gpu-memory", arg, 0.1, 1e5, &o->gpu_memory_gib, err);
+  case O_IB: return parse_double_in("ib-gbps", arg, 0.008, 8e5, &o->ib_gbps, err);
+  case O_NVLINK: return parse_double_in("nvlink-gbps", arg, 0.008, 8e5, &o->nvlink_gbps, err);
   case O_NICS: return cli_parse_positive_int("nics-per-node", arg, &o->nics_per_node, err);
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
   case O_FORMAT:

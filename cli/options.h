@@ -43,6 +43,5 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
 void cli_apply_platform_overrides(const cli_opts *o, gpu_profile *p);
 
 gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err);
-gboolean cli_parse_positive_double(const char *opt, const char *s, double *out, GError **err);
 
 #endif

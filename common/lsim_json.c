@@ -21,11 +21,20 @@ cJSON *lsim_json_read_file(const char *path, GError **err)
     g_error_free(io);
     return NULL;
   }
-  cJSON *j = cJSON_ParseWithLength(text, len);
+  const char *end = NULL;
+  cJSON *j = cJSON_ParseWithOpts(text, &end, FALSE);
   if (!j) {
     const char *at = cJSON_GetErrorPtr();
     long off = at ? (long)(at - text) : -1;
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not valid JSON (near byte %ld)", path, off);
+    return NULL;
+  }
+  while (end < text + len && g_ascii_isspace(*end)) end++;
+  if (end != text + len) { /* one value per file: trailing text (or a NUL byte) is an error, not ignored */
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not valid JSON (unexpected text after the value at byte %ld)",
+                path, (long)(end - text));
+    cJSON_Delete(j);
+    return NULL;
   }
   return j;
 }

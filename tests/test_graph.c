@@ -281,6 +281,14 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
       {"\"meta\":{\"pp\":\"3\"},\"programs\":[]}", "meta.pp"},
       {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
        "\"bytes\":1,\"mem_delta_bytes\":-1e9}]}]}", "frees more"},
+      /* stage-wise readers index ranks as stage * ranks_per_stage + i */
+      {"\"meta\":{\"pp\":\"2\",\"ranks_per_stage\":\"2\"},\"programs\":[]}", "must equal world_size (2)"},
+      /* sizes beyond any real step (and beyond SimGrid's integral message sizes), or not finite */
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"send\",\"peer\":1,\"phase\":\"forward\","
+       "\"bytes\":1e20}]}]}", "'bytes' must be from 0 to 1e18"},
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
+       "\"flops\":1e999}]}]}", "'flops' must be from 0 to 1e24"},
+      {"\"programs\":[]} trailing", "unexpected text after the value"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
@@ -306,6 +314,10 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   l = mk(8, 1, 1, 3, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "global_batch"));
+  g_clear_error(&err);
+  l = mk(1, 1, 1, 1, 2 * LAYOUT_MAX_MICRO_BATCHES, 128, CKPT_NONE, 0); /* the graph would not fit in memory */
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8192 gives 8192 micro-batches"));
   g_clear_error(&err);
 }
 END_TEST

@@ -228,12 +228,38 @@ START_TEST(test_symmetric_graph_equals_fully_explicit_graph)
 }
 END_TEST
 
+START_TEST(test_prepare_turns_symmetry_off_where_gpus_share_nics)
+{
+  sim_request rq = small_request();
+  ck_assert(sim_request_prepare(&rq, NULL) && rq.gen.symmetry);
+  rq.prof.nics_per_node = 2; /* 4 GPUs per NIC: mirrors would hide the contention */
+  ck_assert(sim_request_prepare(&rq, NULL));
+  ck_assert(!rq.gen.symmetry);
+}
+END_TEST
+
+START_TEST(test_prepare_rejects_tp_groups_across_nodes)
+{
+  sim_request rq = small_request();
+  rq.prof.gpus_per_node = 4;
+  rq.prof.nics_per_node = 4;
+  rq.l.tp = 8;
+  rq.l.pp = 1;
+  GError *err = NULL;
+  ck_assert(!sim_request_prepare(&rq, &err));
+  ck_assert_msg(g_str_has_prefix(err->message, "tp: 8 does not divide the 4 GPUs"), "%s", err->message);
+  g_error_free(err);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("network");
   TCase *tc = tcase_create("transfers");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency);
+  tcase_add_test(tc, test_prepare_turns_symmetry_off_where_gpus_share_nics);
+  tcase_add_test(tc, test_prepare_rejects_tp_groups_across_nodes);
   tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "trace_file.h"
+#include "common/lsim_outfile.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -217,8 +217,8 @@ static void header(const timeline *tl, const tl_ranks *sel, FILE *f)
 gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,
                             GError **err)
 {
-  trace_file tf;
-  if (!trace_file_open(&tf, path, err)) return FALSE;
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
   g_autofree gboolean *selected = g_new0(gboolean, tl->g->world_size);
   for (int i = 0; i < sel->n; i++) selected[sel->rank[i]] = TRUE;
   chrome_w w = {.tl = tl, .mm = mm, .f = tf.f, .selected = selected, .first = TRUE};
@@ -230,5 +230,5 @@ gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_me
   fputs("\n]}\n", tf.f);
   g_hash_table_destroy(w.sent);
   g_hash_table_destroy(w.received);
-  return trace_file_commit(&tf, err);
+  return lsim_outfile_commit(&tf, err);
 }

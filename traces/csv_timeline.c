@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "trace_file.h"
+#include "common/lsim_outfile.h"
 
 typedef struct csv_w {
   FILE *f;
@@ -21,13 +21,13 @@ static gboolean write_row(const tl_interval *iv, gpointer data)
 
 gboolean trace_csv_write(const timeline *tl, const tl_ranks *sel, const char *path, GError **err)
 {
-  trace_file tf;
-  if (!trace_file_open(&tf, path, err)) return FALSE;
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
   fputs(TRACE_CSV_HEADER "\n", tf.f);
   csv_w w = {.f = tf.f};
   for (int i = 0; i < sel->n; i++) {
     w.rank = sel->rank[i];
     tl_foreach_tiled(tl, w.rank, write_row, &w);
   }
-  return trace_file_commit(&tf, err);
+  return lsim_outfile_commit(&tf, err);
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace_file.h"
+#include "common/lsim_outfile.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define WIDTH 1200
@@ -203,8 +203,8 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   double row_h = rows.n <= 40 ? 16 : MAX(3.0, 640.0 / rows.n);
   double bottom = TOP + rows.n * row_h;
   int height = (int)ceil(bottom + 44);
-  trace_file tf;
-  if (!trace_file_open(&tf, path, err)) {
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) {
     tl_ranks_clear(&rows);
     return FALSE;
   }
@@ -230,7 +230,7 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   }
   fputs("</svg>\n", f);
   tl_ranks_clear(&rows);
-  return trace_file_commit(&tf, err);
+  return lsim_outfile_commit(&tf, err);
 }
 
 /* ---- memory over time ------------------------------------------------- */
@@ -305,8 +305,8 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   }
   int top = 46 + 14 * ((n + 4) / 5), plot_h = 360, height = top + plot_h + 50;
   double y_gib = ceil(ymax * 1.05 / GIB / 10) * 10;
-  trace_file tf;
-  gboolean ok = trace_file_open(&tf, path, err);
+  lsim_outfile tf;
+  gboolean ok = lsim_outfile_open(&tf, path, err);
   if (ok) {
     FILE *f = tf.f;
 #define Y_OF(b) (top + plot_h - (b) / GIB / y_gib * plot_h)
@@ -355,7 +355,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
             x_of(peak_t[best], tl->step_time_s) + 6, Y_OF(peak[best]) - 6, peak[best] / GIB);
     fputs("</svg>\n", f);
 #undef Y_OF
-    ok = trace_file_commit(&tf, err);
+    ok = lsim_outfile_commit(&tf, err);
   }
   for (int i = 0; i < n; i++) g_free(cols[i]);
   g_free(cols);

@@ -6,12 +6,15 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
+#include "common/lsim_outfile.h"
 
 static const char *const OP_NAMES[OP_N] = {"embed",    "norm",     "qkv",    "rotary",    "attention",
                                            "attn_out", "residual", "mlp_up", "swiglu",    "mlp_down",
@@ -167,12 +170,9 @@ static void write_program(FILE *f, const graph_program *p)
 
 gboolean graph_save(const graph *g, const char *path, GError **err)
 {
-  g_autofree char *tmp = g_strconcat(path, ".tmp", NULL);
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, g_strerror(errno));
-    return FALSE;
-  }
+  lsim_outfile out;
+  if (!lsim_outfile_open(&out, path, err)) return FALSE;
+  FILE *f = out.f;
   fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":1,\"world_size\":%d,\n\"meta\":{", g->world_size);
   GHashTableIter it;
   gpointer k, v;
@@ -199,14 +199,7 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
     fputs(r + 1 < g->world_size ? ",\n" : "\n", f);
   }
   fputs("]}\n", f);
-  gboolean ok = !ferror(f);
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    unlink(tmp);
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, g_strerror(errno));
-    return FALSE;
-  }
-  return TRUE;
+  return lsim_outfile_commit(&out, err);
 }
 
 /* ---- loading ---- */
@@ -260,8 +253,12 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   e->bytes = opt_num(o, "bytes");
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
   e->mem_transient_bytes = opt_num(o, "mem_transient_bytes");
-  if (e->bytes < 0) return bad(err, where, rank, idx, "field 'bytes' must be >= 0");
-  if (e->mem_transient_bytes < 0) return bad(err, where, rank, idx, "field 'mem_transient_bytes' must be >= 0");
+  if (!(e->bytes >= 0 && e->bytes <= GRAPH_MAX_BYTES))
+    return bad(err, where, rank, idx, "field 'bytes' must be from 0 to 1e18");
+  if (!(e->mem_transient_bytes >= 0 && e->mem_transient_bytes <= GRAPH_MAX_BYTES))
+    return bad(err, where, rank, idx, "field 'mem_transient_bytes' must be from 0 to 1e18");
+  if (!(fabs(e->mem_delta_bytes) <= GRAPH_MAX_BYTES))
+    return bad(err, where, rank, idx, "field 'mem_delta_bytes' must be from -1e18 to 1e18");
   if (ki == EV_COLLECTIVE) {
     const char *c = opt_str(o, "collective");
     int ci = c ? name_index(c, COLL_NAMES, COLL_N) : -1;
@@ -278,7 +275,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     e->launches = opt_int(o, "launches", 1);
     e->flops = opt_num(o, "flops");
     e->peer = -1;
-    if (e->flops < 0) return bad(err, where, rank, idx, "field 'flops' must be >= 0");
+    if (!(e->flops >= 0 && e->flops <= GRAPH_MAX_FLOPS))
+      return bad(err, where, rank, idx, "field 'flops' must be from 0 to 1e24");
     if (e->m < 0 || e->n < 0 || e->k < 0) return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0");
     if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0");
   } else {
@@ -303,11 +301,14 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   p->mem_static_bytes = opt_num(o, "mem_static_bytes");
   if (p->mem_static_bytes == 0) /* graphs that give only the parts */
     p->mem_static_bytes = p->mem_params_bytes + p->mem_grads_bytes + p->mem_optimizer_bytes + p->mem_buffers_bytes;
-  if (p->mem_params_bytes < 0 || p->mem_grads_bytes < 0 || p->mem_optimizer_bytes < 0 || p->mem_buffers_bytes < 0 ||
-      p->mem_static_bytes < 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: mem_*_bytes fields must be >= 0", where, rank);
-    return FALSE;
-  }
+  const double mem[] = {p->mem_params_bytes, p->mem_grads_bytes, p->mem_optimizer_bytes, p->mem_buffers_bytes,
+                        p->mem_static_bytes};
+  for (size_t i = 0; i < G_N_ELEMENTS(mem); i++)
+    if (!(mem[i] >= 0 && mem[i] <= GRAPH_MAX_BYTES)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: mem_*_bytes fields must be from 0 to 1e18", where,
+                  rank);
+      return FALSE;
+    }
   int mirror = opt_int(o, "mirror_of", -1);
   if (mirror >= 0) {
     graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));
@@ -497,6 +498,18 @@ static gboolean check_p2p(const graph *g, GError **err)
   return TRUE;
 }
 
+/* Stage-wise readers (timelines, memory plots) index ranks as stage * ranks_per_stage + i: the two
+ * entries (defaults 1 and world_size) must tile the ranks exactly. Called after their ranges are checked. */
+static gboolean check_stages(const graph *g, GError **err)
+{
+  const char *pp = g_hash_table_lookup(g->meta, "pp"), *per = g_hash_table_lookup(g->meta, "ranks_per_stage");
+  long stages = pp ? atol(pp) : 1, ranks = per ? atol(per) : g->world_size;
+  if (stages * ranks == g->world_size) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+              "meta.pp (%ld) * meta.ranks_per_stage (%ld) must equal world_size (%d)", stages, ranks, g->world_size);
+  return FALSE;
+}
+
 /* The meta entries other layers read as numbers must be numbers in range. */
 static gboolean check_meta(const graph *g, GError **err)
 {
@@ -520,7 +533,7 @@ static gboolean check_meta(const graph *g, GError **err)
       return FALSE;
     }
   }
-  return TRUE;
+  return check_stages(g, err);
 }
 
 gboolean graph_check(const graph *g, GError **err)

@@ -93,6 +93,10 @@ typedef struct graph {
 
 /* Largest world a graph file may declare (a million GPUs). */
 #define GRAPH_MAX_RANKS (1 << 20)
+/* Largest byte count (transfers, memory) and FLOP count an event may carry: far above any real step,
+ * and small enough that a byte count converts exactly to SimGrid's integral message sizes. */
+#define GRAPH_MAX_BYTES 1e18
+#define GRAPH_MAX_FLOPS 1e24
 
 graph *graph_new(int world_size);
 void graph_free(graph *g);

@@ -78,5 +78,10 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d", l->global_batch, l->dp,
                 l->micro_batch);
   l->grad_accum = l->global_batch / (l->dp * l->micro_batch);
+  if (l->grad_accum > LAYOUT_MAX_MICRO_BATCHES)
+    return fail(err,
+                "global_batch: %d gives %d micro-batches per step (global_batch / (dp*micro_batch)); allowed: at most "
+                "%d (raise micro_batch or gpus, or lower global_batch)",
+                l->global_batch, l->grad_accum, LAYOUT_MAX_MICRO_BATCHES);
   return TRUE;
 }

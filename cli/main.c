@@ -94,17 +94,21 @@ static const char *const USAGE =
     "  --trace-ranks R         ranks in --chrome-trace and --timeline-csv: all, dp0 (data-\n"
     "                          parallel replica 0) or a list like 0-7,16 (default: all up\n"
     "                          to 64 GPUs, else dp0); --chrome-ranks is a synonym\n"
+    "\n"
+    "RUN options:\n"
     "  -j, --jobs N            predict, validate, calibrate: worker processes (default: cores)\n"
-    "  --max-evals N           calibrate: objective evaluations (default 60)\n"
-    "  --full                  calibrate: full simulations instead of the fast mode\n"
-    "  --check-fast            calibrate: compare fast mode with full simulations, fit nothing\n"
-    "  --prior-weight W        calibrate: weight of the pull of each constant towards its value in\n"
-    "                          the starting profile (default 0.001; 0: none; docs/calibration.md)\n"
-    "  --fit WHAT              calibrate: all (default), timing (the step-time constants) or memory\n"
-    "                          (the fragmentation constant, from the ok/oom labels)\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result; automatic\n"
     "                          where GPUs share NICs, docs/model.md)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
+    "\n"
+    "CALIBRATE options:\n"
+    "  --max-evals N           objective evaluations of the timing fit (default 60)\n"
+    "  --full                  full simulations instead of the fast mode\n"
+    "  --check-fast            compare fast mode with full simulations, fit nothing\n"
+    "  --prior-weight W        weight of the pull of each constant towards its value in the\n"
+    "                          starting profile (default 0.001; 0: none; docs/calibration.md)\n"
+    "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
+    "                          fragmentation constant, from the ok/oom labels)\n"
     "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
 
@@ -337,12 +341,14 @@ static int cmd_calibrate(cli_opts *o)
 
 typedef struct command {
   const char *name;
+  unsigned bit; /* CMD_*: which options apply (cli/options.c) */
   int (*run)(cli_opts *);
 } command;
 
 static const command COMMANDS[] = {
-    {"simulate", cmd_simulate}, {"graph", cmd_graph}, {"replay", cmd_replay}, {"predict", cmd_predict},
-    {"validate", cmd_validate}, {"calibrate", cmd_calibrate}};
+    {"simulate", CMD_SIMULATE, cmd_simulate}, {"graph", CMD_GRAPH, cmd_graph},
+    {"replay", CMD_REPLAY, cmd_replay},       {"predict", CMD_PREDICT, cmd_predict},
+    {"validate", CMD_VALIDATE, cmd_validate}, {"calibrate", CMD_CALIBRATE, cmd_calibrate}};
 
 /* "simulate, graph, ..., help": the allowed values of COMMAND, for error messages. Caller frees. */
 static char *command_names(void)
@@ -353,12 +359,53 @@ static char *command_names(void)
   return g_string_free(names, FALSE);
 }
 
-/* help for one command: the usage line, the command's entry of the command list, the options. */
+/* The long name of the option an option line of USAGE describes ("  -o, --output FILE" -> "output"). */
+static char *option_name(const char *line)
+{
+  const char *s = strstr(line, "--");
+  if (!s) return g_strdup("");
+  s += 2;
+  size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-");
+  return g_strndup(s, n);
+}
+
+/* One blank-line-separated section of USAGE's options part: an "... options:" section keeps only
+ * the options (with their continuation lines) that apply to `command`, and is left out when none
+ * does; any other section (the exit status) is printed as it is. */
+static void print_section(char **lines, unsigned command)
+{
+  gboolean is_options = g_str_has_suffix(lines[0], "options:"), keep = TRUE;
+  g_autoptr(GString) out = g_string_new(NULL);
+  int kept = 0;
+  for (char **l = lines + 1; *l; l++) {
+    if (is_options && !strncmp(*l, "  -", 3)) {
+      g_autofree char *name = option_name(*l);
+      keep = cli_option_applies(name, command);
+      kept += keep;
+    }
+    if (keep) g_string_append_printf(out, "%s\n", *l);
+  }
+  if (!is_options || kept) printf("\n%s\n%s", lines[0], out->str);
+}
+
+/* The options part of USAGE, filtered for one command. */
+static void print_options_for(const char *options, unsigned command)
+{
+  g_auto(GStrv) sections = g_strsplit(options, "\n\n", -1);
+  for (char **sec = sections; *sec; sec++) {
+    g_auto(GStrv) lines = g_strsplit(g_strstrip(*sec), "\n", -1);
+    if (lines[0] && *lines[0]) print_section(lines, command);
+  }
+}
+
+/* help for one command: the usage line, the command's entry of the command list, the options that
+ * apply to it. */
 static int help_command(const char *name)
 {
-  gboolean known = FALSE;
-  for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) known |= !strcmp(name, COMMANDS[i].name);
-  if (!known && strcmp(name, "help")) {
+  unsigned bit = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++)
+    if (!strcmp(name, COMMANDS[i].name)) bit = COMMANDS[i].bit;
+  if (!bit && strcmp(name, "help")) {
     g_autofree char *allowed = command_names();
     fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: %s)\n", name, allowed);
     return 2;
@@ -373,7 +420,8 @@ static int help_command(const char *name)
     fputc('\n', stdout);
     fwrite(entry + 1, 1, (size_t)(end - entry - 1), stdout);
   }
-  fputs(options, stdout);
+  if (bit) print_options_for(options, bit);
+  else fputs(options, stdout); /* help help: every option */
   return 0;
 }
 
@@ -391,7 +439,7 @@ int main(int argc, char **argv)
     cli_opts o;
     cli_opts_init(&o);
     GError *err = NULL;
-    int rc = cli_parse(&o, argc - 1, argv + 1, &err) ? COMMANDS[i].run(&o) : fail(err);
+    int rc = cli_parse(&o, COMMANDS[i].name, COMMANDS[i].bit, argc - 1, argv + 1, &err) ? COMMANDS[i].run(&o) : fail(err);
     cli_opts_clear(&o);
     return rc;
   }

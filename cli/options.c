@@ -56,6 +56,39 @@ static const struct option LONG[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* Which commands each option applies to (an option a command would ignore is an error there). */
+#define ANY_RUN (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE)
+#define TRACES (CMD_SIMULATE | CMD_REPLAY)
+static const struct { int val; unsigned commands; } APPLIES[] = {
+    {O_MODEL, CMD_SIMULATE | CMD_GRAPH}, {O_MODEL_FILE, CMD_SIMULATE | CMD_GRAPH}, {O_VOCAB, CMD_SIMULATE | CMD_GRAPH},
+    {O_GPUS, CMD_SIMULATE | CMD_GRAPH}, {O_TP, CMD_SIMULATE | CMD_GRAPH}, {O_PP, CMD_SIMULATE | CMD_GRAPH},
+    {O_SP, CMD_SIMULATE | CMD_GRAPH}, {O_MB, CMD_SIMULATE | CMD_GRAPH}, {O_GB, CMD_SIMULATE | CMD_GRAPH},
+    {O_SEQ, CMD_SIMULATE | CMD_GRAPH}, {O_CKPT, CMD_SIMULATE | CMD_GRAPH}, {O_ATTN, CMD_SIMULATE | CMD_GRAPH},
+    {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
+    {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
+    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
+    {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE},
+    {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
+    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES}, {O_CSV, TRACES},
+    {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
+    {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
+    {O_PRIOR, CMD_CALIBRATE},
+};
+
+static unsigned applies_to(int val)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(APPLIES); i++)
+    if (APPLIES[i].val == val) return APPLIES[i].commands;
+  return 0;
+}
+
+gboolean cli_option_applies(const char *long_name, unsigned command)
+{
+  for (const struct option *l = LONG; l->name; l++)
+    if (!strcmp(l->name, long_name)) return (applies_to(l->val) & command) != 0;
+  return TRUE; /* not an option of this table: no opinion */
+}
+
 void cli_opts_init(cli_opts *o)
 {
   memset(o, 0, sizeof *o);
@@ -112,7 +145,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
 {
   layout *l = &o->rq.l;
   switch (c) {
-  case O_MODEL: o->model_name = arg; return TRUE;
+  case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
   case O_VOCAB: return cli_parse_positive_int("vocab", arg, &o->vocab, err);
   case O_GPUS: return cli_parse_positive_int("gpus", arg, &l->gpus, err);
@@ -176,21 +209,40 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   }
 }
 
-gboolean cli_parse(cli_opts *o, int argc, char **argv, GError **err)
+/* Options that only mean something together with another. */
+static gboolean check_combinations(const cli_opts *o, GError **err)
+{
+  const char *msg = NULL;
+  if (o->model_file && o->model_set) msg = "--model-file: given together with --model (allowed: one of the two)";
+  else if (o->rq.replay.paje_links && !o->rq.replay.paje_path) msg = "--paje-links: needs --paje FILE";
+  else if (o->trace_ranks && !o->chrome_trace && !o->timeline_csv)
+    msg = "--trace-ranks: needs --chrome-trace FILE or --timeline-csv FILE";
+  if (msg) g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, msg);
+  return msg == NULL;
+}
+
+gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err)
 {
   optind = 1;
   opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:j:", LONG, NULL)) != -1) {
+  int c, idx = -1;
+  while ((c = getopt_long(argc, argv, "o:j:", LONG, &idx)) != -1) {
+    const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
     if (c == '?' || c == ':') {
-      const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option or missing value (see --help)", what);
       return FALSE;
     }
+    if (!(applies_to(c) & command)) {
+      const char *name = idx >= 0 && LONG[idx].val == c ? LONG[idx].name : c == 'o' ? "output" : "jobs";
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: does not apply to %s (see layoutsim help %s)", name,
+                  command_name, command_name);
+      return FALSE;
+    }
+    idx = -1;
     if (!one_option(o, c, optarg, err)) return FALSE;
   }
   for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, argv[i]);
-  return TRUE;
+  return check_combinations(o, err);
 }
 
 void cli_apply_platform_overrides(const cli_opts *o, gpu_profile *p)

@@ -14,6 +14,7 @@
 typedef struct cli_opts {
   sim_request rq;
   const char *model_name, *model_file, *profile_name;
+  gboolean model_set;    /* --model given (a conflict with --model-file) */
   int vocab;             /* 0: model's own */
   double gpu_memory_gib; /* 0: profile's */
   double ib_gbps, nvlink_gbps; /* 0: profile's */
@@ -33,10 +34,19 @@ typedef struct cli_opts {
   GPtrArray *positional;
 } cli_opts;
 
+/* The commands, as bits: which options apply to which command. */
+enum {
+  CMD_SIMULATE = 1 << 0, CMD_GRAPH = 1 << 1, CMD_REPLAY = 1 << 2, CMD_PREDICT = 1 << 3, CMD_VALIDATE = 1 << 4,
+  CMD_CALIBRATE = 1 << 5, CMD_ALL = (1 << 6) - 1
+};
+
 void cli_opts_init(cli_opts *o);
 void cli_opts_clear(cli_opts *o);
-/* Parse argv (after the subcommand). Fills o; loads model and profile unless a graph is replayed. */
-gboolean cli_parse(cli_opts *o, int argc, char **argv, GError **err);
+/* Parse argv (after the subcommand `command`, one CMD_ bit, named command_name in messages) into o.
+ * An option the command does not use is an error, and so is a combination that means nothing. */
+gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err);
+/* Whether the long option `long_name` applies to `command` (TRUE for names that are not options). */
+gboolean cli_option_applies(const char *long_name, unsigned command);
 /* Resolve model/profile/overrides into o->rq (needs_model FALSE for replay). */
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
 /* Apply platform what-ifs (--ib-gbps, --nvlink-gbps, --nics-per-node) to a profile. */

@@ -32,7 +32,7 @@ typedef struct stage_metrics {
 } stage_metrics;
 
 typedef struct metrics {
-  double step_time_s, tokens_per_s, mfu, hfu; /* mfu < 0 when the graph carries no model FLOPs */
+  double step_time_s, tokens_per_s, mfu, hfu; /* mfu < 0 when the graph carries no model FLOPs, hfu < 0 when the step takes no time */
   double bubble_fraction;
   double seconds[TL_N];     /* mean over all ranks */
   double *rank_seconds;     /* [world_size * TL_N]: per rank, per category */

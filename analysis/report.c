@@ -94,7 +94,8 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
   else cJSON_AddNullToObject(j, "tokens_per_s");
   if (m->mfu >= 0) cJSON_AddNumberToObject(j, "mfu", m->mfu);
   else cJSON_AddNullToObject(j, "mfu");
-  cJSON_AddNumberToObject(j, "hfu", m->hfu);
+  if (m->hfu >= 0) cJSON_AddNumberToObject(j, "hfu", m->hfu);
+  else cJSON_AddNullToObject(j, "hfu"); /* a step of zero time (a graph without work) */
   cJSON_AddNumberToObject(j, "bubble_fraction", m->bubble_fraction);
   cJSON *stages = cJSON_AddArrayToObject(j, "stages");
   for (int s = 0; s < m->stages; s++) {
@@ -144,7 +145,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   fprintf(f, "step time      %10.3f s\n", m->step_time_s);
   if (m->tokens_per_s >= 0) fprintf(f, "tokens/s       %10.0f\n", m->tokens_per_s);
   if (m->mfu >= 0) fprintf(f, "MFU            %10.1f %%\n", 100 * m->mfu);
-  fprintf(f, "HFU            %10.1f %%\n", 100 * m->hfu);
+  if (m->hfu >= 0) fprintf(f, "HFU            %10.1f %%\n", 100 * m->hfu);
   fprintf(f, "bubble         %10.1f %%\n", 100 * m->bubble_fraction);
   fprintf(f, "peak memory    %10.1f GiB of %.1f (stage %d)\n", m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB,
           m->mem_peak_stage);

@@ -197,7 +197,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     double v = strtod(arg, &end);
     gboolean underflow = errno == ERANGE && fabs(v) <= 1.0; /* a tiny positive weight: take strtod's 0 or denormal */
     if ((errno && !underflow) || end == arg || *end || !isfinite(v) || v < 0) return bad(err, "prior-weight", arg, "a number >= 0");
-    o->prior_weight = v;
+    o->prior_weight = v + 0.0; /* -0 is 0 */
     o->prior_weight_set = TRUE;
     return TRUE;
   }
@@ -257,9 +257,14 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   sim_request *rq = &o->rq;
   if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
   cli_apply_platform_overrides(o, &rq->prof);
-  if (rq->prof.gpus_per_node % rq->prof.nics_per_node != 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--nics-per-node: %d must divide gpus_per_node (%d)",
-                rq->prof.nics_per_node, rq->prof.gpus_per_node);
+  int node = rq->prof.gpus_per_node;
+  if (node % rq->prof.nics_per_node != 0 || rq->prof.nics_per_node > node) {
+    g_autoptr(GString) allowed = g_string_new("1");
+    for (int d = 2; d <= node; d++)
+      if (node % d == 0) g_string_append_printf(allowed, ", %d", d);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "--nics-per-node: %d does not divide the %d GPUs of a node (allowed: %s)", rq->prof.nics_per_node, node,
+                allowed->str);
     return FALSE;
   }
   rq->capacity_gib = o->gpu_memory_gib > 0 ? o->gpu_memory_gib : rq->prof.memory_gib;

@@ -12,9 +12,11 @@ typedef struct field {
   const char *key;
   size_t off;
   double lo, hi; /* allowed range */
+  gboolean integer; /* counts (SMs, tile sizes) */
 } field;
 
-#define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi}
+#define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE}
+#define FI(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, TRUE}
 static const field FIELDS[] = {
     F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
     F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),
@@ -23,11 +25,12 @@ static const field FIELDS[] = {
     F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2), F(cuda_context_gib, 0, 100),
     F(nccl_buffers_gib, 0, 100),    F(fragmentation, 0, 1),
     /* compute model (kernel_cost.h) */
-    F(sm_count, 1, 10000),          F(gemm_tile_m, 8, 1024),        F(gemm_tile_n, 8, 1024),
+    FI(sm_count, 1, 10000),         FI(gemm_tile_m, 8, 1024),       FI(gemm_tile_n, 8, 1024),
     F(gemm_k_half, 0, 1e5),         F(flash1_efficiency, 0.05, 1),  F(flash2_efficiency, 0.05, 1),
     F(attn_seq_half, 0, 1e6),       F(attn_head_dim_half, 0, 1e4),
 };
 #undef F
+#undef FI
 
 static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
 
@@ -47,9 +50,9 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
     double *v = slot(out, &FIELDS[i]);
     if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
-    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %g is outside its allowed range [%g, %g]", path,
-                  FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi);
+    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != (double)(long)*v)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %g is outside its allowed range [%g, %g]%s", path,
+                  FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer ? " or not an integer" : "");
       goto out;
     }
   }

@@ -315,11 +315,15 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
     const cJSON *pair;
     cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(o, "group_map"))
     {
-      if (cJSON_GetArraySize(pair) != 2) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: group_map entries are [from, to]", where, rank);
+      const cJSON *from = cJSON_GetArrayItem(pair, 0), *to = cJSON_GetArrayItem(pair, 1);
+      int n_groups = (int)g->groups->len;
+      if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(from) || !cJSON_IsNumber(to) ||
+          from->valueint < 0 || from->valueint >= n_groups || to->valueint < 0 || to->valueint >= n_groups) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                    "%s: rank %d: group_map entries are [from, to], group ids from 0 to %d", where, rank, n_groups - 1);
         return FALSE;
       }
-      graph_map_group(g, rank, cJSON_GetArrayItem(pair, 0)->valueint, cJSON_GetArrayItem(pair, 1)->valueint);
+      graph_map_group(g, rank, from->valueint, to->valueint);
     }
     return TRUE;
   }
@@ -339,6 +343,33 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   return TRUE;
 }
 
+/* "groups": an array of {"label", "ranks": [integers]} (absent: no groups). */
+static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, GError **err)
+{
+  if (groups && !cJSON_IsArray(groups)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'groups' must be an array of {label, ranks}", where);
+    return FALSE;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, groups)
+  {
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
+    int n = cJSON_GetArraySize(rs);
+    g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+      const cJSON *r = cJSON_GetArrayItem(rs, i);
+      if (!cJSON_IsArray(rs) || !cJSON_IsNumber(r) || r->valuedouble != (double)r->valueint) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %d: 'ranks' must be an array of integers", where,
+                    g->groups->len);
+        return FALSE;
+      }
+      ranks[i] = r->valueint;
+    }
+    graph_add_group(g, ranks, n, opt_str(it, "label"));
+  }
+  return TRUE;
+}
+
 graph *graph_load(const char *path, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, err);
@@ -346,7 +377,7 @@ graph *graph_load(const char *path, GError **err)
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");
   double world_d = opt_num(j, "world_size");
-  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS ? (int)world_d : 0;
+  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == (int)world_d ? (int)world_d : 0;
   if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                 "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size 1..%d)", path,
@@ -357,14 +388,7 @@ graph *graph_load(const char *path, GError **err)
   const cJSON *it;
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "meta"))
     if (cJSON_IsString(it)) g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "groups"))
-  {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
-    int n = cJSON_GetArraySize(rs);
-    g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) ranks[i] = cJSON_GetArrayItem(rs, i)->valueint;
-    graph_add_group(g, ranks, n, opt_str(it, "label"));
-  }
+  if (!parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err)) goto fail;
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "programs"))
     if (!parse_program(g, it, path, err)) goto fail;
   for (int r = 0; r < world; r++)

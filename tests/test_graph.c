@@ -289,6 +289,8 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
       {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
        "\"flops\":1e999}]}]}", "'flops' must be from 0 to 1e24"},
       {"\"programs\":[]} trailing", "unexpected text after the value"},
+      {"\"groups\":{\"a\":1},\"programs\":[]}", "'groups' must be an array"},
+      {"\"groups\":[{\"ranks\":[0,\"x\"]}],\"programs\":[]}", "'ranks' must be an array of integers"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *json = g_strconcat(head, cases[i].body, NULL);

@@ -122,6 +122,56 @@ static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, in
   g_array_append_val(pb->jobs, j);
 }
 
+/* Row r of t, measured ok in meas seconds: its setting, its target and the simulations it needs. */
+static void add_target(problem *pb, GPtrArray *settings, const csv_table *t, guint r, const sim_request *rq, double meas)
+{
+  g_autofree char *key = g_strdup_printf("%s %d %d", rq->m.name, rq->l.seq_len, rq->l.gpus);
+  int s = -1;
+  for (guint k = 0; k < settings->len; k++)
+    if (!strcmp(settings->pdata[k], key)) s = (int)k;
+  if (s < 0) {
+    g_ptr_array_add(settings, g_steal_pointer(&key));
+    s = (int)settings->len - 1;
+  }
+  target tg = {.meas_s = meas, .setting = s, .m = rq->l.grad_accum};
+  int ti = (int)pb->targets->len;
+  int m1, m2;
+  if (pb->cfg->fast && calib_fast_counts(rq->l.pp, rq->l.grad_accum, &m1, &m2)) {
+    tg.m1 = m1;
+    tg.m2 = m2;
+    int per = rq->l.dp * rq->l.micro_batch;
+    add_job(pb, t, r, ti, 1, per * m1);
+    add_job(pb, t, r, ti, 2, per * m2);
+  } else {
+    add_job(pb, t, r, ti, 0, 0);
+  }
+  g_array_append_val(pb->targets, tg);
+}
+
+/* The targets of one table: its rows measured ok. A bad measured cell or a row measured ok that
+ * cannot be simulated stops the fit naming the file and row. */
+static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GError **err)
+{
+  g_autoptr(csv_table) t = csv_read(path, err);
+  if (!t || !predict_check_columns(t, path, err)) return FALSE;
+  if (csv_column(t, "status") < 0 || csv_column(t, "step_time_s") < 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column 'status' or 'step_time_s' (calibrate needs measured runs)",
+                path);
+    return FALSE;
+  }
+  for (guint r = 0; r < t->rows->len; r++) {
+    double meas; /* NAN unless measured ok */
+    sim_request rq;
+    GError *e = NULL;
+    if (!val_measured_row(t, r, &meas, &e) || (!isnan(meas) && !predict_row_request(t, r, &pb->cfg->pred, &rq, &e))) {
+      g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
+      return FALSE;
+    }
+    if (!isnan(meas)) add_target(pb, settings, t, r, &rq, meas);
+  }
+  return TRUE;
+}
+
 static gboolean problem_load(problem *pb, const char *const *paths, int n_paths, const calib_cfg *cfg, GError **err)
 {
   guint n_cols;
@@ -131,49 +181,8 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
   pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));
   pb->targets = g_array_new(FALSE, TRUE, sizeof(target));
   g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(g_free);
-  for (int f = 0; f < n_paths; f++) {
-    g_autoptr(csv_table) t = csv_read(paths[f], err);
-    if (!t || !predict_check_columns(t, paths[f], err)) return FALSE;
-    if (csv_column(t, "status") < 0 || csv_column(t, "step_time_s") < 0) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column 'status' or 'step_time_s' (calibrate needs measured runs)",
-                  paths[f]);
-      return FALSE;
-    }
-    for (guint r = 0; r < t->rows->len; r++) {
-      if (val_parse_status(csv_cell(t, r, csv_column(t, "status"))) != MEAS_OK) continue;
-      char *end;
-      const char *cell = csv_cell(t, r, csv_column(t, "step_time_s"));
-      double meas = g_ascii_strtod(cell, &end);
-      if (end == cell || *end || !(meas > 0)) continue;
-      sim_request rq;
-      GError *e = NULL;
-      if (!predict_row_request(t, r, &cfg->pred, &rq, &e)) {
-        g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
-        return FALSE;
-      }
-      g_autofree char *key = g_strdup_printf("%s %d %d", rq.m.name, rq.l.seq_len, rq.l.gpus);
-      int s = -1;
-      for (guint k = 0; k < settings->len; k++)
-        if (!strcmp(settings->pdata[k], key)) s = (int)k;
-      if (s < 0) {
-        g_ptr_array_add(settings, g_steal_pointer(&key));
-        s = (int)settings->len - 1;
-      }
-      target tg = {.meas_s = meas, .setting = s, .m = rq.l.grad_accum};
-      int ti = (int)pb->targets->len;
-      int m1, m2;
-      if (cfg->fast && calib_fast_counts(rq.l.pp, rq.l.grad_accum, &m1, &m2)) {
-        tg.m1 = m1;
-        tg.m2 = m2;
-        int per = rq.l.dp * rq.l.micro_batch;
-        add_job(pb, t, r, ti, 1, per * m1);
-        add_job(pb, t, r, ti, 2, per * m2);
-      } else {
-        add_job(pb, t, r, ti, 0, 0);
-      }
-      g_array_append_val(pb->targets, tg);
-    }
-  }
+  for (int f = 0; f < n_paths; f++)
+    if (!load_file(pb, settings, paths[f], err)) return FALSE;
   pb->n_settings = (int)settings->len;
   pb->setting_rows = g_new0(int, pb->n_settings > 0 ? pb->n_settings : 1);
   for (guint i = 0; i < pb->targets->len; i++) pb->setting_rows[g_array_index(pb->targets, target, i).setting]++;

@@ -71,25 +71,31 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double p
   }
 }
 
-/* The rows of t labelled ok or oom, with the micro-batch count reduced to min(m, pp + 1). */
+/* The rows of t labelled ok or oom, with the micro-batch count reduced to min(m, pp + 1). A bad
+ * status stops the fit (a bad time on an ok row stops --fit all in the timing fit, calibrate.c;
+ * --fit memory needs no times). */
 static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray *ran, GError **err)
 {
   csv_table *out = csv_new((const char *const *)t->header->pdata, t->header->len);
   int c_status = csv_column(t, "status"), c_gb = csv_column(t, "global_batch");
-  for (guint r = 0; r < t->rows->len; r++) {
+  GError *e = NULL;
+  guint r;
+  for (r = 0; r < t->rows->len; r++) {
+    if (!val_measured_status(t, r, &e)) break;
     meas_status st = val_parse_status(csv_cell(t, r, c_status));
     if (st != MEAS_OK && st != MEAS_OOM) continue;
     sim_request rq;
-    if (!predict_row_request(t, r, cfg, &rq, err)) {
-      g_prefix_error(err, "row %u: ", r + 2);
-      csv_free(out);
-      return NULL;
-    }
+    if (!predict_row_request(t, r, cfg, &rq, &e)) break;
     int m = MIN(rq.l.grad_accum, rq.l.pp + 1);
     g_autofree char *gb = g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m);
     csv_set(out, csv_append_row_from(out, t, r), c_gb, gb);
     gboolean r_ok = st == MEAS_OK;
     g_array_append_val(ran, r_ok);
+  }
+  if (e) {
+    g_propagate_prefixed_error(err, e, "row %u: ", r + 2);
+    csv_free(out);
+    return NULL;
   }
   return out;
 }

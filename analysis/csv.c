@@ -59,16 +59,31 @@ csv_table *csv_new(const char *const *columns, guint n)
   return t;
 }
 
+/* The parser stops at a NUL byte: refuse one rather than silently drop the rest of the file. */
+static gboolean check_no_nul(const char *text, gsize len, const char *path, GError **err)
+{
+  const char *nul = memchr(text, '\0', len);
+  if (!nul) return TRUE;
+  int line = 1;
+  for (const char *s = text; s < nul; s++) line += *s == '\n';
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: line %d contains a NUL byte", path, line);
+  return FALSE;
+}
+
+#define UTF8_BOM "\xEF\xBB\xBF"
+
 csv_table *csv_read(const char *path, GError **err)
 {
   g_autofree char *text = NULL;
+  gsize len = 0;
   GError *io = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &io)) {
+  if (!g_file_get_contents(path, &text, &len, &io)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot read (%s)", path, io->message);
     g_error_free(io);
     return NULL;
   }
-  const char *p = text;
+  if (!check_no_nul(text, len, path, err)) return NULL;
+  const char *p = g_str_has_prefix(text, UTF8_BOM) ? text + strlen(UTF8_BOM) : text; /* spreadsheets write one */
   if (!*p) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: empty file (needs a header line)", path);
     return NULL;

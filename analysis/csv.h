@@ -1,5 +1,6 @@
 /* csv -- reading and writing the comma-separated tables of predict,
- * validate and calibrate (RFC 4180: quoted fields, doubled quotes).
+ * validate and calibrate (RFC 4180: quoted fields, doubled quotes; a
+ * leading UTF-8 byte-order mark is skipped, a NUL byte is an error).
  *
  * Owns: csv_table. May not touch: what the columns mean.
  */

@@ -48,7 +48,7 @@ static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, 
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (!*s || errno || *end || v < 0 || v > 1000000000) {
+  if (!g_ascii_isdigit(*s) || errno || *end || v > 1000000000) { /* strict: no blanks, no sign */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a non-negative integer", col, s);
     return FALSE;
   }
@@ -192,26 +192,31 @@ prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
 
 static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
 
+/* The columns predict writes, in this order; they replace any of the same name in the input. */
+static const char *const PRED_COLUMNS[] = {"pred_status", "pred_step_time_s", "pred_mfu", "pred_peak_mem_gib",
+                                           "pred_bubble_fraction", "pred_fragmentation_limit", "pred_error"};
+
+/* Every pred_* cell of row r (cols: their indices, in PRED_COLUMNS' order), empty where p has no
+ * value, so nothing of an earlier run survives when a predicted table is predicted again. */
+static void set_pred_cells(csv_table *t, guint r, const int *cols, const prediction *p)
+{
+  const double nums[] = {p->step_time_s, p->mfu, p->peak_gib, p->bubble_fraction, p->fragmentation_limit};
+  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 2 == G_N_ELEMENTS(PRED_COLUMNS));
+  csv_set(t, r, cols[0], predict_status_name(p->status));
+  for (size_t i = 0; i < G_N_ELEMENTS(nums); i++) {
+    g_autofree char *v = p->status == PRED_INVALID ? g_strdup("") : fmt(nums[i]);
+    csv_set(t, r, cols[1 + i], v);
+  }
+  csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);
+}
+
 gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, GError **err)
 {
   g_autoptr(csv_table) t = csv_read(in, err);
   if (!t || !predict_check_columns(t, in, err)) return FALSE;
   g_autofree prediction *p = predict_table(t, cfg);
-  int c_status = csv_add_column(t, "pred_status"), c_step = csv_add_column(t, "pred_step_time_s"),
-      c_mfu = csv_add_column(t, "pred_mfu"), c_mem = csv_add_column(t, "pred_peak_mem_gib"),
-      c_bub = csv_add_column(t, "pred_bubble_fraction"), c_lim = csv_add_column(t, "pred_fragmentation_limit"),
-      c_err = csv_add_column(t, "pred_error");
-  for (guint r = 0; r < t->rows->len; r++) {
-    csv_set(t, r, c_status, predict_status_name(p[r].status));
-    csv_set(t, r, c_err, p[r].error);
-    if (p[r].status == PRED_INVALID) continue;
-    g_autofree char *a = fmt(p[r].step_time_s), *b = fmt(p[r].mfu), *c = fmt(p[r].peak_gib), *d = fmt(p[r].bubble_fraction),
-                    *e = fmt(p[r].fragmentation_limit);
-    csv_set(t, r, c_lim, e);
-    csv_set(t, r, c_step, a);
-    csv_set(t, r, c_mfu, b);
-    csv_set(t, r, c_mem, c);
-    csv_set(t, r, c_bub, d);
-  }
+  int cols[G_N_ELEMENTS(PRED_COLUMNS)];
+  for (size_t i = 0; i < G_N_ELEMENTS(PRED_COLUMNS); i++) cols[i] = csv_add_column(t, PRED_COLUMNS[i]);
+  for (guint r = 0; r < t->rows->len; r++) set_pred_cells(t, r, cols, &p[r]);
   return csv_write(t, outp, err);
 }

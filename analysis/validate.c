@@ -88,6 +88,45 @@ meas_status val_parse_status(const char *s)
   return MEAS_OTHER;
 }
 
+/* A number cell, strictly: the whole cell is a plain finite decimal (no blanks, no leading '+',
+ * no hex, inf or nan). */
+static gboolean parse_number(const char *s, double *out)
+{
+  if (!*s || !strchr("0123456789.-", *s) || s[strspn(s, "0123456789.eE+-")]) return FALSE;
+  char *end;
+  double v = g_ascii_strtod(s, &end);
+  if (*end || !isfinite(v)) return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+static const char *const MEASURED_STATUSES[] = {"ok", "oom", "error", "unavailable", NULL};
+
+gboolean val_measured_status(const csv_table *t, guint r, GError **err)
+{
+  const char *status = csv_cell(t, r, csv_column(t, "status"));
+  if (g_strv_contains(MEASURED_STATUSES, status)) return TRUE;
+  g_autofree char *allowed = g_strjoinv(", ", (char **)MEASURED_STATUSES);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "status: unknown '%s' (allowed: %s)", status, allowed);
+  return FALSE;
+}
+
+gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GError **err)
+{
+  *step_time_s = NAN;
+  if (!val_measured_status(t, r, err)) return FALSE;
+  if (strcmp(csv_cell(t, r, csv_column(t, "status")), "ok")) return TRUE;
+  const char *cell = csv_cell(t, r, csv_column(t, "step_time_s"));
+  double v;
+  if (!parse_number(cell, &v) || !(v > 0)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "step_time_s: '%s' on a row measured ok (allowed: a finite number of seconds > 0)", cell);
+    return FALSE;
+  }
+  *step_time_s = v;
+  return TRUE;
+}
+
 static gboolean check_measured_columns(const csv_table *t, const char *path, GError **err)
 {
   if (!predict_check_columns(t, path, err)) return FALSE;
@@ -101,21 +140,17 @@ static gboolean check_measured_columns(const csv_table *t, const char *path, GEr
   return TRUE;
 }
 
-static void fill_row(const csv_table *t, guint r, val_row *v)
+/* FALSE with err when the measured columns are bad (val_measured_row): the row is then left out. */
+static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 {
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
   g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s GPUs", CELL("model"), CELL("seq_len"), CELL("gpus"));
   g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
              CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
-  v->meas = val_parse_status(CELL("status"));
-  v->meas_step_s = NAN;
-  if (v->meas == MEAS_OK) {
-    char *end;
-    double s = g_ascii_strtod(CELL("step_time_s"), &end);
-    if (end != CELL("step_time_s") && !*end && s > 0) v->meas_step_s = s;
-    else v->meas = MEAS_OTHER; /* "ok" without a usable time: not comparable */
-  }
+  gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);
+  v->meas = measured ? val_parse_status(CELL("status")) : MEAS_OTHER;
 #undef CELL
+  return measured;
 }
 
 GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err)
@@ -130,10 +165,12 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
     g_autofree prediction *p = predict_table(t, cfg);
     for (guint r = 0; r < t->rows->len; r++) {
       val_row v = {0};
-      fill_row(t, r, &v);
+      g_autoptr(GError) bad = NULL;
+      gboolean measured = fill_row(t, r, &v, &bad);
       v.pred = p[r].status;
       v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
-      if (p[r].status == PRED_INVALID) g_snprintf(v.invalid, sizeof v.invalid, "%s row %u: %s", paths[f], r + 2, p[r].error);
+      const char *why = !measured ? bad->message : p[r].status == PRED_INVALID ? p[r].error : NULL;
+      if (why) g_snprintf(v.invalid, sizeof v.invalid, "%s row %u: %s", paths[f], r + 2, why);
       g_array_append_val(rows, v);
     }
   }
@@ -153,6 +190,7 @@ static val_stats stats_of(const val_row *rows, const int *idx, int n, const char
   double signed_sum = 0;
   for (int k = 0; k < n; k++) {
     const val_row *v = &rows[idx[k]];
+    if (v->invalid[0]) continue; /* left out of every statistic (bad measurement or no prediction) */
     if (v->meas != MEAS_OTHER && v->pred != PRED_INVALID) {
       s.labelled++;
       s.oom_correct += (v->meas == MEAS_OOM) == (v->pred == PRED_OOM);

@@ -35,7 +35,7 @@ typedef struct val_row {
   double meas_step_s; /* NAN unless meas == MEAS_OK */
   pred_status pred;
   double pred_step_s;
-  char invalid[200]; /* PRED_INVALID: "FILE row N: reason"; else "" */
+  char invalid[200]; /* a bad measurement or PRED_INVALID: "FILE row N: reason" (row left out); else "" */
 } val_row;
 
 typedef struct val_stats {
@@ -58,6 +58,13 @@ void val_ranks(const double *x, int n, double *ranks);   /* 1-based, ties get th
 double val_spearman(const double *x, const double *y, int n); /* NAN when n < 2 or a side is constant */
 
 meas_status val_parse_status(const char *s);
+/* The measured columns of row r (docs/calibration.md): `status` is one of ok, oom, error,
+ * unavailable; on a row measured ok, `step_time_s` is a finite number > 0 (written without blanks
+ * or a leading '+'), stored in *step_time_s (NAN on every other row). FALSE with err naming the
+ * column and its allowed values. */
+gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GError **err);
+/* The status alone (what the memory fit reads): one of ok, oom, error, unavailable. */
+gboolean val_measured_status(const csv_table *t, guint r, GError **err);
 
 /* Rows of measured tables: checks columns, predicts every row with cfg. Returns GArray of val_row. */
 GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err);

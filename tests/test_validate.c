@@ -3,8 +3,10 @@
 #include <check.h>
 
 #include "check_main.h"
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
@@ -173,23 +175,30 @@ START_TEST(test_append_row_maps_columns_by_name)
 }
 END_TEST
 
+/* A table of n_rows rows of n_cols cells each (cells row by row). */
+static csv_table *table_of(const char *const *cols, guint n_cols, const char *const *cells, guint n_rows)
+{
+  csv_table *t = csv_new(cols, n_cols);
+  for (guint r = 0; r < n_rows; r++) {
+    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+    for (guint c = 0; c < n_cols; c++) g_ptr_array_add(row, g_strdup(cells[r * n_cols + c]));
+    g_ptr_array_add(t->rows, row);
+  }
+  return t;
+}
+
 /* A table row with the optional `partition` column: a value overrides the command's method, an
  * empty cell keeps it, a bad value is the row's error naming the field and the allowed values. */
 START_TEST(test_partition_column_overrides_the_command_default)
 {
   static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                      "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
-  g_autoptr(csv_table) t = csv_new(cols, G_N_ELEMENTS(cols));
   const char *cells[][12] = {
       {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", "uniform"},
       {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", ""},
       {"llama-13b", "2048", "64", "128000", "16", "none", "flash2", "1", "1", "2", "0", "greedy"},
   };
-  for (guint r = 0; r < G_N_ELEMENTS(cells); r++) {
-    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
-    for (guint c = 0; c < G_N_ELEMENTS(cols); c++) g_ptr_array_add(row, g_strdup(cells[r][c]));
-    g_ptr_array_add(t->rows, row);
-  }
+  g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells[0], G_N_ELEMENTS(cells));
   predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
   cfg.gen.partition = PARTITION_BALANCED;
   sim_request rq;
@@ -202,6 +211,206 @@ START_TEST(test_partition_column_overrides_the_command_default)
   ck_assert_ptr_nonnull(strstr(err->message, "partition"));
   ck_assert_ptr_nonnull(strstr(err->message, "allowed: auto, balanced, uniform"));
   g_error_free(err);
+}
+END_TEST
+
+/* A temporary file holding the first len bytes of text (len < 0: up to its NUL); caller unlinks, frees. */
+static char *tmp_file(const char *text, gssize len)
+{
+  GError *err = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp("lsim-test-XXXXXX.csv", &path, &err);
+  ck_assert_msg(fd >= 0, "tmp file: %s", err ? err->message : "?");
+  close(fd);
+  ck_assert(g_file_set_contents(path, text, len, &err));
+  return path;
+}
+
+/* The rest of a file after a NUL byte would vanish unseen (the parser stops at the NUL): refused, naming
+ * the line. */
+START_TEST(test_csv_read_refuses_a_nul_byte_naming_its_line)
+{
+  static const char text[] = "a,b\n1,2\n3,4\0\n5,6\n"; /* without the check: rows 1,2 and 3,4 only */
+  g_autofree char *path = tmp_file(text, sizeof text - 1);
+  GError *err = NULL;
+  csv_table *t = csv_read(path, &err);
+  ck_assert_ptr_null(t);
+  g_autofree char *want = g_strdup_printf("%s: line 3 contains a NUL byte", path);
+  ck_assert_str_eq(err->message, want);
+  g_error_free(err);
+  g_unlink(path);
+}
+END_TEST
+
+START_TEST(test_csv_read_skips_a_utf8_bom)
+{
+  g_autofree char *path = tmp_file("\xEF\xBB\xBFmodel,seq_len\nllama-7b,1024\n", -1);
+  GError *err = NULL;
+  g_autoptr(csv_table) t = csv_read(path, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  ck_assert_int_eq(csv_column(t, "model"), 0);
+  ck_assert_uint_eq(t->rows->len, 1);
+  ck_assert_str_eq(csv_cell(t, 0, 0), "llama-7b");
+  g_unlink(path);
+}
+END_TEST
+
+/* status is one of ok, oom, error, unavailable; an ok row needs a finite step time > 0 written plainly. */
+START_TEST(test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok)
+{
+  static const char *const cols[] = {"status", "step_time_s"};
+  static const char *const good[] = {"ok", "31.0", "ok", "2.5e-1", "oom", "", "error", "x", "unavailable", ""};
+  g_autoptr(csv_table) g = table_of(cols, 2, good, 5);
+  const double want[] = {31.0, 0.25, NAN, NAN, NAN};
+  for (guint r = 0; r < 5; r++) {
+    double v = 0;
+    GError *err = NULL;
+    ck_assert_msg(val_measured_row(g, r, &v, &err), "row %u: %s", r, err ? err->message : "");
+    ck_assert(isnan(want[r]) ? isnan(v) : v == want[r]);
+  }
+  static const char *const times[] = {"inf", "nan", "1e999", "-inf", "0", "-3", "", "abc", " 16", "+4", "16 ", "0x10"};
+  for (guint i = 0; i < G_N_ELEMENTS(times); i++) {
+    const char *cells[] = {"ok", times[i]};
+    g_autoptr(csv_table) t = table_of(cols, 2, cells, 1);
+    double v;
+    GError *err = NULL;
+    ck_assert_msg(!val_measured_row(t, 0, &v, &err), "'%s' accepted", times[i]);
+    g_autofree char *msg = g_strdup_printf("step_time_s: '%s' on a row measured ok (allowed: a finite number of seconds > 0)",
+                                           times[i]);
+    ck_assert_str_eq(err->message, msg);
+    g_error_free(err);
+  }
+  static const char *const bad_status[] = {"OK", "banana", ""};
+  for (guint i = 0; i < G_N_ELEMENTS(bad_status); i++) {
+    const char *cells[] = {bad_status[i], "31.0"};
+    g_autoptr(csv_table) t = table_of(cols, 2, cells, 1);
+    double v;
+    GError *err = NULL;
+    ck_assert(!val_measured_row(t, 0, &v, &err));
+    g_autofree char *msg = g_strdup_printf("status: unknown '%s' (allowed: ok, oom, error, unavailable)", bad_status[i]);
+    ck_assert_str_eq(err->message, msg);
+    g_error_free(err);
+  }
+}
+END_TEST
+
+#define MEASURED_HEADER "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,status,step_time_s\n"
+#define SMALL_LAYOUT "llama-7b,1024,16,32000,8,none,flash2,1,1,4,0"
+
+static predict_cfg small_cfg(void)
+{
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80, .jobs = 2};
+  GError *err = NULL;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &cfg.prof, &err));
+  cfg.gen.gpus_per_node = cfg.prof.gpus_per_node;
+  return cfg;
+}
+
+/* validate: a row with an infinite time or an unknown status is reported and left out; the
+ * statistics are those of the good row alone (finite, where inf made them NaN). */
+START_TEST(test_validate_leaves_out_rows_with_a_bad_measurement)
+{
+  g_autofree char *path =
+      tmp_file(MEASURED_HEADER SMALL_LAYOUT ",ok,1.0\n" SMALL_LAYOUT ",ok,inf\n" SMALL_LAYOUT ",banana,1.0\n", -1);
+  predict_cfg cfg = small_cfg();
+  GError *err = NULL;
+  const char *paths[] = {path};
+  g_autoptr(GArray) rows = val_predict_files(paths, 1, &cfg, &err);
+  ck_assert_msg(rows != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(rows->len, 3);
+  const val_row *v = (const val_row *)rows->data;
+  ck_assert_str_eq(v[0].invalid, "");
+  ck_assert_int_eq(v[0].pred, PRED_OK);
+  g_autofree char *inf = g_strdup_printf(
+      "%s row 3: step_time_s: 'inf' on a row measured ok (allowed: a finite number of seconds > 0)", path);
+  g_autofree char *banana =
+      g_strdup_printf("%s row 4: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path);
+  ck_assert_str_eq(v[1].invalid, inf);
+  ck_assert_str_eq(v[2].invalid, banana);
+  g_autoptr(GArray) st = val_summarize(v, 3);
+  const val_stats *total = &g_array_index(st, val_stats, st->len - 1);
+  ck_assert_int_eq(total->timed, 1);
+  ck_assert_int_eq(total->labelled, 1);
+  /* one timed row: MAPE is its own |pred - 1.0| / 1.0 */
+  ck_assert_double_eq_tol(total->mape_pct, 100.0 * fabs(v[0].pred_step_s - 1.0), 1e-9);
+  g_unlink(path);
+}
+END_TEST
+
+/* calibrate stops at a bad measured row, naming file, row and field (no profile is fitted): the timing
+ * fit at a non-finite time, the memory fit (which reads only the labels) at an unknown status. */
+START_TEST(test_calibrate_stops_at_a_bad_measured_row)
+{
+  g_autofree char *path = tmp_file(MEASURED_HEADER SMALL_LAYOUT ",ok,1.0\n" SMALL_LAYOUT ",ok,1e999\n", -1);
+  g_autofree char *path2 = tmp_file(MEASURED_HEADER SMALL_LAYOUT ",ok,1.0\n" SMALL_LAYOUT ",banana,\n", -1);
+  calib_cfg cc = {.pred = small_cfg(), .max_evals = 2, .fast = TRUE};
+  const char *paths[] = {path}, *paths2[] = {path2};
+  g_autofree char *want = g_strdup_printf(
+      "%s row 3: step_time_s: '1e999' on a row measured ok (allowed: a finite number of seconds > 0)", path);
+  g_autofree char *want2 =
+      g_strdup_printf("%s row 3: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path2);
+  gpu_profile fitted;
+  GError *err = NULL;
+  ck_assert(!calib_run(paths, 1, &cc, &fitted, &err));
+  ck_assert_str_eq(err->message, want);
+  g_clear_error(&err);
+  calmem_fit mf;
+  ck_assert(!calmem_run(paths2, 1, &cc.pred, NULL, &mf, &err));
+  ck_assert_str_eq(err->message, want2);
+  g_clear_error(&err);
+  g_unlink(path);
+  g_unlink(path2);
+}
+END_TEST
+
+/* predict on its own output with a row made invalid (tp 3): that row's old pred_* values are gone. */
+START_TEST(test_predict_rewrites_every_pred_column)
+{
+  g_autofree char *in = tmp_file(
+      "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,pred_status,"
+      "pred_step_time_s,pred_mfu,pred_peak_mem_gib,pred_bubble_fraction,pred_fragmentation_limit,pred_error\n"
+      "llama-7b,1024,16,32000,8,none,flash2,1,3,2,0,ok,0.97,0.28,31.3,0.17,6.99,\n",
+      -1);
+  g_autofree char *out = tmp_file("", -1);
+  predict_cfg cfg = small_cfg();
+  GError *err = NULL;
+  ck_assert_msg(predict_file(in, out, &cfg, &err), "%s", err ? err->message : "");
+  g_autoptr(csv_table) t = csv_read(out, &err);
+  ck_assert_uint_eq(t->header->len, 18); /* no column added twice */
+  ck_assert_str_eq(csv_cell(t, 0, csv_column(t, "pred_status")), "invalid");
+  const char *emptied[] = {"pred_step_time_s", "pred_mfu", "pred_peak_mem_gib", "pred_bubble_fraction",
+                           "pred_fragmentation_limit"};
+  for (guint i = 0; i < G_N_ELEMENTS(emptied); i++)
+    ck_assert_msg(!*csv_cell(t, 0, csv_column(t, emptied[i])), "%s kept '%s'", emptied[i],
+                  csv_cell(t, 0, csv_column(t, emptied[i])));
+  ck_assert_ptr_nonnull(strstr(csv_cell(t, 0, csv_column(t, "pred_error")), "tp"));
+  g_unlink(in);
+  g_unlink(out);
+}
+END_TEST
+
+/* Integer cells are read strictly: a blank on either side or a sign is an error, like trailing junk. */
+START_TEST(test_integer_cells_are_strict)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+  static const char *const pps[] = {" 4", "+4", "4 ", "-0", "4"};
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  for (guint i = 0; i < G_N_ELEMENTS(pps); i++) {
+    const char *cells[] = {"llama-7b", "1024", "16", "32000", "8", "none", "flash2", "1", "1", pps[i], "0"};
+    g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells, 1);
+    sim_request rq;
+    GError *err = NULL;
+    gboolean ok = predict_row_request(t, 0, &cfg, &rq, &err);
+    if (!strcmp(pps[i], "4")) {
+      ck_assert_msg(ok, "%s", err ? err->message : "");
+      continue;
+    }
+    ck_assert_msg(!ok, "pp '%s' accepted", pps[i]);
+    g_autofree char *want = g_strdup_printf("pp: '%s' is not a non-negative integer", pps[i]);
+    ck_assert_str_eq(err->message, want);
+    g_error_free(err);
+  }
 }
 END_TEST
 
@@ -319,6 +528,13 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
+  tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
+  tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
+  tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
+  tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);
+  tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);
+  tcase_add_test(tc, test_predict_rewrites_every_pred_column);
+  tcase_add_test(tc, test_integer_cells_are_strict);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -33,6 +33,10 @@ typedef struct calib_cfg {
   FILE *log;        /* progress lines; NULL for none */
 } calib_cfg;
 
+/* Read every table and check every row's measured columns (with times: val_measured_row; without:
+ * the status only) and its layout, before any fit runs: FALSE naming file, row and field. */
+gboolean calib_check_tables(const char *const *paths, int n_paths, const predict_cfg *cfg, gboolean times,
+                            GError **err);
 /* Fit; writes the fitted profile to *out (a copy of cfg->pred.prof with the free constants changed). */
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err);
 

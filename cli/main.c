@@ -313,6 +313,8 @@ static int cmd_calibrate(cli_opts *o)
   const char *fit = o->calib_fit ? o->calib_fit : "all";
   const char *const *paths = (const char *const *)o->positional->pdata;
   gpu_profile fitted = cc.pred.prof;
+  if (!calib_check_tables(paths, (int)o->positional->len, &cc.pred, strcmp(fit, "memory") != 0, &err))
+    return fail(err); /* every row, before any fit prints or runs */
   if (strcmp(fit, "timing")) {
     calmem_fit mf;
     if (!calmem_run(paths, (int)o->positional->len, &cc.pred, stderr, &mf, &err)) return fail(err);

@@ -32,6 +32,8 @@ static const field FIELDS[] = {
 #undef F
 #undef FI
 
+static int by_name(const void *a, const void *b) { return g_strcmp0(*(char *const *)a, *(char *const *)b); }
+
 static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
 
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
@@ -67,14 +69,29 @@ out:
   return ok;
 }
 
+/* "a, b": the shipped profiles, the *.json files of the directory of `path`, sorted. Caller frees. */
+static char *shipped_names(const char *path)
+{
+  g_autofree char *dir_path = g_path_get_dirname(path);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  GDir *dir = g_dir_open(dir_path, 0, NULL);
+  for (const char *f; dir && (f = g_dir_read_name(dir));)
+    if (g_str_has_suffix(f, ".json")) g_ptr_array_add(names, g_strndup(f, strlen(f) - 5));
+  if (dir) g_dir_close(dir);
+  g_ptr_array_sort(names, by_name);
+  g_ptr_array_add(names, NULL);
+  return g_strjoinv(", ", (char **)names->pdata);
+}
+
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
 {
   if (strchr(name, '/') || strstr(name, ".json")) return profile_load_file(name, out, err);
   g_autofree char *file = g_strconcat(name, ".json", NULL);
   g_autofree char *path = lsim_data_path("platforms/profiles", file);
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_autofree char *shipped = shipped_names(path);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "profile: unknown '%s' (allowed: a100-sxm4-80gb, or a path to a profile JSON file)", name);
+                "profile: unknown '%s' (allowed: %s, or a path to a profile JSON file)", name, shipped);
     return FALSE;
   }
   return profile_load_file(path, out, err);

@@ -148,21 +148,12 @@ static void add_target(problem *pb, GPtrArray *settings, const csv_table *t, gui
   g_array_append_val(pb->targets, tg);
 }
 
-/* The measured columns of a table: status always, step_time_s when the timing fit will read it. */
-static gboolean check_measured_columns(const csv_table *t, const char *path, gboolean times, GError **err)
-{
-  if (csv_column(t, "status") >= 0 && (!times || csv_column(t, "step_time_s") >= 0)) return TRUE;
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (calibrate needs measured runs)", path,
-              csv_column(t, "status") < 0 ? "status" : "step_time_s");
-  return FALSE;
-}
-
 gboolean calib_check_tables(const char *const *paths, int n_paths, const predict_cfg *cfg, gboolean times,
                             GError **err)
 {
   for (int f = 0; f < n_paths; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
-    if (!t || !predict_check_columns(t, paths[f], err) || !check_measured_columns(t, paths[f], times, err))
+    if (!t || !val_check_columns(t, paths[f], times, err))
       return FALSE;
     for (guint r = 0; r < t->rows->len; r++) {
       double meas;
@@ -185,7 +176,7 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
 static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GError **err)
 {
   g_autoptr(csv_table) t = csv_read(path, err);
-  if (!t || !predict_check_columns(t, path, err) || !check_measured_columns(t, path, TRUE, err)) return FALSE;
+  if (!t || !val_check_columns(t, path, TRUE, err)) return FALSE;
   for (guint r = 0; r < t->rows->len; r++) {
     double meas; /* NAN unless measured ok */
     sim_request rq;

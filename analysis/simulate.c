@@ -3,10 +3,28 @@
 
 #include "common/lsim_error.h"
 
+/* A graph reduced by symmetry (mirrored ranks) stands for ranks with links of their own: where GPUs
+ * share NICs it would hide their contention (docs/model.md). */
+static gboolean check_mirrors(const graph *g, const gpu_profile *prof, GError **err)
+{
+  if (prof->nics_per_node >= prof->gpus_per_node) return TRUE;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    if (p->mirror_of < 0) continue;
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "nics_per_node: %d GPUs share a NIC, but the graph mirrors ranks (symmetry reduction), which assumes "
+                "a NIC per GPU (allowed: a graph written with --no-symmetry, or %d NICs per node)",
+                prof->gpus_per_node / prof->nics_per_node, prof->gpus_per_node);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err)
 {
   out->g = g;
+  if (!check_mirrors(g, prof, err)) return FALSE;
   plat_params pp = replay_platform_for(prof, g->world_size);
   out->res = replay_run(g, prof, &pp, ro, err);
   if (!out->res) return FALSE;

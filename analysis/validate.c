@@ -127,14 +127,14 @@ gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GErr
   return TRUE;
 }
 
-static gboolean check_measured_columns(const csv_table *t, const char *path, GError **err)
+gboolean val_check_columns(const csv_table *t, const char *path, gboolean times, GError **err)
 {
   if (!predict_check_columns(t, path, err)) return FALSE;
   const char *need[] = {"status", "step_time_s"};
-  for (size_t i = 0; i < G_N_ELEMENTS(need); i++)
+  for (size_t i = 0; i < (times ? 2u : 1u); i++)
     if (csv_column(t, need[i]) < 0) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
-                  "%s: missing column '%s' (validate needs the measured columns status and step_time_s)", path, need[i]);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (measured runs need %s)", path, need[i],
+                  times ? "status and step_time_s" : "status");
       return FALSE;
     }
   return TRUE;
@@ -158,7 +158,7 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
   GArray *rows = g_array_new(FALSE, TRUE, sizeof(val_row));
   for (int f = 0; f < n_paths; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
-    if (!t || !check_measured_columns(t, paths[f], err)) {
+    if (!t || !val_check_columns(t, paths[f], TRUE, err)) {
       g_array_free(rows, TRUE);
       return NULL;
     }

@@ -63,6 +63,8 @@ meas_status val_parse_status(const char *s);
  * or a leading '+'), stored in *step_time_s (NAN on every other row). FALSE with err naming the
  * column and its allowed values. */
 gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GError **err);
+/* The columns of a measured table: predict's, status, and step_time_s when `times`. */
+gboolean val_check_columns(const csv_table *t, const char *path, gboolean times, GError **err);
 /* The status alone (what the memory fit reads): one of ok, oom, error, unavailable. */
 gboolean val_measured_status(const csv_table *t, guint r, GError **err);
 

@@ -59,7 +59,8 @@ static const char *const USAGE =
     "  --pp N                  pipeline-parallel degree (default 1)\n"
     "  --sp[=0|1]              Megatron sequence parallelism (default off)\n"
     "  --micro-batch N         sequences per micro-batch (default 1)\n"
-    "  --global-batch N        sequences per step (default 4194304 / seq-len: 2048 at 2k)\n"
+    "  --global-batch N        sequences per step (default 4194304 / seq-len: 2048 at 2k); at\n"
+    "                          most 8192 micro-batches per step (global-batch / (dp*micro-batch))\n"
     "  --seq-len N             tokens per sequence (default 2048)\n"
     "  --checkpointing MODE    none (default) | every_layer\n"
     "  --attention-kernel K    torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
@@ -78,7 +79,8 @@ static const char *const USAGE =
     "\n"
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text)\n"
-    "  -o, --output FILE       write the summary (graph: the graph; predict: the table) to FILE\n"
+    "  -o, --output FILE       write the summary to FILE (graph: the graph; predict: the table;\n"
+    "                          validate: the per-row comparison; calibrate: the fitted profile)\n"
     "  --paje FILE             SimGrid Paje trace: a state per GPU per event (forward,\n"
     "                          backward, recompute, tp-comm, pp-wait, dp-comm, optimizer,\n"
     "                          idle), tiling the step; opens in pj_dump/pajeng and Vite\n"
@@ -153,12 +155,15 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
                          o->rq.replay.paje_path};
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
-    for (size_t k = 0; k < i; k++)
-      if (paths[k] && !strcmp(paths[k], paths[i])) {
+    g_autofree char *here = g_canonicalize_filename(paths[i], NULL); /* "./t.svg" is "t.svg" */
+    for (size_t k = 0; k < i; k++) {
+      g_autofree char *there = paths[k] ? g_canonicalize_filename(paths[k], NULL) : NULL;
+      if (there && !strcmp(there, here)) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: named for two outputs (allowed: one file per output)",
                     paths[i]);
         return FALSE;
       }
+    }
     lsim_outfile probe;
     if (!lsim_outfile_open(&probe, paths[i], err)) return FALSE;
     lsim_outfile_abort(&probe);

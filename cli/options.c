@@ -268,7 +268,6 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
     return FALSE;
   }
   rq->capacity_gib = o->gpu_memory_gib > 0 ? o->gpu_memory_gib : rq->prof.memory_gib;
-  rq->gen.gpus_per_node = rq->prof.gpus_per_node;
   if (!needs_model) return TRUE;
   gboolean ok = o->model_file ? model_load_file(o->model_file, &rq->m, err) : model_load_named(o->model_name, &rq->m, err);
   if (!ok) return FALSE;

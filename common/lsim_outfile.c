@@ -2,6 +2,7 @@
 #include "lsim_outfile.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lsim_error.h"
@@ -28,8 +29,10 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
     return FALSE;
   }
   char *tmp = g_strconcat(path, ".XXXXXX", NULL);
-  int fd = g_mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  int fd = g_mkstemp(tmp); /* mode 0600: give the file the mode a plain create would (0666 less the umask) */
+  mode_t mask = umask(0);
+  umask(mask);
+  FILE *f = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
     io_error(err, path, g_strerror(errno));
     if (fd >= 0) {

@@ -290,7 +290,9 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
        "\"flops\":1e999}]}]}", "'flops' must be from 0 to 1e24"},
       {"\"programs\":[]} trailing", "unexpected text after the value"},
       {"\"groups\":{\"a\":1},\"programs\":[]}", "'groups' must be an array"},
-      {"\"groups\":[{\"ranks\":[0,\"x\"]}],\"programs\":[]}", "'ranks' must be an array of integers"},
+      {"\"groups\":[{\"ranks\":[0,\"x\"]}],\"programs\":[]}", "needs 'ranks', an array of integers"},
+      {"\"groups\":[5],\"programs\":[]}", "group 0: needs 'ranks'"},
+      {"\"groups\":[{\"ranks\":[0,1]},{\"ranks\":5}],\"programs\":[]}", "group 1: needs 'ranks'"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
@@ -319,7 +321,7 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   g_clear_error(&err);
   l = mk(1, 1, 1, 1, 2 * LAYOUT_MAX_MICRO_BATCHES, 128, CKPT_NONE, 0); /* the graph would not fit in memory */
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8192 gives 8192 micro-batches"));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 16384 gives 16384 micro-batches"));
   g_clear_error(&err);
 }
 END_TEST

@@ -238,6 +238,21 @@ START_TEST(test_prepare_turns_symmetry_off_where_gpus_share_nics)
 }
 END_TEST
 
+START_TEST(test_replay_refuses_a_mirrored_graph_where_gpus_share_nics)
+{
+  sim_request rq = small_request();
+  ck_assert(sim_request_prepare(&rq, NULL) && rq.gen.symmetry);
+  graph *g = gen_graph(&rq.m, &rq.l, &rq.gen, NULL); /* mirrored: one NIC per GPU assumed */
+  rq.prof.nics_per_node = 2;
+  sim_outcome o = {0};
+  GError *err = NULL;
+  ck_assert(!sim_run_graph(g, &rq.prof, 80, NULL, &o, &err)); /* refused before SimGrid starts */
+  ck_assert_msg(g_str_has_prefix(err->message, "nics_per_node: 4 GPUs share a NIC"), "%s", err->message);
+  g_error_free(err);
+  sim_outcome_clear(&o);
+}
+END_TEST
+
 START_TEST(test_prepare_rejects_tp_groups_across_nodes)
 {
   sim_request rq = small_request();
@@ -260,6 +275,7 @@ int main(void)
   tcase_add_test(tc, test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency);
   tcase_add_test(tc, test_prepare_turns_symmetry_off_where_gpus_share_nics);
   tcase_add_test(tc, test_prepare_rejects_tp_groups_across_nodes);
+  tcase_add_test(tc, test_replay_refuses_a_mirrored_graph_where_gpus_share_nics);
   tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);

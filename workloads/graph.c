@@ -285,6 +285,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   return TRUE;
 }
 
+static gboolean is_int(const cJSON *v) { return cJSON_IsNumber(v) && v->valuedouble == (double)v->valueint; }
+
 static gboolean parse_program(graph *g, const cJSON *o, const char *where, GError **err)
 {
   int rank = opt_int(o, "rank", -1);
@@ -317,7 +319,7 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
     {
       const cJSON *from = cJSON_GetArrayItem(pair, 0), *to = cJSON_GetArrayItem(pair, 1);
       int n_groups = (int)g->groups->len;
-      if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !cJSON_IsNumber(from) || !cJSON_IsNumber(to) ||
+      if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !is_int(from) || !is_int(to) ||
           from->valueint < 0 || from->valueint >= n_groups || to->valueint < 0 || to->valueint >= n_groups) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                     "%s: rank %d: group_map entries are [from, to], group ids from 0 to %d", where, rank, n_groups - 1);
@@ -355,15 +357,16 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
   {
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
     int n = cJSON_GetArraySize(rs);
+    gboolean ok = cJSON_IsObject(it) && cJSON_IsArray(rs);
     g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) {
-      const cJSON *r = cJSON_GetArrayItem(rs, i);
-      if (!cJSON_IsArray(rs) || !cJSON_IsNumber(r) || r->valuedouble != (double)r->valueint) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %d: 'ranks' must be an array of integers", where,
-                    g->groups->len);
-        return FALSE;
-      }
-      ranks[i] = r->valueint;
+    for (int i = 0; ok && i < n; i++) {
+      ok = is_int(cJSON_GetArrayItem(rs, i));
+      ranks[i] = ok ? cJSON_GetArrayItem(rs, i)->valueint : 0;
+    }
+    if (!ok) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: needs 'ranks', an array of integers", where,
+                  g->groups->len);
+      return FALSE;
     }
     graph_add_group(g, ranks, n, opt_str(it, "label"));
   }

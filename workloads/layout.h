@@ -45,8 +45,8 @@ gboolean layout_attn_is_flash(layout_attn a);
 gboolean layout_attn_fused_norm(layout_attn a);
 
 /* Most micro-batches per step a layout may have: the task graph grows linearly with them (about 0.2 MB
- * each for a 40-layer stage), and the study's layouts need at most 2048. */
-#define LAYOUT_MAX_MICRO_BATCHES 4096
+ * each for a 40-layer stage: some 2 GB at the limit), and the study's layouts need at most 2048. */
+#define LAYOUT_MAX_MICRO_BATCHES 8192
 
 /* Check the layout against the model and fill the derived fields (dp, grad_accum). */
 gboolean layout_validate(layout *l, const model *m, GError **err);

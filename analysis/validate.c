@@ -312,7 +312,8 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
 {
   csv_table t = {.header = g_ptr_array_new_with_free_func(g_free),
                  .rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref)};
-  const char *cols[] = {"setting", "layout", "status", "step_time_s", "pred_status", "pred_step_time_s", "error_pct"};
+  const char *cols[] = {"setting",          "layout",    "status",   "step_time_s", "pred_status",
+                        "pred_step_time_s", "error_pct", "left_out"};
   for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) g_ptr_array_add(t.header, g_strdup(cols[c]));
   static const char *const MEAS[] = {"ok", "oom", "other"};
   for (int i = 0; i < n; i++) {
@@ -326,6 +327,7 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
     g_ptr_array_add(r, isnan(v->pred_step_s) ? g_strdup("") : g_strdup_printf("%.6g", v->pred_step_s));
     g_ptr_array_add(r, is_timed(v) ? g_strdup_printf("%+.2f", 100.0 * (v->pred_step_s - v->meas_step_s) / v->meas_step_s)
                                    : g_strdup(""));
+    g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
     g_ptr_array_add(t.rows, r);
   }
   gboolean ok = csv_write(&t, path, err);

@@ -333,6 +333,17 @@ START_TEST(test_validate_leaves_out_rows_with_a_bad_measurement)
   ck_assert_int_eq(total->labelled, 1);
   /* one timed row: MAPE is its own |pred - 1.0| / 1.0 */
   ck_assert_double_eq_tol(total->mape_pct, 100.0 * fabs(v[0].pred_step_s - 1.0), 1e-9);
+  /* the per-row table says why a row is out */
+  g_autofree char *out = g_strconcat(path, ".rows.csv", NULL);
+  ck_assert(val_write_rows(out, v, 3, &err));
+  g_autoptr(csv_table) t = csv_read(out, &err);
+  ck_assert_ptr_nonnull(t);
+  int c = csv_column(t, "left_out");
+  ck_assert_int_ge(c, 0);
+  ck_assert_str_eq(csv_cell(t, 0, c), "");
+  ck_assert_str_eq(csv_cell(t, 1, c), inf);
+  ck_assert_str_eq(csv_cell(t, 2, c), banana);
+  g_unlink(out);
   g_unlink(path);
 }
 END_TEST

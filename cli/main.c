@@ -290,7 +290,10 @@ static int cmd_validate(cli_opts *o)
     cJSON_free(s);
     cJSON_Delete(j);
   } else {
-    printf("profile %s\n", o->rq.prof.name);
+    if (strcmp(o->profile_name, o->rq.prof.name)) /* a profile file: say which, its name may be its origin's */
+      printf("profile %s (%s)\n", o->rq.prof.name, o->profile_name);
+    else
+      printf("profile %s\n", o->rq.prof.name);
     val_print_text(stdout, stats, rv);
   }
   return 0;

@@ -157,12 +157,10 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
       return FALSE;
     for (guint r = 0; r < t->rows->len; r++) {
       double meas;
+      meas_status st;
       sim_request rq;
       GError *e = NULL;
-      gboolean ok = times ? val_measured_row(t, r, &meas, &e) : val_measured_status(t, r, &e);
-      /* the layouts the fits simulate: rows labelled ok or oom (error/unavailable rows are not read) */
-      gboolean labelled = ok && val_parse_status(csv_cell(t, r, csv_column(t, "status"))) != MEAS_OTHER;
-      if (!ok || (labelled && !predict_row_request(t, r, cfg, &rq, &e))) {
+      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e)) {
         g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
         return FALSE;
       }
@@ -179,13 +177,14 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
   if (!t || !val_check_columns(t, path, TRUE, err)) return FALSE;
   for (guint r = 0; r < t->rows->len; r++) {
     double meas; /* NAN unless measured ok */
+    meas_status st;
     sim_request rq;
     GError *e = NULL;
-    if (!val_measured_row(t, r, &meas, &e) || (!isnan(meas) && !predict_row_request(t, r, &pb->cfg->pred, &rq, &e))) {
+    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e)) {
       g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
       return FALSE;
     }
-    if (!isnan(meas)) add_target(pb, settings, t, r, &rq, meas);
+    if (st == MEAS_OK) add_target(pb, settings, t, r, &rq, meas);
   }
   return TRUE;
 }

@@ -77,15 +77,15 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double p
 static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray *ran, GError **err)
 {
   csv_table *out = csv_new((const char *const *)t->header->pdata, t->header->len);
-  int c_status = csv_column(t, "status"), c_gb = csv_column(t, "global_batch");
+  int c_gb = csv_column(t, "global_batch");
   GError *e = NULL;
   guint r;
   for (r = 0; r < t->rows->len; r++) {
-    if (!val_measured_status(t, r, &e)) break;
-    meas_status st = val_parse_status(csv_cell(t, r, c_status));
-    if (st != MEAS_OK && st != MEAS_OOM) continue;
+    double step_time_s; /* not read: the memory fit needs only the label */
+    meas_status st;
     sim_request rq;
-    if (!predict_row_request(t, r, cfg, &rq, &e)) break;
+    if (!val_read_row(t, r, cfg, FALSE, &step_time_s, &st, &rq, &e)) break;
+    if (st == MEAS_OTHER) continue;
     int m = MIN(rq.l.grad_accum, rq.l.pp + 1);
     g_autofree char *gb = g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m);
     csv_set(out, csv_append_row_from(out, t, r), c_gb, gb);
@@ -106,12 +106,7 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
   g_autoptr(GArray) rows = g_array_new(FALSE, TRUE, sizeof(calmem_row));
   for (int f = 0; f < n_paths; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
-    if (!t || !predict_check_columns(t, paths[f], err)) return FALSE;
-    if (csv_column(t, "status") < 0) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column 'status' (the memory fit needs ok/oom labels)",
-                  paths[f]);
-      return FALSE;
-    }
+    if (!t || !val_check_columns(t, paths[f], FALSE, err)) return FALSE;
     g_autoptr(GArray) ran = g_array_new(FALSE, TRUE, sizeof(gboolean));
     g_autoptr(csv_table) sims = label_rows(t, cfg, ran, err);
     if (!sims) {

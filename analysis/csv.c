@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/lsim_error.h"
+#include "common/lsim_outfile.h"
 
 /* Split one record starting at *p; advances *p past the line end. */
 static GPtrArray *parse_record(const char **p)
@@ -139,13 +140,10 @@ gboolean csv_write(const csv_table *t, const char *path, GError **err)
   g_autoptr(GString) out = g_string_new(NULL);
   write_record(out, t->header);
   for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r]);
-  GError *io = NULL;
-  if (!g_file_set_contents(path, out->str, (gssize)out->len, &io)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, io->message);
-    g_error_free(io);
-    return FALSE;
-  }
-  return TRUE;
+  lsim_outfile f;
+  if (!lsim_outfile_open(&f, path, err)) return FALSE;
+  fwrite(out->str, 1, out->len, f.f);
+  return lsim_outfile_commit(&f, err);
 }
 
 void csv_free(csv_table *t)

@@ -127,6 +127,16 @@ gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GErr
   return TRUE;
 }
 
+gboolean val_read_row(const csv_table *t, guint r, const predict_cfg *cfg, gboolean times, double *step_time_s,
+                      meas_status *st, sim_request *rq, GError **err)
+{
+  *step_time_s = NAN;
+  gboolean ok = times ? val_measured_row(t, r, step_time_s, err) : val_measured_status(t, r, err);
+  if (!ok) return FALSE;
+  *st = val_parse_status(csv_cell(t, r, csv_column(t, "status")));
+  return *st == MEAS_OTHER || predict_row_request(t, r, cfg, rq, err); /* error/unavailable rows are not simulated */
+}
+
 gboolean val_check_columns(const csv_table *t, const char *path, gboolean times, GError **err)
 {
   if (!predict_check_columns(t, path, err)) return FALSE;
@@ -310,11 +320,9 @@ cJSON *val_json(const GArray *stats, const val_row *rows)
 
 gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
 {
-  csv_table t = {.header = g_ptr_array_new_with_free_func(g_free),
-                 .rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref)};
   const char *cols[] = {"setting",          "layout",    "status",   "step_time_s", "pred_status",
                         "pred_step_time_s", "error_pct", "left_out"};
-  for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) g_ptr_array_add(t.header, g_strdup(cols[c]));
+  g_autoptr(csv_table) t = csv_new(cols, G_N_ELEMENTS(cols));
   static const char *const MEAS[] = {"ok", "oom", "other"};
   for (int i = 0; i < n; i++) {
     const val_row *v = &rows[i];
@@ -328,10 +336,7 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
     g_ptr_array_add(r, is_timed(v) ? g_strdup_printf("%+.2f", 100.0 * (v->pred_step_s - v->meas_step_s) / v->meas_step_s)
                                    : g_strdup(""));
     g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
-    g_ptr_array_add(t.rows, r);
+    g_ptr_array_add(t->rows, r);
   }
-  gboolean ok = csv_write(&t, path, err);
-  g_ptr_array_unref(t.header);
-  g_ptr_array_unref(t.rows);
-  return ok;
+  return csv_write(t, path, err);
 }

@@ -67,6 +67,11 @@ gboolean val_measured_row(const csv_table *t, guint r, double *step_time_s, GErr
 gboolean val_check_columns(const csv_table *t, const char *path, gboolean times, GError **err);
 /* The status alone (what the memory fit reads): one of ok, oom, error, unavailable. */
 gboolean val_measured_status(const csv_table *t, guint r, GError **err);
+/* Row r of a measured table as the fits read it: its measured columns (the time too when `times`;
+ * *step_time_s is NAN unless measured ok), its label (*st), and, for a row labelled ok or oom, the
+ * simulation request of its layout (*rq). FALSE with err naming the field. */
+gboolean val_read_row(const csv_table *t, guint r, const predict_cfg *cfg, gboolean times, double *step_time_s,
+                      meas_status *st, sim_request *rq, GError **err);
 
 /* Rows of measured tables: checks columns, predicts every row with cfg. Returns GArray of val_row. */
 GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err);

@@ -258,13 +258,20 @@ static int cmd_replay(cli_opts *o)
   return ok ? 0 : fail(err);
 }
 
+/* What predict, validate and calibrate simulate each row with: the resolved profile, memory and options. */
+static predict_cfg predict_cfg_of(const cli_opts *o)
+{
+  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  return cfg;
+}
+
 static int cmd_predict(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len != 1) return fail_msg("predict: expects exactly one input table (layoutsim predict IN.csv -o OUT.csv)");
   if (!o->output) return fail_msg("predict: --output FILE is required (where to write the table)");
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  predict_cfg cfg = predict_cfg_of(o);
   if (!predict_file(o->positional->pdata[0], o->output, &cfg, &err)) return fail(err);
   return 0;
 }
@@ -274,7 +281,7 @@ static int cmd_validate(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  predict_cfg cfg = predict_cfg_of(o);
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
   if (!rows) return fail(err);
@@ -310,7 +317,7 @@ static int cmd_calibrate(cli_opts *o)
   if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
     return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory (its prior weight is fixed: docs/memory.md)");
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  calib_cfg cc = {.pred = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs},
+  calib_cfg cc = {.pred = predict_cfg_of(o),
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};
   if (o->calib_check_fast) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lsim_error.h"
+#include "lsim_outfile.h"
 
 #ifndef LSIM_DATADIR
 #define LSIM_DATADIR "."
@@ -46,13 +47,10 @@ gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err)
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: out of memory while printing JSON", path);
     return FALSE;
   }
-  GError *io = NULL;
-  if (!g_file_set_contents(path, text, -1, &io)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, io->message);
-    g_error_free(io);
-    return FALSE;
-  }
-  return TRUE;
+  lsim_outfile f;
+  if (!lsim_outfile_open(&f, path, err)) return FALSE;
+  fputs(text, f.f);
+  return lsim_outfile_commit(&f, err);
 }
 
 static const cJSON *field(const cJSON *obj, const char *key, const char *where, GError **err)

@@ -106,6 +106,7 @@ typedef struct problem {
   GArray *targets;  /* of target */
   int n_settings;
   int *setting_rows;
+  int n_time_fit_no; /* rows measured ok but marked time_fit no: left out */
   const calib_cfg *cfg;
   int evals;
 } problem;
@@ -160,7 +161,8 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
       meas_status st;
       sim_request rq;
       GError *e = NULL;
-      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e)) {
+      gboolean use;
+      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e) || (times && !val_time_fit(t, r, &use, &e))) {
         g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
         return FALSE;
       }
@@ -169,8 +171,8 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
   return TRUE;
 }
 
-/* The targets of one table: its rows measured ok. A bad measured cell or a row measured ok that
- * cannot be simulated stops the fit naming the file and row. */
+/* The targets of one table: its rows measured ok, but for those marked `time_fit` no. A bad
+ * measured cell or a row measured ok that cannot be simulated stops the fit naming the file and row. */
 static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GError **err)
 {
   g_autoptr(csv_table) t = csv_read(path, err);
@@ -180,11 +182,13 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
     meas_status st;
     sim_request rq;
     GError *e = NULL;
-    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e)) {
+    gboolean use;
+    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e) || !val_time_fit(t, r, &use, &e)) {
       g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
       return FALSE;
     }
-    if (st == MEAS_OK) add_target(pb, settings, t, r, &rq, meas);
+    if (st == MEAS_OK && use) add_target(pb, settings, t, r, &rq, meas);
+    if (st == MEAS_OK && !use) pb->n_time_fit_no++;
   }
   return TRUE;
 }
@@ -204,7 +208,8 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
   pb->setting_rows = g_new0(int, pb->n_settings > 0 ? pb->n_settings : 1);
   for (guint i = 0; i < pb->targets->len; i++) pb->setting_rows[g_array_index(pb->targets, target, i).setting]++;
   if (pb->targets->len == 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "calibrate: no row measured ok with a step_time_s to fit");
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "calibrate: no row measured ok with a step_time_s to fit (rows marked time_fit no do not count)");
     return FALSE;
   }
   return TRUE;
@@ -390,8 +395,10 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
   }
   const gpu_profile *base = &cfg->pred.prof;
   if (cfg->log)
-    fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings, %u simulations per evaluation (%s mode), %d constants\n",
-            pb.targets->len, pb.n_settings, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
+    fprintf(cfg->log,
+            "calibrate: %u rows measured ok in %d settings (%d more marked time_fit no), %u simulations per evaluation "
+            "(%s mode), %d constants\n",
+            pb.targets->len, pb.n_settings, pb.n_time_fit_no, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
   vertex best = {0};
   for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
   levenberg_marquardt(&pb, base, &best, cfg->max_evals);

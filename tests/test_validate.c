@@ -374,6 +374,44 @@ START_TEST(test_calibrate_stops_at_a_bad_measured_row)
 }
 END_TEST
 
+/* time_fit no: the timing fit leaves the row's time out, so a table with an extra such row (a time
+ * 100x off) fits the same profile as the table without it, and counted it fits another; an unknown
+ * value or no usable row stops the fit. */
+#define TIME_FIT_HEADER "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,status,step_time_s,time_fit\n"
+START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
+{
+  g_autofree char *one = tmp_file(MEASURED_HEADER SMALL_LAYOUT ",ok,1.0\n", -1);
+  g_autofree char *two = tmp_file(TIME_FIT_HEADER SMALL_LAYOUT ",ok,1.0,yes\n" SMALL_LAYOUT ",ok,100.0,no\n", -1);
+  g_autofree char *yes = tmp_file(TIME_FIT_HEADER SMALL_LAYOUT ",ok,1.0,yes\n" SMALL_LAYOUT ",ok,100.0,\n", -1);
+  g_autofree char *bad = tmp_file(TIME_FIT_HEADER SMALL_LAYOUT ",ok,1.0,maybe\n", -1);
+  g_autofree char *none = tmp_file(TIME_FIT_HEADER SMALL_LAYOUT ",ok,1.0,no\n", -1);
+  calib_cfg cc = {.pred = small_cfg(), .max_evals = 12, .fast = TRUE};
+  const char *p_one[] = {one}, *p_two[] = {two}, *p_yes[] = {yes}, *p_bad[] = {bad}, *p_none[] = {none};
+  gpu_profile f_one, f_two, f_yes, f_bad;
+  GError *err = NULL;
+  ck_assert(calib_run(p_one, 1, &cc, &f_one, &err));
+  ck_assert(calib_run(p_two, 1, &cc, &f_two, &err));
+  ck_assert_double_eq(f_one.gemm_efficiency, f_two.gemm_efficiency);
+  ck_assert_double_eq(f_one.launch_overhead_s, f_two.launch_overhead_s);
+  ck_assert_double_eq(f_one.nccl_bw_efficiency_ib, f_two.nccl_bw_efficiency_ib);
+  /* the control: the same table with the row counted fits something else */
+  ck_assert(calib_run(p_yes, 1, &cc, &f_yes, &err));
+  ck_assert_double_ne(f_one.gemm_efficiency, f_yes.gemm_efficiency);
+  ck_assert(!calib_run(p_bad, 1, &cc, &f_bad, &err));
+  g_autofree char *want = g_strdup_printf("%s row 2: time_fit: unknown 'maybe' (allowed: yes, no, or empty = yes)", bad);
+  ck_assert_str_eq(err->message, want);
+  g_clear_error(&err);
+  ck_assert(!calib_run(p_none, 1, &cc, &f_bad, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "no row measured ok"));
+  g_clear_error(&err);
+  g_unlink(one);
+  g_unlink(two);
+  g_unlink(yes);
+  g_unlink(bad);
+  g_unlink(none);
+}
+END_TEST
+
 /* predict on its own output with a row made invalid (tp 3): that row's old pred_* values are gone. */
 START_TEST(test_predict_rewrites_every_pred_column)
 {
@@ -544,6 +582,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
   tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);
   tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);
+  tcase_add_test(tc, test_calibrate_time_fit_no_leaves_the_time_out);
   tcase_add_test(tc, test_predict_rewrites_every_pred_column);
   tcase_add_test(tc, test_integer_cells_are_strict);
   suite_add_tcase(s, tc);

@@ -5,8 +5,9 @@
 #   1. bench/study-runs.sh writes the study's runs, annotated with each run's partition, to WORK_DIR/study;
 #   2. for each of llama-13b and llama-65b: layoutsim calibrate (fragmentation and timing, from the
 #      prior profile, 31 evaluations) on that model's files -> WORK_DIR/cal-MODEL.json;
-#   3. layoutsim validate of the other model's files with that profile.
-# WORK_DIR must lie outside the repository (it holds copies of the study's data). About 20 minutes
+#   3. layoutsim validate of the other model's files with that profile: all their rows, then the rows
+#      a fit would use (those not marked time_fit no by study-runs.sh, copies in WORK_DIR/fit-rows).
+# WORK_DIR must lie outside the repository (it holds copies of the study's data). About 25 minutes
 # on 2 cores. Usage: bash bench/loo.sh PAPER_DIR WORK_DIR [JOBS]
 set -euo pipefail
 die() { echo "loo: $*" >&2; exit 2; }
@@ -26,4 +27,13 @@ for fit in 13b 65b; do
   "$bin" calibrate "${train[@]}" --profile a100-sxm4-80gb-prior -o "$2/cal-$fit.json" --max-evals 31 -j "$jobs" \
     2> >(grep -E "best objective|fragmentation [0-9]" >&2)
   "$bin" validate "${test[@]}" --profile "$2/cal-$fit.json" -j "$jobs"
+  echo "== the same, without the rows marked time_fit no"
+  mkdir -p "$2/fit-rows"
+  kept=()
+  for f in "${test[@]}"; do
+    dst="$2/fit-rows/$(basename "$f")"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_fit") c = i } !c || NR == 1 || $c != "no"' "$f" > "$dst"
+    kept+=("$dst")
+  done
+  "$bin" validate "${kept[@]}" --profile "$2/cal-$fit.json" -j "$jobs"
 done

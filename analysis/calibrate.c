@@ -2,7 +2,8 @@
  *
  * Objective: the mean over settings (model, seq_len, gpus) of the mean
  * squared log error log(T_pred / T_meas) over the setting's rows measured
- * ok; a setting with few rows weighs as much as a large sweep. Rows
+ * ok and not marked `time_fit` no; a setting with few rows weighs as much
+ * as a large sweep. Rows
  * predicted OOM still count by their simulated time (the memory model is
  * not being fitted here). A row whose simulation fails adds a large
  * constant penalty. Plus a prior: prior_weight times the sum over the
@@ -149,9 +150,26 @@ static void add_target(problem *pb, GPtrArray *settings, const csv_table *t, gui
   g_array_append_val(pb->targets, tg);
 }
 
+/* The optional `time_fit` column of row r (docs/calibration.md): empty or `yes`, the timing fit uses
+ * the row's step time; `no`, it leaves the time out (the memory fit and validate still use the row).
+ * *use is TRUE without the column. FALSE with err for any other value. */
+static gboolean row_time_fit(const csv_table *t, guint r, gboolean *use, GError **err)
+{
+  int c = csv_column(t, "time_fit");
+  const char *v = c >= 0 ? csv_cell(t, r, c) : "";
+  *use = strcmp(v, "no") != 0;
+  if (!*v || !strcmp(v, "yes") || !*use) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "time_fit: unknown '%s' (allowed: yes, no, or empty = yes)", v);
+  return FALSE;
+}
+
+static const char NO_TARGETS[] =
+    "calibrate: no row measured ok with a step_time_s to fit (rows marked time_fit no do not count)";
+
 gboolean calib_check_tables(const char *const *paths, int n_paths, const predict_cfg *cfg, gboolean times,
                             GError **err)
 {
+  guint n_targets = 0;
   for (int f = 0; f < n_paths; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
     if (!t || !val_check_columns(t, paths[f], times, err))
@@ -162,11 +180,16 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
       sim_request rq;
       GError *e = NULL;
       gboolean use;
-      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e) || (times && !val_time_fit(t, r, &use, &e))) {
+      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e) || !row_time_fit(t, r, &use, &e)) {
         g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
         return FALSE;
       }
+      if (st == MEAS_OK && use) n_targets++;
     }
+  }
+  if (times && n_targets == 0) {
+    g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, NO_TARGETS);
+    return FALSE;
   }
   return TRUE;
 }
@@ -183,7 +206,7 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
     sim_request rq;
     GError *e = NULL;
     gboolean use;
-    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e) || !val_time_fit(t, r, &use, &e)) {
+    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e) || !row_time_fit(t, r, &use, &e)) {
       g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
       return FALSE;
     }
@@ -208,8 +231,7 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
   pb->setting_rows = g_new0(int, pb->n_settings > 0 ? pb->n_settings : 1);
   for (guint i = 0; i < pb->targets->len; i++) pb->setting_rows[g_array_index(pb->targets, target, i).setting]++;
   if (pb->targets->len == 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "calibrate: no row measured ok with a step_time_s to fit (rows marked time_fit no do not count)");
+    g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, NO_TARGETS);
     return FALSE;
   }
   return TRUE;
@@ -394,11 +416,12 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
     return FALSE;
   }
   const gpu_profile *base = &cfg->pred.prof;
-  if (cfg->log)
-    fprintf(cfg->log,
-            "calibrate: %u rows measured ok in %d settings (%d more marked time_fit no), %u simulations per evaluation "
-            "(%s mode), %d constants\n",
-            pb.targets->len, pb.n_settings, pb.n_time_fit_no, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
+  if (cfg->log) {
+    g_autofree char *left_out =
+        pb.n_time_fit_no ? g_strdup_printf(" (%d more marked time_fit no)", pb.n_time_fit_no) : g_strdup("");
+    fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings%s, %u simulations per evaluation (%s mode), %d constants\n",
+            pb.targets->len, pb.n_settings, left_out, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
+  }
   vertex best = {0};
   for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
   levenberg_marquardt(&pb, base, &best, cfg->max_evals);

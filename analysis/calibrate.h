@@ -3,7 +3,7 @@
  * calibrate.c and docs/profile.md) to measured runs: a derivative-free
  * least-squares search (Levenberg-Marquardt on finite differences, in the
  * box of allowed ranges mapped to an unbounded space) on the log step-time
- * errors of the rows measured ok.
+ * errors of the rows measured ok (but those marked `time_fit` no).
  *
  * Fast mode (default): a row's step time is evaluated from two simulations
  * of the same layout with fewer micro-batches, extrapolated affinely in the
@@ -34,14 +34,16 @@ typedef struct calib_cfg {
 } calib_cfg;
 
 /* Read every table and check every row's measured columns (with times: val_measured_row; without:
- * the status only) and its layout, before any fit runs: FALSE naming file, row and field. */
+ * the status only), its `time_fit` cell and its layout, before any fit runs: FALSE naming file, row
+ * and field; with times, also FALSE when no row is left for the timing fit. */
 gboolean calib_check_tables(const char *const *paths, int n_paths, const predict_cfg *cfg, gboolean times,
                             GError **err);
 /* Fit; writes the fitted profile to *out (a copy of cfg->pred.prof with the free constants changed). */
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err);
 
-/* Simulate the rows measured ok in full and in fast mode with cfg's profile; print each
- * extrapolated row and the mean and max relative deviation to f. */
+/* Simulate the rows the timing fit uses (measured ok, not marked `time_fit` no) in full and in
+ * fast mode with cfg's profile; print each extrapolated row and the mean and max relative
+ * deviation to f. */
 gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg *cfg, FILE *f, GError **err);
 
 /* Names of the free constants (NULL-terminated, static). */

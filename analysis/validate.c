@@ -137,16 +137,6 @@ gboolean val_read_row(const csv_table *t, guint r, const predict_cfg *cfg, gbool
   return *st == MEAS_OTHER || predict_row_request(t, r, cfg, rq, err); /* error/unavailable rows are not simulated */
 }
 
-gboolean val_time_fit(const csv_table *t, guint r, gboolean *use, GError **err)
-{
-  int c = csv_column(t, "time_fit");
-  const char *v = c >= 0 ? csv_cell(t, r, c) : "";
-  *use = strcmp(v, "no") != 0;
-  if (!*v || !strcmp(v, "yes") || !*use) return TRUE;
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "time_fit: unknown '%s' (allowed: yes, no, or empty = yes)", v);
-  return FALSE;
-}
-
 gboolean val_check_columns(const csv_table *t, const char *path, gboolean times, GError **err)
 {
   if (!predict_check_columns(t, path, err)) return FALSE;

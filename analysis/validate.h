@@ -73,11 +73,6 @@ gboolean val_measured_status(const csv_table *t, guint r, GError **err);
 gboolean val_read_row(const csv_table *t, guint r, const predict_cfg *cfg, gboolean times, double *step_time_s,
                       meas_status *st, sim_request *rq, GError **err);
 
-/* The optional `time_fit` column of row r (docs/calibration.md): empty or `yes`, the timing fit of
- * calibrate uses the row's step time; `no`, it leaves the time out (the memory fit and validate
- * still use the row). *use is TRUE without the column. FALSE with err for any other value. */
-gboolean val_time_fit(const csv_table *t, guint r, gboolean *use, GError **err);
-
 /* Rows of measured tables: checks columns, predicts every row with cfg. Returns GArray of val_row. */
 GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err);
 /* The per-setting statistics (settings in order of first appearance) followed by the total. */

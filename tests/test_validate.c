@@ -376,7 +376,7 @@ END_TEST
 
 /* time_fit no: the timing fit leaves the row's time out, so a table with an extra such row (a time
  * 100x off) fits the same profile as the table without it, and counted it fits another; an unknown
- * value or no usable row stops the fit. */
+ * value or no usable row stops the fit; the memory fit still counts the row's label. */
 #define TIME_FIT_HEADER "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,status,step_time_s,time_fit\n"
 START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
 {
@@ -403,6 +403,21 @@ START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
   g_clear_error(&err);
   ck_assert(!calib_run(p_none, 1, &cc, &f_bad, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "no row measured ok"));
+  g_clear_error(&err);
+  /* the memory fit reads the labels of every row, time_fit no or not: same rows, same fit */
+  calmem_fit m_one, m_none;
+  ck_assert(calmem_run(p_one, 1, &cc.pred, NULL, &m_one, &err));
+  ck_assert(calmem_run(p_none, 1, &cc.pred, NULL, &m_none, &err));
+  ck_assert_int_eq(m_none.rows, 1);
+  ck_assert_int_eq(m_none.rows, m_one.rows);
+  ck_assert_double_eq(m_none.fragmentation, m_one.fragmentation);
+  /* the pre-check stops an all-`no` table before any fit, and a bad value even for --fit memory */
+  ck_assert(!calib_check_tables(p_none, 1, &cc.pred, TRUE, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "no row measured ok"));
+  g_clear_error(&err);
+  ck_assert(calib_check_tables(p_none, 1, &cc.pred, FALSE, &err));
+  ck_assert(!calib_check_tables(p_bad, 1, &cc.pred, FALSE, &err));
+  ck_assert_str_eq(err->message, want);
   g_clear_error(&err);
   g_unlink(one);
   g_unlink(two);

@@ -24,7 +24,7 @@ die() { echo "excess-periods: $*" >&2; exit 2; }
 [ $# -ge 1 ] && [ $# -le 5 ] || die "usage: bash bench/excess-periods.sh PREDICTED.csv [MODEL [KERNEL [PP [MAXTP]]]]"
 [ -r "$1" ] || die "cannot read '$1'"
 pp=${4:-2} maxtp=${5:-2}
-[[ "$pp" =~ ^[2-9][0-9]*$ ]] || die "PP '$pp' must be an integer >= 2"
+[[ "$pp" =~ ^[0-9]+$ ]] && (( 10#$pp >= 2 )) || die "PP '$pp' must be an integer >= 2"
 [[ "$maxtp" =~ ^[1-9][0-9]*$ ]] || die "MAXTP '$maxtp' must be a positive integer"
 awk -F, -v model="${2:-.}" -v kernel="${3:-.}" -v PP="$pp" -v MAXTP="$maxtp" '
   function die(msg) { print "excess-periods: " msg > "/dev/stderr"; bad = 1; exit 2 }

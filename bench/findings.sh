@@ -28,13 +28,15 @@ awk '
     c[n] = cur
     return n
   }
-  { sub(/\r$/, ""); nf = csv($0, v) }
+  { sub(/\r$/, ""); split("", v); nf = csv($0, v) }
   NR == 1 {
+    ncol = nf
     for (i = 1; i <= nf; i++) col[v[i]] = i
     split("setting layout status step_time_s pred_status pred_step_time_s", need, " ")
     for (k in need) if (!(need[k] in col)) die("no column " need[k] " (give it layoutsim validate -o output)")
     next
   }
+  nf != ncol { die("row " NR ": " nf " cells, the header has " ncol) }
   {
     # layout: "tpA ppB mbC spD CHECKPOINTING KERNEL"
     if (split(v[col["layout"]], f, " ") != 6) die("row " NR ": layout \"" v[col["layout"]] "\" is not tp pp mb sp checkpointing kernel")
@@ -42,6 +44,7 @@ awk '
     n++; S[n] = s; TP[n] = tp; PP[n] = pp; MB[n] = mb; SP[n] = f[4]; CK[n] = f[5]; KE[n] = f[6]
     T["p", n] = v[col["pred_status"]] == "ok" ? v[col["pred_step_time_s"]] + 0 : 0
     T["m", n] = v[col["status"]] == "ok" ? v[col["step_time_s"]] + 0 : 0
+    if ((s, tp, pp, mb, SP[n], CK[n], KE[n]) in id) die("row " NR ": " s ", " v[col["layout"]] " appears twice")
     id[s, tp, pp, mb, SP[n], CK[n], KE[n]] = n
     if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
   }

@@ -2,11 +2,13 @@
 # Leave one model out: calibrate on one model's measured runs, validate on the other's, both ways
 # (docs/calibration.md, "Leave one model out"). The out-of-sample error is the figure that tells how
 # the simulator will do on settings it was not fitted to.
-#   1. bench/study-runs.sh writes the study's runs, annotated with each run's partition, to WORK_DIR/study;
+#   1. bench/study-runs.sh writes the study's runs, annotated with each run's partition and time_fit,
+#      to WORK_DIR/study;
 #   2. for each of llama-13b and llama-65b: layoutsim calibrate (fragmentation and timing, from the
 #      prior profile, 31 evaluations) on that model's files -> WORK_DIR/cal-MODEL.json;
 #   3. layoutsim validate of the other model's files with that profile: all their rows, then the rows
-#      a fit would use (those not marked time_fit no by study-runs.sh, copies in WORK_DIR/fit-rows).
+#      a timing fit would use (without those marked time_fit no by study-runs.sh, whose oom rows go
+#      too, so the OOM accuracy there is over fewer labels; copies in WORK_DIR/fit-rows).
 # WORK_DIR must lie outside the repository (it holds copies of the study's data). About 25 minutes
 # on 2 cores. Usage: bash bench/loo.sh PAPER_DIR WORK_DIR [JOBS]
 set -euo pipefail
@@ -25,7 +27,7 @@ for fit in 13b 65b; do
   [ ${#train[@]} -gt 0 ] && [ ${#test[@]} -gt 0 ] || die "no llama$fit-*.csv or llama$other-*.csv in '$1'"
   echo "== fit on llama-$fit, validate on llama-$other"
   "$bin" calibrate "${train[@]}" --profile a100-sxm4-80gb-prior -o "$2/cal-$fit.json" --max-evals 31 -j "$jobs" \
-    2> >(grep -E "best objective|fragmentation [0-9]" >&2)
+    2> >(grep -E "best objective|fragmentation [0-9]|rows measured ok" >&2)
   "$bin" validate "${test[@]}" --profile "$2/cal-$fit.json" -j "$jobs"
   echo "== the same, without the rows marked time_fit no"
   mkdir -p "$2/fit-rows"

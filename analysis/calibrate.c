@@ -3,9 +3,8 @@
  * Objective: the mean over settings (model, seq_len, gpus) of the mean
  * squared log error log(T_pred / T_meas) over the setting's rows measured
  * ok and not marked `time_fit` no; a setting with few rows weighs as much
- * as a large sweep. Rows
- * predicted OOM still count by their simulated time (the memory model is
- * not being fitted here). A row whose simulation fails adds a large
+ * as a large sweep. Rows predicted OOM still count by their simulated time
+ * (the memory model is not being fitted here). A row whose simulation fails adds a large
  * constant penalty. Plus a prior: prior_weight times the sum over the
  * constants of ((x - x0) / range)^2 (log scale where the range spans
  * decades), x0 the starting profile's value.
@@ -163,6 +162,17 @@ static gboolean row_time_fit(const csv_table *t, guint r, gboolean *use, GError 
   return FALSE;
 }
 
+/* Row r of table `path` as the fits read it: val_read_row and the time_fit cell; an error names the
+ * file and row. */
+static gboolean read_row(const csv_table *t, guint r, const char *path, const predict_cfg *cfg, gboolean times,
+                         double *meas, meas_status *st, sim_request *rq, gboolean *use, GError **err)
+{
+  GError *e = NULL;
+  if (val_read_row(t, r, cfg, times, meas, st, rq, &e) && row_time_fit(t, r, use, &e)) return TRUE;
+  g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
+  return FALSE;
+}
+
 static const char NO_TARGETS[] =
     "calibrate: no row measured ok with a step_time_s to fit (rows marked time_fit no do not count)";
 
@@ -178,12 +188,8 @@ gboolean calib_check_tables(const char *const *paths, int n_paths, const predict
       double meas;
       meas_status st;
       sim_request rq;
-      GError *e = NULL;
       gboolean use;
-      if (!val_read_row(t, r, cfg, times, &meas, &st, &rq, &e) || !row_time_fit(t, r, &use, &e)) {
-        g_propagate_prefixed_error(err, e, "%s row %u: ", paths[f], r + 2);
-        return FALSE;
-      }
+      if (!read_row(t, r, paths[f], cfg, times, &meas, &st, &rq, &use, err)) return FALSE;
       if (st == MEAS_OK && use) n_targets++;
     }
   }
@@ -204,12 +210,8 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
     double meas; /* NAN unless measured ok */
     meas_status st;
     sim_request rq;
-    GError *e = NULL;
     gboolean use;
-    if (!val_read_row(t, r, &pb->cfg->pred, TRUE, &meas, &st, &rq, &e) || !row_time_fit(t, r, &use, &e)) {
-      g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
-      return FALSE;
-    }
+    if (!read_row(t, r, path, &pb->cfg->pred, TRUE, &meas, &st, &rq, &use, err)) return FALSE;
     if (st == MEAS_OK && use) add_target(pb, settings, t, r, &rq, meas);
     if (st == MEAS_OK && !use) pb->n_time_fit_no++;
   }

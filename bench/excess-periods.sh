@@ -12,9 +12,7 @@
 # shape explains the rows.
 # Input: `layoutsim predict` output of measured runs (the layout columns, status, step_time_s,
 # pred_status, pred_step_time_s). Rows are those measured ok and predicted ok whose model matches
-# MODEL and whose attention kernel matches KERNEL (awk regular expressions). Cells are split at
-# commas: a quoted cell with a comma before the columns read here (pred_error comes last) would
-# shift them.
+# MODEL and whose attention kernel matches KERNEL (awk regular expressions).
 # Usage: bash bench/excess-periods.sh PREDICTED.csv [MODEL [KERNEL [PP [MAXTP]]]]
 #   e.g. for f in /tmp/study/llama13b-*.csv; do layoutsim predict "$f" -o "/tmp/p-${f##*/}" -j 2; done
 #        awk 'FNR > 1 || NR == 1' /tmp/p-llama13b-*.csv > /tmp/p13.csv
@@ -26,21 +24,18 @@ die() { echo "excess-periods: $*" >&2; exit 2; }
 pp=${4:-2} maxtp=${5:-2}
 [[ "$pp" =~ ^[0-9]+$ ]] && (( 10#$pp >= 2 )) || die "PP '$pp' must be an integer >= 2"
 [[ "$maxtp" =~ ^[1-9][0-9]*$ ]] || die "MAXTP '$maxtp' must be a positive integer"
-awk -F, -v model="${2:-.}" -v kernel="${3:-.}" -v PP="$pp" -v MAXTP="$maxtp" '
-  function die(msg) { print "excess-periods: " msg > "/dev/stderr"; bad = 1; exit 2 }
-  { sub(/\r$/, "") }
+here=$(cd "$(dirname "$0")" && pwd -P)
+awk -v who=excess-periods -v model="${2:-.}" -v kernel="${3:-.}" -v PP="$pp" -v MAXTP="$maxtp" "$(cat "$here/csv.awk")"'
   NR == 1 {
-    for (i = 1; i <= NF; i++) col[$i] = i
-    split("model attention_kernel gpus global_batch micro_batch tp pp status step_time_s pred_status pred_step_time_s", need, " ")
-    for (k in need) if (!(need[k] in col)) die("no column " need[k] " (give it layoutsim predict output)")
+    need("model attention_kernel gpus global_batch micro_batch tp pp status step_time_s pred_status pred_step_time_s", "layoutsim predict output")
     next
   }
-  $col["status"] == "ok" && $col["pred_status"] == "ok" && $col["model"] ~ model && $col["attention_kernel"] ~ kernel {
-    m = $col["step_time_s"] + 0; p = $col["pred_step_time_s"] + 0
+  cell("status") == "ok" && cell("pred_status") == "ok" && cell("model") ~ model && cell("attention_kernel") ~ kernel {
+    m = cell("step_time_s") + 0; p = cell("pred_step_time_s") + 0
     if (m <= 0 || p <= 0) next
     n++; M[n] = m; P[n] = p; Q[n] = 0
-    tp = $col["tp"] + 0; pp = $col["pp"] + 0
-    m_b = $col["global_batch"] / ($col["gpus"] / (tp * pp) * $col["micro_batch"])
+    tp = cell("tp") + 0; pp = cell("pp") + 0
+    m_b = cell("global_batch") / (cell("gpus") / (tp * pp) * cell("micro_batch"))
     if (pp == PP && tp <= MAXTP) Q[n] = p / (m_b + pp - 1)
   }
   END {

@@ -13,38 +13,17 @@ set -euo pipefail
 die() { echo "findings: $*" >&2; exit 2; }
 [ $# -eq 1 ] || die "usage: bash bench/findings.sh ROWS.csv (the per-row table of layoutsim validate -o)"
 [ -r "$1" ] || die "cannot read '$1'"
-awk '
-  function die(msg) { print "findings: " msg > "/dev/stderr"; bad = 1; exit 2 }
-  # split a CSV line into c[1..]: fields may be quoted ("a, b"; "" inside is a quote)
-  function csv(line, c,    n, i, ch, q, cur) {
-    n = 1; cur = ""; q = 0
-    for (i = 1; i <= length(line); i++) {
-      ch = substr(line, i, 1)
-      if (q) { if (ch == "\"") { if (substr(line, i + 1, 1) == "\"") { cur = cur ch; i++ } else q = 0 } else cur = cur ch }
-      else if (ch == "\"") q = 1
-      else if (ch == ",") { c[n++] = cur; cur = "" }
-      else cur = cur ch
-    }
-    c[n] = cur
-    return n
-  }
-  { sub(/\r$/, ""); split("", v); nf = csv($0, v) }
-  NR == 1 {
-    ncol = nf
-    for (i = 1; i <= nf; i++) col[v[i]] = i
-    split("setting layout status step_time_s pred_status pred_step_time_s", need, " ")
-    for (k in need) if (!(need[k] in col)) die("no column " need[k] " (give it layoutsim validate -o output)")
-    next
-  }
-  nf != ncol { die("row " NR ": " nf " cells, the header has " ncol) }
+here=$(cd "$(dirname "$0")" && pwd -P)
+awk -v who=findings "$(cat "$here/csv.awk")"'
+  NR == 1 { need("setting layout status step_time_s pred_status pred_step_time_s", "layoutsim validate -o output"); next }
   {
     # layout: "tpA ppB mbC spD CHECKPOINTING KERNEL"
-    if (split(v[col["layout"]], f, " ") != 6) die("row " NR ": layout \"" v[col["layout"]] "\" is not tp pp mb sp checkpointing kernel")
-    s = v[col["setting"]]; tp = substr(f[1], 3); pp = substr(f[2], 3); mb = substr(f[3], 3)
+    if (split(cell("layout"), f, " ") != 6) die("row " NR ": layout \"" cell("layout") "\" is not tp pp mb sp checkpointing kernel")
+    s = cell("setting"); tp = substr(f[1], 3); pp = substr(f[2], 3); mb = substr(f[3], 3)
     n++; S[n] = s; TP[n] = tp; PP[n] = pp; MB[n] = mb; SP[n] = f[4]; CK[n] = f[5]; KE[n] = f[6]
-    T["p", n] = v[col["pred_status"]] == "ok" ? v[col["pred_step_time_s"]] + 0 : 0
-    T["m", n] = v[col["status"]] == "ok" ? v[col["step_time_s"]] + 0 : 0
-    if ((s, tp, pp, mb, SP[n], CK[n], KE[n]) in id) die("row " NR ": " s ", " v[col["layout"]] " appears twice")
+    T["p", n] = cell("pred_status") == "ok" ? cell("pred_step_time_s") + 0 : 0
+    T["m", n] = cell("status") == "ok" ? cell("step_time_s") + 0 : 0
+    if ((s, tp, pp, mb, SP[n], CK[n], KE[n]) in id) die("row " NR ": " s ", " cell("layout") " appears twice")
     id[s, tp, pp, mb, SP[n], CK[n], KE[n]] = n
     if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
   }

@@ -29,15 +29,16 @@ gb=$((4194304 / seq))
   done
 } > "$grid"
 "$bin" predict "$grid" -o "$out" -j "$jobs"
-awk -F, '
-  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-  $c["pred_status"] == "ok" {
-    t = $c["pred_step_time_s"] + 0
-    name = "tp" $c["tp"] " pp" $c["pp"] " mb" $c["micro_batch"] " sp" $c["sp"] " " $c["checkpointing"]
-    if ($c["sp"] == 0 && (!t0 || t < t0)) { t0 = t; n0 = name }
-    if ($c["sp"] == 1 && (!t1 || t < t1)) { t1 = t; n1 = name }
+awk -v who=sp-gain "$(cat "$here/csv.awk")"'
+  NR == 1 { need("tp pp micro_batch sp checkpointing pred_status pred_step_time_s", "layoutsim predict output"); next }
+  cell("pred_status") == "ok" {
+    t = cell("pred_step_time_s") + 0
+    name = "tp" cell("tp") " pp" cell("pp") " mb" cell("micro_batch") " sp" cell("sp") " " cell("checkpointing")
+    if (cell("sp") == 0 && (!t0 || t < t0)) { t0 = t; n0 = name }
+    if (cell("sp") == 1 && (!t1 || t < t1)) { t1 = t; n1 = name }
   }
   END {
+    if (bad) exit 2
     if (!t0 || !t1) { print "sp-gain: no layout predicted ok with " (!t0 ? "sp 0" : "sp 1") > "/dev/stderr"; exit 2 }
     printf "best without sp: %-32s %8.2f s\nbest with sp:    %-32s %8.2f s\ngain of sp: %+.1f%%\n", n0, t0, n1, t1, 100 * (t0 / t1 - 1)
   }' "$out"

@@ -36,9 +36,11 @@ static void style(FILE *f)
   fputs("</style>\n", f);
 }
 
-/* 1, 2 or 5 times a power of ten, about span/8. */
+/* 1, 2 or 5 times a power of ten, about span/8; 1 for an empty span (a zero-length step), so the
+ * axis loops that count ticks up to span always end. */
 static double tick_step(double span)
 {
+  if (!(span > 0) || !isfinite(span)) return 1;
   double raw = span / 8, mag = pow(10, floor(log10(raw)));
   return raw <= mag ? mag : raw <= 2 * mag ? 2 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
 }
@@ -304,7 +306,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
     ymax = MAX(ymax, w.peak);
   }
   int top = 46 + 14 * ((n + 4) / 5), plot_h = 360, height = top + plot_h + 50;
-  double y_gib = ceil(ymax * 1.05 / GIB / 10) * 10;
+  double y_gib = MAX(10, ceil(ymax * 1.05 / GIB / 10) * 10); /* at least one 10 GiB tick */
   lsim_outfile tf;
   gboolean ok = lsim_outfile_open(&tf, path, err);
   if (ok) {

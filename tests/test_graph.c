@@ -306,14 +306,36 @@ END_TEST
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
-  layout l = mk(12, 8, 1, 1, 8, 128, CKPT_NONE, 0);
+  layout l = mk(10, 4, 1, 1, 8, 128, CKPT_NONE, 0);
   GError *err = NULL;
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "gpus"));
+  ck_assert_ptr_nonnull(strstr(err->message, "gpus: 10 is not a multiple of tp*pp = 4"));
   g_clear_error(&err);
   l = mk(16, 8, 1, 1, 8, 128, CKPT_NONE, 0); /* 4 heads */
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "tp"));
+  ck_assert_str_eq(err->message, "tp: 8 does not divide the 4 attention heads of tiny (allowed: 1, 2, 4)");
+  g_clear_error(&err);
+  l = mk(8, 1, 9, 1, 8, 128, CKPT_NONE, 0); /* 8 layers */
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_str_eq(err->message, "pp: 9 exceeds the 8 layers of tiny (allowed: 1..8)");
+  g_clear_error(&err);
+  /* Inputs whose int products overflowed (tp*pp wrapping to 0 trapped in %, dp*micro_batch wrapping
+   * to a small number let an impossible layout through) fail on the field instead. */
+  l = mk(8, 65536, 65536, 1, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "tp: 65536"));
+  g_clear_error(&err);
+  l = mk(LAYOUT_MAX_GPUS, 1, 1, 65536, 8, 1, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 16384*65536"));
+  g_clear_error(&err);
+  l = mk(LAYOUT_MAX_GPUS + 1, 1, 1, 1, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "gpus: 16385 is more than the simulator can run (allowed: 1..16384"));
+  g_clear_error(&err);
+  l = mk(8, 1, 1, (LAYOUT_MAX_MICRO_BATCH_TOKENS / 128) + 1, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "micro_batch: 131073 sequences of 128 tokens"));
   g_clear_error(&err);
   l = mk(8, 1, 1, 3, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));

@@ -91,8 +91,10 @@ typedef struct graph {
   GHashTable *meta;    /* string -> string, free-form description (model, layout) */
 } graph;
 
-/* Largest world a graph file may declare (a million GPUs). */
-#define GRAPH_MAX_RANKS (1 << 20)
+/* Largest world a graph file may declare: the replay runs one SimGrid actor per rank, each with its own
+ * stack mapping, and Linux's default vm.max_map_count (65530) runs out a little above 32,000 actors
+ * (SimGrid then aborts); 16,384 ranks (2,048 DGX nodes) take about 6 minutes and 2.3 GB. */
+#define GRAPH_MAX_RANKS 16384
 /* Largest byte count (transfers, memory) and FLOP count an event may carry: far above any real step,
  * and small enough that a byte count converts exactly to SimGrid's integral message sizes. */
 #define GRAPH_MAX_BYTES 1e18

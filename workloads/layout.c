@@ -57,6 +57,16 @@ static gboolean fail(GError **err, const char *fmt, ...)
   return FALSE;
 }
 
+/* The tensor-parallel degrees a model allows: 1, 2, 4 or 8 (one 8-GPU node) dividing its heads. */
+static char *allowed_tp(const model *m)
+{
+  GString *s = g_string_new(NULL);
+  for (int t = 1; t <= 8; t *= 2)
+    if (m->heads % t == 0) g_string_append_printf(s, "%s%d", s->len ? ", " : "", t);
+  return g_string_free(s, FALSE);
+}
+
+/* Range checks come before any product is formed, and products are 64-bit, so no input overflows. */
 gboolean layout_validate(layout *l, const model *m, GError **err)
 {
   struct { const char *name; int v; } pos[] = {{"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp},
@@ -64,20 +74,32 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                                                {"global_batch", l->global_batch}, {"seq_len", l->seq_len}};
   for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
     if (pos[i].v < 1) return fail(err, "%s: must be a positive integer (got %d)", pos[i].name, pos[i].v);
+  if (l->gpus > LAYOUT_MAX_GPUS)
+    return fail(err, "gpus: %d is more than the simulator can run (allowed: 1..%d, one simulated process each)",
+                l->gpus, LAYOUT_MAX_GPUS);
+  g_autofree char *tps = allowed_tp(m);
+  if (l->tp > 8 || (8 % l->tp) != 0)
+    return fail(err, "tp: %d is not a power of two within one 8-GPU node (allowed for %s: %s)", l->tp, m->name, tps);
+  if (m->heads % l->tp != 0)
+    return fail(err, "tp: %d does not divide the %d attention heads of %s (allowed: %s)", l->tp, m->heads, m->name,
+                tps);
+  if (l->pp > m->layers)
+    return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);
   if (l->gpus % (l->tp * l->pp) != 0)
     return fail(err, "gpus: %d is not a multiple of tp*pp = %d (allowed: gpus = dp*tp*pp)", l->gpus, l->tp * l->pp);
-  if (l->tp > 8 || (8 % l->tp) != 0)
-    return fail(err, "tp: %d does not fit in one 8-GPU node (allowed: 1, 2, 4, 8)", l->tp);
-  if (m->heads % l->tp != 0)
-    return fail(err, "tp: %d does not divide the %d attention heads of %s", l->tp, m->heads, m->name);
-  if (l->pp > m->layers) return fail(err, "pp: %d exceeds the %d layers of %s", l->pp, m->layers, m->name);
   if (l->sp && l->seq_len % l->tp != 0)
-    return fail(err, "seq_len: %d must be a multiple of tp=%d with sequence parallelism", l->seq_len, l->tp);
+    return fail(err, "seq_len: %d must be a multiple of tp=%d with sequence parallelism (allowed: multiples of %d)",
+                l->seq_len, l->tp, l->tp);
+  if ((gint64)l->micro_batch * l->seq_len > LAYOUT_MAX_MICRO_BATCH_TOKENS)
+    return fail(err, "micro_batch: %d sequences of %d tokens is more than %d tokens per micro-batch (allowed: "
+                "micro_batch * seq_len <= %d)", l->micro_batch, l->seq_len, LAYOUT_MAX_MICRO_BATCH_TOKENS,
+                LAYOUT_MAX_MICRO_BATCH_TOKENS);
   l->dp = l->gpus / (l->tp * l->pp);
-  if (l->global_batch % (l->dp * l->micro_batch) != 0)
-    return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d", l->global_batch, l->dp,
-                l->micro_batch);
-  l->grad_accum = l->global_batch / (l->dp * l->micro_batch);
+  gint64 per_step = (gint64)l->dp * l->micro_batch; /* sequences per micro-batch step over all replicas */
+  if (l->global_batch % per_step != 0)
+    return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d (allowed: multiples of %" G_GINT64_FORMAT ")",
+                l->global_batch, l->dp, l->micro_batch, per_step);
+  l->grad_accum = (int)(l->global_batch / per_step);
   if (l->grad_accum > LAYOUT_MAX_MICRO_BATCHES)
     return fail(err,
                 "global_batch: %d gives %d micro-batches per step (global_batch / (dp*micro_batch)); allowed: at most "

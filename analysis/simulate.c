@@ -33,6 +33,25 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   return TRUE;
 }
 
+/* The task graph holds about 2 KB per (explicit rank, layer, micro-batch). With symmetry only one rank
+ * per stage is explicit and LAYOUT_MAX_MICRO_BATCHES bounds the graph; without it every rank is, so
+ * bound the product: 2^20 units is about 2 GB. */
+#define MAX_GRAPH_UNITS (1 << 20)
+
+static gboolean check_graph_size(const sim_request *rq, GError **err)
+{
+  if (rq->gen.symmetry) return TRUE;
+  gint64 layers = (rq->m.layers + rq->l.pp - 1) / rq->l.pp;
+  gint64 units = (gint64)rq->l.gpus * rq->l.grad_accum * layers;
+  if (units <= MAX_GRAPH_UNITS) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+              "gpus: %d ranks simulated one by one (--no-symmetry, or GPUs sharing NICs) x %d micro-batches x %"
+              G_GINT64_FORMAT " layers per stage is more than the simulator holds in memory (allowed: at most %d; "
+              "fewer GPUs or micro-batches, or one NIC per GPU without --no-symmetry)",
+              rq->l.gpus, rq->l.grad_accum, layers, MAX_GRAPH_UNITS);
+  return FALSE;
+}
+
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
@@ -47,7 +66,7 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
   rq->gen.gpus_per_node = node;
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
   if (rq->prof.nics_per_node < node) rq->gen.symmetry = FALSE;
-  return TRUE;
+  return check_graph_size(rq, err);
 }
 
 gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err)

@@ -58,6 +58,14 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
       goto out;
     }
   }
+  /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
+   * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
+  if (out->gpus_per_node > 128 || out->nics_per_node > 128) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %d is outside its allowed range [1, 128]", path,
+                out->gpus_per_node > 128 ? "gpus_per_node" : "nics_per_node",
+                out->gpus_per_node > 128 ? out->gpus_per_node : out->nics_per_node);
+    goto out;
+  }
   if (out->gpus_per_node % out->nics_per_node != 0) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nics_per_node (%d) must divide gpus_per_node (%d)", path,
                 out->nics_per_node, out->gpus_per_node);

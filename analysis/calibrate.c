@@ -410,6 +410,8 @@ static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *be
   }
 }
 
+int calib_min_evals(void) { return N_PARAMS + 2; }
+
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err)
 {
   problem pb = {0};

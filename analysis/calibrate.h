@@ -25,6 +25,10 @@
  * 0.001 of objective (mean squared log error), e.g. 7.7% -> 7.0% rms. */
 #define CALIB_PRIOR_WEIGHT 1e-3
 
+/* The fewest evaluations with which the timing fit can move: the start, one per free constant
+ * (the Jacobian) and one trial step. */
+int calib_min_evals(void);
+
 typedef struct calib_cfg {
   predict_cfg pred; /* start profile, capacity, generator options, jobs */
   int max_evals;

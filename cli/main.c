@@ -106,10 +106,10 @@ static const char *const USAGE =
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
     "\n"
     "CALIBRATE options:\n"
-    "  --max-evals N           objective evaluations of the timing fit (default 60)\n"
+    "  --max-evals N           objective evaluations of the timing fit, at least 11 (default 60)\n"
     "  --full                  full simulations instead of the fast mode\n"
     "  --check-fast            compare fast mode with full simulations on the rows the timing\n"
-    "                          fit uses; fit nothing\n"
+    "                          fit uses; fit and write nothing\n"
     "  --prior-weight W        weight of the pull of each constant towards its value in the\n"
     "                          starting profile (default 0.001; 0: none; docs/calibration.md)\n"
     "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
@@ -319,6 +319,14 @@ static int cmd_calibrate(cli_opts *o)
     return fail_msg("calibrate: --check-fast compares the timing simulations and fits nothing; it takes no --fit");
   if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
     return fail_msg("calibrate: --max-evals, --full and --prior-weight apply to the timing fit, not to --fit memory (its prior weight is fixed: docs/memory.md)");
+  if (o->calib_check_fast && (o->output || o->max_evals > 0 || o->calib_full || o->prior_weight_set))
+    return fail_msg("calibrate: --check-fast compares fast mode with full simulations and writes no profile; it takes no -o, --max-evals, --full or --prior-weight");
+  if (o->max_evals > 0 && o->max_evals < calib_min_evals()) {
+    g_autofree char *msg = g_strdup_printf("--max-evals: invalid value '%d' (allowed: an integer >= %d: the start, one "
+                                           "evaluation per free constant and one trial step)",
+                                           o->max_evals, calib_min_evals());
+    return fail_msg(msg);
+  }
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   calib_cfg cc = {.pred = predict_cfg_of(o),
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,

@@ -117,13 +117,21 @@ typedef struct worker {
   guint row;
 } worker;
 
-static void start_worker(worker *w, sim_request *rq, guint row)
+/* Fork a process that simulates one row and writes its prediction into a pipe. FALSE (errno kept,
+ * nothing left open) when the system refuses a pipe or a process: too many -j for its limits. */
+static gboolean start_worker(worker *w, sim_request *rq, guint row)
 {
   int fds[2];
-  if (pipe(fds) != 0) g_error("pipe: %s", g_strerror(errno));
+  if (pipe(fds) != 0) return FALSE;
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0) g_error("fork: %s", g_strerror(errno));
+  if (pid < 0) {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    errno = e;
+    return FALSE;
+  }
   if (pid == 0) {
     close(fds[0]);
     prediction p = predict_one(rq);
@@ -134,6 +142,7 @@ static void start_worker(worker *w, sim_request *rq, guint row)
   w->pid = pid;
   w->fd = fds[0];
   w->row = row;
+  return TRUE;
 }
 
 static void finish_worker(worker *w, int status, prediction *out)
@@ -173,8 +182,16 @@ prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
       }
       int slot = 0;
       while (ws[slot].pid) slot++;
-      start_worker(&ws[slot], &rq, next++);
-      running++;
+      if (start_worker(&ws[slot], &rq, next)) {
+        next++;
+        running++;
+        continue;
+      }
+      if (running > 0) break; /* out of processes or descriptors: wait for one to finish, then retry */
+      out[next].status = PRED_INVALID;
+      g_snprintf(out[next].error, sizeof out[next].error, "internal error: cannot start a simulation process (%s)",
+                 g_strerror(errno));
+      next++;
     }
     if (running == 0) break;
     int status;

@@ -171,7 +171,10 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     o->format = arg;
     return TRUE;
   case 'o': o->output = arg; return TRUE;
-  case 'j': return cli_parse_positive_int("jobs", arg, &o->jobs, err);
+  case 'j':
+    if (!cli_parse_positive_int("jobs", arg, &o->jobs, err)) return FALSE;
+    if (o->jobs > 1024) return bad(err, "jobs", arg, "an integer from 1 to 1024");
+    return TRUE;
   case O_PAJE: o->rq.replay.paje_path = arg; return TRUE;
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;

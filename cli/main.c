@@ -5,6 +5,7 @@
  * Owns: dispatch, help texts, output files. May not touch: simulation internals.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -292,6 +293,11 @@ static int cmd_validate(cli_opts *o)
   const val_row *rv = (const val_row *)rows->data;
   for (guint i = 0; i < rows->len; i++) /* rows that could not be predicted are left out of every statistic */
     if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
+  guint usable = 0;
+  for (guint i = 0; i < rows->len; i++) usable += !rv[i].invalid[0];
+  if (usable == 0)
+    return fail_msg("validate: no row could be compared (allowed: tables with at least one row whose layout and "
+                    "measured columns are valid; the messages above say why each row was left out)");
   g_autoptr(GArray) stats = val_summarize(rv, (int)rows->len);
   if (o->output && !val_write_rows(o->output, rv, (int)rows->len, &err)) return fail(err);
   if (!strcmp(o->format, "json")) {
@@ -454,12 +460,20 @@ static int help_command(const char *name)
   return 0;
 }
 
+/* A report that could not be written (a full disk, a closed pipe) is a failure, not a success. */
+static int stdout_flushed(int rc)
+{
+  if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+  fprintf(stderr, "layoutsim: cannot write standard output (%s)\n", g_strerror(errno));
+  return rc ? rc : 2;
+}
+
 int main(int argc, char **argv)
 {
   if (argc >= 3 && !strcmp(argv[1], "help")) return help_command(argv[2]);
   if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fputs(USAGE, stdout);
-    return 0;
+    return stdout_flushed(0);
   }
   for (int i = 2; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return help_command(argv[1]);
@@ -470,7 +484,7 @@ int main(int argc, char **argv)
     GError *err = NULL;
     int rc = cli_parse(&o, COMMANDS[i].name, COMMANDS[i].bit, argc - 1, argv + 1, &err) ? COMMANDS[i].run(&o) : fail(err);
     cli_opts_clear(&o);
-    return rc;
+    return stdout_flushed(rc);
   }
   g_autofree char *allowed = command_names();
   fprintf(stderr, "layoutsim: unknown command '%s' (allowed: %s)\n", argv[1], allowed);

@@ -293,6 +293,15 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
       {"\"groups\":[{\"ranks\":[0,\"x\"]}],\"programs\":[]}", "needs 'ranks', an array of integers"},
       {"\"groups\":[5],\"programs\":[]}", "group 0: needs 'ranks'"},
       {"\"groups\":[{\"ranks\":[0,1]},{\"ranks\":5}],\"programs\":[]}", "group 1: needs 'ranks'"},
+      /* integers are never truncated */
+      {"\"programs\":[{\"rank\":0.5,\"events\":[]}]}", "program field 'rank' must be an integer"},
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
+       "\"m\":2.5,\"n\":1,\"k\":1,\"flops\":1}]}]}", "field 'm' must be an integer"},
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"send\",\"peer\":\"1\",\"phase\":\"forward\"}]}]}",
+       "field 'peer' must be an integer"},
+      /* an attention time needs its sequence length and head size (it once ran forever: a "deadlock") */
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"attention\",\"phase\":\"forward\","
+       "\"variant\":5,\"m\":1,\"n\":0,\"k\":0,\"flops\":1e9}]}]}", "needs 'n' (sequence length) and 'k'"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *json = g_strconcat(head, cases[i].body, NULL);

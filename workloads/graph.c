@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -223,6 +224,18 @@ static int opt_int(const cJSON *o, const char *key, int dflt)
   return cJSON_IsNumber(v) ? v->valueint : dflt;
 }
 
+/* The first of `keys` present in o that is not an integer in int range, or NULL: integer fields are
+ * never truncated (a "rank" of 1.5 is an error, not rank 1). */
+static const char *non_integer_field(const cJSON *o, const char *const *keys)
+{
+  for (; *keys; keys++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
+    if (!v) continue;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > INT_MAX) return *keys;
+  }
+  return NULL;
+}
+
 static double opt_num(const cJSON *o, const char *key)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -245,6 +258,12 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   if (oi < 0) return bad(err, where, rank, idx, "field 'op' must name an operator class (see docs/graph-format.md)");
   int pi = ph ? name_index(ph, PHASE_NAMES, PH_N) : -1;
   if (pi < 0) return bad(err, where, rank, idx, "field 'phase' must be one of forward, backward, recompute, dp, optimizer");
+  static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer", NULL};
+  const char *bad_int = non_integer_field(o, INTS);
+  if (bad_int) {
+    g_autofree char *what = g_strdup_printf("field '%s' must be an integer", bad_int);
+    return bad(err, where, rank, idx, what);
+  }
   e->kind = (uint8_t)ki;
   e->op = (uint8_t)oi;
   e->phase = (uint8_t)pi;
@@ -279,6 +298,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
       return bad(err, where, rank, idx, "field 'flops' must be from 0 to 1e24");
     if (e->m < 0 || e->n < 0 || e->k < 0) return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0");
     if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0");
+    if (oi == OP_ATTENTION && e->flops > 0 && (e->n < 1 || e->k < 1)) /* the kernel model reads them */
+      return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) >= 1");
   } else {
     e->peer = opt_int(o, "peer", -1);
   }
@@ -289,6 +310,12 @@ static gboolean is_int(const cJSON *v) { return cJSON_IsNumber(v) && v->valuedou
 
 static gboolean parse_program(graph *g, const cJSON *o, const char *where, GError **err)
 {
+  static const char *const INTS[] = {"rank", "mirror_of", "active_from", NULL};
+  const char *bad_int = non_integer_field(o, INTS);
+  if (bad_int) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program field '%s' must be an integer", where, bad_int);
+    return FALSE;
+  }
   int rank = opt_int(o, "rank", -1);
   if (rank < 0 || rank >= g->world_size || g_ptr_array_index(g->programs, rank)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program with missing, out-of-range or repeated 'rank' (%d)",

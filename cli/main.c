@@ -471,7 +471,11 @@ static int stdout_flushed(int rc)
 int main(int argc, char **argv)
 {
   if (argc >= 3 && !strcmp(argv[1], "help")) return help_command(argv[2]);
-  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+  if (argc < 2) { /* no command is bad input: the usage goes to stderr */
+    fputs(USAGE, stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fputs(USAGE, stdout);
     return stdout_flushed(0);
   }

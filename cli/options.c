@@ -114,7 +114,9 @@ gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < 1 || v > 1000000000) return bad(err, opt, s, "a positive integer");
+  /* strict, as the CSV reader: no blanks (strtol would skip leading ones) */
+  if (errno || end == s || *end || !g_ascii_isdigit(*s) || v < 1 || v > 1000000000)
+    return bad(err, opt, s, "an integer from 1 to 1000000000");
   *out = (int)v;
   return TRUE;
 }

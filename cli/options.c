@@ -231,10 +231,16 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   optind = 1;
   opterr = 0;
   int c, idx = -1;
-  while ((c = getopt_long(argc, argv, "o:j:", LONG, &idx)) != -1) {
+  while ((c = getopt_long(argc, argv, ":o:j:", LONG, &idx)) != -1) { /* ':' first: a missing value is ':' */
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-    if (c == '?' || c == ':') {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option or missing value (see --help)", what);
+    if (c == ':') {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: needs a value (see layoutsim help %s)", what,
+                  command_name);
+      return FALSE;
+    }
+    if (c == '?') {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "%s: unknown or ambiguous option (allowed: the options of layoutsim help %s)", what, command_name);
       return FALSE;
     }
     if (!(applies_to(c) & command)) {

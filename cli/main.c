@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/predict.h"
 #include "analysis/calibrate.h"
@@ -152,6 +153,17 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   return o->output ? lsim_outfile_commit(&out_file, err) : TRUE;
 }
 
+/* Whether two names are one file: the same canonical name ("./t.svg" is "t.svg"), or one existing
+ * regular file (a symbolic link and its target, a hard link: same device and inode). */
+static gboolean same_file(const char *a, const char *b)
+{
+  g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
+  if (!strcmp(ca, cb)) return TRUE;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 /* Every output file must be writable, and named once, before anything is simulated, so that a
  * bad path fails fast and no other output is left behind (or silently overwritten by another). */
 static gboolean outputs_writable(const cli_opts *o, GError **err)
@@ -160,18 +172,14 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
                          o->rq.replay.paje_path};
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
-    g_autofree char *here = g_canonicalize_filename(paths[i], NULL); /* "./t.svg" is "t.svg" */
     for (size_t k = 0; k < i; k++) {
-      g_autofree char *there = paths[k] ? g_canonicalize_filename(paths[k], NULL) : NULL;
-      if (there && !strcmp(there, here)) {
+      if (paths[k] && same_file(paths[k], paths[i])) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: named for two outputs (allowed: one file per output)",
                     paths[i]);
         return FALSE;
       }
     }
-    lsim_outfile probe;
-    if (!lsim_outfile_open(&probe, paths[i], err)) return FALSE;
-    lsim_outfile_abort(&probe);
+    if (!lsim_outfile_check(paths[i], err)) return FALSE;
   }
   return TRUE;
 }

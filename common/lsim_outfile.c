@@ -7,28 +7,96 @@
 
 #include "lsim_error.h"
 
+#define MAX_LINKS 40 /* symbolic links followed in a chain, as the kernel's limit */
+
+typedef enum { VIA_TEMP, DIRECT, DIRECT_APPEND } write_mode;
+
 static void io_error(GError **err, const char *path, const char *why)
 {
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", path, why);
 }
 
+static gboolean same_file(const struct stat *st, int fd)
+{
+  struct stat o;
+  return fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* Follow `path` through symbolic links to the name that is not one (it may not exist). NULL
+ * (error names `path`) on a loop or an unreadable link. */
+static char *follow_links(const char *path, GError **err)
+{
+  char *cur = g_strdup(path);
+  for (int hops = 0;; hops++) {
+    struct stat ls;
+    if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode)) return cur;
+    char *target = hops < MAX_LINKS ? g_file_read_link(cur, NULL) : NULL;
+    if (!target) {
+      io_error(err, path, hops < MAX_LINKS ? "cannot read the symbolic link" : g_strerror(ELOOP));
+      g_free(cur);
+      return NULL;
+    }
+    if (!g_path_is_absolute(target)) { /* relative to the link's directory, as the kernel resolves it */
+      g_autofree char *dir = g_path_get_dirname(cur);
+      char *joined = g_build_filename(dir, target, NULL);
+      g_free(target);
+      target = joined;
+    }
+    g_free(cur);
+    cur = target;
+  }
+}
+
+/* How `path` is written; for VIA_TEMP, *dest is the name the temporary file replaces. */
+static gboolean plan(const char *path, write_mode *mode, char **dest, GError **err)
+{
+  struct stat st;
+  *dest = NULL;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      io_error(err, path, "is a directory");
+      return FALSE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      *mode = DIRECT;
+      return TRUE;
+    }
+    if (same_file(&st, STDOUT_FILENO) || same_file(&st, STDERR_FILENO)) {
+      *mode = DIRECT_APPEND;
+      return TRUE;
+    }
+  }
+  *mode = VIA_TEMP;
+  *dest = follow_links(path, err);
+  return *dest != NULL;
+}
+
 static void release(lsim_outfile *tf)
 {
   g_clear_pointer(&tf->path, g_free);
+  g_clear_pointer(&tf->dest, g_free);
   g_clear_pointer(&tf->tmp_path, g_free);
   tf->f = NULL;
 }
 
 gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
 {
-  tf->f = NULL;
-  tf->path = NULL;
-  tf->tmp_path = NULL;
-  if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-    io_error(err, path, "is a directory");
-    return FALSE;
+  *tf = (lsim_outfile){0};
+  write_mode mode;
+  char *dest;
+  if (!plan(path, &mode, &dest, err)) return FALSE;
+  if (mode != VIA_TEMP) {
+    fflush(stdout); /* appended to our own stdout: after what we printed there */
+    FILE *f = fopen(path, mode == DIRECT_APPEND ? "a" : "w");
+    if (!f) {
+      io_error(err, path, g_strerror(errno));
+      return FALSE;
+    }
+    tf->f = f;
+    tf->path = g_strdup(path);
+    return TRUE;
   }
-  char *tmp = g_strconcat(path, ".XXXXXX", NULL);
+  char *tmp = g_strconcat(dest, ".XXXXXX", NULL);
   int fd = g_mkstemp(tmp); /* mode 0600: give the file the mode a plain create would (0666 less the umask) */
   mode_t mask = umask(0);
   umask(mask);
@@ -40,23 +108,27 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
       unlink(tmp);
     }
     g_free(tmp);
+    g_free(dest);
     return FALSE;
   }
   tf->f = f;
   tf->path = g_strdup(path);
+  tf->dest = dest;
   tf->tmp_path = tmp;
   return TRUE;
 }
+
+const char *lsim_outfile_write_path(const lsim_outfile *tf) { return tf->tmp_path ? tf->tmp_path : tf->path; }
 
 gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
 {
   int code = ferror(tf->f) ? EIO : 0;
   if (fclose(tf->f) != 0 && !code) code = errno;
-  if (!code && rename(tf->tmp_path, tf->path) != 0) code = errno;
-  if (code) {
-    unlink(tf->tmp_path);
-    io_error(err, tf->path, g_strerror(code));
+  if (tf->tmp_path) {
+    if (!code && rename(tf->tmp_path, tf->dest) != 0) code = errno;
+    if (code) unlink(tf->tmp_path);
   }
+  if (code) io_error(err, tf->path, g_strerror(code));
   release(tf);
   return code == 0;
 }
@@ -65,6 +137,22 @@ void lsim_outfile_abort(lsim_outfile *tf)
 {
   if (!tf->f) return;
   fclose(tf->f);
-  unlink(tf->tmp_path);
+  if (tf->tmp_path) unlink(tf->tmp_path);
   release(tf);
+}
+
+gboolean lsim_outfile_check(const char *path, GError **err)
+{
+  write_mode mode;
+  g_autofree char *dest = NULL;
+  if (!plan(path, &mode, &dest, err)) return FALSE;
+  if (mode != VIA_TEMP) {
+    if (access(path, W_OK) == 0) return TRUE;
+    io_error(err, path, g_strerror(errno));
+    return FALSE;
+  }
+  lsim_outfile probe;
+  if (!lsim_outfile_open(&probe, path, err)) return FALSE;
+  lsim_outfile_abort(&probe);
+  return TRUE;
 }

@@ -1,9 +1,23 @@
-/* lsim_outfile -- atomic output files: write to a fresh temporary file
- * beside the target (PATH.XXXXXX, created exclusively, so no existing
- * file is ever touched), rename it over the target only when everything
- * was written, remove it otherwise. No reader ever sees half a file.
+/* lsim_outfile -- output files, never left half-written where that can be
+ * avoided. Every output of layoutsim (-o, --paje, --chrome-trace,
+ * --timeline-svg, ...) goes through here.
  *
- * Owns: the temp-file protocol. May not touch: what is written.
+ * - A regular file, or a name that does not exist yet: the content goes to
+ *   a fresh temporary file beside the target (TARGET.XXXXXX, created
+ *   exclusively, so no existing file is ever touched), renamed over the
+ *   target only when everything was written, removed otherwise. No reader
+ *   ever sees half a file.
+ * - A symbolic link is followed (to the end of a chain, dangling or not):
+ *   the temporary file goes beside the link's target and is renamed over
+ *   the target, so the link stays a link.
+ * - A name that exists and is not a regular file (a FIFO, a character
+ *   device such as /dev/null or a terminal, /dev/stdout on a pipe) is
+ *   opened and written directly: renaming over it would replace it. So is
+ *   a regular file that is this process's standard output or error
+ *   (`-o /dev/stdout >> log`), in append mode, as a write to stdout would.
+ *
+ * Owns: the choice between the two, the temp-file protocol, the one
+ * "PATH: cannot write (REASON)" error. May not touch: what is written.
  */
 #ifndef LSIM_OUTFILE_H
 #define LSIM_OUTFILE_H
@@ -13,16 +27,25 @@
 
 typedef struct lsim_outfile {
   FILE *f;
-  char *path, *tmp_path;
+  char *path;     /* the target as named (error messages) */
+  char *dest;     /* what the temporary file replaces: path with symbolic links followed */
+  char *tmp_path; /* the temporary file; NULL when the target is written directly */
 } lsim_outfile;
 
-/* Create a temporary file for `path`; FALSE (error names the path) if it cannot be created
- * or `path` is a directory. */
+/* Open `path` for writing as described above; FALSE (error names the path) if the temporary file
+ * cannot be created, the direct target cannot be opened, or `path` is a directory. Opening a FIFO
+ * waits for its reader. */
 gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err);
+/* The name the content goes to: the temporary file, or the target when written directly. For a
+ * writer that opens files by name itself (SimGrid's Paje tracer); tf->f stays open, unused. */
+const char *lsim_outfile_write_path(const lsim_outfile *tf);
 /* Close and rename to the target; on any write error, remove the temporary file and fail. */
 gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err);
-/* Close and remove the temporary file (after an error while producing the content, or after a
- * probe that only checks that the target can be written). */
+/* Close and remove the temporary file (after an error while producing the content). A target
+ * written directly keeps what was written to it. */
 void lsim_outfile_abort(lsim_outfile *tf);
+/* Check, before any work, that `path` could be opened as above, without touching it: no FIFO is
+ * opened (that would hand its reader an empty stream), no file created but a removed probe. */
+gboolean lsim_outfile_check(const char *path, GError **err);
 
 #endif

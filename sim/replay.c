@@ -10,7 +10,6 @@
  */
 #include "replay.h"
 
-#include <errno.h>
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -20,13 +19,13 @@
 #include <simgrid/semaphore.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <xbt/config.h>
 #include <xbt/asserts.h>
 #include <xbt/log.h>
 
 #include "collective.h"
 #include "common/lsim_error.h"
+#include "common/lsim_outfile.h"
 #include "platforms/kernel_cost.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
@@ -232,7 +231,7 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
   return pp;
 }
 
-static void init_simgrid(const replay_options *o, const char *paje_tmp)
+static void init_simgrid(const replay_options *o, const char *paje_file)
 {
   int argc = 1;
   char *argv[] = {"layoutsim", NULL};
@@ -242,10 +241,10 @@ static void init_simgrid(const replay_options *o, const char *paje_tmp)
   /* a deadlock is reported by replay_run as one line of ours; SimGrid's own report would be a second */
   xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.add:0");
   plat_configure();
-  if (paje_tmp) {
+  if (paje_file) {
     sg_cfg_set_boolean("tracing", "yes");
     sg_cfg_set_boolean("tracing/platform", "yes");
-    sg_cfg_set_string("tracing/filename", paje_tmp);
+    sg_cfg_set_string("tracing/filename", paje_file);
     sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
     if (o->paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
@@ -347,18 +346,13 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     return NULL;
   }
   gboolean tracing = o && o->paje_path;
-  /* SimGrid writes the trace as the run goes: to a temporary file renamed
-   * once the run succeeded (the open file follows the rename). */
-  g_autofree char *paje_tmp = tracing ? g_strdup_printf("%s.tmp%ld", o->paje_path, (long)getpid()) : NULL;
-  if (paje_tmp) { /* fail here, with one line, rather than inside SimGrid */
-    FILE *probe = fopen(paje_tmp, "w");
-    if (!probe) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->paje_path, g_strerror(errno));
-      return NULL;
-    }
-    fclose(probe);
-  }
-  init_simgrid(o, paje_tmp);
+  /* SimGrid writes the trace by name as the run goes: to lsim_outfile's temporary file, renamed once
+   * the run succeeded (SimGrid's open file follows the rename), or straight into a FIFO or device.
+   * Opening it here fails with one line rather than inside SimGrid. */
+  lsim_outfile paje = {0};
+  if (tracing && !lsim_outfile_open(&paje, o->paje_path, err)) return NULL;
+  const char *paje_file = tracing ? lsim_outfile_write_path(&paje) : NULL;
+  init_simgrid(o, paje_file);
   plat_build(pp);
   if (tracing) declare_trace_states();
   replay_result *res = g_new0(replay_result, 1);
@@ -378,15 +372,13 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
                   r, eng.ranks[r].cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op), e->peer);
       engine_clear(&eng);
       replay_result_free(res);
-      if (paje_tmp) unlink(paje_tmp);
+      lsim_outfile_abort(&paje);
       return NULL;
     }
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
   engine_clear(&eng);
-  if (paje_tmp && rename(paje_tmp, o->paje_path) != 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot write (%s)", o->paje_path, g_strerror(errno));
-    unlink(paje_tmp);
+  if (tracing && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);
     return NULL;
   }

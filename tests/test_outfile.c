@@ -1,0 +1,273 @@
+/* test_outfile -- where common/lsim_outfile puts an output: a regular file
+ * is replaced atomically (temporary file + rename, nothing left on abort); a
+ * symbolic link is followed and stays a link; a FIFO or character device is
+ * written directly and stays what it was; so is /dev/stdout's target (the
+ * pipe or file behind /proc/self/fd/1).
+ *
+ * Nothing here can replace /dev/null or /dev/stdout, even when run as root
+ * against a broken lsim_outfile: targets that must be written directly go
+ * through write_direct, which aborts (removing the temporary file, renaming
+ * nothing) if lsim_outfile chose a temporary file for them; /dev/stdout is
+ * imitated by a private link to /proc/self/fd/1, its own target. Every test
+ * forks (Check's default), so redirecting fd 1 stays inside the test.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "common/lsim_outfile.h"
+
+static char *tmpdir;
+
+static void setup(void) { tmpdir = g_dir_make_tmp("layoutsim-outfile-XXXXXX", NULL); }
+
+static void teardown(void)
+{
+  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+  ck_assert_int_eq(system(cmd), 0);
+  g_free(tmpdir);
+}
+
+static char *tmp_path(const char *name) { return g_build_filename(tmpdir, name, NULL); }
+
+/* Write `text` to `path` through lsim_outfile and commit. */
+static void write_through(const char *path, const char *text)
+{
+  lsim_outfile tf;
+  GError *err = NULL;
+  if (!lsim_outfile_open(&tf, path, &err)) ck_abort_msg("open %s: %s", path, err->message);
+  fputs(text, tf.f);
+  if (!lsim_outfile_commit(&tf, &err)) ck_abort_msg("commit %s: %s", path, err->message);
+}
+
+/* Write `text` to a target that must be written directly (a FIFO, a device, our stdout): fail,
+ * without renaming anything over it, if lsim_outfile would replace it. */
+static void write_direct(const char *path, const char *text)
+{
+  lsim_outfile tf;
+  GError *err = NULL;
+  if (!lsim_outfile_open(&tf, path, &err)) ck_abort_msg("open %s: %s", path, err->message);
+  if (tf.tmp_path) {
+    g_autofree char *tmp = g_strdup(tf.tmp_path);
+    lsim_outfile_abort(&tf);
+    ck_abort_msg("%s would be replaced (written to the temporary file %s)", path, tmp);
+  }
+  fputs(text, tf.f);
+  if (!lsim_outfile_commit(&tf, &err)) ck_abort_msg("commit %s: %s", path, err->message);
+}
+
+static char *contents(const char *path)
+{
+  char *text = NULL;
+  ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "%s: cannot read", path);
+  return text;
+}
+
+static int entries(const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  while (g_dir_read_name(d)) n++;
+  return n;
+}
+
+static mode_t lmode(const char *path)
+{
+  struct stat st;
+  ck_assert_msg(lstat(path, &st) == 0, "%s: %s", path, g_strerror(errno));
+  return st.st_mode;
+}
+
+START_TEST(test_regular_file_is_replaced_only_on_commit)
+{
+  g_autofree char *path = tmp_path("out.txt");
+  ck_assert(g_file_set_contents(path, "old\n", -1, NULL));
+  lsim_outfile tf;
+  ck_assert(lsim_outfile_open(&tf, path, NULL));
+  fputs("half", tf.f);
+  lsim_outfile_abort(&tf);
+  g_autofree char *kept = contents(path);
+  ck_assert_str_eq(kept, "old\n");
+  write_through(path, "new\n");
+  g_autofree char *now = contents(path);
+  ck_assert_str_eq(now, "new\n");
+  ck_assert_int_eq(entries(tmpdir), 1); /* no temporary file left either way */
+}
+END_TEST
+
+START_TEST(test_symlink_is_followed_and_its_target_replaced_atomically)
+{
+  /* link.txt -> sub/target.txt (relative, in another directory) */
+  g_autofree char *sub = tmp_path("sub"), *target = g_build_filename(sub, "target.txt", NULL);
+  g_autofree char *link = tmp_path("link.txt");
+  ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+  ck_assert(g_file_set_contents(target, "old\n", -1, NULL));
+  ck_assert_int_eq(symlink("sub/target.txt", link), 0);
+  write_through(link, "new\n");
+  ck_assert_msg(S_ISLNK(lmode(link)), "the link was replaced by a file");
+  ck_assert(S_ISREG(lmode(target)));
+  g_autofree char *now = contents(target);
+  ck_assert_str_eq(now, "new\n");
+  ck_assert_int_eq(entries(tmpdir), 2); /* sub and link.txt */
+  ck_assert_int_eq(entries(sub), 1);    /* the temporary file went beside the target and was renamed */
+  /* an abort leaves the target as it was, and nothing beside it */
+  lsim_outfile tf;
+  ck_assert(lsim_outfile_open(&tf, link, NULL));
+  ck_assert_ptr_nonnull(strstr(tf.tmp_path, "sub/target.txt."));
+  fputs("half", tf.f);
+  lsim_outfile_abort(&tf);
+  g_autofree char *kept = contents(target);
+  ck_assert_str_eq(kept, "new\n");
+  ck_assert_int_eq(entries(sub), 1);
+}
+END_TEST
+
+START_TEST(test_dangling_symlink_creates_its_target)
+{
+  g_autofree char *link = tmp_path("link.txt"), *target = tmp_path("target.txt");
+  ck_assert_int_eq(symlink("target.txt", link), 0);
+  write_through(link, "new\n");
+  ck_assert(S_ISLNK(lmode(link)));
+  g_autofree char *now = contents(target);
+  ck_assert_str_eq(now, "new\n");
+}
+END_TEST
+
+START_TEST(test_symlink_loop_fails_naming_the_path)
+{
+  g_autofree char *a = tmp_path("a"), *b = tmp_path("b");
+  ck_assert_int_eq(symlink("b", a), 0);
+  ck_assert_int_eq(symlink("a", b), 0);
+  lsim_outfile tf;
+  GError *err = NULL;
+  ck_assert(!lsim_outfile_open(&tf, a, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, a));
+  g_error_free(err);
+  ck_assert(S_ISLNK(lmode(a)) && S_ISLNK(lmode(b)));
+  ck_assert_int_eq(entries(tmpdir), 2);
+}
+END_TEST
+
+START_TEST(test_fifo_is_written_directly_and_stays_a_fifo)
+{
+  g_autofree char *fifo = tmp_path("ff");
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  /* the check opens nothing: with no reader, an open for writing would wait for ever */
+  ck_assert(lsim_outfile_check(fifo, NULL));
+  /* a reader that does not wait, so that the writer's open returns; the text fits the pipe buffer */
+  int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+  ck_assert_int_ge(rd, 0);
+  write_direct(fifo, "through the fifo\n");
+  char buf[64] = {0};
+  ssize_t n = read(rd, buf, sizeof buf - 1);
+  close(rd);
+  ck_assert_int_eq(n, (ssize_t)strlen("through the fifo\n"));
+  ck_assert_str_eq(buf, "through the fifo\n");
+  ck_assert_msg(S_ISFIFO(lmode(fifo)), "the FIFO was replaced");
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+END_TEST
+
+START_TEST(test_character_device_is_written_directly_and_stays_a_device)
+{
+  g_autofree char *link = tmp_path("null-link");
+  ck_assert_int_eq(symlink("/dev/null", link), 0);
+  ck_assert(lsim_outfile_check("/dev/null", NULL));
+  write_direct("/dev/null", "gone\n");
+  write_direct(link, "gone\n");
+  ck_assert_msg(S_ISCHR(lmode("/dev/null")), "/dev/null is no longer a character device");
+  ck_assert(S_ISLNK(lmode(link)));
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+END_TEST
+
+/* The imitation of /dev/stdout: a link to /proc/self/fd/1, /dev/stdout's own target. */
+static char *stdout_link(void)
+{
+  char *link = tmp_path("stdout");
+  ck_assert_int_eq(symlink("/proc/self/fd/1", link), 0);
+  return link;
+}
+
+START_TEST(test_stdout_on_a_pipe_is_written_directly)
+{
+  g_autofree char *link = stdout_link();
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  fflush(stdout);
+  ck_assert_int_ge(dup2(p[1], STDOUT_FILENO), 0);
+  close(p[1]);
+  write_direct(link, "piped\n");
+  ck_assert_int_ge(dup2(STDERR_FILENO, STDOUT_FILENO), 0); /* the write end closes: EOF for the reader */
+  char buf[64] = {0};
+  ssize_t n = read(p[0], buf, sizeof buf - 1);
+  ck_assert_int_eq(n, 6);
+  ck_assert_str_eq(buf, "piped\n");
+  ck_assert(S_ISLNK(lmode(link)));
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+END_TEST
+
+START_TEST(test_stdout_on_a_file_is_appended_to_not_replaced)
+{
+  /* `-o /dev/stdout >> log`: the file the shell opened keeps what it had and gets the output after it */
+  g_autofree char *link = stdout_link(), *log = tmp_path("log");
+  ck_assert(g_file_set_contents(log, "before\n", -1, NULL));
+  struct stat before, after;
+  ck_assert_int_eq(stat(log, &before), 0);
+  int fd = open(log, O_WRONLY | O_APPEND);
+  ck_assert_int_ge(fd, 0);
+  fflush(stdout);
+  ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
+  close(fd);
+  write_direct(link, "output\n");
+  ck_assert_int_eq(stat(log, &after), 0);
+  ck_assert_msg(before.st_ino == after.st_ino, "the log was replaced, not written");
+  g_autofree char *text = contents(log);
+  ck_assert_str_eq(text, "before\noutput\n");
+  ck_assert_int_eq(entries(tmpdir), 2);
+}
+END_TEST
+
+START_TEST(test_directory_and_missing_directory_fail_naming_the_path)
+{
+  g_autofree char *missing = tmp_path("missing/out.txt");
+  const char *bad[] = {tmpdir, missing};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    lsim_outfile tf;
+    GError *err = NULL;
+    ck_assert(!lsim_outfile_check(bad[i], &err));
+    ck_assert_ptr_nonnull(strstr(err->message, bad[i]));
+    g_clear_error(&err);
+    ck_assert(!lsim_outfile_open(&tf, bad[i], &err));
+    ck_assert_ptr_nonnull(strstr(err->message, bad[i]));
+    g_clear_error(&err);
+  }
+  ck_assert_int_eq(entries(tmpdir), 0);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("outfile");
+  TCase *tc = tcase_create("targets");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_regular_file_is_replaced_only_on_commit);
+  tcase_add_test(tc, test_symlink_is_followed_and_its_target_replaced_atomically);
+  tcase_add_test(tc, test_dangling_symlink_creates_its_target);
+  tcase_add_test(tc, test_symlink_loop_fails_naming_the_path);
+  tcase_add_test(tc, test_fifo_is_written_directly_and_stays_a_fifo);
+  tcase_add_test(tc, test_character_device_is_written_directly_and_stays_a_device);
+  tcase_add_test(tc, test_stdout_on_a_pipe_is_written_directly);
+  tcase_add_test(tc, test_stdout_on_a_file_is_appended_to_not_replaced);
+  tcase_add_test(tc, test_directory_and_missing_directory_fail_naming_the_path);
+  suite_add_tcase(s, tc);
+  return check_run(s);
+}

@@ -184,6 +184,20 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
   return TRUE;
 }
 
+/* validate and calibrate read measured tables: -o must not replace one of them (predict IN -o IN,
+ * filling in the predictions in place, is allowed). */
+static gboolean output_not_an_input(const cli_opts *o, GError **err)
+{
+  for (guint i = 0; o->output && i < o->positional->len; i++) {
+    if (same_file(o->positional->pdata[i], o->output)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "-o: '%s' is one of the input tables (allowed: a different file)",
+                  o->output);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* Ranks traced in full by default: beyond this, one data-parallel replica. */
 #define TRACE_ALL_RANKS_LIMIT 64
 
@@ -293,7 +307,7 @@ static int cmd_validate(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
-  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !output_not_an_input(o, &err) || !outputs_writable(o, &err)) return fail(err);
   predict_cfg cfg = predict_cfg_of(o);
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
@@ -342,7 +356,7 @@ static int cmd_calibrate(cli_opts *o)
                                            o->max_evals, calib_min_evals());
     return fail_msg(msg);
   }
-  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !output_not_an_input(o, &err) || !outputs_writable(o, &err)) return fail(err);
   calib_cfg cc = {.pred = predict_cfg_of(o),
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};

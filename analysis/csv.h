@@ -17,7 +17,7 @@ typedef struct csv_table {
 csv_table *csv_read(const char *path, GError **err);
 /* An empty table with these n column names (copied). */
 csv_table *csv_new(const char *const *columns, guint n);
-/* Write atomically (temp file + rename). */
+/* Write through lsim_outfile (a regular file atomically: temp file + rename). */
 gboolean csv_write(const csv_table *t, const char *path, GError **err);
 void csv_free(csv_table *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(csv_table, csv_free)

@@ -209,7 +209,7 @@ static tl_mem_model trace_mem_model(const gpu_profile *p)
   return mm;
 }
 
-/* Every trace file the options ask for, each written atomically. */
+/* Every trace file the options ask for, each through lsim_outfile (atomically for a regular file). */
 static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError **err)
 {
   const timeline *tl = &out->tl;

@@ -12,7 +12,7 @@
 
 /* Parse a whole file; NULL and err set on failure. Caller owns the tree. */
 cJSON *lsim_json_read_file(const char *path, GError **err);
-/* Write a tree to path atomically (temp file + rename): no partial file on error. */
+/* Write a tree to path through lsim_outfile (a regular file atomically: no partial file on error). */
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
 
 gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, const char *where, GError **err);

@@ -16,7 +16,7 @@
 
 #include "timeline.h"
 
-/* Write the ranks `sel` of `tl` to `path` atomically. */
+/* Write the ranks `sel` of `tl` to `path` through lsim_outfile (atomically for a regular file). */
 gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,
                             GError **err);
 

@@ -6,9 +6,10 @@
  * m = 16 / 2 = 8 micro-batches per replica. Every test forks (Check's
  * default), so each runs its own SimGrid engine.
  *
- * pj_dump (Debian pajeng) and xmllint (Debian libxml2-utils) are run when
- * present; a test that needs a missing one prints SKIP and passes. CI
- * installs both.
+ * The Paje and SVG cases check the files with pj_dump (Debian pajeng) and
+ * xmllint (Debian libxml2-utils): `test_traces paje` and `test_traces svg`
+ * run them alone, as their own meson tests (tests/meson.build), and exit 77
+ * (meson: SKIP) when the tool is missing. CI installs both (tools/setup.sh).
  */
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -74,7 +75,7 @@ static tl_ranks all_ranks(const timeline *tl)
 static gboolean have(const char *tool)
 {
   g_autofree char *p = g_find_program_in_path(tool);
-  if (!p) fprintf(stderr, "SKIP: %s not found (CI installs it: Debian packages pajeng, libxml2-utils)\n", tool);
+  if (!p) fprintf(stderr, "SKIP: %s not found (tools/setup.sh installs it: Debian packages pajeng, libxml2-utils)\n", tool);
   return p != NULL;
 }
 
@@ -103,7 +104,6 @@ static int cat_index(const char *name)
 
 START_TEST(test_paje_state_durations_add_up_to_the_step_per_gpu_within_1us)
 {
-  if (!have("pj_dump")) return;
   g_autofree char *trace = tmp_path("t.trace");
   sim_outcome out = {0};
   simulate(&out, trace);
@@ -281,7 +281,6 @@ static int xpath_count(const char *file, const char *expr)
 
 START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch)
 {
-  if (!have("xmllint")) return;
   g_autofree char *path = tmp_path("t.svg"), *stages_path = tmp_path("s.svg"), *mem = tmp_path("m.svg");
   sim_outcome out = {0};
   simulate(&out, NULL);
@@ -412,18 +411,40 @@ START_TEST(test_unwritable_output_fails_with_the_path_and_leaves_no_file)
 }
 END_TEST
 
-int main(void)
+/* A test case of `tests`, with the temporary-directory fixture. */
+static TCase *views_case(const char *name, const TTest *const *tests, size_t n)
 {
-  Suite *s = suite_create("traces");
-  TCase *tc = tcase_create("views");
+  TCase *tc = tcase_create(name);
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_add_test(tc, test_paje_state_durations_add_up_to_the_step_per_gpu_within_1us);
-  tcase_add_test(tc, test_chrome_json_parses_and_every_slice_lies_within_the_step);
-  tcase_add_test(tc, test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it);
-  tcase_add_test(tc, test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch);
-  tcase_add_test(tc, test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction);
-  tcase_add_test(tc, test_trace_ranks_dp0_lists_and_bad_values);
-  tcase_add_test(tc, test_unwritable_output_fails_with_the_path_and_leaves_no_file);
-  suite_add_tcase(s, tc);
+  for (size_t i = 0; i < n; i++) tcase_add_test(tc, tests[i]);
+  return tc;
+}
+
+/* No argument: the cases that need no external tool. "paje", "svg": the case checked with pj_dump,
+ * with xmllint; exit status 77 (meson: SKIP) when that tool is missing. */
+int main(int argc, char **argv)
+{
+  const TTest *const views[] = {
+      test_chrome_json_parses_and_every_slice_lies_within_the_step,
+      test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it,
+      test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction,
+      test_trace_ranks_dp0_lists_and_bad_values,
+      test_unwritable_output_fails_with_the_path_and_leaves_no_file};
+  const TTest *const paje[] = {test_paje_state_durations_add_up_to_the_step_per_gpu_within_1us};
+  const TTest *const svg[] = {test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch};
+  const char *only = argc > 1 ? argv[1] : "";
+  Suite *s = suite_create("traces");
+  if (!*only) {
+    suite_add_tcase(s, views_case("views", views, G_N_ELEMENTS(views)));
+  } else if (!strcmp(only, "paje")) {
+    if (!have("pj_dump")) return 77;
+    suite_add_tcase(s, views_case("paje", paje, G_N_ELEMENTS(paje)));
+  } else if (!strcmp(only, "svg")) {
+    if (!have("xmllint")) return 77;
+    suite_add_tcase(s, views_case("svg", svg, G_N_ELEMENTS(svg)));
+  } else {
+    fprintf(stderr, "test_traces: unknown case '%s' (allowed: paje, svg, or none for the rest)\n", only);
+    return 2;
+  }
   return check_run(s);
 }

@@ -256,7 +256,10 @@ END_TEST
 /* Load `json` from a temporary file; returns the error message (caller frees) or NULL if it loaded. */
 static char *load_error(const char *json)
 {
-  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "layoutsim-test-bad-graph.json", NULL);
+  g_autofree char *path = NULL; /* a unique name: concurrent test runs do not clobber each other */
+  int fd = g_file_open_tmp("layoutsim-test-bad-graph-XXXXXX.json", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
   ck_assert(g_file_set_contents(path, json, -1, NULL));
   GError *err = NULL;
   graph *g = graph_load(path, &err);

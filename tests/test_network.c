@@ -205,7 +205,10 @@ START_TEST(test_replay_of_saved_graph_equals_simulate)
   sim_request rq = small_request();
   ck_assert(layout_validate(&rq.l, &rq.m, NULL));
   g_autoptr(graph) g = gen_graph(&rq.m, &rq.l, &rq.gen, NULL);
-  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "layoutsim-test-graph.json", NULL);
+  g_autofree char *path = NULL; /* a unique name: concurrent test runs do not clobber each other */
+  int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
   ck_assert(graph_save(g, path, NULL));
   step_case direct = {NULL, TRUE}, replayed = {path, TRUE};
   double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];

@@ -93,6 +93,8 @@ typedef struct job {
 } job;
 
 typedef struct target {
+  const char *path; /* the table and line the row comes from (--check-fast names it) */
+  guint line;
   double meas_s;
   int setting;
   int m, m1, m2; /* m1 = 0: simulated in full */
@@ -123,8 +125,10 @@ static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, in
   g_array_append_val(pb->jobs, j);
 }
 
-/* Row r of t, measured ok in meas seconds: its setting, its target and the simulations it needs. */
-static void add_target(problem *pb, GPtrArray *settings, const csv_table *t, guint r, const sim_request *rq, double meas)
+/* Row r of t (read from path), measured ok in meas seconds: its setting, its target and the
+ * simulations it needs. */
+static void add_target(problem *pb, GPtrArray *settings, const char *path, const csv_table *t, guint r,
+                       const sim_request *rq, double meas)
 {
   g_autofree char *key = g_strdup_printf("%s %d %d", rq->m.name, rq->l.seq_len, rq->l.gpus);
   int s = -1;
@@ -134,7 +138,7 @@ static void add_target(problem *pb, GPtrArray *settings, const csv_table *t, gui
     g_ptr_array_add(settings, g_steal_pointer(&key));
     s = (int)settings->len - 1;
   }
-  target tg = {.meas_s = meas, .setting = s, .m = rq->l.grad_accum};
+  target tg = {.path = path, .line = csv_row_line(t, r), .meas_s = meas, .setting = s, .m = rq->l.grad_accum};
   int ti = (int)pb->targets->len;
   int m1, m2;
   if (pb->cfg->fast && calib_fast_counts(rq->l.pp, rq->l.grad_accum, &m1, &m2)) {
@@ -169,7 +173,7 @@ static gboolean read_row(const csv_table *t, guint r, const char *path, const pr
 {
   GError *e = NULL;
   if (val_read_row(t, r, cfg, times, meas, st, rq, &e) && row_time_fit(t, r, use, &e)) return TRUE;
-  g_propagate_prefixed_error(err, e, "%s row %u: ", path, r + 2);
+  g_propagate_prefixed_error(err, e, "%s line %u: ", path, csv_row_line(t, r));
   return FALSE;
 }
 
@@ -212,7 +216,7 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
     sim_request rq;
     gboolean use;
     if (!read_row(t, r, path, &pb->cfg->pred, TRUE, &meas, &st, &rq, &use, err)) return FALSE;
-    if (st == MEAS_OK && use) add_target(pb, settings, t, r, &rq, meas);
+    if (st == MEAS_OK && use) add_target(pb, settings, path, t, r, &rq, meas);
     if (st == MEAS_OK && !use) pb->n_time_fit_no++;
   }
   return TRUE;
@@ -457,8 +461,8 @@ gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg
       const target *ta = &g_array_index(a.targets, target, i), *tb = &g_array_index(b.targets, target, i);
       if (!tb->m1 || ta->failed || tb->failed) continue;
       double dev = fabs(target_pred(tb) - ta->t_full) / ta->t_full;
-      fprintf(f, "row %3u: m %4d  m1 %3d  m2 %3d  full %10.4f s  fast %10.4f s  deviation %.4f%%\n", i, tb->m, tb->m1,
-              tb->m2, ta->t_full, target_pred(tb), 100 * dev);
+      fprintf(f, "%s line %u: m %4d  m1 %3d  m2 %3d  full %10.4f s  fast %10.4f s  deviation %.4f%%\n", ta->path,
+              ta->line, tb->m, tb->m1, tb->m2, ta->t_full, target_pred(tb), 100 * dev);
       worst = MAX(worst, dev);
       sum += dev;
       n++;

@@ -93,7 +93,7 @@ static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray 
     g_array_append_val(ran, r_ok);
   }
   if (e) {
-    g_propagate_prefixed_error(err, e, "row %u: ", r + 2);
+    g_propagate_prefixed_error(err, e, "line %u: ", csv_row_line(t, r));
     csv_free(out);
     return NULL;
   }

@@ -56,8 +56,17 @@ csv_table *csv_new(const char *const *columns, guint n)
   csv_table *t = g_new0(csv_table, 1);
   t->header = g_ptr_array_new_with_free_func(g_free);
   t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  t->lines = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint c = 0; c < n; c++) g_ptr_array_add(t->header, g_strdup(columns[c]));
   return t;
+}
+
+/* Line ends in [from, to) as the parser reads them: \n, \r\n (one) or a lone \r. */
+static guint line_ends(const char *from, const char *to)
+{
+  guint n = 0;
+  for (const char *s = from; s < to; s++) n += *s == '\n' || (*s == '\r' && s[1] != '\n');
+  return n;
 }
 
 /* The parser stops at a NUL byte: refuse one rather than silently drop the rest of the file. */
@@ -65,10 +74,33 @@ static gboolean check_no_nul(const char *text, gsize len, const char *path, GErr
 {
   const char *nul = memchr(text, '\0', len);
   if (!nul) return TRUE;
-  int line = 1;
-  for (const char *s = text; s < nul; s++) line += *s == '\n';
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: line %d contains a NUL byte", path, line);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s line %u: contains a NUL byte", path, 1 + line_ends(text, nul));
   return FALSE;
+}
+
+/* The records after the header (p: the first one's start in text), blank lines skipped, each row
+ * with the line it starts on. */
+static gboolean read_rows(csv_table *t, const char *text, const char *p, const char *path, GError **err)
+{
+  guint line = 1 + line_ends(text, p);
+  while (*p) {
+    const char *start = p;
+    guint row_line = line;
+    GPtrArray *row = parse_record(&p);
+    line += line_ends(start, p);
+    if (row->len == 1 && !*(char *)row->pdata[0]) { /* blank line */
+      g_ptr_array_unref(row);
+      continue;
+    }
+    if (row->len != t->header->len) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s line %u: %u fields, the header has %u", path, row_line,
+                  row->len, t->header->len);
+      g_ptr_array_unref(row);
+      return FALSE;
+    }
+    csv_append_row(t, row, row_line);
+  }
+  return TRUE;
 }
 
 #define UTF8_BOM "\xEF\xBB\xBF"
@@ -89,25 +121,12 @@ csv_table *csv_read(const char *path, GError **err)
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: empty file (needs a header line)", path);
     return NULL;
   }
-  csv_table *t = g_new0(csv_table, 1);
+  csv_table *t = csv_new(NULL, 0);
+  g_ptr_array_unref(t->header);
   t->header = parse_record(&p);
-  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-  int line = 1;
-  while (*p) {
-    line++;
-    GPtrArray *row = parse_record(&p);
-    if (row->len == 1 && !*(char *)row->pdata[0]) { /* blank line */
-      g_ptr_array_unref(row);
-      continue;
-    }
-    if (row->len != t->header->len) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: line %d has %u fields, the header has %u", path, line,
-                  row->len, t->header->len);
-      g_ptr_array_unref(row);
-      csv_free(t);
-      return NULL;
-    }
-    g_ptr_array_add(t->rows, row);
+  if (!read_rows(t, text, p, path, err)) {
+    csv_free(t);
+    return NULL;
   }
   return t;
 }
@@ -151,6 +170,7 @@ void csv_free(csv_table *t)
   if (!t) return;
   g_ptr_array_unref(t->header);
   g_ptr_array_unref(t->rows);
+  g_array_unref(t->lines);
   g_free(t);
 }
 
@@ -183,11 +203,20 @@ void csv_set(csv_table *t, guint r, int c, const char *value)
   row->pdata[c] = g_strdup(value);
 }
 
+guint csv_append_row(csv_table *t, GPtrArray *row, guint line)
+{
+  g_assert(row->len == t->header->len);
+  g_ptr_array_add(t->rows, row);
+  g_array_append_val(t->lines, line);
+  return t->rows->len - 1;
+}
+
+guint csv_row_line(const csv_table *t, guint r) { return g_array_index(t->lines, guint, r); }
+
 guint csv_append_row_from(csv_table *dst, const csv_table *src, guint r)
 {
   GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
   for (guint c = 0; c < dst->header->len; c++)
     g_ptr_array_add(row, g_strdup(csv_cell(src, r, csv_column(src, dst->header->pdata[c]))));
-  g_ptr_array_add(dst->rows, row);
-  return dst->rows->len - 1;
+  return csv_append_row(dst, row, csv_row_line(src, r));
 }

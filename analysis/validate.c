@@ -180,7 +180,7 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
       v.pred = p[r].status;
       v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
       const char *why = !measured ? bad->message : p[r].status == PRED_INVALID ? p[r].error : NULL;
-      if (why) g_snprintf(v.invalid, sizeof v.invalid, "%s row %u: %s", paths[f], r + 2, why);
+      if (why) g_snprintf(v.invalid, sizeof v.invalid, "%s line %u: %s", paths[f], csv_row_line(t, r), why);
       g_array_append_val(rows, v);
     }
   }
@@ -336,7 +336,7 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
     g_ptr_array_add(r, is_timed(v) ? g_strdup_printf("%+.2f", 100.0 * (v->pred_step_s - v->meas_step_s) / v->meas_step_s)
                                    : g_strdup(""));
     g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
-    g_ptr_array_add(t->rows, r);
+    csv_append_row(t, r, 0);
   }
   return csv_write(t, path, err);
 }

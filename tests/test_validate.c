@@ -166,12 +166,13 @@ START_TEST(test_append_row_maps_columns_by_name)
   g_ptr_array_add(row, g_strdup("B"));
   g_ptr_array_add(row, g_strdup("A"));
   g_ptr_array_add(row, g_strdup("X"));
-  g_ptr_array_add(src->rows, row);
+  csv_append_row(src, row, 7);
   ck_assert_uint_eq(csv_append_row_from(dst, src, 0), 0);
   ck_assert_uint_eq(csv_append_row_from(dst, src, 0), 1);
   ck_assert_str_eq(csv_cell(dst, 1, 0), "A");
   ck_assert_str_eq(csv_cell(dst, 1, 1), "B");
   ck_assert_str_eq(csv_cell(dst, 1, 2), ""); /* src has no column c */
+  ck_assert_uint_eq(csv_row_line(dst, 1), 7); /* messages about the copy name the source line */
 }
 END_TEST
 
@@ -182,7 +183,7 @@ static csv_table *table_of(const char *const *cols, guint n_cols, const char *co
   for (guint r = 0; r < n_rows; r++) {
     GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
     for (guint c = 0; c < n_cols; c++) g_ptr_array_add(row, g_strdup(cells[r * n_cols + c]));
-    g_ptr_array_add(t->rows, row);
+    csv_append_row(t, row, r + 2);
   }
   return t;
 }
@@ -235,10 +236,33 @@ START_TEST(test_csv_read_refuses_a_nul_byte_naming_its_line)
   GError *err = NULL;
   csv_table *t = csv_read(path, &err);
   ck_assert_ptr_null(t);
-  g_autofree char *want = g_strdup_printf("%s: line 3 contains a NUL byte", path);
+  g_autofree char *want = g_strdup_printf("%s line 3: contains a NUL byte", path);
   ck_assert_str_eq(err->message, want);
   g_error_free(err);
   g_unlink(path);
+}
+END_TEST
+
+/* Each row keeps the file line it starts on: blank lines (skipped) and line breaks inside quoted
+ * cells count, as do \r\n (one line end) and a lone \r; a bad row's error names its line. */
+START_TEST(test_csv_read_keeps_each_rows_file_line)
+{
+  g_autofree char *path = tmp_file("a,b\n\n\n1,2\n\"x\ny\",3\r\n\r\n4,5\r6,7\n\n", -1);
+  GError *err = NULL;
+  g_autoptr(csv_table) t = csv_read(path, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(t->rows->len, 4);
+  const guint want[] = {4, 5, 8, 9};
+  for (guint r = 0; r < 4; r++) ck_assert_uint_eq(csv_row_line(t, r), want[r]);
+  ck_assert_str_eq(csv_cell(t, 1, 0), "x\ny");
+  ck_assert_str_eq(csv_cell(t, 3, 1), "7");
+  g_unlink(path);
+  g_autofree char *bad = tmp_file("a,b\n\n\"x\n\n\",1\n\n2\n", -1);
+  ck_assert_ptr_null(csv_read(bad, &err));
+  g_autofree char *msg = g_strdup_printf("%s line 7: 1 fields, the header has 2", bad);
+  ck_assert_str_eq(err->message, msg);
+  g_error_free(err);
+  g_unlink(bad);
 }
 END_TEST
 
@@ -322,9 +346,9 @@ START_TEST(test_validate_leaves_out_rows_with_a_bad_measurement)
   ck_assert_str_eq(v[0].invalid, "");
   ck_assert_int_eq(v[0].pred, PRED_OK);
   g_autofree char *inf = g_strdup_printf(
-      "%s row 3: step_time_s: 'inf' on a row measured ok (allowed: a finite number of seconds > 0)", path);
+      "%s line 3: step_time_s: 'inf' on a row measured ok (allowed: a finite number of seconds > 0)", path);
   g_autofree char *banana =
-      g_strdup_printf("%s row 4: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path);
+      g_strdup_printf("%s line 4: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path);
   ck_assert_str_eq(v[1].invalid, inf);
   ck_assert_str_eq(v[2].invalid, banana);
   g_autoptr(GArray) st = val_summarize(v, 3);
@@ -357,9 +381,9 @@ START_TEST(test_calibrate_stops_at_a_bad_measured_row)
   calib_cfg cc = {.pred = small_cfg(), .max_evals = 2, .fast = TRUE};
   const char *paths[] = {path}, *paths2[] = {path2};
   g_autofree char *want = g_strdup_printf(
-      "%s row 3: step_time_s: '1e999' on a row measured ok (allowed: a finite number of seconds > 0)", path);
+      "%s line 3: step_time_s: '1e999' on a row measured ok (allowed: a finite number of seconds > 0)", path);
   g_autofree char *want2 =
-      g_strdup_printf("%s row 3: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path2);
+      g_strdup_printf("%s line 3: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path2);
   gpu_profile fitted;
   GError *err = NULL;
   ck_assert(!calib_run(paths, 1, &cc, &fitted, &err));
@@ -371,6 +395,31 @@ START_TEST(test_calibrate_stops_at_a_bad_measured_row)
   g_clear_error(&err);
   g_unlink(path);
   g_unlink(path2);
+}
+END_TEST
+
+/* After blank lines, validate, the fits' pre-check and the memory fit name a bad row by its file
+ * line (here line 6, the third data row counting blank lines; not "row 3"). */
+START_TEST(test_row_messages_name_the_file_line_after_blank_lines)
+{
+  g_autofree char *path = tmp_file(MEASURED_HEADER "\n\n" SMALL_LAYOUT ",ok,1.0\n\n" SMALL_LAYOUT ",banana,-1\n", -1);
+  g_autofree char *want =
+      g_strdup_printf("%s line 6: status: unknown 'banana' (allowed: ok, oom, error, unavailable)", path);
+  predict_cfg cfg = small_cfg();
+  const char *paths[] = {path};
+  GError *err = NULL;
+  g_autoptr(GArray) rows = val_predict_files(paths, 1, &cfg, &err);
+  ck_assert_msg(rows != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(rows->len, 2);
+  ck_assert_str_eq(g_array_index(rows, val_row, 1).invalid, want);
+  ck_assert(!calib_check_tables(paths, 1, &cfg, FALSE, &err));
+  ck_assert_str_eq(err->message, want);
+  g_clear_error(&err);
+  calmem_fit mf;
+  ck_assert(!calmem_run(paths, 1, &cfg, NULL, &mf, &err));
+  ck_assert_str_eq(err->message, want);
+  g_clear_error(&err);
+  g_unlink(path);
 }
 END_TEST
 
@@ -398,7 +447,7 @@ START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
   ck_assert(calib_run(p_yes, 1, &cc, &f_yes, &err));
   ck_assert_double_ne(f_one.gemm_efficiency, f_yes.gemm_efficiency);
   ck_assert(!calib_run(p_bad, 1, &cc, &f_bad, &err));
-  g_autofree char *want = g_strdup_printf("%s row 2: time_fit: unknown 'maybe' (allowed: yes, no, or empty = yes)", bad);
+  g_autofree char *want = g_strdup_printf("%s line 2: time_fit: unknown 'maybe' (allowed: yes, no, or empty = yes)", bad);
   ck_assert_str_eq(err->message, want);
   g_clear_error(&err);
   ck_assert(!calib_run(p_none, 1, &cc, &f_bad, &err));
@@ -593,10 +642,12 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
   tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
+  tcase_add_test(tc, test_csv_read_keeps_each_rows_file_line);
   tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
   tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);
   tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);
+  tcase_add_test(tc, test_row_messages_name_the_file_line_after_blank_lines);
   tcase_add_test(tc, test_calibrate_time_fit_no_leaves_the_time_out);
   tcase_add_test(tc, test_predict_rewrites_every_pred_column);
   tcase_add_test(tc, test_integer_cells_are_strict);

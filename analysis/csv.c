@@ -78,6 +78,22 @@ static gboolean check_no_nul(const char *text, gsize len, const char *path, GErr
   return FALSE;
 }
 
+/* A column name given twice would be read from its first place only: refused. Unnamed columns
+ * (trailing commas) are never read, only passed through, and may repeat. */
+static gboolean check_unique_columns(const GPtrArray *header, const char *path, GError **err)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < header->len; i++) {
+    const char *name = header->pdata[i];
+    if (*name && !g_hash_table_add(seen, (gpointer)name)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                  "%s: column '%s' appears more than once in the header (each column may appear once)", path, name);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* The records after the header (p: the first one's start in text), blank lines skipped, each row
  * with the line it starts on. */
 static gboolean read_rows(csv_table *t, const char *text, const char *p, const char *path, GError **err)
@@ -124,7 +140,7 @@ csv_table *csv_read(const char *path, GError **err)
   csv_table *t = csv_new(NULL, 0);
   g_ptr_array_unref(t->header);
   t->header = parse_record(&p);
-  if (!read_rows(t, text, p, path, err)) {
+  if (!check_unique_columns(t->header, path, err) || !read_rows(t, text, p, path, err)) {
     csv_free(t);
     return NULL;
   }

@@ -266,6 +266,26 @@ START_TEST(test_csv_read_keeps_each_rows_file_line)
 }
 END_TEST
 
+/* A column named twice would be read from its first place only: refused, naming file and column.
+ * Unnamed columns (trailing commas) are only passed through and may repeat. */
+START_TEST(test_csv_read_refuses_a_column_named_twice)
+{
+  g_autofree char *path = tmp_file("model,tp,pp,tp\nllama-7b,1,2,4\n", -1);
+  GError *err = NULL;
+  ck_assert_ptr_null(csv_read(path, &err));
+  g_autofree char *want =
+      g_strdup_printf("%s: column 'tp' appears more than once in the header (each column may appear once)", path);
+  ck_assert_str_eq(err->message, want);
+  g_clear_error(&err);
+  g_unlink(path);
+  g_autofree char *unnamed = tmp_file("model,tp,,\nllama-7b,1,,\n", -1);
+  g_autoptr(csv_table) t = csv_read(unnamed, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(t->header->len, 4);
+  g_unlink(unnamed);
+}
+END_TEST
+
 START_TEST(test_csv_read_skips_a_utf8_bom)
 {
   g_autofree char *path = tmp_file("\xEF\xBB\xBFmodel,seq_len\nllama-7b,1024\n", -1);
@@ -643,6 +663,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
   tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
   tcase_add_test(tc, test_csv_read_keeps_each_rows_file_line);
+  tcase_add_test(tc, test_csv_read_refuses_a_column_named_twice);
   tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
   tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);

@@ -1,8 +1,9 @@
 # csv.awk -- the CSV reading the bench scripts share (prepended to each script's awk program).
 # The first line names the columns: col[name] is a column's index. Every line is split into
 # v[1..nf], cells may be quoted ("a, b"; "" inside is a quote); cell(name) is the current row's
-# cell of that column. A row whose cell count differs from the header's stops the script, as does
-# need() for a missing column. Set `who` (the script's name, for messages) with -v; an END block
+# cell of that column. A row whose cell count differs from the header's stops the script naming
+# its line (awk reads lines: a blank line or a quoted line break stops it too), as does a column
+# named twice in the header and need() for a missing column. Set `who` (the script's name, for messages) with -v; an END block
 # of the script must start with `if (bad) exit 2`.
 function csv(line, c,    n, i, ch, q, cur) {
   n = 1; cur = ""; q = 0
@@ -23,5 +24,5 @@ function need(names, what,    a, k) {
 }
 function cell(name) { return v[col[name]] }
 { sub(/\r$/, ""); split("", v); nf = csv($0, v) }
-NR == 1 { ncol = nf; for (i = 1; i <= nf; i++) col[v[i]] = i }
-NR > 1 && nf != ncol { die("row " NR ": " nf " cells, the header has " ncol) }
+NR == 1 { ncol = nf; for (i = 1; i <= nf; i++) { if (v[i] != "" && v[i] in col) die("column " v[i] " appears more than once in the header (each column may appear once)"); col[v[i]] = i } }
+NR > 1 && nf != ncol { die("line " NR ": " nf " cells, the header has " ncol) }

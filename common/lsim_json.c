@@ -12,6 +12,51 @@
 #define LSIM_DATADIR "."
 #endif
 
+/* The first member of obj (an object) whose key an earlier member has, or NULL. Pairwise for the
+ * small objects graph files hold millions of, a hash table past 16 members. */
+static const cJSON *repeated_member(const cJSON *obj)
+{
+  int n = 0;
+  const cJSON *a = obj->child;
+  for (; a && n < 16; a = a->next, n++)
+    for (const cJSON *b = obj->child; b != a; b = b->next)
+      if (a->string[0] == b->string[0] && !strcmp(a->string, b->string)) return a;
+  if (!a) return NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+  for (a = obj->child; a; a = a->next)
+    if (!g_hash_table_add(seen, a->string)) return a;
+  return NULL;
+}
+
+/* The first repeated key in the tree at node, depth first; on the way out each level prepends
+ * the member's place (".key" or "[i]") to path. */
+static const cJSON *find_repeated_key(const cJSON *node, GString *path)
+{
+  if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return NULL;
+  const cJSON *rep = cJSON_IsObject(node) ? repeated_member(node) : NULL;
+  if (rep) return rep;
+  int i = 0;
+  for (const cJSON *c = node->child; c; c = c->next, i++) {
+    if (!c->child || !(rep = find_repeated_key(c, path))) continue; /* no members, no repeated key */
+    g_autofree char *seg = cJSON_IsObject(node) ? g_strdup_printf(".%s", c->string) : g_strdup_printf("[%d]", i);
+    g_string_prepend(path, seg);
+    return rep;
+  }
+  return NULL;
+}
+
+/* cJSON keeps every member of a repeated key and its lookups return the first: refuse the file. */
+static gboolean check_no_repeated_key(const cJSON *j, const char *path, GError **err)
+{
+  g_autoptr(GString) where = g_string_new(NULL);
+  const cJSON *rep = find_repeated_key(j, where);
+  if (!rep) return TRUE;
+  if (where->len) g_string_append(where, ": ");
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: %skey '%s' appears more than once (each key may appear once)",
+              path, where->str[0] == '.' ? where->str + 1 : where->str, rep->string);
+  return FALSE;
+}
+
 cJSON *lsim_json_read_file(const char *path, GError **err)
 {
   g_autofree char *text = NULL;
@@ -34,6 +79,10 @@ cJSON *lsim_json_read_file(const char *path, GError **err)
   if (end != text + len) { /* one value per file: trailing text (or a NUL byte) is an error, not ignored */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not valid JSON (unexpected text after the value at byte %ld)",
                 path, (long)(end - text));
+    cJSON_Delete(j);
+    return NULL;
+  }
+  if (!check_no_repeated_key(j, path, err)) {
     cJSON_Delete(j);
     return NULL;
   }

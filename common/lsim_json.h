@@ -1,7 +1,8 @@
 /* lsim_json -- the edge between cJSON and typed structs.
  *
- * Owns: reading a JSON file, typed field getters that report a missing or
- * mistyped field by name, and locating shipped data files.
+ * Owns: reading a JSON file (a key repeated in an object is an error there:
+ * cJSON would silently give the first), typed field getters that report a
+ * missing or mistyped field by name, and locating shipped data files.
  * May not touch: any domain meaning of the fields.
  */
 #ifndef LSIM_JSON_H
@@ -10,7 +11,8 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-/* Parse a whole file; NULL and err set on failure. Caller owns the tree. */
+/* Parse a whole file; NULL and err set on failure (not JSON, text after the value, a key given
+ * twice in one object). Caller owns the tree. */
 cJSON *lsim_json_read_file(const char *path, GError **err);
 /* Write a tree to path through lsim_outfile (a regular file atomically: no partial file on error). */
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);

@@ -305,6 +305,11 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
       /* an attention time needs its sequence length and head size (it once ran forever: a "deadlock") */
       {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"attention\",\"phase\":\"forward\","
        "\"variant\":5,\"m\":1,\"n\":0,\"k\":0,\"flops\":1e9}]}]}", "needs 'n' (sequence length) and 'k'"},
+      /* a key given twice would be read from its first place: refused, naming where */
+      {"\"world_size\":4,\"programs\":[]}", ": key 'world_size' appears more than once (each key may appear once)"},
+      {"\"programs\":[{\"rank\":0,\"events\":[{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\","
+       "\"bytes\":1},{\"kind\":\"compute\",\"op\":\"qkv\",\"phase\":\"forward\",\"bytes\":1,\"bytes\":2}]}]}",
+       ": programs[0].events[1]: key 'bytes' appears more than once"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *json = g_strconcat(head, cases[i].body, NULL);

@@ -102,6 +102,26 @@ gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err)
   return lsim_outfile_commit(&f, err);
 }
 
+gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guint n, const char *where, GError **err)
+{
+  g_autoptr(GString) list = g_string_new(NULL);
+  for (guint i = 0; i < n; i++) g_string_append_printf(list, "%s%s", i ? ", " : "", allowed[i]);
+  if (!cJSON_IsObject(obj)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not a JSON object (allowed: an object with the keys %s)", where,
+                list->str);
+    return FALSE;
+  }
+  for (const cJSON *m = obj->child; m; m = m->next) {
+    guint i = 0;
+    while (i < n && strcmp(m->string, allowed[i])) i++;
+    if (i == n) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: unknown key '%s' (allowed: %s)", where, m->string, list->str);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 static const cJSON *field(const cJSON *obj, const char *key, const char *where, GError **err)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

@@ -2,7 +2,8 @@
  *
  * Owns: reading a JSON file (a key repeated in an object is an error there:
  * cJSON would silently give the first), typed field getters that report a
- * missing or mistyped field by name, and locating shipped data files.
+ * missing or mistyped field by name, the check of an object's keys against
+ * an allowed list, and locating shipped data files.
  * May not touch: any domain meaning of the fields.
  */
 #ifndef LSIM_JSON_H
@@ -16,6 +17,10 @@
 cJSON *lsim_json_read_file(const char *path, GError **err);
 /* Write a tree to path through lsim_outfile (a regular file atomically: no partial file on error). */
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
+
+/* obj is an object whose every key is one of allowed[0..n-1]; else FALSE naming the first other
+ * key and listing the allowed ones. */
+gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guint n, const char *where, GError **err);
 
 gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, const char *where, GError **err);
 gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, const char *where, GError **err);

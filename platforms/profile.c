@@ -32,6 +32,28 @@ static const field FIELDS[] = {
 #undef F
 #undef FI
 
+/* Every key a profile file may have: the FIELDS, and these (all required but `comment`). Any
+ * other key is an error: a misspelt one would be ignored. */
+static const char *const OTHER_KEYS[] = {"name", "comment", "gpus_per_node", "nics_per_node"};
+
+static gboolean check_keys(const cJSON *j, const char *path, GError **err)
+{
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
+  guint n = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
+  return lsim_json_known_keys(j, keys, n, path, err);
+}
+
+/* The optional free-text `comment`: a string when present. */
+static gboolean read_comment(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  const char *c = NULL;
+  if (cJSON_GetObjectItemCaseSensitive(j, "comment") && !lsim_json_string(j, "comment", &c, path, err)) return FALSE;
+  if (c) g_strlcpy(out->comment, c, sizeof out->comment);
+  return TRUE;
+}
+
 static int by_name(const void *a, const void *b) { return g_strcmp0(*(char *const *)a, *(char *const *)b); }
 
 static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
@@ -43,10 +65,9 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   memset(out, 0, sizeof *out);
   gboolean ok = FALSE;
   const char *name;
-  if (!lsim_json_string(j, "name", &name, path, err)) goto out;
+  if (!check_keys(j, path, err) || !lsim_json_string(j, "name", &name, path, err)) goto out;
   g_strlcpy(out->name, name, sizeof out->name);
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
-  if (cJSON_IsString(c)) g_strlcpy(out->comment, c->valuestring, sizeof out->comment);
+  if (!read_comment(j, out, path, err)) goto out;
   if (!lsim_json_positive_int(j, "gpus_per_node", &out->gpus_per_node, path, err)) goto out;
   if (!lsim_json_positive_int(j, "nics_per_node", &out->nics_per_node, path, err)) goto out;
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {

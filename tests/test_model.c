@@ -1,10 +1,13 @@
 /* test_model -- parameter and FLOP counts of the study's models against
- * the numbers study.md states (independent of the code's formulas). */
+ * the numbers study.md states (independent of the code's formulas), and
+ * what a model file may hold: its six keys, each once. */
 #include <check.h>
 
 #include "check_main.h"
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "workloads/model.h"
 
@@ -57,6 +60,65 @@ START_TEST(test_models_30b_65b_dimensions)
 }
 END_TEST
 
+/* Load a model file holding `json`; returns the error message (caller frees), NULL if it loaded. */
+static char *model_file_error(const char *json, model *m, char **path_out)
+{
+  GError *err = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp("lsim-model-XXXXXX.json", &path, &err);
+  ck_assert_msg(fd >= 0, "tmp file: %s", err ? err->message : "?");
+  close(fd);
+  ck_assert(g_file_set_contents(path, json, -1, NULL));
+  gboolean ok = model_load_file(path, m, &err);
+  g_unlink(path);
+  *path_out = path;
+  if (ok) return NULL;
+  char *msg = g_strdup(err->message);
+  g_error_free(err);
+  return msg;
+}
+
+#define GOOD_MODEL "\"name\":\"x\",\"layers\":2,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000"
+
+/* A key given twice would be read from its first place (cJSON's lookup), a misspelt key ignored
+ * (its dimension then missing or, worse, present twice): both are errors naming the key. */
+START_TEST(test_model_file_takes_each_known_key_once)
+{
+  model m;
+  g_autofree char *path = NULL;
+  g_autofree char *ok = model_file_error("{" GOOD_MODEL "}", &m, &path);
+  ck_assert_msg(ok == NULL, "%s", ok);
+  ck_assert_int_eq(m.layers, 2);
+  ck_assert_int_eq(m.ffn, 1024);
+  static const struct { const char *json, *want; } cases[] = {
+      {"{" GOOD_MODEL ",\"layers\":4}", "key 'layers' appears more than once (each key may appear once)"},
+      {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab)"},
+      {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *p = NULL;
+    g_autofree char *msg = model_file_error(cases[i].json, &m, &p);
+    g_autofree char *want = g_strdup_printf("%s: %s", p, cases[i].want);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, want);
+  }
+}
+END_TEST
+
+/* The shipped models pass the same checks. */
+START_TEST(test_every_builtin_model_loads)
+{
+  g_auto(GStrv) names = g_strsplit(model_builtin_names(), ", ", -1);
+  ck_assert_uint_eq(g_strv_length(names), 4);
+  for (char **n = names; *n; n++) {
+    model m;
+    GError *err = NULL;
+    ck_assert_msg(model_load_named(*n, &m, &err), "%s: %s", *n, err ? err->message : "");
+    ck_assert_str_eq(m.name, *n);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("model");
@@ -65,6 +127,8 @@ int main(void)
   tcase_add_test(tc, test_llama13b_flops_per_token_and_step_match_study);
   tcase_add_test(tc, test_unknown_model_names_allowed_values);
   tcase_add_test(tc, test_models_30b_65b_dimensions);
+  tcase_add_test(tc, test_model_file_takes_each_known_key_once);
+  tcase_add_test(tc, test_every_builtin_model_loads);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -12,17 +12,20 @@ static const char *const BUILTIN[] = {"llama-7b", "llama-13b", "llama-30b", "lla
 
 const char *model_builtin_names(void) { return "llama-7b, llama-13b, llama-30b, llama-65b"; }
 
+/* A model file's keys, all required; any other key is an error (a misspelt one would be ignored). */
+static const char *const KEYS[] = {"name", "layers", "hidden", "heads", "ffn", "vocab"};
+
 static gboolean model_from_json(const cJSON *j, const char *where, model *out, GError **err)
 {
   memset(out, 0, sizeof *out);
+  if (!lsim_json_known_keys(j, KEYS, G_N_ELEMENTS(KEYS), where, err)) return FALSE;
   const char *name = NULL;
-  if (!lsim_json_string(j, "name", &name, where, err)) return FALSE;
+  if (!lsim_json_string(j, KEYS[0], &name, where, err)) return FALSE;
   g_strlcpy(out->name, name, sizeof out->name);
-  struct { const char *key; int *dst; } f[] = {{"layers", &out->layers}, {"hidden", &out->hidden},
-                                              {"heads", &out->heads},   {"ffn", &out->ffn},
-                                              {"vocab", &out->vocab}};
-  for (size_t i = 0; i < G_N_ELEMENTS(f); i++)
-    if (!lsim_json_positive_int(j, f[i].key, f[i].dst, where, err)) return FALSE;
+  int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
+  G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS));
+  for (size_t i = 0; i < G_N_ELEMENTS(dst); i++)
+    if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;
   if (out->hidden % out->heads != 0) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: hidden (%d) must be a multiple of heads (%d)",
                 where, out->hidden, out->heads);

@@ -153,15 +153,15 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   return o->output ? lsim_outfile_commit(&out_file, err) : TRUE;
 }
 
-/* Whether two names are one file: the same canonical name ("./t.svg" is "t.svg"), or one existing
- * regular file (a symbolic link and its target, a hard link: same device and inode). */
+/* Whether two names are one file: the same destination once symbolic links are followed ("./t.svg"
+ * is "t.svg"; two links to one target that does not exist yet), or one existing file (a hard link:
+ * same device and inode). */
 static gboolean same_file(const char *a, const char *b)
 {
-  g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
-  if (!strcmp(ca, cb)) return TRUE;
+  g_autofree char *da = lsim_outfile_destination(a), *db = lsim_outfile_destination(b);
+  if (!strcmp(da, db)) return TRUE;
   struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Every output file must be writable, and named once, before anything is simulated, so that a

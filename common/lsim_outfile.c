@@ -9,7 +9,7 @@
 
 #define MAX_LINKS 40 /* symbolic links followed in a chain, as the kernel's limit */
 
-typedef enum { VIA_TEMP, DIRECT, DIRECT_APPEND } write_mode;
+typedef enum { VIA_TEMP, DIRECT, SHARED } write_mode;
 
 static void io_error(GError **err, const char *path, const char *why)
 {
@@ -57,12 +57,16 @@ static gboolean plan(const char *path, write_mode *mode, char **dest, GError **e
       io_error(err, path, "is a directory");
       return FALSE;
     }
+    if (S_ISBLK(st.st_mode)) {
+      io_error(err, path, "is a block device");
+      return FALSE;
+    }
     if (!S_ISREG(st.st_mode)) {
       *mode = DIRECT;
       return TRUE;
     }
     if (same_file(&st, STDOUT_FILENO) || same_file(&st, STDERR_FILENO)) {
-      *mode = DIRECT_APPEND;
+      *mode = SHARED;
       return TRUE;
     }
   }
@@ -85,9 +89,24 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
   write_mode mode;
   char *dest;
   if (!plan(path, &mode, &dest, err)) return FALSE;
+  if (mode == SHARED) { /* our own stdout or stderr: write through its open file, at its offset */
+    fflush(NULL);
+    struct stat st;
+    int std = stat(path, &st) == 0 && same_file(&st, STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+    int fd = dup(std);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+      io_error(err, path, g_strerror(errno));
+      if (fd >= 0) close(fd);
+      return FALSE;
+    }
+    tf->f = f;
+    tf->path = g_strdup(path);
+    tf->shared = TRUE;
+    return TRUE;
+  }
   if (mode != VIA_TEMP) {
-    fflush(stdout); /* appended to our own stdout: after what we printed there */
-    FILE *f = fopen(path, mode == DIRECT_APPEND ? "a" : "w");
+    FILE *f = fopen(path, "w");
     if (!f) {
       io_error(err, path, g_strerror(errno));
       return FALSE;
@@ -118,7 +137,25 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
   return TRUE;
 }
 
+gboolean lsim_outfile_open_named(lsim_outfile *tf, const char *path, GError **err)
+{
+  if (!lsim_outfile_open(tf, path, err)) return FALSE;
+  if (!tf->shared) return TRUE;
+  lsim_outfile_abort(tf);
+  io_error(err, path, "it is this command's standard output or error, which a file written by name would "
+                      "truncate; allowed: another file, or a pipe");
+  return FALSE;
+}
+
 const char *lsim_outfile_write_path(const lsim_outfile *tf) { return tf->tmp_path ? tf->tmp_path : tf->path; }
+
+char *lsim_outfile_destination(const char *path)
+{
+  char *dest = follow_links(path, NULL);
+  char *canon = g_canonicalize_filename(dest ? dest : path, NULL);
+  g_free(dest);
+  return canon;
+}
 
 gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
 {

@@ -12,9 +12,11 @@
  *   the target, so the link stays a link.
  * - A name that exists and is not a regular file (a FIFO, a character
  *   device such as /dev/null or a terminal, /dev/stdout on a pipe) is
- *   opened and written directly: renaming over it would replace it. So is
- *   a regular file that is this process's standard output or error
- *   (`-o /dev/stdout >> log`), in append mode, as a write to stdout would.
+ *   opened and written directly: renaming over it would replace it. A
+ *   block device is refused. A regular file that is this process's
+ *   standard output or error (`-o /dev/stdout > log`) is written through
+ *   that open file (a duplicate of its descriptor, so at its offset, in
+ *   order with what the command prints there).
  *
  * Owns: the choice between the two, the temp-file protocol, the one
  * "PATH: cannot write (REASON)" error. May not touch: what is written.
@@ -30,12 +32,19 @@ typedef struct lsim_outfile {
   char *path;     /* the target as named (error messages) */
   char *dest;     /* what the temporary file replaces: path with symbolic links followed */
   char *tmp_path; /* the temporary file; NULL when the target is written directly */
+  gboolean shared; /* the target is our own stdout or stderr, written through its descriptor */
 } lsim_outfile;
 
 /* Open `path` for writing as described above; FALSE (error names the path) if the temporary file
  * cannot be created, the direct target cannot be opened, or `path` is a directory. Opening a FIFO
  * waits for its reader. */
 gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err);
+/* lsim_outfile_open for a writer that opens the file by name itself (SimGrid's Paje tracer): it
+ * refuses our own stdout or stderr, which such a writer would truncate. */
+gboolean lsim_outfile_open_named(lsim_outfile *tf, const char *path, GError **err);
+/* The file `path` would end up in: symbolic links followed, canonical (newly allocated). Two outputs
+ * with the same destination would overwrite each other. */
+char *lsim_outfile_destination(const char *path);
 /* The name the content goes to: the temporary file, or the target when written directly. For a
  * writer that opens files by name itself (SimGrid's Paje tracer); tf->f stays open, unused. */
 const char *lsim_outfile_write_path(const lsim_outfile *tf);

@@ -350,7 +350,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
    * the run succeeded (SimGrid's open file follows the rename), or straight into a FIFO or device.
    * Opening it here fails with one line rather than inside SimGrid. */
   lsim_outfile paje = {0};
-  if (tracing && !lsim_outfile_open(&paje, o->paje_path, err)) return NULL;
+  if (tracing && !lsim_outfile_open_named(&paje, o->paje_path, err)) return NULL;
   const char *paje_file = tracing ? lsim_outfile_write_path(&paje) : NULL;
   init_simgrid(o, paje_file);
   plat_build(pp);

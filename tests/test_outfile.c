@@ -215,7 +215,7 @@ START_TEST(test_stdout_on_a_pipe_is_written_directly)
 }
 END_TEST
 
-START_TEST(test_stdout_on_a_file_is_appended_to_not_replaced)
+START_TEST(test_stdout_on_an_appended_file_is_written_not_replaced)
 {
   /* `-o /dev/stdout >> log`: the file the shell opened keeps what it had and gets the output after it */
   g_autofree char *link = stdout_link(), *log = tmp_path("log");
@@ -233,6 +233,45 @@ START_TEST(test_stdout_on_a_file_is_appended_to_not_replaced)
   g_autofree char *text = contents(log);
   ck_assert_str_eq(text, "before\noutput\n");
   ck_assert_int_eq(entries(tmpdir), 2);
+}
+END_TEST
+
+START_TEST(test_stdout_on_a_truncated_file_keeps_output_and_what_follows_in_order)
+{
+  /* `validate -o /dev/stdout > log`: the shell's descriptor has no O_APPEND; the output must go
+   * through it (its offset), so what the command prints afterwards follows instead of overwriting
+   * it from offset 0, and a writer that opens files by name (Paje) is refused: it would truncate. */
+  g_autofree char *link = stdout_link(), *log = tmp_path("log");
+  int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ck_assert_int_ge(fd, 0);
+  fflush(stdout);
+  ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
+  close(fd);
+  printf("before\n");
+  write_direct(link, "output\n");
+  printf("after\n");
+  fflush(stdout);
+  g_autofree char *text = contents(log);
+  ck_assert_str_eq(text, "before\noutput\nafter\n");
+  lsim_outfile tf;
+  GError *err = NULL;
+  ck_assert(!lsim_outfile_open_named(&tf, link, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "standard output or error"));
+  g_error_free(err);
+  g_autofree char *again = contents(log);
+  ck_assert_str_eq(again, "before\noutput\nafter\n");
+}
+END_TEST
+
+START_TEST(test_two_links_to_one_new_file_have_one_destination)
+{
+  g_autofree char *target = tmp_path("target"), *l1 = tmp_path("l1"), *l2 = tmp_path("l2");
+  ck_assert_int_eq(symlink("target", l1), 0);
+  ck_assert_int_eq(symlink(target, l2), 0);
+  g_autofree char *d1 = lsim_outfile_destination(l1), *d2 = lsim_outfile_destination(l2);
+  g_autofree char *dt = lsim_outfile_destination(target);
+  ck_assert_str_eq(d1, d2);
+  ck_assert_str_eq(d1, dt);
 }
 END_TEST
 
@@ -266,7 +305,9 @@ int main(void)
   tcase_add_test(tc, test_fifo_is_written_directly_and_stays_a_fifo);
   tcase_add_test(tc, test_character_device_is_written_directly_and_stays_a_device);
   tcase_add_test(tc, test_stdout_on_a_pipe_is_written_directly);
-  tcase_add_test(tc, test_stdout_on_a_file_is_appended_to_not_replaced);
+  tcase_add_test(tc, test_stdout_on_an_appended_file_is_written_not_replaced);
+  tcase_add_test(tc, test_stdout_on_a_truncated_file_keeps_output_and_what_follows_in_order);
+  tcase_add_test(tc, test_two_links_to_one_new_file_have_one_destination);
   tcase_add_test(tc, test_directory_and_missing_directory_fail_naming_the_path);
   suite_add_tcase(s, tc);
   return check_run(s);

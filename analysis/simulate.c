@@ -33,22 +33,28 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   return TRUE;
 }
 
-/* The task graph holds about 2 KB per (explicit rank, layer, micro-batch). With symmetry only one rank
- * per stage is explicit and LAYOUT_MAX_MICRO_BATCHES bounds the graph; without it every rank is, so
- * bound the product: 2^20 units is about 2 GB. */
+/* The task graph holds about 2 KB per (explicit rank, layer of its stage, micro-batch). With symmetry
+ * one rank per stage is explicit, without it every rank: bound the product either way, 2^20 units
+ * being about 2 GB (LAYOUT_MAX_MICRO_BATCHES alone bounds it only for models of up to 128 layers). */
 #define MAX_GRAPH_UNITS (1 << 20)
 
 static gboolean check_graph_size(const sim_request *rq, GError **err)
 {
-  if (rq->gen.symmetry) return TRUE;
   gint64 layers = (rq->m.layers + rq->l.pp - 1) / rq->l.pp;
-  gint64 units = (gint64)rq->l.gpus * rq->l.grad_accum * layers;
+  gint64 ranks = rq->gen.symmetry ? rq->l.pp : rq->l.gpus;
+  gint64 units = ranks * rq->l.grad_accum * layers;
   if (units <= MAX_GRAPH_UNITS) return TRUE;
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-              "gpus: %d ranks simulated one by one (--no-symmetry, or GPUs sharing NICs) x %d micro-batches x %"
-              G_GINT64_FORMAT " layers per stage is more than the simulator holds in memory (allowed: at most %d; "
-              "fewer GPUs or micro-batches, or one NIC per GPU without --no-symmetry)",
-              rq->l.gpus, rq->l.grad_accum, layers, MAX_GRAPH_UNITS);
+  if (rq->gen.symmetry)
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "global_batch: %d micro-batches x %d layers of %s is more than the simulator holds in memory (allowed: "
+                "micro-batches x layers at most %d)",
+                rq->l.grad_accum, rq->m.layers, rq->m.name, MAX_GRAPH_UNITS);
+  else
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "gpus: %d ranks simulated one by one (--no-symmetry, or GPUs sharing NICs) x %d micro-batches x %"
+                G_GINT64_FORMAT " layers per stage is more than the simulator holds in memory (allowed: at most %d; "
+                "fewer GPUs or micro-batches, or one NIC per GPU without --no-symmetry)",
+                rq->l.gpus, rq->l.grad_accum, layers, MAX_GRAPH_UNITS);
   return FALSE;
 }
 

@@ -346,6 +346,14 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 16384*65536"));
   g_clear_error(&err);
+  l = mk(16, 8, 8, 1, 8, 128, CKPT_NONE, 0); /* tp * pp above the GPUs (it once wrapped in int) */
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_str_eq(err->message, "tp: 8 does not divide the 4 attention heads of tiny (allowed: 1, 2, 4)");
+  g_clear_error(&err);
+  l = mk(16, 4, 8, 1, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_str_eq(err->message, "pp: 8 is more than gpus/tp = 4 (allowed: 1..4)");
+  g_clear_error(&err);
   l = mk(LAYOUT_MAX_GPUS + 1, 1, 1, 1, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "gpus: 16385 is more than the simulator can run (allowed: 1..16384"));

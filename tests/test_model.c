@@ -93,6 +93,8 @@ START_TEST(test_model_file_takes_each_known_key_once)
   static const struct { const char *json, *want; } cases[] = {
       {"{" GOOD_MODEL ",\"layers\":4}", "key 'layers' appears more than once (each key may appear once)"},
       {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab)"},
+      {"{\"name\":\"x\",\"layers\":1000000000,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000}",
+       "layers = 1000000000 (allowed: 1..1024)"},
       {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab)"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -85,6 +85,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 tps);
   if (l->pp > m->layers)
     return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);
+  if (l->pp > l->gpus / l->tp)
+    return fail(err, "pp: %d is more than gpus/tp = %d (allowed: 1..%d)", l->pp, l->gpus / l->tp, l->gpus / l->tp);
   if (l->gpus % (l->tp * l->pp) != 0)
     return fail(err, "gpus: %d is not a multiple of tp*pp = %d (allowed: gpus = dp*tp*pp)", l->gpus, l->tp * l->pp);
   if (l->sp && l->seq_len % l->tp != 0)

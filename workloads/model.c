@@ -23,9 +23,18 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
   if (!lsim_json_string(j, KEYS[0], &name, where, err)) return FALSE;
   g_strlcpy(out->name, name, sizeof out->name);
   int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
-  G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS));
-  for (size_t i = 0; i < G_N_ELEMENTS(dst); i++)
+  /* Far above any model (Llama 65B: 80 layers, hidden 8192, 64 heads, FFN 22016, vocab 128000),
+   * low enough that no product of them overflows and a graph of one step stays in memory. */
+  static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, 1 << 24};
+  G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS) && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
+  for (size_t i = 0; i < G_N_ELEMENTS(dst); i++) {
     if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;
+    if (*dst[i] > MAX[i]) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %d (allowed: 1..%d)", where, KEYS[i + 1], *dst[i],
+                  MAX[i]);
+      return FALSE;
+    }
+  }
   if (out->hidden % out->heads != 0) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: hidden (%d) must be a multiple of heads (%d)",
                 where, out->hidden, out->heads);

@@ -164,12 +164,29 @@ static gboolean same_file(const char *a, const char *b)
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Every output file must be writable, and named once, before anything is simulated, so that a
- * bad path fails fast and no other output is left behind (or silently overwritten by another). */
+/* Whether output `path` would replace a file the command reads: its positional files (graph,
+ * tables), --model-file and a --profile file. predict IN -o IN, filling in its columns in place,
+ * is the one exception. */
+static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_output_option)
+{
+  gboolean predict_in_place = is_output_option && o->positional->len == 1 && o->command_bit == CMD_PREDICT;
+  for (guint i = 0; i < o->positional->len; i++)
+    if (!predict_in_place && same_file(o->positional->pdata[i], path)) return TRUE;
+  const char *files[] = {o->model_file, o->profile_name};
+  for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+    if (files[i] && g_file_test(files[i], G_FILE_TEST_EXISTS) && same_file(files[i], path)) return TRUE;
+  return FALSE;
+}
+
+/* Every output file must be writable, named once and not an input, before anything is simulated,
+ * so that a bad path fails fast and no file is left behind or silently overwritten. */
 static gboolean outputs_writable(const cli_opts *o, GError **err)
 {
   const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv,
                          o->rq.replay.paje_path};
+  static const char *const names[] = {"-o", "--chrome-trace", "--timeline-svg", "--memory-svg", "--timeline-csv",
+                                      "--paje"};
+  G_STATIC_ASSERT(G_N_ELEMENTS(names) == G_N_ELEMENTS(paths));
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
     for (size_t k = 0; k < i; k++) {
@@ -179,21 +196,12 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
         return FALSE;
       }
     }
-    if (!lsim_outfile_check(paths[i], err)) return FALSE;
-  }
-  return TRUE;
-}
-
-/* validate and calibrate read measured tables: -o must not replace one of them (predict IN -o IN,
- * filling in the predictions in place, is allowed). */
-static gboolean output_not_an_input(const cli_opts *o, GError **err)
-{
-  for (guint i = 0; o->output && i < o->positional->len; i++) {
-    if (same_file(o->positional->pdata[i], o->output)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "-o: '%s' is one of the input tables (allowed: a different file)",
-                  o->output);
+    if (is_an_input(o, paths[i], i == 0)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is one of this command's input files (allowed: a "
+                  "different file)", names[i], paths[i]);
       return FALSE;
     }
+    if (!lsim_outfile_check(paths[i], err)) return FALSE;
   }
   return TRUE;
 }
@@ -307,7 +315,7 @@ static int cmd_validate(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
-  if (!cli_resolve(o, FALSE, &err) || !output_not_an_input(o, &err) || !outputs_writable(o, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   predict_cfg cfg = predict_cfg_of(o);
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
@@ -356,7 +364,7 @@ static int cmd_calibrate(cli_opts *o)
                                            o->max_evals, calib_min_evals());
     return fail_msg(msg);
   }
-  if (!cli_resolve(o, FALSE, &err) || !output_not_an_input(o, &err) || !outputs_writable(o, &err)) return fail(err);
+  if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
   calib_cfg cc = {.pred = predict_cfg_of(o),
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};

@@ -228,6 +228,7 @@ static gboolean check_combinations(const cli_opts *o, GError **err)
 
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err)
 {
+  o->command_bit = command;
   optind = 1;
   opterr = 0;
   int c, idx = -1;

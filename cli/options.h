@@ -12,6 +12,7 @@
 #include "analysis/simulate.h"
 
 typedef struct cli_opts {
+  unsigned command_bit;  /* CMD_*: the command being run (set by cli_parse) */
   sim_request rq;
   const char *model_name, *model_file, *profile_name;
   gboolean model_set;    /* --model given (a conflict with --model-file) */

@@ -324,10 +324,11 @@ static int cmd_validate(cli_opts *o)
   for (guint i = 0; i < rows->len; i++) /* rows that could not be predicted are left out of every statistic */
     if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
   guint usable = 0;
-  for (guint i = 0; i < rows->len; i++) usable += !rv[i].invalid[0];
+  for (guint i = 0; i < rows->len; i++) usable += !rv[i].invalid[0] && rv[i].meas != MEAS_OTHER;
   if (usable == 0)
-    return fail_msg("validate: no row could be compared (allowed: tables with at least one row whose layout and "
-                    "measured columns are valid; the messages above say why each row was left out)");
+    return fail_msg("validate: no row could be compared (allowed: tables with at least one valid row measured ok or "
+                    "oom; the messages above say why a row was left out, and rows measured error or unavailable "
+                    "carry neither a time nor a memory label)");
   g_autoptr(GArray) stats = val_summarize(rv, (int)rows->len);
   if (o->output && !val_write_rows(o->output, rv, (int)rows->len, &err)) return fail(err);
   if (!strcmp(o->format, "json")) {

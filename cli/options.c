@@ -109,16 +109,23 @@ static gboolean bad(GError **err, const char *opt, const char *s, const char *al
   return FALSE;
 }
 
-gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err)
+/* An integer in [lo, hi], strict as the CSV reader: no blank or sign (strtol would skip them). */
+static gboolean parse_int_in(const char *opt, const char *s, long lo, long hi, int *out, GError **err)
 {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  /* strict, as the CSV reader: no blanks (strtol would skip leading ones) */
-  if (errno || end == s || *end || !g_ascii_isdigit(*s) || v < 1 || v > 1000000000)
-    return bad(err, opt, s, "an integer from 1 to 1000000000");
+  if (errno || end == s || *end || !g_ascii_isdigit(*s) || v < lo || v > hi) {
+    g_autofree char *allowed = g_strdup_printf("an integer from %ld to %ld", lo, hi);
+    return bad(err, opt, s, allowed);
+  }
   *out = (int)v;
   return TRUE;
+}
+
+gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err)
+{
+  return parse_int_in(opt, s, 1, 1000000000, out, err);
 }
 
 /* A number in [lo, hi]: the platform overrides obey the ranges the profile file obeys (platforms/profile.c). */
@@ -150,8 +157,12 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
   case O_VOCAB: return cli_parse_positive_int("vocab", arg, &o->vocab, err);
-  case O_GPUS: return cli_parse_positive_int("gpus", arg, &l->gpus, err);
-  case O_TP: return cli_parse_positive_int("tp", arg, &l->tp, err);
+  case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
+  case O_TP: /* one 8-GPU node at most; which of these a model allows, layout_validate says */
+    if (strcmp(arg, "1") && strcmp(arg, "2") && strcmp(arg, "4") && strcmp(arg, "8"))
+      return bad(err, "tp", arg, "1, 2, 4 or 8");
+    l->tp = atoi(arg);
+    return TRUE;
   case O_PP: return cli_parse_positive_int("pp", arg, &l->pp, err);
   case O_SP: return parse_bool("sp", arg, &l->sp, err);
   case O_MB: return cli_parse_positive_int("micro-batch", arg, &l->micro_batch, err);
@@ -174,9 +185,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     return TRUE;
   case 'o': o->output = arg; return TRUE;
   case 'j':
-    if (!cli_parse_positive_int("jobs", arg, &o->jobs, err)) return FALSE;
-    if (o->jobs > 1024) return bad(err, "jobs", arg, "an integer from 1 to 1024");
-    return TRUE;
+    return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
   case O_PAJE: o->rq.replay.paje_path = arg; return TRUE;
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;
@@ -193,7 +202,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_MEM_SVG: o->memory_svg = arg; return TRUE;
   case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
   case O_PAJE_LINKS: o->rq.replay.paje_links = TRUE; return TRUE;
-  case O_MAX_EVALS: return cli_parse_positive_int("max-evals", arg, &o->max_evals, err);
+  case O_MAX_EVALS: return parse_int_in("max-evals", arg, 1, 1000000, &o->max_evals, err); /* >= 11: cmd_calibrate */
   case O_FULL: o->calib_full = TRUE; return TRUE;
   case O_CHECK_FAST: o->calib_check_fast = TRUE; return TRUE;
   case O_PRIOR: {

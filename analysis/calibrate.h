@@ -1,7 +1,7 @@
 /* calibrate -- fits the free constants of a profile (at most about a dozen,
  * each with a physical meaning and a plausible range, listed in
- * calibrate.c and docs/profile.md) to measured runs: a derivative-free
- * least-squares search (Levenberg-Marquardt on finite differences, in the
+ * calibrate.c and docs/profile.md) to measured runs: a least-squares
+ * search (Levenberg-Marquardt on finite differences, in the
  * box of allowed ranges mapped to an unbounded space) on the log step-time
  * errors of the rows measured ok (but those marked `time_fit` no).
  *

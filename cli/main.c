@@ -501,9 +501,10 @@ static int stdout_flushed(int rc)
 
 int main(int argc, char **argv)
 {
-  if (argc >= 3 && !strcmp(argv[1], "help")) return help_command(argv[2]);
-  if (argc < 2) { /* no command is bad input: the usage goes to stderr */
-    fputs(USAGE, stderr);
+  if (argc >= 3 && !strcmp(argv[1], "help")) return stdout_flushed(help_command(argv[2]));
+  if (argc < 2) { /* no command is bad input */
+    g_autofree char *allowed = command_names();
+    fprintf(stderr, "layoutsim: no command (allowed: %s; layoutsim help explains them)\n", allowed);
     return 2;
   }
   if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -511,7 +512,7 @@ int main(int argc, char **argv)
     return stdout_flushed(0);
   }
   for (int i = 2; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return help_command(argv[1]);
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return stdout_flushed(help_command(argv[1]));
   for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) {
     if (strcmp(argv[1], COMMANDS[i].name)) continue;
     cli_opts o;

@@ -224,14 +224,19 @@ static int opt_int(const cJSON *o, const char *key, int dflt)
   return cJSON_IsNumber(v) ? v->valueint : dflt;
 }
 
+/* An integer in int range (cJSON's valueint would truncate 1.5, and saturate 1e30). */
+static gboolean is_int(const cJSON *v)
+{
+  return cJSON_IsNumber(v) && fabs(v->valuedouble) <= INT_MAX && v->valuedouble == (double)v->valueint;
+}
+
 /* The first of `keys` present in o that is not an integer in int range, or NULL: integer fields are
  * never truncated (a "rank" of 1.5 is an error, not rank 1). */
 static const char *non_integer_field(const cJSON *o, const char *const *keys)
 {
   for (; *keys; keys++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
-    if (!v) continue;
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > INT_MAX) return *keys;
+    if (v && !is_int(v)) return *keys;
   }
   return NULL;
 }
@@ -305,8 +310,6 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   }
   return TRUE;
 }
-
-static gboolean is_int(const cJSON *v) { return cJSON_IsNumber(v) && v->valuedouble == (double)v->valueint; }
 
 static gboolean parse_program(graph *g, const cJSON *o, const char *where, GError **err)
 {

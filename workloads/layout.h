@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "graph.h"
 #include "model.h"
 
 typedef enum { CKPT_NONE, CKPT_EVERY_LAYER } layout_ckpt;
@@ -47,8 +48,8 @@ gboolean layout_attn_fused_norm(layout_attn a);
 /* Most micro-batches per step a layout may have: the task graph grows linearly with them (about 0.2 MB
  * each for a 40-layer stage: some 2 GB at the limit), and the study's layouts need at most 2048. */
 #define LAYOUT_MAX_MICRO_BATCHES 8192
-/* Most GPUs a layout may use: one simulated rank each, so the graph's limit (GRAPH_MAX_RANKS, 16384). */
-#define LAYOUT_MAX_GPUS 16384
+/* Most GPUs a layout may use: one simulated rank each, so the graph's limit. */
+#define LAYOUT_MAX_GPUS GRAPH_MAX_RANKS
 /* Most tokens in one micro-batch (micro_batch * seq_len): GEMM shapes are 32-bit, and 2^24 tokens is
  * far above anything that fits in a GPU's memory. */
 #define LAYOUT_MAX_MICRO_BATCH_TOKENS (1 << 24)

@@ -116,7 +116,9 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
     g_autofree prediction *p = predict_table(sims, cfg);
     for (guint r = 0; r < sims->rows->len; r++) {
       if (p[r].status == PRED_INVALID) {
-        if (log) fprintf(log, "calibrate: %s: a labelled row could not be simulated, left out (%s)\n", paths[f], p[r].error);
+        if (log)
+          fprintf(log, "calibrate: %s line %u: a labelled row could not be simulated, left out (%s)\n", paths[f],
+                  csv_row_line(sims, r), p[r].error);
         continue;
       }
       calmem_row row = {.ran = g_array_index(ran, gboolean, r), .limit = p[r].fragmentation_limit};

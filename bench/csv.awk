@@ -24,5 +24,5 @@ function need(names, what,    a, k) {
 }
 function cell(name) { return v[col[name]] }
 { sub(/\r$/, ""); split("", v); nf = csv($0, v) }
-NR == 1 { ncol = nf; for (i = 1; i <= nf; i++) { if (v[i] != "" && v[i] in col) die("column " v[i] " appears more than once in the header (each column may appear once)"); col[v[i]] = i } }
-NR > 1 && nf != ncol { die("line " NR ": " nf " cells, the header has " ncol) }
+NR == 1 { ncol = nf; for (i = 1; i <= nf; i++) { if (v[i] != "" && v[i] in col) die(FILENAME ": column " v[i] " appears more than once in the header (each column may appear once)"); col[v[i]] = i } }
+NR > 1 && nf != ncol { die(FILENAME " line " NR ": " nf " cells, the header has " ncol) }

@@ -18,12 +18,12 @@ awk -v who=findings "$(cat "$here/csv.awk")"'
   NR == 1 { need("setting layout status step_time_s pred_status pred_step_time_s", "layoutsim validate -o output"); next }
   {
     # layout: "tpA ppB mbC spD CHECKPOINTING KERNEL"
-    if (split(cell("layout"), f, " ") != 6) die("line " NR ": layout \"" cell("layout") "\" is not tp pp mb sp checkpointing kernel")
+    if (split(cell("layout"), f, " ") != 6) die(FILENAME " line " NR ": layout \"" cell("layout") "\" is not tp pp mb sp checkpointing kernel")
     s = cell("setting"); tp = substr(f[1], 3); pp = substr(f[2], 3); mb = substr(f[3], 3)
     n++; S[n] = s; TP[n] = tp; PP[n] = pp; MB[n] = mb; SP[n] = f[4]; CK[n] = f[5]; KE[n] = f[6]
     T["p", n] = cell("pred_status") == "ok" ? cell("pred_step_time_s") + 0 : 0
     T["m", n] = cell("status") == "ok" ? cell("step_time_s") + 0 : 0
-    if ((s, tp, pp, mb, SP[n], CK[n], KE[n]) in id) die("line " NR ": " s ", " cell("layout") " appears twice")
+    if ((s, tp, pp, mb, SP[n], CK[n], KE[n]) in id) die(FILENAME " line " NR ": " s ", " cell("layout") " appears twice")
     id[s, tp, pp, mb, SP[n], CK[n], KE[n]] = n
     if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
   }

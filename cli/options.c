@@ -250,7 +250,8 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
     }
     if (c == '?') {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "%s: unknown or ambiguous option (allowed: the options of layoutsim help %s)", what, command_name);
+                  "%s: unknown or ambiguous option, or a value given to a flag (allowed: the options of layoutsim help "
+                  "%s)", what, command_name);
       return FALSE;
     }
     if (!(applies_to(c) & command)) {

@@ -119,8 +119,14 @@ gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
   g_autofree char *path = lsim_data_path("platforms/profiles", file);
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     g_autofree char *shipped = shipped_names(path);
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "profile: unknown '%s' (allowed: %s, or a path to a profile JSON file)", name, shipped);
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (*shipped)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "profile: unknown '%s' (allowed: %s, or a path to a profile JSON file)", name, shipped);
+    else /* a binary run away from its data (or LAYOUTSIM_DATA pointing elsewhere) */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "profile: unknown '%s': no shipped profiles in %s (allowed: a path to a profile JSON file, or "
+                  "LAYOUTSIM_DATA set to the layoutsim source tree)", name, dir);
     return FALSE;
   }
   return profile_load_file(path, out, err);

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/predict.h"
 #include "analysis/calibrate.h"
@@ -153,17 +152,6 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   return o->output ? lsim_outfile_commit(&out_file, err) : TRUE;
 }
 
-/* Whether two names are one file: the same destination once symbolic links are followed ("./t.svg"
- * is "t.svg"; two links to one target that does not exist yet), or one existing file (a hard link:
- * same device and inode). */
-static gboolean same_file(const char *a, const char *b)
-{
-  g_autofree char *da = lsim_outfile_destination(a), *db = lsim_outfile_destination(b);
-  if (!strcmp(da, db)) return TRUE;
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* Whether output `path` would replace a file the command reads: its positional files (graph,
  * tables), --model-file and a --profile file. predict IN -o IN, filling in its columns in place,
  * is the one exception. */
@@ -171,10 +159,10 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
 {
   gboolean predict_in_place = is_output_option && o->positional->len == 1 && o->command_bit == CMD_PREDICT;
   for (guint i = 0; i < o->positional->len; i++)
-    if (!predict_in_place && same_file(o->positional->pdata[i], path)) return TRUE;
+    if (!predict_in_place && lsim_outfile_same_target(o->positional->pdata[i], path)) return TRUE;
   const char *files[] = {o->model_file, o->profile_name};
   for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
-    if (files[i] && g_file_test(files[i], G_FILE_TEST_EXISTS) && same_file(files[i], path)) return TRUE;
+    if (files[i] && g_file_test(files[i], G_FILE_TEST_EXISTS) && lsim_outfile_same_target(files[i], path)) return TRUE;
   return FALSE;
 }
 
@@ -190,7 +178,7 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
     for (size_t k = 0; k < i; k++) {
-      if (paths[k] && same_file(paths[k], paths[i])) {
+      if (paths[k] && lsim_outfile_same_target(paths[k], paths[i])) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: named for two outputs (allowed: one file per output)",
                     paths[i]);
         return FALSE;
@@ -321,10 +309,11 @@ static int cmd_validate(cli_opts *o)
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
   if (!rows) return fail(err);
   const val_row *rv = (const val_row *)rows->data;
-  for (guint i = 0; i < rows->len; i++) /* rows that could not be predicted are left out of every statistic */
+  guint usable = 0; /* rows that could not be predicted are left out of every statistic */
+  for (guint i = 0; i < rows->len; i++) {
     if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
-  guint usable = 0;
-  for (guint i = 0; i < rows->len; i++) usable += !rv[i].invalid[0] && rv[i].meas != MEAS_OTHER;
+    else usable += rv[i].meas != MEAS_OTHER;
+  }
   if (usable == 0)
     return fail_msg("validate: no row could be compared (allowed: tables with at least one valid row measured ok or "
                     "oom; the messages above say why a row was left out, and rows measured error or unavailable "

@@ -2,6 +2,7 @@
 #include "lsim_outfile.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,8 +48,9 @@ static char *follow_links(const char *path, GError **err)
   }
 }
 
-/* How `path` is written; for VIA_TEMP, *dest is the name the temporary file replaces. */
-static gboolean plan(const char *path, write_mode *mode, char **dest, GError **err)
+/* How `path` is written; for VIA_TEMP, *dest is the name the temporary file replaces; for SHARED,
+ * *std_fd is the standard stream (1 or 2) the file is. */
+static gboolean plan(const char *path, write_mode *mode, char **dest, int *std_fd, GError **err)
 {
   struct stat st;
   *dest = NULL;
@@ -65,10 +67,12 @@ static gboolean plan(const char *path, write_mode *mode, char **dest, GError **e
       *mode = DIRECT;
       return TRUE;
     }
-    if (same_file(&st, STDOUT_FILENO) || same_file(&st, STDERR_FILENO)) {
-      *mode = SHARED;
-      return TRUE;
-    }
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+      if (same_file(&st, fd)) {
+        *mode = SHARED;
+        *std_fd = fd;
+        return TRUE;
+      }
   }
   *mode = VIA_TEMP;
   *dest = follow_links(path, err);
@@ -88,12 +92,11 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
   *tf = (lsim_outfile){0};
   write_mode mode;
   char *dest;
-  if (!plan(path, &mode, &dest, err)) return FALSE;
+  int std_fd;
+  if (!plan(path, &mode, &dest, &std_fd, err)) return FALSE;
   if (mode == SHARED) { /* our own stdout or stderr: write through its open file, at its offset */
     fflush(NULL);
-    struct stat st;
-    int std = stat(path, &st) == 0 && same_file(&st, STDOUT_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
-    int fd = dup(std);
+    int fd = dup(std_fd);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
       io_error(err, path, g_strerror(errno));
@@ -157,6 +160,14 @@ char *lsim_outfile_destination(const char *path)
   return canon;
 }
 
+gboolean lsim_outfile_same_target(const char *a, const char *b)
+{
+  g_autofree char *da = lsim_outfile_destination(a), *db = lsim_outfile_destination(b);
+  if (!strcmp(da, db)) return TRUE;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
 {
   int code = ferror(tf->f) ? EIO : 0;
@@ -182,7 +193,8 @@ gboolean lsim_outfile_check(const char *path, GError **err)
 {
   write_mode mode;
   g_autofree char *dest = NULL;
-  if (!plan(path, &mode, &dest, err)) return FALSE;
+  int std_fd;
+  if (!plan(path, &mode, &dest, &std_fd, err)) return FALSE;
   if (mode != VIA_TEMP) {
     if (access(path, W_OK) == 0) return TRUE;
     io_error(err, path, g_strerror(errno));

@@ -45,6 +45,9 @@ gboolean lsim_outfile_open_named(lsim_outfile *tf, const char *path, GError **er
 /* The file `path` would end up in: symbolic links followed, canonical (newly allocated). Two outputs
  * with the same destination would overwrite each other. */
 char *lsim_outfile_destination(const char *path);
+/* Whether two names are one file: the same destination ("./t.svg" is "t.svg"; two links to one
+ * target that does not exist yet), or one existing file (a hard link: same device and inode). */
+gboolean lsim_outfile_same_target(const char *a, const char *b);
 /* The name the content goes to: the temporary file, or the target when written directly. For a
  * writer that opens files by name itself (SimGrid's Paje tracer); tf->f stays open, unused. */
 const char *lsim_outfile_write_path(const lsim_outfile *tf);

@@ -58,6 +58,15 @@ static int by_name(const void *a, const void *b) { return g_strcmp0(*(char *cons
 
 static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
 
+/* "PATH: KEY = V is outside its allowed range [LO, HI]"; V with `digits` significant digits (an int
+ * field's value in full, a double's as %g). */
+static void out_of_range(GError **err, const char *path, const char *key, double v, int digits, double lo, double hi,
+                         gboolean integer)
+{
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %.*g is outside its allowed range [%g, %g]%s", path, key,
+              digits, v, lo, hi, integer ? " or not an integer" : "");
+}
+
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, err);
@@ -68,24 +77,24 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   if (!check_keys(j, path, err) || !lsim_json_string(j, "name", &name, path, err)) goto out;
   g_strlcpy(out->name, name, sizeof out->name);
   if (!read_comment(j, out, path, err)) goto out;
-  if (!lsim_json_positive_int(j, "gpus_per_node", &out->gpus_per_node, path, err)) goto out;
-  if (!lsim_json_positive_int(j, "nics_per_node", &out->nics_per_node, path, err)) goto out;
+  /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
+   * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
+  const struct { const char *key; int *dst; } node[] = {{"gpus_per_node", &out->gpus_per_node},
+                                                        {"nics_per_node", &out->nics_per_node}};
+  for (size_t i = 0; i < G_N_ELEMENTS(node); i++) {
+    if (!lsim_json_positive_int(j, node[i].key, node[i].dst, path, err)) goto out;
+    if (*node[i].dst > 128) {
+      out_of_range(err, path, node[i].key, *node[i].dst, 10, 1, 128, FALSE);
+      goto out;
+    }
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
     double *v = slot(out, &FIELDS[i]);
     if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
     if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != (double)(long)*v)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %g is outside its allowed range [%g, %g]%s", path,
-                  FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer ? " or not an integer" : "");
+      out_of_range(err, path, FIELDS[i].key, *v, 6, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer);
       goto out;
     }
-  }
-  /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
-   * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
-  if (out->gpus_per_node > 128 || out->nics_per_node > 128) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %d is outside its allowed range [1, 128]", path,
-                out->gpus_per_node > 128 ? "gpus_per_node" : "nics_per_node",
-                out->gpus_per_node > 128 ? out->gpus_per_node : out->nics_per_node);
-    goto out;
   }
   if (out->gpus_per_node % out->nics_per_node != 0) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nics_per_node (%d) must divide gpus_per_node (%d)", path,

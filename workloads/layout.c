@@ -77,12 +77,13 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   if (l->gpus > LAYOUT_MAX_GPUS)
     return fail(err, "gpus: %d is more than the simulator can run (allowed: 1..%d, one simulated process each)",
                 l->gpus, LAYOUT_MAX_GPUS);
-  g_autofree char *tps = allowed_tp(m);
-  if (l->tp > 8 || (8 % l->tp) != 0)
-    return fail(err, "tp: %d is not a power of two within one 8-GPU node (allowed for %s: %s)", l->tp, m->name, tps);
-  if (m->heads % l->tp != 0)
+  if (l->tp > 8 || (8 % l->tp) != 0 || m->heads % l->tp != 0) {
+    g_autofree char *tps = allowed_tp(m);
+    if (l->tp > 8 || (8 % l->tp) != 0)
+      return fail(err, "tp: %d is not a power of two within one 8-GPU node (allowed for %s: %s)", l->tp, m->name, tps);
     return fail(err, "tp: %d does not divide the %d attention heads of %s (allowed: %s)", l->tp, m->heads, m->name,
                 tps);
+  }
   if (l->pp > m->layers)
     return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);
   if (l->pp > l->gpus / l->tp)

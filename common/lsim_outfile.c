@@ -2,6 +2,8 @@
 #include "lsim_outfile.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,8 +81,70 @@ static gboolean plan(const char *path, write_mode *mode, char **dest, int *std_f
   return *dest != NULL;
 }
 
+/* Interrupted runs. A process killed between open and commit (Ctrl-C in a long calibrate, a
+ * closed pipe, kill) would leave TARGET.XXXXXX behind. So the names of the temporary files not
+ * yet committed sit in this table, the one piece of process-wide state outside the engine: a
+ * signal handler can reach nothing else. On SIGINT, SIGTERM, SIGHUP or SIGPIPE the handler
+ * removes them (unlink is async-signal-safe), restores the default action and raises the signal
+ * again, so the process still dies of it. Only the process that created a file removes it: a
+ * forked worker that dies leaves its parent's files alone. A signal the process ignores (nohup's
+ * SIGHUP) stays ignored. More than PENDING_MAX files at once are still removed on every path but
+ * a signal's. */
+#define PENDING_MAX 16
+static char pending_name[PENDING_MAX][PATH_MAX];
+static volatile sig_atomic_t pending_used[PENDING_MAX];
+static volatile sig_atomic_t pending_owner; /* the pid that created the files */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+static void remove_pending_and_die(int sig)
+{
+  if (getpid() == pending_owner)
+    for (int i = 0; i < PENDING_MAX; i++)
+      if (pending_used[i]) unlink(pending_name[i]);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_cleanup_handlers(void)
+{
+  static gboolean installed;
+  if (installed) return;
+  installed = TRUE;
+  for (size_t i = 0; i < G_N_ELEMENTS(cleanup_signals); i++) {
+    struct sigaction old, sa = {0};
+    if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    sa.sa_handler = remove_pending_and_die;
+    sigemptyset(&sa.sa_mask);
+    for (size_t j = 0; j < G_N_ELEMENTS(cleanup_signals); j++) sigaddset(&sa.sa_mask, cleanup_signals[j]);
+    sigaction(cleanup_signals[i], &sa, NULL);
+  }
+}
+
+static void pending_add(const char *tmp)
+{
+  if (strlen(tmp) >= PATH_MAX) return;
+  install_cleanup_handlers();
+  pending_owner = getpid();
+  for (int i = 0; i < PENDING_MAX; i++)
+    if (!pending_used[i]) {
+      strcpy(pending_name[i], tmp);
+      pending_used[i] = 1; /* set last: the handler reads a slot only once its name is complete */
+      return;
+    }
+}
+
+static void pending_remove(const char *tmp)
+{
+  for (int i = 0; i < PENDING_MAX; i++)
+    if (pending_used[i] && !strcmp(pending_name[i], tmp)) {
+      pending_used[i] = 0;
+      return;
+    }
+}
+
 static void release(lsim_outfile *tf)
 {
+  if (tf->tmp_path) pending_remove(tf->tmp_path);
   g_clear_pointer(&tf->path, g_free);
   g_clear_pointer(&tf->dest, g_free);
   g_clear_pointer(&tf->tmp_path, g_free);
@@ -133,6 +197,7 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
     g_free(dest);
     return FALSE;
   }
+  pending_add(tmp);
   tf->f = f;
   tf->path = g_strdup(path);
   tf->dest = dest;

@@ -18,7 +18,11 @@
  *   that open file (a duplicate of its descriptor, so at its offset, in
  *   order with what the command prints there).
  *
- * Owns: the choice between the two, the temp-file protocol, the one
+ * - Killed by SIGINT, SIGTERM, SIGHUP or SIGPIPE, the process first removes
+ *   the temporary files it has not committed (see the table in the .c file).
+ *
+ * Owns: the choice between the two, the temp-file protocol (and its cleanup
+ * on those signals: the only process-wide state outside the engine), the one
  * "PATH: cannot write (REASON)" error. May not touch: what is written.
  */
 #ifndef LSIM_OUTFILE_H

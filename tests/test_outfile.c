@@ -17,7 +17,9 @@
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -293,6 +295,113 @@ START_TEST(test_directory_and_missing_directory_fail_naming_the_path)
 }
 END_TEST
 
+/* Signals: run `body` in a child process whose signal dispositions are the defaults (so
+ * lsim_outfile installs its handlers there); return its wait status. */
+static int in_child(void (*body)(void))
+{
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) signal(sigs[i], SIG_DFL);
+    body();
+    _exit(0);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  return status;
+}
+
+static void open_or_exit(lsim_outfile *tf, const char *name)
+{
+  g_autofree char *path = tmp_path(name);
+  if (!lsim_outfile_open(tf, path, NULL)) _exit(3);
+  fputs("partial", tf->f);
+  fflush(tf->f);
+}
+
+static void killed_while_writing(void)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  raise(SIGTERM);
+  _exit(4); /* not reached: the handler re-raises with the default action */
+}
+
+START_TEST(test_signal_removes_the_temporary_file_and_still_kills)
+{
+  int status = in_child(killed_while_writing);
+  ck_assert(WIFSIGNALED(status));
+  ck_assert_int_eq(WTERMSIG(status), SIGTERM);
+  ck_assert_int_eq(entries(tmpdir), 0);
+}
+END_TEST
+
+static void interrupted_after_one_commit(void)
+{
+  lsim_outfile done, open;
+  open_or_exit(&done, "done.csv");
+  if (!lsim_outfile_commit(&done, NULL)) _exit(3);
+  open_or_exit(&open, "open.csv");
+  raise(SIGINT);
+  _exit(4);
+}
+
+START_TEST(test_signal_keeps_committed_files)
+{
+  int status = in_child(interrupted_after_one_commit);
+  ck_assert(WIFSIGNALED(status));
+  ck_assert_int_eq(WTERMSIG(status), SIGINT);
+  ck_assert_int_eq(entries(tmpdir), 1);
+  g_autofree char *done = tmp_path("done.csv");
+  g_autofree char *text = contents(done);
+  ck_assert_str_eq(text, "partial");
+}
+END_TEST
+
+/* A forked worker (predict's) that dies of a signal must not take its parent's files with it. */
+static void parent_of_a_dying_worker(void)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  pid_t worker = fork();
+  if (worker == 0) {
+    raise(SIGTERM);
+    _exit(4);
+  }
+  int status;
+  if (worker < 0 || waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status)) _exit(5);
+  if (access(tf.tmp_path, F_OK) != 0) _exit(6);
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+}
+
+START_TEST(test_a_dying_forked_worker_leaves_the_parents_file)
+{
+  int status = in_child(parent_of_a_dying_worker);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+END_TEST
+
+static void ignoring_sighup(void)
+{
+  signal(SIGHUP, SIG_IGN); /* as under nohup */
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  raise(SIGHUP);
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+}
+
+START_TEST(test_an_ignored_signal_stays_ignored)
+{
+  int status = in_child(ignoring_sighup);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("outfile");
@@ -309,6 +418,10 @@ int main(void)
   tcase_add_test(tc, test_stdout_on_a_truncated_file_keeps_output_and_what_follows_in_order);
   tcase_add_test(tc, test_two_links_to_one_new_file_have_one_destination);
   tcase_add_test(tc, test_directory_and_missing_directory_fail_naming_the_path);
+  tcase_add_test(tc, test_signal_removes_the_temporary_file_and_still_kills);
+  tcase_add_test(tc, test_signal_keeps_committed_files);
+  tcase_add_test(tc, test_a_dying_forked_worker_leaves_the_parents_file);
+  tcase_add_test(tc, test_an_ignored_signal_stays_ignored);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -332,6 +332,15 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_str_eq(err->message, "tp: 8 does not divide the 4 attention heads of tiny (allowed: 1, 2, 4)");
   g_clear_error(&err);
+  m.vocab = 250; /* the study's code asserts vocab % tp == 0 (VocabParallelEmbedding) */
+  l = mk(16, 4, 1, 1, 8, 128, CKPT_NONE, 0);
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_str_eq(err->message, "vocab: 250 is not a multiple of tp=4; the embedding and the output head split the "
+                                 "vocabulary evenly over tp (allowed: multiples of 4, e.g. 252)");
+  g_clear_error(&err);
+  l = mk(16, 2, 1, 1, 8, 128, CKPT_NONE, 0);
+  ck_assert_msg(layout_validate(&l, &m, &err), "%s", err ? err->message : "");
+  m = tiny();
   l = mk(8, 1, 9, 1, 8, 128, CKPT_NONE, 0); /* 8 layers */
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_str_eq(err->message, "pp: 9 exceeds the 8 layers of tiny (allowed: 1..8)");

@@ -84,6 +84,10 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "tp: %d does not divide the %d attention heads of %s (allowed: %s)", l->tp, m->heads, m->name,
                 tps);
   }
+  if (m->vocab % l->tp != 0) /* the study's code asserts it: its vocabulary-parallel embedding and head split evenly */
+    return fail(err, "vocab: %d is not a multiple of tp=%d; the embedding and the output head split the vocabulary "
+                "evenly over tp (allowed: multiples of %d, e.g. %d)", m->vocab, l->tp, l->tp,
+                (m->vocab / l->tp + 1) * l->tp);
   if (l->pp > m->layers)
     return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);
   if (l->pp > l->gpus / l->tp)

@@ -23,20 +23,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "check_tmpdir.h"
 #include "common/lsim_outfile.h"
 
-static char *tmpdir;
-
-static void setup(void) { tmpdir = g_dir_make_tmp("layoutsim-outfile-XXXXXX", NULL); }
-
-static void teardown(void)
-{
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
-  ck_assert_int_eq(system(cmd), 0);
-  g_free(tmpdir);
-}
-
-static char *tmp_path(const char *name) { return g_build_filename(tmpdir, name, NULL); }
 
 /* Write `text` to `path` through lsim_outfile and commit. */
 static void write_through(const char *path, const char *text)
@@ -406,7 +395,7 @@ int main(void)
 {
   Suite *s = suite_create("outfile");
   TCase *tc = tcase_create("targets");
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
   tcase_add_test(tc, test_regular_file_is_replaced_only_on_commit);
   tcase_add_test(tc, test_symlink_is_followed_and_its_target_replaced_atomically);
   tcase_add_test(tc, test_dangling_symlink_creates_its_target);

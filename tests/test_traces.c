@@ -20,6 +20,7 @@
 
 #include "analysis/simulate.h"
 #include "check_main.h"
+#include "check_tmpdir.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
 #include "traces/svg.h"
@@ -30,18 +31,6 @@
 #define MICRO_BATCHES 8
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static char *tmpdir;
-
-static void setup(void) { tmpdir = g_dir_make_tmp("layoutsim-traces-XXXXXX", NULL); }
-
-static void teardown(void)
-{
-  g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
-  ck_assert_int_eq(system(cmd), 0);
-  g_free(tmpdir);
-}
-
-static char *tmp_path(const char *name) { return g_build_filename(tmpdir, name, NULL); }
 
 /* Simulate the test layout; `paje` may be NULL. */
 static void simulate(sim_outcome *out, const char *paje)
@@ -415,7 +404,7 @@ END_TEST
 static TCase *views_case(const char *name, const TTest *const *tests, size_t n)
 {
   TCase *tc = tcase_create(name);
-  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
   for (size_t i = 0; i < n; i++) tcase_add_test(tc, tests[i]);
   return tc;
 }

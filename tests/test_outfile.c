@@ -301,6 +301,23 @@ static int in_child(void (*body)(void))
   return status;
 }
 
+/* The child died of `sig` (the handler re-raised it) and left `files` entries in the directory. */
+static void expect_killed(void (*body)(void), int sig, int files)
+{
+  int status = in_child(body);
+  ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == sig, "wait status %d, expected death by signal %d",
+                status, sig);
+  ck_assert_int_eq(entries(tmpdir), files);
+}
+
+/* The child ran to its end (its checks passed: exit 0) and committed exactly one file. */
+static void expect_committed_one(void (*body)(void))
+{
+  int status = in_child(body);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "wait status %d, expected exit 0", status);
+  ck_assert_int_eq(entries(tmpdir), 1);
+}
+
 static void open_or_exit(lsim_outfile *tf, const char *name)
 {
   g_autofree char *path = tmp_path(name);
@@ -319,10 +336,7 @@ static void killed_while_writing(void)
 
 START_TEST(test_signal_removes_the_temporary_file_and_still_kills)
 {
-  int status = in_child(killed_while_writing);
-  ck_assert(WIFSIGNALED(status));
-  ck_assert_int_eq(WTERMSIG(status), SIGTERM);
-  ck_assert_int_eq(entries(tmpdir), 0);
+  expect_killed(killed_while_writing, SIGTERM, 0);
 }
 END_TEST
 
@@ -338,10 +352,7 @@ static void interrupted_after_one_commit(void)
 
 START_TEST(test_signal_keeps_committed_files)
 {
-  int status = in_child(interrupted_after_one_commit);
-  ck_assert(WIFSIGNALED(status));
-  ck_assert_int_eq(WTERMSIG(status), SIGINT);
-  ck_assert_int_eq(entries(tmpdir), 1);
+  expect_killed(interrupted_after_one_commit, SIGINT, 1);
   g_autofree char *done = tmp_path("done.csv");
   g_autofree char *text = contents(done);
   ck_assert_str_eq(text, "partial");
@@ -366,10 +377,7 @@ static void parent_of_a_dying_worker(void)
 
 START_TEST(test_a_dying_forked_worker_leaves_the_parents_file)
 {
-  int status = in_child(parent_of_a_dying_worker);
-  ck_assert(WIFEXITED(status));
-  ck_assert_int_eq(WEXITSTATUS(status), 0);
-  ck_assert_int_eq(entries(tmpdir), 1);
+  expect_committed_one(parent_of_a_dying_worker);
 }
 END_TEST
 
@@ -384,10 +392,7 @@ static void ignoring_sighup(void)
 
 START_TEST(test_an_ignored_signal_stays_ignored)
 {
-  int status = in_child(ignoring_sighup);
-  ck_assert(WIFEXITED(status));
-  ck_assert_int_eq(WEXITSTATUS(status), 0);
-  ck_assert_int_eq(entries(tmpdir), 1);
+  expect_committed_one(ignoring_sighup);
 }
 END_TEST
 

@@ -86,44 +86,58 @@ static gboolean plan(const char *path, write_mode *mode, char **dest, int *std_f
  * yet committed sit in this table, the one piece of process-wide state outside the engine: a
  * signal handler can reach nothing else. On SIGINT, SIGTERM, SIGHUP or SIGPIPE the handler
  * removes them (unlink is async-signal-safe), restores the default action and raises the signal
- * again, so the process still dies of it. Only the process that created a file removes it: a
- * forked worker that dies leaves its parent's files alone. A signal the process ignores (nohup's
- * SIGHUP) stays ignored. More than PENDING_MAX files at once are still removed on every path but
- * a signal's. */
+ * again, so the process still dies of it; an exit() that comes before their commit (SimGrid's own
+ * SIGINT handler, where it is still installed, ends in one) removes them too. Only the process
+ * that created a file removes it: a forked worker that dies leaves its parent's files alone. A
+ * signal that was ignored when first looked at (nohup's SIGHUP, a background job's SIGINT) stays
+ * ignored. More than PENDING_MAX files at once are still removed on every path but a signal's. */
 #define PENDING_MAX 16
 static char pending_name[PENDING_MAX][PATH_MAX];
 static volatile sig_atomic_t pending_used[PENDING_MAX];
 static volatile sig_atomic_t pending_owner; /* the pid that created the files */
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+static gboolean ignored_at_start[G_N_ELEMENTS(cleanup_signals)];
+static gboolean looked; /* ignored_at_start is set */
+
+static void remove_pending(void)
+{
+  if (getpid() != pending_owner) return;
+  for (int i = 0; i < PENDING_MAX; i++)
+    if (pending_used[i]) unlink(pending_name[i]);
+}
 
 static void remove_pending_and_die(int sig)
 {
-  if (getpid() == pending_owner)
-    for (int i = 0; i < PENDING_MAX; i++)
-      if (pending_used[i]) unlink(pending_name[i]);
+  remove_pending();
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-static void install_cleanup_handlers(void)
+void lsim_outfile_guard_signals(void)
 {
-  static gboolean installed;
-  if (installed) return;
-  installed = TRUE;
   for (size_t i = 0; i < G_N_ELEMENTS(cleanup_signals); i++) {
-    struct sigaction old, sa = {0};
-    if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-    sa.sa_handler = remove_pending_and_die;
+    struct sigaction cur, sa = {0};
+    if (sigaction(cleanup_signals[i], NULL, &cur) != 0) continue;
+    if (!looked) ignored_at_start[i] = cur.sa_handler == SIG_IGN;
     sigemptyset(&sa.sa_mask);
-    for (size_t j = 0; j < G_N_ELEMENTS(cleanup_signals); j++) sigaddset(&sa.sa_mask, cleanup_signals[j]);
+    if (ignored_at_start[i]) {
+      if (cur.sa_handler == SIG_IGN) continue;
+      sa.sa_handler = SIG_IGN;
+    } else {
+      if (cur.sa_handler == remove_pending_and_die) continue;
+      sa.sa_handler = remove_pending_and_die;
+      for (size_t j = 0; j < G_N_ELEMENTS(cleanup_signals); j++) sigaddset(&sa.sa_mask, cleanup_signals[j]);
+    }
     sigaction(cleanup_signals[i], &sa, NULL);
   }
+  if (!looked) atexit(remove_pending);
+  looked = TRUE;
 }
 
 static void pending_add(const char *tmp)
 {
   if (strlen(tmp) >= PATH_MAX) return;
-  install_cleanup_handlers();
+  lsim_outfile_guard_signals();
   pending_owner = getpid();
   for (int i = 0; i < PENDING_MAX; i++)
     if (!pending_used[i]) {

@@ -60,6 +60,11 @@ gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err);
 /* Close and remove the temporary file (after an error while producing the content). A target
  * written directly keeps what was written to it. */
 void lsim_outfile_abort(lsim_outfile *tf);
+/* Install (again) the handlers that remove uncommitted temporary files on SIGINT, SIGTERM, SIGHUP
+ * and SIGPIPE; opening a temporary file does it too. Call it after a library that installs its own
+ * (simgrid_init replaces SIGINT's with one that calls exit). A signal ignored the first time this
+ * runs stays ignored. */
+void lsim_outfile_guard_signals(void);
 /* Check, before any work, that `path` could be opened as above, without touching it: no FIFO is
  * opened (that would hand its reader an empty stream), no file created but a removed probe. */
 gboolean lsim_outfile_check(const char *path, GError **err);

@@ -235,7 +235,9 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
 {
   int argc = 1;
   char *argv[] = {"layoutsim", NULL};
+  lsim_outfile_guard_signals(); /* first look: what the caller ignores stays ignored */
   simgrid_init(&argc, argv);
+  lsim_outfile_guard_signals(); /* SimGrid's SIGINT handler exits without the cleanup */
   g_autofree char *thres = g_strdup_printf("root.thres:%s", o && o->log_threshold ? o->log_threshold : "critical");
   xbt_log_control_set(thres);
   /* a deadlock is reported by replay_run as one line of ours; SimGrid's own report would be a second */

@@ -396,6 +396,63 @@ START_TEST(test_an_ignored_signal_stays_ignored)
 }
 END_TEST
 
+/* SimGrid's simgrid_init replaces SIGINT's handler with one that exits without our cleanup;
+ * lsim_outfile_guard_signals puts ours back. */
+static void exits_without_cleanup(int sig)
+{
+  (void)sig;
+  _exit(9);
+}
+
+static void guarded_after_a_library_handler(void)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  signal(SIGINT, exits_without_cleanup);
+  lsim_outfile_guard_signals();
+  raise(SIGINT);
+  _exit(4);
+}
+
+START_TEST(test_guard_replaces_a_library_handler)
+{
+  expect_killed(guarded_after_a_library_handler, SIGINT, 0);
+}
+END_TEST
+
+static void exits_before_commit(void)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  exit(1); /* what SimGrid's handler does, where it is still installed */
+}
+
+START_TEST(test_exit_before_commit_removes_the_file)
+{
+  int status = in_child(exits_before_commit);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  ck_assert_int_eq(entries(tmpdir), 0);
+}
+END_TEST
+
+static void ignoring_sigint_across_a_library_handler(void)
+{
+  signal(SIGINT, SIG_IGN); /* a background job's SIGINT */
+  lsim_outfile_guard_signals();
+  signal(SIGINT, exits_without_cleanup);
+  lsim_outfile_guard_signals();
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  raise(SIGINT);
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+}
+
+START_TEST(test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler)
+{
+  expect_committed_one(ignoring_sigint_across_a_library_handler);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("outfile");
@@ -416,6 +473,9 @@ int main(void)
   tcase_add_test(tc, test_signal_keeps_committed_files);
   tcase_add_test(tc, test_a_dying_forked_worker_leaves_the_parents_file);
   tcase_add_test(tc, test_an_ignored_signal_stays_ignored);
+  tcase_add_test(tc, test_guard_replaces_a_library_handler);
+  tcase_add_test(tc, test_exit_before_commit_removes_the_file);
+  tcase_add_test(tc, test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

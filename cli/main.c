@@ -21,6 +21,8 @@
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 #include "common/lsim_outfile.h"
+#include "platforms/profile.h"
+#include "workloads/model.h"
 
 static const char *const USAGE =
     "usage: layoutsim COMMAND [OPTIONS]\n"
@@ -161,9 +163,18 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
   gboolean predict_in_place = is_output_option && o->positional->len == 1 && o->command_bit == CMD_PREDICT;
   for (guint i = 0; i < o->positional->len; i++)
     if (!predict_in_place && lsim_outfile_same_target(o->positional->pdata[i], path)) return TRUE;
-  const char *files[] = {o->model_file, o->profile_name};
-  for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
-    if (files[i] && g_file_test(files[i], G_FILE_TEST_EXISTS) && lsim_outfile_same_target(files[i], path)) return TRUE;
+  /* the model and profile files, also where a name stands for a shipped one (every built-in model:
+   * the rows of a table may name any of them) */
+  g_auto(GStrv) models = model_builtin_paths();
+  g_autofree char *profile = profile_path(o->profile_name);
+  g_autoptr(GPtrArray) files = g_ptr_array_new();
+  g_ptr_array_add(files, (gpointer)o->model_file);
+  g_ptr_array_add(files, profile);
+  for (char **m = models; *m; m++) g_ptr_array_add(files, *m);
+  for (guint i = 0; i < files->len; i++) {
+    const char *f = files->pdata[i];
+    if (f && g_file_test(f, G_FILE_TEST_EXISTS) && lsim_outfile_same_target(f, path)) return TRUE;
+  }
   return FALSE;
 }
 
@@ -186,8 +197,8 @@ static gboolean outputs_writable(const cli_opts *o, GError **err)
       }
     }
     if (is_an_input(o, paths[i], i == 0)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is one of this command's input files (allowed: a "
-                  "different file)", names[i], paths[i]);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is one of this command's input files or a shipped "
+                  "model file (allowed: a different file)", names[i], paths[i]);
       return FALSE;
     }
     if (!lsim_outfile_check(paths[i], err)) return FALSE;

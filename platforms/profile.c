@@ -121,11 +121,19 @@ static char *shipped_names(const char *path)
   return g_strjoinv(", ", (char **)names->pdata);
 }
 
+static gboolean names_a_file(const char *name) { return strchr(name, '/') || strstr(name, ".json"); }
+
+char *profile_path(const char *name)
+{
+  if (names_a_file(name)) return g_strdup(name);
+  g_autofree char *file = g_strconcat(name, ".json", NULL);
+  return lsim_data_path("platforms/profiles", file);
+}
+
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
 {
-  if (strchr(name, '/') || strstr(name, ".json")) return profile_load_file(name, out, err);
-  g_autofree char *file = g_strconcat(name, ".json", NULL);
-  g_autofree char *path = lsim_data_path("platforms/profiles", file);
+  if (names_a_file(name)) return profile_load_file(name, out, err);
+  g_autofree char *path = profile_path(name);
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     g_autofree char *shipped = shipped_names(path);
     g_autofree char *dir = g_path_get_dirname(path);

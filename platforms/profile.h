@@ -38,6 +38,9 @@ typedef struct gpu_profile {
 
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err);
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err);
+/* The file a --profile value names: itself if it looks like a path (a '/' or ".json"), else the
+ * shipped profile of that name (which may not exist). Caller frees. */
+char *profile_path(const char *name);
 /* Save (used by calibrate). */
 gboolean profile_save(const gpu_profile *p, const char *path, GError **err);
 

@@ -52,12 +52,24 @@ gboolean model_load_file(const char *path, model *out, GError **err)
   return ok;
 }
 
+static char *builtin_path(const char *name)
+{
+  g_autofree char *file = g_strconcat(name, ".json", NULL);
+  return lsim_data_path("workloads/models", file);
+}
+
+char **model_builtin_paths(void)
+{
+  char **paths = g_new0(char *, G_N_ELEMENTS(BUILTIN) + 1);
+  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++) paths[i] = builtin_path(BUILTIN[i]);
+  return paths;
+}
+
 gboolean model_load_named(const char *name, model *out, GError **err)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++) {
     if (strcmp(name, BUILTIN[i]) != 0) continue;
-    g_autofree char *file = g_strconcat(name, ".json", NULL);
-    g_autofree char *path = lsim_data_path("workloads/models", file);
+    g_autofree char *path = builtin_path(name);
     return model_load_file(path, out, err);
   }
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s, or --model-file FILE)",

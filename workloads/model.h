@@ -24,6 +24,8 @@ gboolean model_load_named(const char *name, model *out, GError **err);
 gboolean model_load_file(const char *path, model *out, GError **err);
 /* Comma-separated list of built-in names (static string). */
 const char *model_builtin_names(void);
+/* The shipped files of the built-in models, NULL-terminated (g_strfreev). */
+char **model_builtin_paths(void);
 
 int model_head_dim(const model *m);
 /* Parameters of one transformer layer: 4h^2 (attention) + 3hf (SwiGLU) + 2h (norms). */

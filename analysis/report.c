@@ -134,7 +134,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
     if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
-      fprintf(f, " (balanced would leave a stage without layers)");
+      fprintf(f, " (balanced would leave a stage empty)");
     fputc('\n', f);
   } else {
     fprintf(f, "graph of %d GPUs (%s)\n", o->g->world_size, prof->name);

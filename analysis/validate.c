@@ -220,7 +220,8 @@ static val_stats stats_of(const val_row *rows, const int *idx, int n, const char
   s.p90_pct = val_percentile(ape, s.timed, 0.9);
   s.spearman = val_spearman(pr, me, s.timed);
   s.mean_signed_pct = s.timed ? 100.0 * signed_sum / s.timed : NAN;
-  s.best_match = s.best_row_meas >= 0 && s.best_row_meas == s.best_row_pred;
+  s.best_compared = s.best_row_meas >= 0 && s.best_row_pred >= 0;
+  s.best_match = s.best_compared && s.best_row_meas == s.best_row_pred;
   return s;
 }
 
@@ -242,6 +243,7 @@ GArray *val_summarize(const val_row *rows, int n)
     val_stats s = stats_of(rows, idx, m, names->pdata[k]);
     g_array_append_val(out, s);
     total_extra.settings++;
+    total_extra.settings_compared += s.best_compared;
     total_extra.settings_best_match += s.best_match;
     if (!isnan(s.spearman) && (isnan(total_extra.spearman_min) || s.spearman < total_extra.spearman_min))
       total_extra.spearman_min = s.spearman;
@@ -251,7 +253,9 @@ GArray *val_summarize(const val_row *rows, int n)
   t.spearman = NAN; /* ranks across settings mean nothing: see spearman_min */
   t.best_row_meas = t.best_row_pred = -1;
   t.best_match = FALSE;
+  t.best_compared = FALSE;
   t.settings = total_extra.settings;
+  t.settings_compared = total_extra.settings_compared;
   t.settings_best_match = total_extra.settings_best_match;
   t.spearman_min = total_extra.spearman_min;
   g_array_append_val(out, t);
@@ -260,21 +264,38 @@ GArray *val_summarize(const val_row *rows, int n)
 
 static const char *label_of(const val_row *rows, int i) { return i >= 0 ? rows[i].label : "-"; }
 
+/* One number of the table, or "-" where it is undefined (no row to compute it from). */
+static void put_num(FILE *f, const char *fmt, int width, double v)
+{
+  if (isnan(v)) fprintf(f, " %*s", width, "-");
+  else {
+    fputc(' ', f);
+    fprintf(f, fmt, width, v);
+  }
+}
+
 void val_print_text(FILE *f, const GArray *stats, const val_row *rows)
 {
   fprintf(f, "%-30s %5s %9s %6s %7s %7s %7s %8s  %s\n", "setting", "rows", "oom_acc%", "timed", "mape%", "p90%",
           "bias%", "spearman", "best layout (measured | predicted)");
   for (guint k = 0; k < stats->len; k++) {
     const val_stats *s = &g_array_index(stats, val_stats, k);
-    double acc = s->labelled ? 100.0 * s->oom_correct / s->labelled : NAN;
-    if (k + 1 < stats->len) {
-      fprintf(f, "%-30s %5d %9.1f %6d %7.2f %7.2f %+7.2f %8.3f  %s %s | %s\n", s->setting, s->rows, acc, s->timed,
-              s->mape_pct, s->p90_pct, s->mean_signed_pct, s->spearman, s->best_match ? "MATCH" : "DIFFER",
+    gboolean total = k + 1 == stats->len;
+    fprintf(f, "%-30s %5d", s->setting, s->rows);
+    put_num(f, "%*.1f", 9, s->labelled ? 100.0 * s->oom_correct / s->labelled : NAN);
+    fprintf(f, " %6d", s->timed);
+    put_num(f, "%*.2f", 7, s->mape_pct);
+    put_num(f, "%*.2f", 7, s->p90_pct);
+    put_num(f, "%+*.2f", 7, s->mean_signed_pct);
+    put_num(f, "%*.3f", 8, total ? s->spearman_min : s->spearman);
+    if (!total) {
+      fprintf(f, "  %s %s | %s\n", !s->best_compared ? "n/a" : s->best_match ? "MATCH" : "DIFFER",
               label_of(rows, s->best_row_meas), label_of(rows, s->best_row_pred));
     } else {
-      fprintf(f, "%-30s %5d %9.1f %6d %7.2f %7.2f %+7.2f %8.3f  best matches in %d of %d settings (spearman: min)\n",
-              s->setting, s->rows, acc, s->timed, s->mape_pct, s->p90_pct, s->mean_signed_pct, s->spearman_min,
-              s->settings_best_match, s->settings);
+      fprintf(f, "  best matches in %d of %d settings", s->settings_best_match, s->settings_compared);
+      if (s->settings_compared < s->settings)
+        fprintf(f, " (%d without a row measured ok and one predicted ok)", s->settings - s->settings_compared);
+      fprintf(f, " (spearman: min)\n");
     }
   }
 }
@@ -304,10 +325,12 @@ cJSON *val_json(const GArray *stats, const val_row *rows)
     if (total) {
       add_num(o, "spearman_min", s->spearman_min);
       cJSON_AddNumberToObject(o, "settings", s->settings);
+      cJSON_AddNumberToObject(o, "settings_compared", s->settings_compared);
       cJSON_AddNumberToObject(o, "settings_best_match", s->settings_best_match);
     } else {
       add_num(o, "spearman", s->spearman);
-      cJSON_AddBoolToObject(o, "best_match", s->best_match);
+      if (s->best_compared) cJSON_AddBoolToObject(o, "best_match", s->best_match);
+      else cJSON_AddNullToObject(o, "best_match"); /* nothing to compare */
       cJSON_AddStringToObject(o, "best_measured", label_of(rows, s->best_row_meas));
       cJSON_AddStringToObject(o, "best_predicted", label_of(rows, s->best_row_pred));
       add_num(o, "best_measured_step_time_s", s->best_row_meas >= 0 ? rows[s->best_row_meas].meas_step_s : NAN);

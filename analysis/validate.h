@@ -46,8 +46,9 @@ typedef struct val_stats {
   double mape_pct, p90_pct, spearman; /* NAN when undefined */
   double mean_signed_pct;     /* mean of (pred - meas) / meas, to see a bias */
   int best_row_meas, best_row_pred; /* indices into the row array, -1 when none */
+  gboolean best_compared; /* a row measured ok and a row predicted ok exist: best_match means something */
   gboolean best_match;
-  int settings, settings_best_match; /* total only */
+  int settings, settings_compared, settings_best_match; /* total only */
   double spearman_min;                /* total only: the worst setting */
 } val_stats;
 

@@ -73,7 +73,7 @@ static const char *const USAGE =
     "                          flash2+rmsnorm (default)\n"
     "  --no-zero1              keep full optimizer states on every data-parallel rank\n"
     "  --partition METHOD      auto (default: balanced, as the study code's example config, or\n"
-    "                          uniform where balanced leaves a stage without layers) | balanced |\n"
+    "                          uniform where balanced leaves a stage empty) | balanced |\n"
     "                          uniform (the library default); docs/model.md\n"
     "\n"
     "PLATFORM options:\n"

@@ -116,8 +116,40 @@ START_TEST(test_summary_counts_oom_accuracy_timed_rows_and_best_layout)
   ck_assert_int_eq(t->timed, 3);
   ck_assert_double_eq_tol(t->mape_pct, 100.0 * (0.1 + 0.1 + 0) / 3, 1e-9);
   ck_assert_int_eq(t->settings, 2);
+  ck_assert_int_eq(t->settings_compared, 2);
   ck_assert_int_eq(t->settings_best_match, 1);
   ck_assert_double_eq_tol(t->spearman_min, 1.0, 1e-12); /* B has one timed row: no Spearman */
+}
+END_TEST
+
+/* A setting with no row measured ok (or none predicted ok) has no best layout to compare: it is
+ * neither a match nor a miss, and the text shows "-" and "n/a", never nan. */
+START_TEST(test_a_setting_without_a_comparison_is_not_a_miss)
+{
+  val_row rows[] = {
+      row("A", "a1", MEAS_OK, 10, PRED_OK, 11),
+      row("C", "c1", MEAS_OOM, NAN, PRED_OK, 5), /* the only row predicted ok */
+      row("C", "c2", MEAS_OK, 7, PRED_OOM, 1),   /* the only row measured ok: compared, a miss */
+      row("D", "d1", MEAS_OOM, NAN, PRED_OOM, 1), /* neither: nothing to compare */
+  };
+  g_autoptr(GArray) st = val_summarize(rows, 4);
+  const val_stats *a = &g_array_index(st, val_stats, 0), *c = &g_array_index(st, val_stats, 1),
+                  *d = &g_array_index(st, val_stats, 2), *t = &g_array_index(st, val_stats, 3);
+  ck_assert(a->best_compared && a->best_match);
+  ck_assert(c->best_compared && !c->best_match); /* measured best c2, predicted best c1 */
+  ck_assert(!d->best_compared && !d->best_match);
+  ck_assert_int_eq(t->settings, 3);
+  ck_assert_int_eq(t->settings_compared, 2);
+  ck_assert_int_eq(t->settings_best_match, 1);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  val_print_text(f, st, rows);
+  fclose(f);
+  ck_assert_ptr_null(strstr(text, "nan"));
+  ck_assert_ptr_nonnull(strstr(text, "n/a - | -"));
+  ck_assert_ptr_nonnull(strstr(text, "best matches in 1 of 2 settings (1 without a row measured ok and one predicted ok)"));
+  free(text);
 }
 END_TEST
 
@@ -652,6 +684,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_ranks_share_mean_rank_on_ties);
   tcase_add_test(tc, test_spearman_without_ties_matches_one_minus_6d2);
   tcase_add_test(tc, test_spearman_with_ties_is_pearson_of_mean_ranks);
+  tcase_add_test(tc, test_a_setting_without_a_comparison_is_not_a_miss);
   tcase_add_test(tc, test_summary_counts_oom_accuracy_timed_rows_and_best_layout);
   tcase_add_test(tc, test_fast_mode_extrapolation_is_affine);
   tcase_add_test(tc, test_memory_fit_takes_midpoint_of_lowest_best_interval);

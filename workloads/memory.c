@@ -4,8 +4,9 @@
  * B = b*a/t*s^2 elements of the score matrix of the rank's heads.
  *
  * Saved for backward (bytes):
- *   RMSNorm       fused: 2*Tl*h (its bf16 input); torch: 6*Tl*h (fp32 input
- *                 copy kept by pow/mul, bf16 normalised output kept by *weight)
+ *   RMSNorm       fused: 2*Tl*h (its bf16 input); torch: 10*Tl*h (fp32 input
+ *                 copy kept by pow/mul, fp32 normalised product, bf16 output
+ *                 kept by *weight)
  *   QKV GEMM      2*T*h (its input: the norm output, gathered over tp with sp)
  *   attention     flash: q, k, v, o 8*T*h/t + fp32 log-sum-exp 4*T*a/t;
  *                 unfused: q, k, v 6*T*h/t + probabilities 2*B (fused softmax)

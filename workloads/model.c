@@ -65,6 +65,13 @@ char **model_builtin_paths(void)
   return paths;
 }
 
+gboolean model_is_builtin(const char *name)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++)
+    if (!strcmp(name, BUILTIN[i])) return TRUE;
+  return FALSE;
+}
+
 gboolean model_load_named(const char *name, model *out, GError **err)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++) {
@@ -72,8 +79,8 @@ gboolean model_load_named(const char *name, model *out, GError **err)
     g_autofree char *path = builtin_path(name);
     return model_load_file(path, out, err);
   }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s, or --model-file FILE)",
-              name, model_builtin_names());
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s)", name,
+              model_builtin_names());
   return FALSE;
 }
 

@@ -18,7 +18,10 @@ typedef struct model {
   int vocab; /* untied input and output embeddings */
 } model;
 
-/* Load a built-in model ("llama-13b", ...) from the shipped JSON files. */
+/* Whether `name` is a built-in model ("llama-13b", ...). */
+gboolean model_is_builtin(const char *name);
+/* Load a built-in model from the shipped JSON files; an unknown name is an error listing the
+ * built-in ones. */
 gboolean model_load_named(const char *name, model *out, GError **err);
 /* Load a model from a user JSON file with the same keys. */
 gboolean model_load_file(const char *path, model *out, GError **err);

@@ -99,7 +99,7 @@ gboolean partition_make(partition *out, const model *m, int pp, int tp, partitio
   }
   for (int s = 0; s < pp; s++)
     if (out->first_item[s + 1] <= out->first_item[s]) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d without layers (%s has %d items, partition %s)",
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d empty, without any item (%s has %d items, partition %s)",
                   pp, s, m->name, items, partition_method_name(out->method));
       partition_clear(out);
       return FALSE;

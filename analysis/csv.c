@@ -9,8 +9,9 @@
 #include "common/lsim_error.h"
 #include "common/lsim_outfile.h"
 
-/* Split one record starting at *p; advances *p past the line end. */
-static GPtrArray *parse_record(const char **p)
+/* Split one record starting at *p; advances *p past the line end. *unclosed: the file ended inside
+ * a quoted cell (may be NULL). */
+static GPtrArray *parse_record(const char **p, gboolean *unclosed)
 {
   GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
   GString *cur = g_string_new(NULL);
@@ -48,6 +49,7 @@ static GPtrArray *parse_record(const char **p)
   }
   g_ptr_array_add(fields, g_string_free(cur, FALSE));
   *p = s;
+  if (unclosed) *unclosed = quoted;
   return fields;
 }
 
@@ -94,6 +96,8 @@ static gboolean check_unique_columns(const GPtrArray *header, const char *path, 
   return TRUE;
 }
 
+#define UNCLOSED_QUOTE "%s line %u: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)"
+
 /* The records after the header (p: the first one's start in text), blank lines skipped, each row
  * with the line it starts on. */
 static gboolean read_rows(csv_table *t, const char *text, const char *p, const char *path, GError **err)
@@ -102,8 +106,14 @@ static gboolean read_rows(csv_table *t, const char *text, const char *p, const c
   while (*p) {
     const char *start = p;
     guint row_line = line;
-    GPtrArray *row = parse_record(&p);
+    gboolean unclosed;
+    GPtrArray *row = parse_record(&p, &unclosed);
     line += line_ends(start, p);
+    if (unclosed) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, UNCLOSED_QUOTE, path, row_line);
+      g_ptr_array_unref(row);
+      return FALSE;
+    }
     if (row->len == 1 && !*(char *)row->pdata[0]) { /* blank line */
       g_ptr_array_unref(row);
       continue;
@@ -139,7 +149,13 @@ csv_table *csv_read(const char *path, GError **err)
   }
   csv_table *t = csv_new(NULL, 0);
   g_ptr_array_unref(t->header);
-  t->header = parse_record(&p);
+  gboolean unclosed;
+  t->header = parse_record(&p, &unclosed);
+  if (unclosed) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, UNCLOSED_QUOTE, path, 1u);
+    csv_free(t);
+    return NULL;
+  }
   if (!check_unique_columns(t->header, path, err) || !read_rows(t, text, p, path, err)) {
     csv_free(t);
     return NULL;

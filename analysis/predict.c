@@ -49,7 +49,8 @@ static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, 
   errno = 0;
   long v = strtol(s, &end, 10);
   if (!g_ascii_isdigit(*s) || errno || *end || v > 1000000000) { /* strict: no blanks, no sign */
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a non-negative integer", col, s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a whole number (allowed: %s)", col, s,
+                !strcmp(col, "sp") ? "0, 1" : "plain digits such as 1 or 2048, no blanks or signs");
     return FALSE;
   }
   *out = (int)v;
@@ -73,7 +74,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     return FALSE;
   if (vocab > 0) rq->m.vocab = vocab;
   if (sp > 1) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "sp: '%d' (allowed: 0, 1)", sp);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "sp: '%d' is neither off nor on (allowed: 0, 1)", sp);
     return FALSE;
   }
   l->sp = sp == 1;

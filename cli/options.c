@@ -300,6 +300,16 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   if (!ok) return FALSE;
   if (o->vocab > 0) rq->m.vocab = o->vocab;
   /* the study's global batch: about 4.2M tokens per step (2048 sequences at 2k, 512 at 8k) */
-  if (!o->global_batch_set) rq->l.global_batch = MAX(1, 4194304 / rq->l.seq_len);
+  if (o->global_batch_set) return TRUE;
+  rq->l.global_batch = MAX(1, 4194304 / rq->l.seq_len);
+  /* a default the layout cannot divide: say where the number came from */
+  layout probe = rq->l;
+  g_autoptr(GError) bad = NULL;
+  if (!layout_validate(&probe, &rq->m, &bad) && g_str_has_prefix(bad->message, "global_batch:")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s; --global-batch was not given, and its default is 4194304 "
+                "tokens / seq_len %d = %d sequences (set --global-batch)", bad->message, rq->l.seq_len,
+                rq->l.global_batch);
+    return FALSE;
+  }
   return TRUE;
 }

@@ -97,8 +97,11 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
     }
   }
   if (out->gpus_per_node % out->nics_per_node != 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nics_per_node (%d) must divide gpus_per_node (%d)", path,
-                out->nics_per_node, out->gpus_per_node);
+    g_autoptr(GString) divisors = g_string_new(NULL);
+    for (int d = 1; d <= out->gpus_per_node; d++)
+      if (out->gpus_per_node % d == 0) g_string_append_printf(divisors, "%s%d", divisors->len ? ", " : "", d);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nics_per_node: %d does not divide gpus_per_node = %d (allowed: %s)",
+                path, out->nics_per_node, out->gpus_per_node, divisors->str);
     goto out;
   }
   ok = TRUE;

@@ -112,6 +112,19 @@ START_TEST(test_profile_file_takes_each_known_key_once)
 }
 END_TEST
 
+/* NICs are shared by equal groups of GPUs: a count that does not divide the node is refused with the
+ * counts that would. */
+START_TEST(test_nics_must_divide_the_node)
+{
+  gpu_profile p;
+  cJSON *t = shipped_tree();
+  cJSON_ReplaceItemInObjectCaseSensitive(t, "nics_per_node", cJSON_CreateNumber(3));
+  g_autofree char *m = load_error(t, &p);
+  ck_assert_str_eq(m, "P: nics_per_node: 3 does not divide gpus_per_node = 8 (allowed: 1, 2, 4, 8)");
+  cJSON_Delete(t);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("profile");
@@ -119,6 +132,7 @@ int main(void)
   tcase_add_test(tc, test_every_shipped_profile_loads);
   tcase_add_test(tc, test_saved_profile_loads_back_unchanged);
   tcase_add_test(tc, test_profile_file_takes_each_known_key_once);
+  tcase_add_test(tc, test_nics_must_divide_the_node);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

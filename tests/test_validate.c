@@ -275,6 +275,26 @@ START_TEST(test_csv_read_refuses_a_nul_byte_naming_its_line)
 }
 END_TEST
 
+/* A quote that is never closed would swallow the rest of the file into one cell: refused, naming the
+ * line the cell starts on (header or row). */
+START_TEST(test_csv_read_refuses_an_unclosed_quote_naming_its_line)
+{
+  const char *texts[] = {"a,b\n1,2\n\"3,4\n5,6\n", "\"a,b\n1,2\n"};
+  const unsigned lines[] = {3, 1};
+  for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+    g_autofree char *path = tmp_file(texts[i], -1);
+    GError *err = NULL;
+    ck_assert_ptr_null(csv_read(path, &err));
+    g_autofree char *want = g_strdup_printf(
+        "%s line %u: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)", path,
+        lines[i]);
+    ck_assert_str_eq(err->message, want);
+    g_error_free(err);
+    g_unlink(path);
+  }
+}
+END_TEST
+
 /* Each row keeps the file line it starts on: blank lines (skipped) and line breaks inside quoted
  * cells count, as do \r\n (one line end) and a lone \r; a bad row's error names its line. */
 START_TEST(test_csv_read_keeps_each_rows_file_line)
@@ -572,7 +592,7 @@ START_TEST(test_integer_cells_are_strict)
       continue;
     }
     ck_assert_msg(!ok, "pp '%s' accepted", pps[i]);
-    g_autofree char *want = g_strdup_printf("pp: '%s' is not a non-negative integer", pps[i]);
+    g_autofree char *want = g_strdup_printf("pp: '%s' is not a whole number (allowed: plain digits such as 1 or 2048, no blanks or signs)", pps[i]);
     ck_assert_str_eq(err->message, want);
     g_error_free(err);
   }
@@ -696,6 +716,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
   tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
   tcase_add_test(tc, test_csv_read_keeps_each_rows_file_line);
+  tcase_add_test(tc, test_csv_read_refuses_an_unclosed_quote_naming_its_line);
   tcase_add_test(tc, test_csv_read_refuses_a_column_named_twice);
   tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);

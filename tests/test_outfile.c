@@ -381,13 +381,19 @@ START_TEST(test_a_dying_forked_worker_leaves_the_parents_file)
 }
 END_TEST
 
+/* Open a file, take `sig` (which must not kill), commit: exit 0 if all went through. */
+static void survive_and_commit(int sig)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "out.csv");
+  raise(sig);
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+}
+
 static void ignoring_sighup(void)
 {
   signal(SIGHUP, SIG_IGN); /* as under nohup */
-  lsim_outfile tf;
-  open_or_exit(&tf, "out.csv");
-  raise(SIGHUP);
-  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+  survive_and_commit(SIGHUP);
 }
 
 START_TEST(test_an_ignored_signal_stays_ignored)
@@ -441,10 +447,7 @@ static void ignoring_sigint_across_a_library_handler(void)
   lsim_outfile_guard_signals();
   signal(SIGINT, exits_without_cleanup);
   lsim_outfile_guard_signals();
-  lsim_outfile tf;
-  open_or_exit(&tf, "out.csv");
-  raise(SIGINT);
-  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+  survive_and_commit(SIGINT);
 }
 
 START_TEST(test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler)

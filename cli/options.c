@@ -291,7 +291,8 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   }
   rq->capacity_gib = o->gpu_memory_gib > 0 ? o->gpu_memory_gib : rq->prof.memory_gib;
   if (!needs_model) return TRUE;
-  if (!o->model_file && !model_is_builtin(o->model_name)) { /* the --model-file hint belongs here: a table row cannot name a file */
+  /* the --model-file hint belongs to the command line: a table row cannot name a file */
+  if (!o->model_file && !model_is_builtin(o->model_name)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s, or --model-file FILE)",
                 o->model_name, model_builtin_names());
     return FALSE;

@@ -166,6 +166,10 @@ prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
 {
   guint rows = t->rows->len;
   prediction *out = g_new0(prediction, rows ? rows : 1);
+  for (guint r = 0; r < rows; r++) { /* until a worker reports: never a zero taken for a prediction */
+    out[r].status = PRED_INVALID;
+    g_strlcpy(out[r].error, "internal error: not simulated", sizeof out[r].error);
+  }
   int jobs = MAX(1, cfg->jobs);
   g_autofree worker *ws = g_new0(worker, jobs);
   int running = 0;
@@ -197,7 +201,12 @@ prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
     if (running == 0) break;
     int status;
     pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) break;
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) { /* no child to wait for: the rows still running keep "not simulated" */
+      for (int i = 0; i < jobs; i++)
+        if (ws[i].pid) close(ws[i].fd);
+      break;
+    }
     for (int i = 0; i < jobs; i++)
       if (ws[i].pid == pid) {
         finish_worker(&ws[i], status, &out[ws[i].row]);

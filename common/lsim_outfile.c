@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,31 +87,44 @@ static gboolean plan(const char *path, write_mode *mode, char **dest, int *std_f
  * yet committed sit in this table, the one piece of process-wide state outside the engine: a
  * signal handler can reach nothing else. On SIGINT, SIGTERM, SIGHUP or SIGPIPE the handler
  * removes them (unlink is async-signal-safe), restores the default action and raises the signal
- * again, so the process still dies of it; an exit() that comes before their commit (SimGrid's own
- * SIGINT handler, where it is still installed, ends in one) removes them too. Only the process
- * that created a file removes it: a forked worker that dies leaves its parent's files alone. A
- * signal that was ignored when first looked at (nohup's SIGHUP, a background job's SIGINT) stays
- * ignored. More than PENDING_MAX files at once are still removed on every path but a signal's. */
+ * again, so the process still dies of it (where the default action does not kill, as for the
+ * first process of a container, it exits with 128 + the signal instead of carrying on without
+ * its files); an exit() that comes before their commit removes them too. The signals are blocked
+ * from the creation of a file until its name is in the table. Each entry records the process that
+ * created it, and only that process removes it: a forked worker that dies leaves its parent's
+ * files alone. A signal ignored when first looked at (nohup's SIGHUP, a background job's SIGINT)
+ * stays ignored, and so does one ignored later. More than PENDING_MAX files open at once are
+ * still removed on commit or abort, but not on a signal or exit. */
 #define PENDING_MAX 16
 static char pending_name[PENDING_MAX][PATH_MAX];
-static volatile sig_atomic_t pending_used[PENDING_MAX];
-static volatile sig_atomic_t pending_owner; /* the pid that created the files */
+static volatile sig_atomic_t pending_pid[PENDING_MAX]; /* the creator; 0: the slot is free */
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 static gboolean ignored_at_start[G_N_ELEMENTS(cleanup_signals)];
 static gboolean looked; /* ignored_at_start is set */
 
 static void remove_pending(void)
 {
-  if (getpid() != pending_owner) return;
+  pid_t self = getpid();
   for (int i = 0; i < PENDING_MAX; i++)
-    if (pending_used[i]) unlink(pending_name[i]);
+    if (pending_pid[i] == self) unlink(pending_name[i]);
 }
 
 static void remove_pending_and_die(int sig)
 {
   remove_pending();
   signal(sig, SIG_DFL);
+  sigset_t just;
+  sigemptyset(&just);
+  sigaddset(&just, sig);
+  sigprocmask(SIG_UNBLOCK, &just, NULL); /* the handler runs with it blocked: deliver it now */
   raise(sig);
+  _exit(128 + sig); /* the default action did not kill (pid 1 of a namespace): do not go on */
+}
+
+static void cleanup_mask(sigset_t *set)
+{
+  sigemptyset(set);
+  for (size_t j = 0; j < G_N_ELEMENTS(cleanup_signals); j++) sigaddset(set, cleanup_signals[j]);
 }
 
 void lsim_outfile_guard_signals(void)
@@ -119,39 +133,49 @@ void lsim_outfile_guard_signals(void)
     struct sigaction cur, sa = {0};
     if (sigaction(cleanup_signals[i], NULL, &cur) != 0) continue;
     if (!looked) ignored_at_start[i] = cur.sa_handler == SIG_IGN;
-    sigemptyset(&sa.sa_mask);
     if (ignored_at_start[i]) {
       if (cur.sa_handler == SIG_IGN) continue;
-      sa.sa_handler = SIG_IGN;
+      sa.sa_handler = SIG_IGN; /* a library replaced an ignore the caller had set */
     } else {
-      if (cur.sa_handler == remove_pending_and_die) continue;
-      sa.sa_handler = remove_pending_and_die;
-      for (size_t j = 0; j < G_N_ELEMENTS(cleanup_signals); j++) sigaddset(&sa.sa_mask, cleanup_signals[j]);
+      if (cur.sa_handler == remove_pending_and_die || cur.sa_handler == SIG_IGN) continue;
+      sa.sa_handler = remove_pending_and_die; /* the default, or a library's handler (SimGrid's exits) */
+      sa.sa_flags = SA_RESTART;
     }
+    cleanup_mask(&sa.sa_mask);
     sigaction(cleanup_signals[i], &sa, NULL);
   }
   if (!looked) atexit(remove_pending);
   looked = TRUE;
 }
 
-static void pending_add(const char *tmp)
+/* Create the temporary file for `dest` (g_mkstemp on dest.XXXXXX) and enter it in the table with the
+ * cleanup signals blocked in between; *tmp is the name (freed by the caller). */
+static int create_pending(const char *dest, char **tmp)
 {
-  if (strlen(tmp) >= PATH_MAX) return;
   lsim_outfile_guard_signals();
-  pending_owner = getpid();
-  for (int i = 0; i < PENDING_MAX; i++)
-    if (!pending_used[i]) {
-      strcpy(pending_name[i], tmp);
-      pending_used[i] = 1; /* set last: the handler reads a slot only once its name is complete */
-      return;
-    }
+  sigset_t block, old;
+  cleanup_mask(&block);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  *tmp = g_strconcat(dest, ".XXXXXX", NULL);
+  int fd = g_mkstemp(*tmp);
+  if (fd >= 0 && strlen(*tmp) < PATH_MAX)
+    for (int i = 0; i < PENDING_MAX; i++)
+      if (!pending_pid[i]) {
+        strcpy(pending_name[i], *tmp);
+        atomic_signal_fence(memory_order_release); /* the name is whole before the slot is taken */
+        pending_pid[i] = getpid();
+        break;
+      }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return fd;
 }
 
 static void pending_remove(const char *tmp)
 {
+  pid_t self = getpid();
   for (int i = 0; i < PENDING_MAX; i++)
-    if (pending_used[i] && !strcmp(pending_name[i], tmp)) {
-      pending_used[i] = 0;
+    if (pending_pid[i] == self && !strcmp(pending_name[i], tmp)) {
+      pending_pid[i] = 0;
       return;
     }
 }
@@ -196,8 +220,8 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
     tf->path = g_strdup(path);
     return TRUE;
   }
-  char *tmp = g_strconcat(dest, ".XXXXXX", NULL);
-  int fd = g_mkstemp(tmp); /* mode 0600: give the file the mode a plain create would (0666 less the umask) */
+  char *tmp;
+  int fd = create_pending(dest, &tmp); /* mode 0600: give it the mode a plain create would (0666 less the umask) */
   mode_t mask = umask(0);
   umask(mask);
   FILE *f = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "w") : NULL;
@@ -206,12 +230,12 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
     if (fd >= 0) {
       close(fd);
       unlink(tmp);
+      pending_remove(tmp);
     }
     g_free(tmp);
     g_free(dest);
     return FALSE;
   }
-  pending_add(tmp);
   tf->f = f;
   tf->path = g_strdup(path);
   tf->dest = dest;

@@ -4,13 +4,21 @@
 
 #include <check.h>
 
-static inline int check_run(Suite *s)
+static inline int check_run_mode(Suite *s, enum fork_status mode)
 {
   SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, mode);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? 1 : 0;
 }
+
+/* Each test in a process of its own unless CK_FORK=no says otherwise (Check's default). */
+static inline int check_run(Suite *s) { return check_run_mode(s, CK_FORK_GETENV); }
+
+/* Each test in a process of its own whatever CK_FORK says: for suites whose tests change
+ * process-wide state (signal dispositions, standard descriptors). */
+static inline int check_run_forked(Suite *s) { return check_run_mode(s, CK_FORK); }
 
 #endif

@@ -456,6 +456,48 @@ START_TEST(test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler)
 }
 END_TEST
 
+/* Each file belongs to the process that made it: a forked child with a file of its own that dies
+ * takes only its own file with it. */
+static void parent_of_a_worker_with_its_own_file(void)
+{
+  lsim_outfile tf;
+  open_or_exit(&tf, "parent.csv");
+  pid_t worker = fork();
+  if (worker == 0) {
+    lsim_outfile mine;
+    open_or_exit(&mine, "worker.csv");
+    raise(SIGTERM);
+    _exit(4);
+  }
+  int status;
+  if (worker < 0 || waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status)) _exit(5);
+  if (access(tf.tmp_path, F_OK) != 0) _exit(6); /* the parent's file is still there */
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7); /* and the worker's is gone: one file in all */
+}
+
+START_TEST(test_a_dying_worker_removes_only_its_own_file)
+{
+  expect_committed_one(parent_of_a_worker_with_its_own_file);
+}
+END_TEST
+
+/* A signal ignored after the handlers are in place (a closed pipe a program wants to see as EPIPE)
+ * stays ignored when the next file is opened. */
+static void ignoring_sigpipe_later(void)
+{
+  lsim_outfile first;
+  open_or_exit(&first, "first.csv");
+  lsim_outfile_abort(&first);
+  signal(SIGPIPE, SIG_IGN);
+  survive_and_commit(SIGPIPE);
+}
+
+START_TEST(test_a_signal_ignored_later_stays_ignored)
+{
+  expect_committed_one(ignoring_sigpipe_later);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("outfile");
@@ -479,6 +521,8 @@ int main(void)
   tcase_add_test(tc, test_guard_replaces_a_library_handler);
   tcase_add_test(tc, test_exit_before_commit_removes_the_file);
   tcase_add_test(tc, test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler);
+  tcase_add_test(tc, test_a_dying_worker_removes_only_its_own_file);
+  tcase_add_test(tc, test_a_signal_ignored_later_stays_ignored);
   suite_add_tcase(s, tc);
-  return check_run(s);
+  return check_run_forked(s);
 }

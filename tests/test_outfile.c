@@ -359,21 +359,26 @@ START_TEST(test_signal_keeps_committed_files)
 }
 END_TEST
 
-/* A forked worker (predict's) that dies of a signal must not take its parent's files with it. */
-static void parent_of_a_dying_worker(void)
+/* The parent holds a file; a forked worker (with a file of its own, or none, as predict's) dies of
+ * SIGTERM; the parent's file must still be there to commit, and the worker's must be gone. */
+static void parent_of_a_dying_worker_with(gboolean worker_has_a_file)
 {
   lsim_outfile tf;
-  open_or_exit(&tf, "out.csv");
+  open_or_exit(&tf, "parent.csv");
   pid_t worker = fork();
   if (worker == 0) {
+    lsim_outfile mine;
+    if (worker_has_a_file) open_or_exit(&mine, "worker.csv");
     raise(SIGTERM);
     _exit(4);
   }
   int status;
   if (worker < 0 || waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status)) _exit(5);
   if (access(tf.tmp_path, F_OK) != 0) _exit(6);
-  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7);
+  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7); /* one file in all: the parent's */
 }
+
+static void parent_of_a_dying_worker(void) { parent_of_a_dying_worker_with(FALSE); }
 
 START_TEST(test_a_dying_forked_worker_leaves_the_parents_file)
 {
@@ -458,22 +463,7 @@ END_TEST
 
 /* Each file belongs to the process that made it: a forked child with a file of its own that dies
  * takes only its own file with it. */
-static void parent_of_a_worker_with_its_own_file(void)
-{
-  lsim_outfile tf;
-  open_or_exit(&tf, "parent.csv");
-  pid_t worker = fork();
-  if (worker == 0) {
-    lsim_outfile mine;
-    open_or_exit(&mine, "worker.csv");
-    raise(SIGTERM);
-    _exit(4);
-  }
-  int status;
-  if (worker < 0 || waitpid(worker, &status, 0) != worker || !WIFSIGNALED(status)) _exit(5);
-  if (access(tf.tmp_path, F_OK) != 0) _exit(6); /* the parent's file is still there */
-  _exit(lsim_outfile_commit(&tf, NULL) ? 0 : 7); /* and the worker's is gone: one file in all */
-}
+static void parent_of_a_worker_with_its_own_file(void) { parent_of_a_dying_worker_with(TRUE); }
 
 START_TEST(test_a_dying_worker_removes_only_its_own_file)
 {

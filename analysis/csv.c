@@ -10,7 +10,7 @@
 #include "common/lsim_outfile.h"
 
 /* Split one record starting at *p; advances *p past the line end. *unclosed: the file ended inside
- * a quoted cell (may be NULL). */
+ * a quoted cell. */
 static GPtrArray *parse_record(const char **p, gboolean *unclosed)
 {
   GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
@@ -49,7 +49,7 @@ static GPtrArray *parse_record(const char **p, gboolean *unclosed)
   }
   g_ptr_array_add(fields, g_string_free(cur, FALSE));
   *p = s;
-  if (unclosed) *unclosed = quoted;
+  *unclosed = quoted;
   return fields;
 }
 
@@ -96,7 +96,18 @@ static gboolean check_unique_columns(const GPtrArray *header, const char *path, 
   return TRUE;
 }
 
-#define UNCLOSED_QUOTE "%s line %u: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)"
+/* parse_record, or NULL (error naming the record's line) when the file ends inside a quoted cell. */
+static GPtrArray *parse_closed_record(const char **p, const char *path, guint line, GError **err)
+{
+  gboolean unclosed;
+  GPtrArray *rec = parse_record(p, &unclosed);
+  if (!unclosed) return rec;
+  g_ptr_array_unref(rec);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+              "%s line %u: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)", path,
+              line);
+  return NULL;
+}
 
 /* The records after the header (p: the first one's start in text), blank lines skipped, each row
  * with the line it starts on. */
@@ -106,14 +117,9 @@ static gboolean read_rows(csv_table *t, const char *text, const char *p, const c
   while (*p) {
     const char *start = p;
     guint row_line = line;
-    gboolean unclosed;
-    GPtrArray *row = parse_record(&p, &unclosed);
+    GPtrArray *row = parse_closed_record(&p, path, row_line, err);
+    if (!row) return FALSE;
     line += line_ends(start, p);
-    if (unclosed) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, UNCLOSED_QUOTE, path, row_line);
-      g_ptr_array_unref(row);
-      return FALSE;
-    }
     if (row->len == 1 && !*(char *)row->pdata[0]) { /* blank line */
       g_ptr_array_unref(row);
       continue;
@@ -147,15 +153,11 @@ csv_table *csv_read(const char *path, GError **err)
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: empty file (needs a header line)", path);
     return NULL;
   }
+  GPtrArray *header = parse_closed_record(&p, path, 1, err);
+  if (!header) return NULL;
   csv_table *t = csv_new(NULL, 0);
   g_ptr_array_unref(t->header);
-  gboolean unclosed;
-  t->header = parse_record(&p, &unclosed);
-  if (unclosed) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, UNCLOSED_QUOTE, path, 1u);
-    csv_free(t);
-    return NULL;
-  }
+  t->header = header;
   if (!check_unique_columns(t->header, path, err) || !read_rows(t, text, p, path, err)) {
     csv_free(t);
     return NULL;

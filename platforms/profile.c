@@ -135,8 +135,8 @@ char *profile_path(const char *name)
 
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
 {
-  if (names_a_file(name)) return profile_load_file(name, out, err);
   g_autofree char *path = profile_path(name);
+  if (names_a_file(name)) return profile_load_file(path, out, err);
   if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
     g_autofree char *shipped = shipped_names(path);
     g_autofree char *dir = g_path_get_dirname(path);

@@ -259,19 +259,24 @@ static char *tmp_file(const char *text, gssize len)
   return path;
 }
 
+/* csv_read of `text` (len bytes, -1: a string) fails with exactly "TMPFILE" + `after_path`. */
+static void assert_csv_refused(const char *text, gssize len, const char *after_path)
+{
+  g_autofree char *path = tmp_file(text, len);
+  GError *err = NULL;
+  ck_assert_ptr_null(csv_read(path, &err));
+  g_autofree char *want = g_strconcat(path, after_path, NULL);
+  ck_assert_str_eq(err->message, want);
+  g_error_free(err);
+  g_unlink(path);
+}
+
 /* The rest of a file after a NUL byte would vanish unseen (the parser stops at the NUL): refused, naming
  * the line. */
 START_TEST(test_csv_read_refuses_a_nul_byte_naming_its_line)
 {
   static const char text[] = "a,b\n1,2\n3,4\0\n5,6\n"; /* without the check: rows 1,2 and 3,4 only */
-  g_autofree char *path = tmp_file(text, sizeof text - 1);
-  GError *err = NULL;
-  csv_table *t = csv_read(path, &err);
-  ck_assert_ptr_null(t);
-  g_autofree char *want = g_strdup_printf("%s line 3: contains a NUL byte", path);
-  ck_assert_str_eq(err->message, want);
-  g_error_free(err);
-  g_unlink(path);
+  assert_csv_refused(text, sizeof text - 1, " line 3: contains a NUL byte");
 }
 END_TEST
 
@@ -279,19 +284,10 @@ END_TEST
  * line the cell starts on (header or row). */
 START_TEST(test_csv_read_refuses_an_unclosed_quote_naming_its_line)
 {
-  const char *texts[] = {"a,b\n1,2\n\"3,4\n5,6\n", "\"a,b\n1,2\n"};
-  const unsigned lines[] = {3, 1};
-  for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
-    g_autofree char *path = tmp_file(texts[i], -1);
-    GError *err = NULL;
-    ck_assert_ptr_null(csv_read(path, &err));
-    g_autofree char *want = g_strdup_printf(
-        "%s line %u: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)", path,
-        lines[i]);
-    ck_assert_str_eq(err->message, want);
-    g_error_free(err);
-    g_unlink(path);
-  }
+  assert_csv_refused("a,b\n1,2\n\"3,4\n5,6\n", -1,
+                     " line 3: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)");
+  assert_csv_refused("\"a,b\n1,2\n", -1,
+                     " line 1: a quoted cell is not closed (allowed: a '\"' that opens a cell, and one that ends it)");
 }
 END_TEST
 
@@ -309,12 +305,7 @@ START_TEST(test_csv_read_keeps_each_rows_file_line)
   ck_assert_str_eq(csv_cell(t, 1, 0), "x\ny");
   ck_assert_str_eq(csv_cell(t, 3, 1), "7");
   g_unlink(path);
-  g_autofree char *bad = tmp_file("a,b\n\n\"x\n\n\",1\n\n2\n", -1);
-  ck_assert_ptr_null(csv_read(bad, &err));
-  g_autofree char *msg = g_strdup_printf("%s line 7: 1 fields, the header has 2", bad);
-  ck_assert_str_eq(err->message, msg);
-  g_error_free(err);
-  g_unlink(bad);
+  assert_csv_refused("a,b\n\n\"x\n\n\",1\n\n2\n", -1, " line 7: 1 fields, the header has 2");
 }
 END_TEST
 
@@ -322,14 +313,9 @@ END_TEST
  * Unnamed columns (trailing commas) are only passed through and may repeat. */
 START_TEST(test_csv_read_refuses_a_column_named_twice)
 {
-  g_autofree char *path = tmp_file("model,tp,pp,tp\nllama-7b,1,2,4\n", -1);
+  assert_csv_refused("model,tp,pp,tp\nllama-7b,1,2,4\n", -1,
+                     ": column 'tp' appears more than once in the header (each column may appear once)");
   GError *err = NULL;
-  ck_assert_ptr_null(csv_read(path, &err));
-  g_autofree char *want =
-      g_strdup_printf("%s: column 'tp' appears more than once in the header (each column may appear once)", path);
-  ck_assert_str_eq(err->message, want);
-  g_clear_error(&err);
-  g_unlink(path);
   g_autofree char *unnamed = tmp_file("model,tp,,\nllama-7b,1,,\n", -1);
   g_autoptr(csv_table) t = csv_read(unnamed, &err);
   ck_assert_msg(t != NULL, "%s", err ? err->message : "");

@@ -74,14 +74,13 @@ gboolean model_is_builtin(const char *name)
 
 gboolean model_load_named(const char *name, model *out, GError **err)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++) {
-    if (strcmp(name, BUILTIN[i]) != 0) continue;
-    g_autofree char *path = builtin_path(name);
-    return model_load_file(path, out, err);
+  if (!model_is_builtin(name)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s)", name,
+                model_builtin_names());
+    return FALSE;
   }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s)", name,
-              model_builtin_names());
-  return FALSE;
+  g_autofree char *path = builtin_path(name);
+  return model_load_file(path, out, err);
 }
 
 int model_head_dim(const model *m) { return m->hidden / m->heads; }

@@ -120,6 +120,44 @@ START_TEST(test_every_send_has_its_recv)
 }
 END_TEST
 
+/* A mirror's sends and receives go where the explicit program of the same rank (--no-symmetry) sends and
+ * receives: its own replica's neighbour stages, not its source's. */
+START_TEST(test_mirror_peers_are_the_explicit_programs_peers)
+{
+  model m = tiny();
+  layout ls[] = {mk(8, 1, 4, 1, 16, 128, CKPT_NONE, 0), mk(16, 2, 4, 1, 16, 128, CKPT_NONE, 0)};
+  for (size_t li = 0; li < G_N_ELEMENTS(ls); li++) {
+    g_autoptr(graph) sym = gen(&m, &ls[li], TRUE);
+    g_autoptr(graph) expl = gen(&m, &ls[li], FALSE);
+    int mirrors = 0, p2p = 0;
+    for (int r = 0; r < sym->world_size; r++) {
+      const graph_program *p = g_ptr_array_index(sym->programs, r), *x = g_ptr_array_index(expl->programs, r);
+      int n, first;
+      const graph_event *ev = graph_program_events(sym, p, &n, &first);
+      ck_assert_int_eq(n, (int)x->events->len);
+      mirrors += p->mirror_of >= 0;
+      for (int i = 0; i < n; i++) {
+        const graph_event *want = &g_array_index(x->events, graph_event, i);
+        ck_assert_int_eq(ev[i].kind, want->kind);
+        if (ev[i].kind != EV_SEND && ev[i].kind != EV_RECV) continue;
+        p2p++;
+        ck_assert_msg(graph_peer_for(sym, p, ev[i].peer) == want->peer, "layout %zu rank %d event %d: peer %d, want %d",
+                      li, r, i, graph_peer_for(sym, p, ev[i].peer), want->peer);
+      }
+    }
+    ck_assert_int_eq(mirrors, sym->world_size - 4); /* one explicit program per stage */
+    /* send and recv, both ways, m = 16 / dp = 8 micro-batches, 3 stage boundaries, dp * tp chains */
+    ck_assert_int_eq(p2p, 2 * 2 * 8 * 3 * (sym->world_size / 4));
+  }
+  /* a mirror whose group_map holds no group with its source and the peer has no counterpart */
+  g_autoptr(graph) g = graph_new(4);
+  graph_program_of(g, 0);
+  graph_make_mirror(g, 1, 0, 0);
+  ck_assert_int_eq(graph_peer_for(g, graph_program_of(g, 0), 2), 2);
+  ck_assert_int_eq(graph_peer_for(g, graph_program_of(g, 1), 2), -1);
+}
+END_TEST
+
 START_TEST(test_graph_check_rejects_an_unmatched_send)
 {
   graph *g = graph_new(2);
@@ -389,6 +427,7 @@ int main(void)
   tcase_add_test(tc, test_step_flops_sum_equals_closed_form_for_many_layouts);
   tcase_add_test(tc, test_every_layer_checkpointing_adds_exactly_one_forward);
   tcase_add_test(tc, test_every_send_has_its_recv);
+  tcase_add_test(tc, test_mirror_peers_are_the_explicit_programs_peers);
   tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);

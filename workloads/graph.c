@@ -120,6 +120,36 @@ int graph_group_for(const graph_program *p, int gid)
   return gid;
 }
 
+/* Place of `rank` in the ring order of `gr`, -1 when not a member. */
+static int group_place(const graph_group *gr, int rank)
+{
+  for (guint j = 0; j < gr->ranks->len; j++)
+    if (g_array_index(gr->ranks, int, j) == rank) return (int)j;
+  return -1;
+}
+
+int graph_peer_for(const graph *g, const graph_program *p, int peer)
+{
+  if (p->mirror_of < 0) return peer;
+  if (!p->group_map) return -1;
+  int found = -1, found_gid = G_MAXINT, n_groups = (int)g->groups->len;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, p->group_map);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    int from = GPOINTER_TO_INT(k), to = GPOINTER_TO_INT(v);
+    if (from >= found_gid || from < 0 || from >= n_groups || to < 0 || to >= n_groups) continue;
+    const graph_group *a = g_ptr_array_index(g->groups, from), *b = g_ptr_array_index(g->groups, to);
+    if (a->ranks->len != b->ranks->len) continue;
+    int src_at = group_place(a, p->mirror_of), peer_at = group_place(a, peer);
+    /* the map must put the mirror where its source was, or places do not correspond */
+    if (src_at < 0 || peer_at < 0 || g_array_index(b->ranks, int, src_at) != p->rank) continue;
+    found = g_array_index(b->ranks, int, peer_at);
+    found_gid = from;
+  }
+  return found;
+}
+
 /* ---- saving ---- */
 
 static void write_event(FILE *f, const graph_event *e)
@@ -437,13 +467,6 @@ out:
 
 /* ---- checks ---- */
 
-static gboolean group_has(const graph_group *gr, int rank)
-{
-  for (guint j = 0; j < gr->ranks->len; j++)
-    if (g_array_index(gr->ranks, int, j) == rank) return TRUE;
-  return FALSE;
-}
-
 static gboolean check_program(const graph *g, const graph_program *p, GError **err)
 {
   if (p->mirror_of >= 0) {
@@ -475,7 +498,7 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: group %d does not exist", p->rank, i, gid);
         return FALSE;
       }
-      if (!group_has(g_ptr_array_index(g->groups, gid), p->rank)) {
+      if (group_place(g_ptr_array_index(g->groups, gid), p->rank) < 0) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: rank is not a member of group %d", p->rank,
                     i, gid);
         return FALSE;

@@ -15,7 +15,10 @@
  * event `active_from`; from there it executes q's events itself, with the
  * groups it uses translated by `group_map`. Members of a collective group
  * that never execute it are passive: active members send to them as in a
- * ring, and their own (identical) ring steps are not simulated.
+ * ring, and their own (identical) ring steps are not simulated. A passive
+ * mirror's sends and receives (its source's, not simulated) have their own
+ * other end: where the source talks to peer x, the mirror talks to x's
+ * counterpart in a group it maps (graph_peer_for).
  */
 #ifndef GRAPH_H
 #define GRAPH_H
@@ -114,6 +117,13 @@ void graph_map_group(graph *g, int rank, int from_group, int to_group);
 const graph_event *graph_program_events(const graph *g, const graph_program *p, int *n_out, int *first_out);
 /* The group a rank uses for group id `gid` (mirror translation applied). */
 int graph_group_for(const graph_program *p, int gid);
+/* The rank at the other end of a send/recv to `peer` in the events of `p`
+ * (mirror translation applied). A mirror's is the rank at peer's place in
+ * the group its group_map puts where its source uses a group holding both
+ * the source and peer, the source's own place holding the mirror (the
+ * generator's pipeline group: the mirror's own replica and tensor-parallel
+ * rank, next stage). Lowest such group id first; -1 when there is none. */
+int graph_peer_for(const graph *g, const graph_program *p, int peer);
 
 gboolean graph_save(const graph *g, const char *path, GError **err);
 graph *graph_load(const char *path, GError **err);

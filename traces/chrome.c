@@ -2,9 +2,10 @@
  *
  * Layout: pid = node, tid = local GPU * TL_STREAM_N + stream. A send and its
  * receive are matched as the graph matches them (the k-th send from a to b
- * is received by b's k-th receive from a), so a flow id is (a, b, k). The
- * flow starts inside the send slice and ends on the receive's last
- * nanosecond, where the data has arrived.
+ * is received by b's k-th receive from a), so a flow id is (a, b, k), with a
+ * and b the ranks the timeline says (a mirror's own peers, not its
+ * source's). The flow starts inside the send slice and ends on the
+ * receive's last nanosecond, where the data has arrived.
  */
 #include "chrome.h"
 
@@ -96,12 +97,14 @@ static long long flow_id(const chrome_w *w, int src, int dst, int k)
   return (((long long)src * w->tl->g->world_size + dst) << 20) + k;
 }
 
-static void flow(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
+static void flow(chrome_w *w, const tl_interval *iv, ns_t t0, ns_t t1)
 {
+  const graph_event *e = iv->ev;
   gboolean send = e->kind == EV_SEND;
-  int k = bump(send ? w->sent : w->received, e->peer);
-  if (!w->selected[e->peer]) return;
-  long long id = send ? flow_id(w, w->rank, e->peer, k) : flow_id(w, e->peer, w->rank, k);
+  if (iv->peer < 0) return; /* a mirror whose graph does not say where it sends */
+  int k = bump(send ? w->sent : w->received, iv->peer);
+  if (!w->selected[iv->peer]) return;
+  long long id = send ? flow_id(w, w->rank, iv->peer, k) : flow_id(w, iv->peer, w->rank, k);
   ns_t t = send ? t0 : MAX(t0, t1 - 1);
   fprintf(next_event(w), "{\"ph\":\"%s\",%s\"name\":\"%s\",\"cat\":\"pp\",\"id\":%lld,\"pid\":%d,\"tid\":%d,\"ts\":",
           send ? "s" : "f", send ? "" : "\"bp\":\"e\",", e->phase == PH_FORWARD ? "activations" : "gradients", id,
@@ -117,17 +120,21 @@ static void counter(chrome_w *w, ns_t t, double dynamic_bytes)
   fprintf(w->f, ",\"args\":{\"GiB\":%.6f}}", tl_mem_bytes(w->tl, w->rank, w->mm, dynamic_bytes) / GIB);
 }
 
-static void event_name(const graph_event *e, const timeline *tl, char *buf, size_t n)
+static void event_name(const tl_interval *iv, const timeline *tl, char *buf, size_t n)
 {
+  const graph_event *e = iv->ev;
   GString *s = g_string_new(tl_event_op_name(e));
   if (e->kind == EV_COLLECTIVE) {
-    const graph_group *gr = g_ptr_array_index(tl->g->groups, e->peer);
+    const graph_group *gr = g_ptr_array_index(tl->g->groups, iv->peer);
     g_string_append_printf(s, " %s", gr->label);
   }
   if (e->layer >= 0) g_string_append_printf(s, " L%d", e->layer);
   if (e->micro_batch >= 0) g_string_append_printf(s, " mb%d", e->micro_batch);
-  if (e->kind == EV_SEND) g_string_append_printf(s, " to %d", e->peer);
-  if (e->kind == EV_RECV) g_string_append_printf(s, " from %d", e->peer);
+  if (e->kind == EV_SEND || e->kind == EV_RECV) {
+    g_string_append(s, e->kind == EV_SEND ? " to " : " from ");
+    if (iv->peer >= 0) g_string_append_printf(s, "%d", iv->peer);
+    else g_string_append_c(s, '?');
+  }
   g_strlcpy(buf, s->str, n);
   g_string_free(s, TRUE);
 }
@@ -138,12 +145,12 @@ static gboolean write_interval(const tl_interval *iv, gpointer data)
   const graph_event *e = iv->ev;
   ns_t t0 = to_ns(iv->start_s), t1 = to_ns(iv->end_s);
   char name[96], args[160];
-  event_name(e, w->tl, name, sizeof name);
+  event_name(iv, w->tl, name, sizeof name);
   snprintf(args, sizeof args, "\"rank\":%d,\"event\":%d,\"micro_batch\":%d,\"layer\":%d,\"gflop\":%.6g,\"mbytes\":%.6g",
            w->rank, iv->index, e->micro_batch, e->layer, e->flops / 1e9, e->bytes / 1e6);
   track_block(w, e, t0, t1);
   slice(w, name, tl_cat_name(iv->cat), tl_stream_of(iv->cat), t0, t1, args);
-  if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, e, t0, t1);
+  if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, iv, t0, t1);
   double during, after;
   if (tl_mem_step(e, &w->act_bytes, &during, &after)) {
     counter(w, t0, during);

@@ -34,12 +34,33 @@ tl_cat tl_category(const graph *g, const graph_event *e)
   }
 }
 
-static gboolean visit_range(const graph *g, const replay_rank *rr, const graph_event *ev, int from, int to,
-                            tl_visit_fn fn, gpointer data)
+/* One rank's walk: its program, and for a mirror the peers already
+ * translated (graph_peer_for searches groups; a program has few peers). */
+typedef struct visit {
+  const graph *g;
+  const graph_program *p;
+  GHashTable *peers; /* source's peer -> own, created on first use */
+} visit;
+
+static int peer_of(visit *v, const graph_event *e)
+{
+  if (e->kind == EV_COLLECTIVE) return graph_group_for(v->p, e->peer);
+  if (e->kind != EV_SEND && e->kind != EV_RECV) return -1;
+  if (v->p->mirror_of < 0) return e->peer;
+  if (!v->peers) v->peers = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gpointer own;
+  if (g_hash_table_lookup_extended(v->peers, GINT_TO_POINTER(e->peer), NULL, &own)) return GPOINTER_TO_INT(own);
+  int r = graph_peer_for(v->g, v->p, e->peer);
+  g_hash_table_insert(v->peers, GINT_TO_POINTER(e->peer), GINT_TO_POINTER(r));
+  return r;
+}
+
+static gboolean visit_range(visit *v, const replay_rank *rr, const graph_event *ev, int from, int to, tl_visit_fn fn,
+                            gpointer data)
 {
   for (int i = from; i < to; i++) {
     if (isnan(rr->start_s[i])) continue;
-    tl_interval iv = {rr->start_s[i], rr->end_s[i], tl_category(g, &ev[i]), &ev[i], i};
+    tl_interval iv = {rr->start_s[i], rr->end_s[i], tl_category(v->g, &ev[i]), &ev[i], i, peer_of(v, &ev[i])};
     if (!fn(&iv, data)) return FALSE;
   }
   return TRUE;
@@ -50,9 +71,11 @@ gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
   const graph_program *p = g_ptr_array_index(tl->g->programs, rank);
   int n, first;
   const graph_event *ev = graph_program_events(tl->g, p, &n, &first);
-  const replay_rank *own = &tl->res->ranks[rank];
-  if (p->mirror_of >= 0 && !visit_range(tl->g, &tl->res->ranks[p->mirror_of], ev, 0, first, fn, data)) return FALSE;
-  return visit_range(tl->g, own, ev, first, n, fn, data);
+  visit v = {tl->g, p, NULL};
+  gboolean done = (p->mirror_of < 0 || visit_range(&v, &tl->res->ranks[p->mirror_of], ev, 0, first, fn, data)) &&
+                  visit_range(&v, &tl->res->ranks[rank], ev, first, n, fn, data);
+  if (v.peers) g_hash_table_destroy(v.peers);
+  return done;
 }
 
 static gboolean add_seconds(const tl_interval *iv, gpointer data)
@@ -95,7 +118,7 @@ typedef struct tiler {
 static gboolean emit_gap(tiler *t, double until)
 {
   if (until <= t->t) return TRUE;
-  tl_interval gap = {t->t, until, TL_IDLE, NULL, -1};
+  tl_interval gap = {t->t, until, TL_IDLE, NULL, -1, -1};
   t->t = until;
   return t->fn(&gap, t->data);
 }

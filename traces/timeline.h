@@ -6,6 +6,8 @@
  *
  * A mirror rank's intervals are its source's before active_from (identical
  * by symmetry) and its own after: the timeline references, never copies.
+ * Its source's events name the source's peers and groups; the interval says
+ * the mirror's own (tl_interval.peer), so no writer translates them again.
  *
  * Owns: the interval view and categories. May not touch: SimGrid, metrics.
  */
@@ -34,6 +36,9 @@ typedef struct tl_interval {
   tl_cat cat;
   const graph_event *ev; /* NULL for idle */
   int index;             /* event index in the program */
+  /* send/recv: the rank at the other end, a mirror's own (graph_peer_for; -1 when its graph does not
+   * say); collective: the group it runs over (graph_group_for); -1 otherwise */
+  int peer;
 } tl_interval;
 
 typedef struct timeline {
@@ -54,7 +59,7 @@ gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 /* Seconds per category for `rank` (idle = step time minus the rest). */
 void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N]);
 /* Like tl_foreach, but also yields the idle gaps (ev NULL, cat TL_IDLE,
- * index -1), the tail after the rank finished included: the intervals tile
+ * index and peer -1), the tail after the rank finished included: the intervals tile
  * [0, step time]. */
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
 

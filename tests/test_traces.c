@@ -3,8 +3,9 @@
  * and the 1F1B bubble sits where theory puts it.
  *
  * Layout: llama-7b on 8 GPUs, pp 4, dp 2, micro-batch 1, global batch 16:
- * m = 16 / 2 = 8 micro-batches per replica. Every test forks (Check's
- * default), so each runs its own SimGrid engine.
+ * m = 16 / 2 = 8 micro-batches per replica; the flow-pairing test also runs
+ * it with tp 2 (16 GPUs) and each with and without symmetry. Every test
+ * forks (Check's default), so each runs its own SimGrid engine.
  *
  * The Paje and SVG cases check the files with pj_dump (Debian pajeng) and
  * xmllint (Debian libxml2-utils): `test_traces paje` and `test_traces svg`
@@ -32,26 +33,31 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 
-/* Simulate the test layout; `paje` may be NULL. */
-static void simulate(sim_outcome *out, const char *paje)
+/* Simulate the test layout with tensor-parallel degree `tp` (PP * DP * tp GPUs), mirrored replicas or
+ * (`symmetry` FALSE) every rank explicit; `paje` may be NULL. */
+static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const char *paje)
 {
   sim_request rq = {0};
   GError *err = NULL;
   ck_assert(model_load_named("llama-7b", &rq.m, &err));
   ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
   rq.l = layout_default();
-  rq.l.gpus = GPUS;
+  rq.l.gpus = PP * DP * tp;
   rq.l.pp = PP;
-  rq.l.tp = 1;
+  rq.l.tp = tp;
   rq.l.micro_batch = 1;
   rq.l.global_batch = DP * MICRO_BATCHES;
   rq.gen = gen_default_options();
+  rq.gen.symmetry = symmetry;
   rq.gen.gpus_per_node = rq.prof.gpus_per_node;
   rq.capacity_gib = rq.prof.memory_gib;
   rq.replay.paje_path = paje;
   if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
   ck_assert_int_eq(out->met->stages, PP);
 }
+
+/* The test layout as the tests below assume it: tp 1, symmetric (the default). */
+static void simulate(sim_outcome *out, const char *paje) { simulate_layout(out, 1, TRUE, paje); }
 
 static tl_ranks all_ranks(const timeline *tl)
 {
@@ -258,6 +264,155 @@ START_TEST(test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_an
 }
 END_TEST
 
+/* A pipeline slice ("send mb3 to 5", "recv mb3 from 4") or a flow event ("s" start, "f" end) of the
+ * Chrome trace, times in ns as the writer rounded them. */
+typedef struct p2p_slice {
+  int rank, micro_batch, peer;
+  long long t0_ns, t1_ns;
+  gboolean flowed; /* a flow event was found on it */
+} p2p_slice;
+
+typedef struct flow_mark {
+  double id;
+  int rank;
+  long long ts_ns;
+  gboolean activations; /* "activations" (forward, to the next stage) or "gradients" (to the previous) */
+} flow_mark;
+
+static long long us_to_ns(double us) { return llround(us * 1e3); }
+
+static const char *str(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  ck_assert_msg(cJSON_IsString(v), "event without string '%s'", key);
+  return v->valuestring;
+}
+
+/* The slice of `a` on `rank` at key time `ns` (a send's start, a receive's last nanosecond), marked as
+ * flowed; it must not have been already. NULL when there is none. */
+static const p2p_slice *claim_slice_at(GArray *a, int rank, long long ns, gboolean by_end)
+{
+  for (guint i = 0; i < a->len; i++) {
+    p2p_slice *p = &g_array_index(a, p2p_slice, i);
+    long long key = by_end ? MAX(p->t0_ns, p->t1_ns - 1) : p->t0_ns;
+    if (p->rank != rank || key != ns) continue;
+    ck_assert_msg(!p->flowed, "rank %d: two flow %s on one slice (mb%d)", rank, by_end ? "ends" : "starts",
+                  p->micro_batch);
+    p->flowed = TRUE;
+    return p;
+  }
+  return NULL;
+}
+
+static const flow_mark *flow_with_id(GArray *a, double id)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (g_array_index(a, flow_mark, i).id == id) return &g_array_index(a, flow_mark, i);
+  return NULL;
+}
+
+static void assert_ids_unique(GArray *a, const char *what)
+{
+  for (guint i = 0; i < a->len; i++)
+    for (guint j = i + 1; j < a->len; j++)
+      ck_assert_msg(g_array_index(a, flow_mark, i).id != g_array_index(a, flow_mark, j).id,
+                    "two flow %s share id %.0f (ranks %d and %d)", what, g_array_index(a, flow_mark, i).id,
+                    g_array_index(a, flow_mark, i).rank, g_array_index(a, flow_mark, j).rank);
+}
+
+/* tp and symmetry of each run of the flow test */
+static const struct {
+  int tp;
+  gboolean symmetry;
+} FLOW_RUNS[] = {{1, TRUE}, {1, FALSE}, {2, TRUE}, {2, FALSE}};
+
+/* Rank by rank: every pipeline send has one flow start, whose id has exactly one flow end, on the rank
+ * the send goes to (the same replica and tensor-parallel rank, next stage for activations, previous
+ * for gradients: rank = stage * dp * tp + replica * tp + tp_rank), at the end of that rank's receive of
+ * the same micro-batch from the sender; both slices name that peer. Mirrored ranks included. */
+START_TEST(test_chrome_every_pipeline_send_flows_to_its_receive_on_the_peer_rank_with_a_unique_id)
+{
+  int tp = FLOW_RUNS[_i].tp, gpus = PP * DP * tp, per_stage = DP * tp;
+  g_autofree char *path = tmp_path("t.json");
+  sim_outcome out = {0};
+  simulate_layout(&out, tp, FLOW_RUNS[_i].symmetry, NULL);
+  tl_ranks sel;
+  ck_assert(tl_ranks_parse(&out.tl, "all", 0, &sel, NULL));
+  ck_assert_int_eq(sel.n, gpus);
+  tl_mem_model mm = {0, 1};
+  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, NULL));
+  tl_ranks_clear(&sel);
+  cJSON *j = load_json(path);
+  int gpn = tl_gpus_per_node(&out.tl);
+  g_autoptr(GArray) sends = g_array_new(FALSE, FALSE, sizeof(p2p_slice));
+  g_autoptr(GArray) recvs = g_array_new(FALSE, FALSE, sizeof(p2p_slice));
+  g_autoptr(GArray) starts = g_array_new(FALSE, FALSE, sizeof(flow_mark));
+  g_autoptr(GArray) ends = g_array_new(FALSE, FALSE, sizeof(flow_mark));
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+  {
+    const char *ph = str(e, "ph");
+    if (!strcmp(ph, "X")) {
+      const char *name = str(e, "name");
+      p2p_slice p = {.rank = (int)num(cJSON_GetObjectItemCaseSensitive(e, "args"), "rank")};
+      p.t0_ns = us_to_ns(num(e, "ts"));
+      p.t1_ns = p.t0_ns + us_to_ns(num(e, "dur"));
+      if (!strncmp(name, "send ", 5)) {
+        ck_assert_msg(sscanf(name, "send mb%d to %d", &p.micro_batch, &p.peer) == 2, "rank %d: slice '%s'", p.rank,
+                      name);
+        g_array_append_val(sends, p);
+      } else if (!strncmp(name, "recv ", 5)) {
+        ck_assert_msg(sscanf(name, "recv mb%d from %d", &p.micro_batch, &p.peer) == 2, "rank %d: slice '%s'", p.rank,
+                      name);
+        g_array_append_val(recvs, p);
+      }
+    } else if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+      int tid = (int)num(e, "tid");
+      ck_assert_int_eq(tid % TL_STREAM_N, TL_STREAM_PP);
+      flow_mark f = {.id = num(e, "id"), .rank = (int)num(e, "pid") * gpn + tid / TL_STREAM_N,
+                     .ts_ns = us_to_ns(num(e, "ts")), .activations = !strcmp(str(e, "name"), "activations")};
+      g_array_append_val(!strcmp(ph, "s") ? starts : ends, f);
+    }
+  }
+  assert_ids_unique(starts, "starts");
+  assert_ids_unique(ends, "ends");
+  g_autofree int *sends_of = g_new0(int, gpus);
+  for (guint i = 0; i < starts->len; i++) {
+    const flow_mark *s = &g_array_index(starts, flow_mark, i);
+    int to = s->rank + (s->activations ? per_stage : -per_stage);
+    ck_assert_msg(to >= 0 && to < gpus, "rank %d sends %s off the pipeline", s->rank,
+                  s->activations ? "activations" : "gradients");
+    const p2p_slice *send = claim_slice_at(sends, s->rank, s->ts_ns, FALSE);
+    ck_assert_msg(send != NULL, "rank %d: flow start at %lld ns in no send slice", s->rank, s->ts_ns);
+    const flow_mark *f = flow_with_id(ends, s->id);
+    ck_assert_msg(f != NULL, "rank %d: send mb%d (flow %.0f) has no flow end; it should end on rank %d", s->rank,
+                  send->micro_batch, s->id, to);
+    ck_assert_msg(f->rank == to, "rank %d: send mb%d (flow %.0f) ends on rank %d, should on rank %d", s->rank,
+                  send->micro_batch, s->id, f->rank, to);
+    ck_assert_msg(send->peer == to, "rank %d: slice 'send mb%d to %d', should be to %d", s->rank, send->micro_batch,
+                  send->peer, to);
+    const p2p_slice *recv = claim_slice_at(recvs, to, f->ts_ns, TRUE);
+    ck_assert_msg(recv != NULL, "rank %d: flow end at %lld ns ends no receive slice", to, f->ts_ns);
+    ck_assert_msg(recv->peer == s->rank && recv->micro_batch == send->micro_batch,
+                  "rank %d: 'send mb%d' ends in 'recv mb%d from %d' on rank %d", s->rank, send->micro_batch,
+                  recv->micro_batch, recv->peer, to);
+    ck_assert(f->ts_ns >= s->ts_ns);
+    sends_of[s->rank]++;
+  }
+  /* each flow claimed a slice of its own: as many as slices means every send and receive has its flow;
+   * stage s sends m activations (s < pp - 1) and m gradients (s > 0) */
+  ck_assert_int_eq(starts->len, sends->len);
+  ck_assert_int_eq(ends->len, recvs->len);
+  ck_assert_int_eq(ends->len, starts->len);
+  for (int r = 0; r < gpus; r++) {
+    int stage = r / per_stage;
+    ck_assert_int_eq(sends_of[r], MICRO_BATCHES * ((stage < PP - 1) + (stage > 0)));
+  }
+  cJSON_Delete(j);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
 /* ---- SVG -------------------------------------------------------------- */
 
 static int xpath_count(const char *file, const char *expr)
@@ -424,7 +579,10 @@ int main(int argc, char **argv)
   const char *only = argc > 1 ? argv[1] : "";
   Suite *s = suite_create("traces");
   if (!*only) {
-    suite_add_tcase(s, views_case("views", views, G_N_ELEMENTS(views)));
+    TCase *tc = views_case("views", views, G_N_ELEMENTS(views));
+    tcase_add_loop_test(tc, test_chrome_every_pipeline_send_flows_to_its_receive_on_the_peer_rank_with_a_unique_id, 0,
+                        G_N_ELEMENTS(FLOW_RUNS));
+    suite_add_tcase(s, tc);
   } else if (!strcmp(only, "paje")) {
     if (!have("pj_dump")) return 77;
     suite_add_tcase(s, views_case("paje", paje, G_N_ELEMENTS(paje)));

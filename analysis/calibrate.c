@@ -53,21 +53,6 @@ const char *const *calib_param_names(void)
   return names;
 }
 
-gboolean calib_fast_counts(int pp, int m, int *m1, int *m2)
-{
-  /* once m > pp every stage runs in the steady 1F1B period: T(m) is affine from there */
-  *m1 = pp + 1;
-  *m2 = pp + 2;
-  if (*m1 < 2) *m1 = 2;
-  if (*m2 < *m1 + 1) *m2 = *m1 + 1;
-  return m > 2 * *m2; /* gain at least 2x over simulating m micro-batches once */
-}
-
-double calib_extrapolate(double t1, int m1, double t2, int m2, int m)
-{
-  return t1 + (t2 - t1) * (double)(m - m1) / (double)(m2 - m1);
-}
-
 static double *slot(gpu_profile *p, const cparam *c) { return (double *)((char *)p + c->off); }
 
 static double to_value(const cparam *c, double u)
@@ -86,25 +71,17 @@ static double to_coord(const cparam *c, double v)
   return log(s / (1 - s));
 }
 
-/* One simulation the objective needs: a row at its own or a reduced micro-batch count. */
-typedef struct job {
-  int target;     /* index into targets */
-  int which;      /* 0: full, 1: m1, 2: m2 */
-} job;
-
+/* One row the timing fit uses: its measured time, its setting and its prediction. */
 typedef struct target {
   const char *path; /* the table and line the row comes from (--check-fast names it) */
   guint line;
   double meas_s;
   int setting;
-  int m, m1, m2; /* m1 = 0: simulated in full */
-  double t_full, t1, t2;
-  gboolean failed;
+  prediction pred; /* of the last evaluation */
 } target;
 
 typedef struct problem {
-  csv_table *sims;  /* one row per job (global_batch rewritten for reduced runs) */
-  GArray *jobs;     /* of job */
+  csv_table *sims;  /* one row per target, in the predict columns */
   GArray *targets;  /* of target */
   int n_settings;
   int *setting_rows;
@@ -113,20 +90,7 @@ typedef struct problem {
   int evals;
 } problem;
 
-static void add_job(problem *pb, const csv_table *t, guint r, int target_idx, int which, int global_batch)
-{
-  /* the simulation table has the source table's columns: files may differ, so map by name */
-  guint i = csv_append_row_from(pb->sims, t, r);
-  if (which > 0) {
-    g_autofree char *gb = g_strdup_printf("%d", global_batch);
-    csv_set(pb->sims, i, csv_column(pb->sims, "global_batch"), gb);
-  }
-  job j = {.target = target_idx, .which = which};
-  g_array_append_val(pb->jobs, j);
-}
-
-/* Row r of t (read from path), measured ok in meas seconds: its setting, its target and the
- * simulations it needs. */
+/* Row r of t (read from path), measured ok in meas seconds: its setting and its target. */
 static void add_target(problem *pb, GPtrArray *settings, const char *path, const csv_table *t, guint r,
                        const sim_request *rq, double meas)
 {
@@ -138,18 +102,8 @@ static void add_target(problem *pb, GPtrArray *settings, const char *path, const
     g_ptr_array_add(settings, g_steal_pointer(&key));
     s = (int)settings->len - 1;
   }
-  target tg = {.path = path, .line = csv_row_line(t, r), .meas_s = meas, .setting = s, .m = rq->l.grad_accum};
-  int ti = (int)pb->targets->len;
-  int m1, m2;
-  if (pb->cfg->fast && calib_fast_counts(rq->l.pp, rq->l.grad_accum, &m1, &m2)) {
-    tg.m1 = m1;
-    tg.m2 = m2;
-    int per = rq->l.dp * rq->l.micro_batch;
-    add_job(pb, t, r, ti, 1, per * m1);
-    add_job(pb, t, r, ti, 2, per * m2);
-  } else {
-    add_job(pb, t, r, ti, 0, 0);
-  }
+  target tg = {.path = path, .line = csv_row_line(t, r), .meas_s = meas, .setting = s};
+  csv_append_row_from(pb->sims, t, r); /* the simulation table has the predict columns: map by name */
   g_array_append_val(pb->targets, tg);
 }
 
@@ -228,7 +182,6 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
   const char *const *cols = predict_columns(&n_cols);
   pb->cfg = cfg;
   pb->sims = csv_new(cols, n_cols);
-  pb->jobs = g_array_new(FALSE, TRUE, sizeof(job));
   pb->targets = g_array_new(FALSE, TRUE, sizeof(target));
   g_autoptr(GPtrArray) settings = g_ptr_array_new_with_free_func(g_free);
   for (int f = 0; f < n_paths; f++)
@@ -246,33 +199,21 @@ static gboolean problem_load(problem *pb, const char *const *paths, int n_paths,
 static void problem_clear(problem *pb)
 {
   csv_free(pb->sims);
-  if (pb->jobs) g_array_free(pb->jobs, TRUE);
   if (pb->targets) g_array_free(pb->targets, TRUE);
   g_free(pb->setting_rows);
 }
 
-/* Simulate every job under profile p; fill the targets' predicted times. */
+/* Simulate every target under profile p (the pool's fast path where cfg->fast). */
 static void problem_simulate(problem *pb, const gpu_profile *p)
 {
   predict_cfg cfg = pb->cfg->pred;
   cfg.prof = *p;
+  cfg.pool.fidelity = pb->cfg->fast ? POOL_AUTO : POOL_FULL;
   g_autofree prediction *pr = predict_table(pb->sims, &cfg);
-  for (guint i = 0; i < pb->targets->len; i++) g_array_index(pb->targets, target, i).failed = FALSE;
-  for (guint j = 0; j < pb->jobs->len; j++) {
-    job *jb = &g_array_index(pb->jobs, job, j);
-    target *tg = &g_array_index(pb->targets, target, jb->target);
-    if (pr[j].status == PRED_INVALID) tg->failed = TRUE;
-    double t = pr[j].step_time_s;
-    if (jb->which == 0) tg->t_full = t;
-    else if (jb->which == 1) tg->t1 = t;
-    else tg->t2 = t;
-  }
+  for (guint i = 0; i < pb->targets->len; i++) g_array_index(pb->targets, target, i).pred = pr[i];
 }
 
-static double target_pred(const target *tg)
-{
-  return tg->m1 ? calib_extrapolate(tg->t1, tg->m1, tg->t2, tg->m2, tg->m) : tg->t_full;
-}
+static gboolean target_failed(const target *tg) { return tg->pred.status == PRED_INVALID || !(tg->pred.step_time_s > 0); }
 
 /* Weighted residuals r_i = log(T_pred / T_meas) / sqrt(rows of its setting * settings): sum r_i^2 = objective. */
 static double residuals(problem *pb, const gpu_profile *p, double *r, double *mape_out)
@@ -282,10 +223,10 @@ static double residuals(problem *pb, const gpu_profile *p, double *r, double *ma
   double f = 0, ape = 0;
   for (guint i = 0; i < pb->targets->len; i++) {
     const target *tg = &g_array_index(pb->targets, target, i);
-    double e = tg->failed || !(target_pred(tg) > 0) ? 1.0 : log(target_pred(tg) / tg->meas_s);
+    double e = target_failed(tg) ? 1.0 : log(tg->pred.step_time_s / tg->meas_s);
     r[i] = e / sqrt((double)pb->setting_rows[tg->setting] * pb->n_settings);
     f += r[i] * r[i];
-    ape += tg->failed ? 1.0 : fabs(target_pred(tg) - tg->meas_s) / tg->meas_s;
+    ape += target_failed(tg) ? 1.0 : fabs(tg->pred.step_time_s - tg->meas_s) / tg->meas_s;
   }
   if (mape_out) *mape_out = 100.0 * ape / pb->targets->len;
   return f;
@@ -427,8 +368,8 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
   if (cfg->log) {
     g_autofree char *left_out =
         pb.n_time_fit_no ? g_strdup_printf(" (%d more marked time_fit no)", pb.n_time_fit_no) : g_strdup("");
-    fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings%s, %u simulations per evaluation (%s mode), %d constants\n",
-            pb.targets->len, pb.n_settings, left_out, pb.jobs->len, cfg->fast ? "fast" : "full", N_PARAMS);
+    fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings%s, simulated in %s mode, %d constants\n",
+            pb.targets->len, pb.n_settings, left_out, cfg->fast ? "fast" : "full", N_PARAMS);
   }
   vertex best = {0};
   for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
@@ -459,10 +400,10 @@ gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg
     int n = 0;
     for (guint i = 0; i < a.targets->len; i++) {
       const target *ta = &g_array_index(a.targets, target, i), *tb = &g_array_index(b.targets, target, i);
-      if (!tb->m1 || ta->failed || tb->failed) continue;
-      double dev = fabs(target_pred(tb) - ta->t_full) / ta->t_full;
+      if (tb->pred.how != PRED_HOW_FAST || target_failed(ta) || target_failed(tb)) continue;
+      double full_s = ta->pred.step_time_s, fast_s = tb->pred.step_time_s, dev = fabs(fast_s - full_s) / full_s;
       fprintf(f, "%s line %u: m %4d  m1 %3d  m2 %3d  full %10.4f s  fast %10.4f s  deviation %.4f%%\n", ta->path,
-              ta->line, tb->m, tb->m1, tb->m2, ta->t_full, target_pred(tb), 100 * dev);
+              ta->line, tb->pred.m, tb->pred.m1, tb->pred.m2, full_s, fast_s, 100 * dev);
       worst = MAX(worst, dev);
       sum += dev;
       n++;

@@ -5,10 +5,9 @@
  * box of allowed ranges mapped to an unbounded space) on the log step-time
  * errors of the rows measured ok (but those marked `time_fit` no).
  *
- * Fast mode (default): a row's step time is evaluated from two simulations
- * of the same layout with fewer micro-batches, extrapolated affinely in the
- * number of micro-batches (1F1B becomes periodic once m exceeds the pipeline
- * depth; the optimizer and data-parallel phase do not depend on m).
+ * Fast mode (default): the worker pool's fast path (analysis/pool.h): a
+ * row's step time from two simulations of the same layout with fewer
+ * micro-batches, extrapolated affinely in the number of micro-batches.
  * calib_check_fast() measures how far that is from full simulations.
  *
  * Owns: the search, the parameter list, the objective.
@@ -53,10 +52,5 @@ gboolean calib_check_fast(const char *const *paths, int n_paths, const calib_cfg
 /* Names of the free constants (NULL-terminated, static). */
 const char *const *calib_param_names(void);
 
-/* The micro-batch counts of the fast mode for a layout with pp stages and m micro-batches:
- * FALSE when m is too small to gain (simulate in full). */
-gboolean calib_fast_counts(int pp, int m, int *m1, int *m2);
-/* Affine extrapolation T(m) from T(m1), T(m2). */
-double calib_extrapolate(double t1, int m1, double t2, int m2, int m);
 
 #endif

@@ -71,13 +71,12 @@ void calmem_choose(const calmem_row *rows, int n, double lo, double hi, double p
   }
 }
 
-/* The rows of t labelled ok or oom, with the micro-batch count reduced to min(m, pp + 1). A bad
+/* The rows of t labelled ok or oom (the pool evaluates their memory alone, pool.h). A bad
  * status stops the fit (a bad time on an ok row stops --fit all in the timing fit, calibrate.c;
  * --fit memory needs no times). */
 static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray *ran, GError **err)
 {
   csv_table *out = csv_new((const char *const *)t->header->pdata, t->header->len);
-  int c_gb = csv_column(t, "global_batch");
   GError *e = NULL;
   guint r;
   for (r = 0; r < t->rows->len; r++) {
@@ -86,9 +85,7 @@ static csv_table *label_rows(const csv_table *t, const predict_cfg *cfg, GArray 
     sim_request rq;
     if (!val_read_row(t, r, cfg, FALSE, &step_time_s, &st, &rq, &e)) break;
     if (st == MEAS_OTHER) continue;
-    int m = MIN(rq.l.grad_accum, rq.l.pp + 1);
-    g_autofree char *gb = g_strdup_printf("%d", rq.l.dp * rq.l.micro_batch * m);
-    csv_set(out, csv_append_row_from(out, t, r), c_gb, gb);
+    csv_append_row_from(out, t, r);
     gboolean r_ok = st == MEAS_OK;
     g_array_append_val(ran, r_ok);
   }
@@ -113,7 +110,9 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
       g_prefix_error(err, "%s ", paths[f]);
       return FALSE;
     }
-    g_autofree prediction *p = predict_table(sims, cfg);
+    predict_cfg mcfg = *cfg;
+    mcfg.pool.memory_only = TRUE; /* no replay: the verdict needs the memory walk alone */
+    g_autofree prediction *p = predict_table(sims, &mcfg);
     for (guint r = 0; r < sims->rows->len; r++) {
       if (p[r].status == PRED_INVALID) {
         if (log)

@@ -16,9 +16,10 @@
  * terms a one-label edge out of 181 moved the fit across half its range
  * (docs/memory.md section 8).
  *
- * Rows are simulated with min(m, pp + 1) micro-batches: the number of
- * micro-batches a stage holds is min(pp - r, m), so the peak is already
- * reached there and the long steady state adds nothing.
+ * Rows are evaluated by the pool's memory walk alone (pool.h: the graph at
+ * min(m, pp + 1) micro-batches, no replay): the number of micro-batches a
+ * stage holds is min(pp - r, m), so the peak is already reached there and
+ * the long steady state adds nothing.
  *
  * Owns: the label pass, the interval search, the report of the fit.
  * May not touch: the timing constants (calibrate.c), the simulation.

@@ -188,11 +188,16 @@ static void write_record(GString *out, GPtrArray *fields)
   g_string_append_c(out, '\n');
 }
 
+void csv_format(const csv_table *t, GString *out)
+{
+  write_record(out, t->header);
+  for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r]);
+}
+
 gboolean csv_write(const csv_table *t, const char *path, GError **err)
 {
   g_autoptr(GString) out = g_string_new(NULL);
-  write_record(out, t->header);
-  for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r]);
+  csv_format(t, out);
   lsim_outfile f;
   if (!lsim_outfile_open(&f, path, err)) return FALSE;
   fwrite(out->str, 1, out->len, f.f);

@@ -22,6 +22,8 @@ csv_table *csv_read(const char *path, GError **err);
 csv_table *csv_new(const char *const *columns, guint n);
 /* Write through lsim_outfile (a regular file atomically: temp file + rename). */
 gboolean csv_write(const csv_table *t, const char *path, GError **err);
+/* Append the table as CSV text to out. */
+void csv_format(const csv_table *t, GString *out);
 void csv_free(csv_table *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(csv_table, csv_free)
 

@@ -50,25 +50,31 @@ static double graph_flops(const graph *g)
   return total;
 }
 
-static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, stage_metrics *sm)
+/* A stage's memory at its peak from the walk of its first rank's events. */
+static void stage_memory_of(const graph_program *prog, const gpu_profile *p, const mem_walk *w, double peak_time,
+                            stage_metrics *sm)
 {
-  const graph_program *prog = g_ptr_array_index(tl->g->programs, rank);
-  walk_state s = {.peak_time = 0};
-  mem_walk_init(&s.w);
-  tl_foreach(tl, rank, walk_memory, &s);
-  double dynamic = s.w.peak_act_bytes + s.w.peak_buf_bytes;
+  double dynamic = w->peak_act_bytes + w->peak_buf_bytes;
   sm->mem_params_bytes = prog->mem_params_bytes;
   sm->mem_grads_bytes = prog->mem_grads_bytes;
   sm->mem_optimizer_bytes = prog->mem_optimizer_bytes;
   sm->mem_static_bytes = prog->mem_static_bytes;
-  sm->mem_activation_peak_bytes = s.w.peak_act_bytes;
+  sm->mem_activation_peak_bytes = w->peak_act_bytes;
   sm->mem_buffers_bytes =
       prog->mem_static_bytes - prog->mem_params_bytes - prog->mem_grads_bytes - prog->mem_optimizer_bytes +
-      s.w.peak_buf_bytes;
+      w->peak_buf_bytes;
   sm->mem_dynamic_bytes = dynamic;
   sm->mem_overhead_bytes = metrics_mem_overhead_bytes(p, dynamic);
-  sm->mem_peak_time_s = s.peak_time;
+  sm->mem_peak_time_s = peak_time;
   sm->mem_peak_bytes = prog->mem_static_bytes + dynamic + sm->mem_overhead_bytes;
+}
+
+static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, stage_metrics *sm)
+{
+  walk_state s = {.peak_time = 0};
+  mem_walk_init(&s.w);
+  tl_foreach(tl, rank, walk_memory, &s);
+  stage_memory_of(g_ptr_array_index(tl->g->programs, rank), p, &s.w, s.peak_time, sm);
 }
 
 /* Stage s fits while static + context + NCCL + (1 + f) * dynamic <= capacity. */
@@ -82,6 +88,45 @@ static double fragmentation_limit(const metrics *m, const gpu_profile *p)
     limit = MIN(limit, f);
   }
   return limit;
+}
+
+/* The peak stage, the verdict and the fragmentation limit from the stages' memory. */
+static void memory_verdict(metrics *m, const gpu_profile *p, double capacity_gib)
+{
+  m->mem_peak_bytes = 0;
+  m->mem_peak_stage = 0;
+  for (int s = 0; s < m->stages; s++)
+    if (m->stage[s].mem_peak_bytes > m->mem_peak_bytes) {
+      m->mem_peak_bytes = m->stage[s].mem_peak_bytes;
+      m->mem_peak_stage = s;
+    }
+  m->mem_capacity_bytes = capacity_gib * GIB;
+  m->oom = m->mem_peak_bytes > m->mem_capacity_bytes;
+  m->mem_fragmentation_limit = fragmentation_limit(m, p);
+}
+
+metrics *metrics_memory_only(const graph *g, const gpu_profile *p, double capacity_gib)
+{
+  timeline tl = {.g = g};
+  metrics *m = g_new0(metrics, 1);
+  m->world_size = g->world_size;
+  m->rank_seconds = g_new0(double, (gsize)g->world_size * TL_N);
+  m->stages = tl_stages(&tl);
+  m->stage = g_new0(stage_metrics, m->stages);
+  g_autofree gboolean *seen = g_new0(gboolean, m->stages);
+  m->mfu = m->hfu = m->tokens_per_s = -1;
+  for (int r = 0; r < g->world_size; r++) {
+    int s = tl_stage_of(&tl, r);
+    if (seen[s]) continue;
+    seen[s] = TRUE;
+    const graph_program *prog = g_ptr_array_index(g->programs, r);
+    mem_walk w;
+    mem_walk_init(&w);
+    mem_walk_program(g, prog, &w);
+    stage_memory_of(prog, p, &w, 0, &m->stage[s]);
+  }
+  memory_verdict(m, p, capacity_gib);
+  return m;
 }
 
 metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib)
@@ -109,10 +154,6 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   for (int s = 0; s < m->stages; s++) {
     for (int c = 0; c < TL_N; c++) m->stage[s].seconds[c] /= MAX(count[s], 1);
     m->stage[s].bubble_fraction = m->step_time_s > 0 ? m->stage[s].seconds[TL_PP_WAIT] / m->step_time_s : 0;
-    if (m->stage[s].mem_peak_bytes > m->mem_peak_bytes) {
-      m->mem_peak_bytes = m->stage[s].mem_peak_bytes;
-      m->mem_peak_stage = s;
-    }
   }
   m->bubble_fraction = m->step_time_s > 0 ? m->seconds[TL_PP_WAIT] / m->step_time_s : 0;
   double tokens = meta_double(g, "tokens_per_step"), model_flops = meta_double(g, "model_flops_per_step");
@@ -120,9 +161,7 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   double denom = world * p->peak_flops * m->step_time_s;
   m->mfu = model_flops > 0 && denom > 0 ? model_flops / denom : -1;
   m->hfu = denom > 0 ? flops / denom : -1;
-  m->mem_capacity_bytes = capacity_gib * GIB;
-  m->oom = m->mem_peak_bytes > m->mem_capacity_bytes;
-  m->mem_fragmentation_limit = fragmentation_limit(m, p);
+  memory_verdict(m, p, capacity_gib);
   return m;
 }
 

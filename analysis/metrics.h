@@ -55,6 +55,10 @@ typedef struct metrics {
  * and go during the step (activations, pipe buffers, transients). */
 double metrics_mem_overhead_bytes(const gpu_profile *p, double dynamic_bytes);
 metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capacity_gib);
+/* The memory part of the metrics (stages' memory, peak, verdict, fragmentation limit) from a graph
+ * alone, without a replay: each stage's first rank walked in program order, the order a rank runs
+ * its events in (the replay only gives them times, so the peak is the same; peak times are 0). */
+metrics *metrics_memory_only(const graph *g, const gpu_profile *p, double capacity_gib);
 void metrics_free(metrics *m);
 
 #endif

@@ -17,7 +17,8 @@
 
 /* the required columns, then the optional ones */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
-                                      "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition"};
+                                      "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
+                                      "profile", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -26,8 +27,6 @@ const char *const *predict_columns(guint *n)
   *n = G_N_ELEMENTS(COLUMNS);
   return COLUMNS;
 }
-
-const char *predict_status_name(pred_status s) { return s == PRED_OK ? "ok" : s == PRED_OOM ? "oom" : "invalid"; }
 
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err)
 {
@@ -57,6 +56,56 @@ static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, 
   return TRUE;
 }
 
+/* An optional column's cell of row r: "" when the table has no such column. */
+static const char *row_opt(const csv_table *t, guint r, const char *col)
+{
+  int c = csv_column(t, col);
+  return c >= 0 ? csv_cell(t, r, c) : "";
+}
+
+/* The row's model: its model_file, --model-file, or the shipped model it names; a name beside a
+ * file must be the file's. */
+static gboolean row_model(const csv_table *t, guint r, const predict_cfg *cfg, model *m, GError **err)
+{
+  const char *name = csv_cell(t, r, csv_column(t, "model")), *file = row_opt(t, r, "model_file");
+  if (*file && cfg->model_file) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "model_file: '%s' given in the table and --model-file on the command line (allowed: one of the two)", file);
+    return FALSE;
+  }
+  if (*file && !model_load_file(file, m, err)) return FALSE;
+  if (!*file && cfg->model_file) *m = *cfg->model_file;
+  if (!*file && !cfg->model_file) return model_load_named(name, m, err);
+  if (*name && strcmp(name, m->name)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: '%s' but the model file holds '%s' (allowed: %s or empty)",
+                name, m->name, m->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The row's platform: its own profile (with the command's what-ifs) or the command's, then its own what-ifs. */
+static gboolean row_platform(const csv_table *t, guint r, const predict_cfg *cfg, sim_request *rq, GError **err)
+{
+  const char *prof = row_opt(t, r, "profile");
+  if (*prof) {
+    if (cfg->no_profile_column) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "profile: '%s' in a table row; calibrate fits the profile of "
+                  "--profile (allowed: an empty profile column, or none)", prof);
+      return FALSE;
+    }
+    if (!profile_load_named(prof, &rq->prof, err)) return FALSE;
+    rq->capacity_gib = rq->prof.memory_gib;
+    if (!whatif_apply(&cfg->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
+  }
+  plat_whatif w = {{0}};
+  for (int a = 0; a < WHATIF_N; a++) {
+    const char *v = row_opt(t, r, whatif_column(a));
+    if (*v && !whatif_parse(a, whatif_column(a), v, &w.v[a], err)) return FALSE;
+  }
+  return whatif_apply(&w, &rq->prof, &rq->capacity_gib, err);
+}
+
 gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg, sim_request *rq, GError **err)
 {
   memset(rq, 0, sizeof *rq);
@@ -64,7 +113,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   rq->capacity_gib = cfg->capacity_gib;
   rq->gen = cfg->gen;
   rq->l = layout_default();
-  if (!model_load_named(csv_cell(t, r, csv_column(t, "model")), &rq->m, err)) return FALSE;
+  if (!row_model(t, r, cfg, &rq->m, err)) return FALSE;
   int vocab, sp;
   layout *l = &rq->l;
   if (!row_int(t, r, "vocab", &vocab, err) || !row_int(t, r, "seq_len", &l->seq_len, err) ||
@@ -81,139 +130,29 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   /* optional: how the run split its layers over the stages; empty = the command's --partition */
-  int c_part = csv_column(t, "partition");
-  if (c_part >= 0 && *csv_cell(t, r, c_part) && !partition_parse_method(csv_cell(t, r, c_part), &rq->gen.partition, err))
-    return FALSE;
+  const char *part = row_opt(t, r, "partition");
+  if (*part && !partition_parse_method(part, &rq->gen.partition, err)) return FALSE;
+  if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   return layout_validate(l, &rq->m, err);
-}
-
-/* Runs in the worker process. */
-static prediction predict_one(sim_request *rq)
-{
-  prediction p = {.status = PRED_INVALID};
-  sim_outcome o = {0};
-  GError *err = NULL;
-  if (!sim_run_layout(rq, &o, &err)) {
-    g_strlcpy(p.error, err->message, sizeof p.error);
-    g_error_free(err);
-    sim_outcome_clear(&o);
-    return p;
-  }
-  p.status = o.met->oom ? PRED_OOM : PRED_OK;
-  p.step_time_s = o.met->step_time_s;
-  p.mfu = o.met->mfu;
-  p.peak_gib = o.met->mem_peak_bytes / GIB;
-  p.bubble_fraction = o.met->bubble_fraction;
-  p.fragmentation_limit = o.met->mem_fragmentation_limit;
-  if (o.met->oom)
-    g_snprintf(p.error, sizeof p.error, "peak %.1f GiB on stage %d exceeds %.1f GiB", p.peak_gib, o.met->mem_peak_stage,
-               rq->capacity_gib);
-  sim_outcome_clear(&o);
-  return p;
-}
-
-typedef struct worker {
-  pid_t pid;
-  int fd;
-  guint row;
-} worker;
-
-/* Fork a process that simulates one row and writes its prediction into a pipe. FALSE (errno kept,
- * nothing left open) when the system refuses a pipe or a process: too many -j for its limits. */
-static gboolean start_worker(worker *w, sim_request *rq, guint row)
-{
-  int fds[2];
-  if (pipe(fds) != 0) return FALSE;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(fds[0]);
-    close(fds[1]);
-    errno = e;
-    return FALSE;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    prediction p = predict_one(rq);
-    ssize_t n = write(fds[1], &p, sizeof p);
-    _exit(n == (ssize_t)sizeof p ? 0 : 1);
-  }
-  close(fds[1]);
-  w->pid = pid;
-  w->fd = fds[0];
-  w->row = row;
-  return TRUE;
-}
-
-static void finish_worker(worker *w, int status, prediction *out)
-{
-  prediction p;
-  ssize_t n = read(w->fd, &p, sizeof p);
-  close(w->fd);
-  if (n == (ssize_t)sizeof p) {
-    *out = p;
-    return;
-  }
-  memset(out, 0, sizeof *out);
-  out->status = PRED_INVALID;
-  if (WIFSIGNALED(status))
-    g_snprintf(out->error, sizeof out->error, "internal error: simulation died (signal %d)", WTERMSIG(status));
-  else g_snprintf(out->error, sizeof out->error, "internal error: simulation exited with status %d", WEXITSTATUS(status));
 }
 
 prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
 {
   guint rows = t->rows->len;
   prediction *out = g_new0(prediction, rows ? rows : 1);
-  for (guint r = 0; r < rows; r++) { /* until a worker reports: never a zero taken for a prediction */
+  g_autofree sim_request *rq = g_new0(sim_request, rows ? rows : 1);
+  g_autofree sim_request **todo = g_new0(sim_request *, rows ? rows : 1);
+  for (guint r = 0; r < rows; r++) {
+    GError *err = NULL;
+    if (predict_row_request(t, r, cfg, &rq[r], &err)) {
+      todo[r] = &rq[r];
+      continue;
+    }
     out[r].status = PRED_INVALID;
-    g_strlcpy(out[r].error, "internal error: not simulated", sizeof out[r].error);
+    g_strlcpy(out[r].error, err->message, sizeof out[r].error);
+    g_error_free(err);
   }
-  int jobs = MAX(1, cfg->jobs);
-  g_autofree worker *ws = g_new0(worker, jobs);
-  int running = 0;
-  guint next = 0;
-  while (next < rows || running > 0) {
-    while (next < rows && running < jobs) {
-      sim_request rq;
-      GError *err = NULL;
-      if (!predict_row_request(t, next, cfg, &rq, &err)) {
-        out[next].status = PRED_INVALID;
-        g_strlcpy(out[next].error, err->message, sizeof out[next].error);
-        g_error_free(err);
-        next++;
-        continue;
-      }
-      int slot = 0;
-      while (ws[slot].pid) slot++;
-      if (start_worker(&ws[slot], &rq, next)) {
-        next++;
-        running++;
-        continue;
-      }
-      if (running > 0) break; /* out of processes or descriptors: wait for one to finish, then retry */
-      out[next].status = PRED_INVALID;
-      g_snprintf(out[next].error, sizeof out[next].error, "internal error: cannot start a simulation process (%s)",
-                 g_strerror(errno));
-      next++;
-    }
-    if (running == 0) break;
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0 && errno == EINTR) continue;
-    if (pid < 0) { /* no child to wait for: the rows still running keep "not simulated" */
-      for (int i = 0; i < jobs; i++)
-        if (ws[i].pid) close(ws[i].fd);
-      break;
-    }
-    for (int i = 0; i < jobs; i++)
-      if (ws[i].pid == pid) {
-        finish_worker(&ws[i], status, &out[ws[i].row]);
-        ws[i].pid = 0;
-        running--;
-      }
-  }
+  pool_run(todo, rows, &cfg->pool, out);
   return out;
 }
 
@@ -221,19 +160,24 @@ static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
 
 /* The columns predict writes, in this order; they replace any of the same name in the input. */
 static const char *const PRED_COLUMNS[] = {"pred_status", "pred_step_time_s", "pred_mfu", "pred_peak_mem_gib",
-                                           "pred_bubble_fraction", "pred_fragmentation_limit", "pred_error"};
+                                           "pred_bubble_fraction", "pred_fragmentation_limit", "pred_fidelity",
+                                           "pred_error"};
 
 /* Every pred_* cell of row r (cols: their indices, in PRED_COLUMNS' order), empty where p has no
  * value, so nothing of an earlier run survives when a predicted table is predicted again. */
 static void set_pred_cells(csv_table *t, guint r, const int *cols, const prediction *p)
 {
   const double nums[] = {p->step_time_s, p->mfu, p->peak_gib, p->bubble_fraction, p->fragmentation_limit};
-  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 2 == G_N_ELEMENTS(PRED_COLUMNS));
+  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 3 == G_N_ELEMENTS(PRED_COLUMNS));
+  /* a layout that did not fit was not replayed (pool.h): it has a memory, not a time */
+  const gboolean timed[] = {TRUE, TRUE, FALSE, TRUE, FALSE};
   csv_set(t, r, cols[0], predict_status_name(p->status));
   for (size_t i = 0; i < G_N_ELEMENTS(nums); i++) {
-    g_autofree char *v = p->status == PRED_INVALID ? g_strdup("") : fmt(nums[i]);
+    gboolean empty = p->status == PRED_INVALID || (timed[i] && p->how == PRED_HOW_MEMORY);
+    g_autofree char *v = empty ? g_strdup("") : fmt(nums[i]);
     csv_set(t, r, cols[1 + i], v);
   }
+  csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 2], pred_how_name(p->how));
   csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);
 }
 

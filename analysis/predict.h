@@ -1,10 +1,15 @@
-/* predict -- many layouts at once: one row of a CSV table per layout, each
- * simulated in its own worker process (SimGrid's engine is a per-process
- * singleton), at most `jobs` at a time. A bad row becomes status `invalid`
- * with a reason; it never stops the table.
+/* predict -- many layouts at once from a CSV table: one row per layout,
+ * turned into a simulation request and evaluated by the worker pool
+ * (analysis/pool.h). A bad row becomes status `invalid` with a reason; it
+ * never stops the table.
  *
- * Owns: row -> request translation, the worker pool, the pred_* columns.
- * May not touch: what a simulation does inside.
+ * Columns: the layout (model, seq_len, global_batch, vocab, gpus,
+ * checkpointing, attention_kernel, micro_batch, tp, pp, sp) and, optional,
+ * per-row overrides: partition, model_file, profile, ib_gbps, nvlink_gbps,
+ * nics_per_node, gpu_memory (an empty cell: the command's value).
+ *
+ * Owns: row -> request translation, the pred_* columns.
+ * May not touch: what a simulation does inside, the worker processes.
  */
 #ifndef PREDICT_H
 #define PREDICT_H
@@ -12,26 +17,21 @@
 #include <glib.h>
 
 #include "csv.h"
+#include "platforms/whatif.h"
+#include "pool.h"
 #include "simulate.h"
 
 typedef struct predict_cfg {
-  gpu_profile prof;
-  double capacity_gib; /* memory per GPU for the OOM verdict */
+  gpu_profile prof;     /* the command's profile, its what-ifs applied */
+  plat_whatif whatif;   /* the command's what-ifs, also applied to a row's own profile */
+  double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;
-  int jobs;
+  const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */
+  gboolean no_profile_column; /* refuse a `profile` column (calibrate fits the command's profile) */
+  pool_cfg pool;
 } predict_cfg;
 
-typedef enum { PRED_OK, PRED_OOM, PRED_INVALID } pred_status;
-
-typedef struct prediction {
-  pred_status status;
-  double step_time_s, mfu, peak_gib, bubble_fraction;
-  double fragmentation_limit; /* see metrics.h */
-  char error[240];
-} prediction;
-
-const char *predict_status_name(pred_status s);
-/* The input columns predict reads: the required ones, then the optional `partition`. */
+/* The input columns predict reads: the required ones, then the optional ones. */
 const char *const *predict_columns(guint *n);
 /* Columns a table must have. */
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err);

@@ -16,6 +16,9 @@
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
 #include "traces/svg.h"
+#include "analysis/sweep.h"
+#include "analysis/sweep_plot.h"
+#include "analysis/sweep_report.h"
 #include "analysis/validate.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
@@ -36,11 +39,23 @@ static const char *const USAGE =
     "                               tp1 pp1 mb1, flash2+rmsnorm)\n"
     "  graph [LAYOUT] -o G.json     write the task graph of a layout (docs/graph-format.md)\n"
     "  replay G.json [OUTPUT]       replay a task graph file\n"
+    "  sweep [LAYOUT LISTS] [PLATFORM LISTS] [OUTPUT]\n"
+    "                               search the layouts: every combination of the listed values\n"
+    "                               (a layout option left out: every value valid for the model\n"
+    "                               and cluster), crossed with the listed platform values;\n"
+    "                               invalid layouts counted by reason, those that do not fit in\n"
+    "                               memory reported but not replayed, the rest ranked by step\n"
+    "                               time per platform point with the gap to the best and its\n"
+    "                               main cause (docs/sweep.md)\n"
+    "  merge SHARD.csv... [OUTPUT]  join the --shard outputs of one sweep into what the whole\n"
+    "                               sweep writes\n"
     "  predict IN.csv -o OUT.csv [-j N]\n"
     "                               predict every row of a table of layouts (columns: model,\n"
     "                               seq_len, global_batch, vocab, gpus, checkpointing,\n"
-    "                               attention_kernel, micro_batch, tp, pp, sp; optional:\n"
-    "                               partition, overriding --partition for that row)\n"
+    "                               attention_kernel, micro_batch, tp, pp, sp; optional, per\n"
+    "                               row, an empty cell keeping the command's value: partition,\n"
+    "                               model_file, profile, ib_gbps, nvlink_gbps, nics_per_node,\n"
+    "                               gpu_memory); a sweep's CSV is such a table\n"
     "  validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv]\n"
     "                               predict measured runs (the predict columns plus status and\n"
     "                               step_time_s) and report, per (model, seq_len, gpus): OOM-label\n"
@@ -57,7 +72,8 @@ static const char *const USAGE =
     "\n"
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
-    "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab)\n"
+    "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab);\n"
+    "                          predict, validate, calibrate: the model of every row\n"
     "  --vocab N               override the vocabulary size (default: the model's, 128000); a\n"
     "                          multiple of tp\n"
     "  --gpus N                GPUs, 1..16384 (default 64); dp = gpus / (tp * pp)\n"
@@ -75,6 +91,9 @@ static const char *const USAGE =
     "  --partition METHOD      auto (default: balanced, as the study code's example config, or\n"
     "                          uniform where balanced leaves a stage empty) | balanced |\n"
     "                          uniform (the library default); docs/model.md\n"
+    "  sweep: --tp, --pp, --micro-batch, --sp, --checkpointing and --attention-kernel take a\n"
+    "  comma-separated list (--tp 1,2,4 --sp 0,1), --pp, --micro-batch and --gpus also ranges\n"
+    "  (--pp 1-16); left out, every value valid for the model and the cluster\n"
     "\n"
     "PLATFORM options:\n"
     "  --profile NAME|FILE     hardware profile (default a100-sxm4-80gb; docs/profile.md)\n"
@@ -82,11 +101,20 @@ static const char *const USAGE =
     "  --ib-gbps X             InfiniBand bandwidth per NIC, Gbit/s (default 200)\n"
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default 2400)\n"
     "  --nics-per-node N       InfiniBand NICs per node (default 8, one per GPU)\n"
+    "  sweep: --profile, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node and --gpu-memory\n"
+    "  take a comma-separated list: the sweep covers their cross product\n"
     "\n"
     "OUTPUT options:\n"
-    "  --format text|json      summary format (default text)\n"
+    "  --format text|json      summary format (default text); sweep and merge: text|csv|json\n"
     "  -o, --output FILE       write the summary to FILE (graph: the graph; predict: the table;\n"
-    "                          validate: the per-row comparison; calibrate: the fitted profile)\n"
+    "                          validate: the per-row comparison; calibrate: the fitted profile;\n"
+    "                          sweep, merge: the ranking; default: standard output)\n"
+    "  --top K                 sweep, merge: the K best layouts of each platform point (default:\n"
+    "                          text 10, CSV and JSON all)\n"
+    "  --show-invalid          sweep, merge: list every invalid layout with its reason\n"
+    "  --plot FILE.svg         sweep, merge: MFU and step time against the one swept platform\n"
+    "                          axis, a line per layout among the five best\n"
+
     "  --paje FILE             SimGrid Paje trace: a state per GPU per event (forward,\n"
     "                          backward, recompute, tp-comm, pp-wait, dp-comm, optimizer,\n"
     "                          idle), tiling the step; opens in pj_dump/pajeng and Vite.\n"
@@ -106,8 +134,16 @@ static const char *const USAGE =
     "                          to 64 GPUs, else dp0); --chrome-ranks is a synonym\n"
     "\n"
     "RUN options:\n"
-    "  -j, --jobs N            predict, validate, calibrate: worker processes, 1..1024 (default:\n"
-    "                          cores; fewer run at once if the system runs out of processes)\n"
+    "  -j, --jobs N            predict, validate, calibrate, sweep: worker processes, 1..1024\n"
+    "                          (default: cores; fewer run at once if the system runs out of\n"
+    "                          processes); a progress bar on stderr when it is a terminal\n"
+    "  --fidelity F            predict, validate, sweep: auto (default: the exact steady-state\n"
+    "                          extrapolation where it holds and saves work, else a full\n"
+    "                          replay), full (always replay the whole step) or fast (the\n"
+    "                          extrapolation wherever m > pp + 2); each row says which was\n"
+    "                          used. Layouts that do not fit in memory are not replayed\n"
+    "  --shard I/N             sweep: run the I-th of N deterministic slices (--format csv);\n"
+    "                          layoutsim merge joins them (docs/sweep.md: SLURM, GNU parallel)\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result; automatic\n"
     "                          where GPUs share NICs, docs/model.md)\n"
     "  --log LEVEL             SimGrid log threshold (default critical)\n"
@@ -296,10 +332,20 @@ static int cmd_replay(cli_opts *o)
 }
 
 /* What predict, validate and calibrate simulate each row with: the resolved profile, memory and options. */
-static predict_cfg predict_cfg_of(const cli_opts *o)
+static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
-  predict_cfg cfg = {.prof = o->rq.prof, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen, .jobs = o->jobs};
+  predict_cfg cfg = {.prof = o->rq.prof, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
+                     .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = TRUE, .progress = progress}};
   return cfg;
+}
+
+/* --model-file for every row of a table: loaded once (into *m), FALSE with err when it does not load. */
+static gboolean table_model_file(const cli_opts *o, predict_cfg *cfg, model *m, GError **err)
+{
+  if (!o->model_file) return TRUE;
+  if (!model_load_file(o->model_file, m, err)) return FALSE;
+  cfg->model_file = m;
+  return TRUE;
 }
 
 static int cmd_predict(cli_opts *o)
@@ -308,8 +354,10 @@ static int cmd_predict(cli_opts *o)
   if (o->positional->len != 1) return fail_msg("predict: expects exactly one input table (layoutsim predict IN.csv -o OUT.csv)");
   if (!o->output) return fail_msg("predict: --output FILE is required (where to write the table)");
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  predict_cfg cfg = predict_cfg_of(o);
-  if (!predict_file(o->positional->pdata[0], o->output, &cfg, &err)) return fail(err);
+  predict_cfg cfg = predict_cfg_of(o, "predict");
+  model mf;
+  if (!table_model_file(o, &cfg, &mf, &err) || !predict_file(o->positional->pdata[0], o->output, &cfg, &err))
+    return fail(err);
   return 0;
 }
 
@@ -318,7 +366,9 @@ static int cmd_validate(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len < 1) return fail_msg("validate: expects one or more measured tables (layoutsim validate FILE.csv...)");
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  predict_cfg cfg = predict_cfg_of(o);
+  predict_cfg cfg = predict_cfg_of(o, "validate");
+  model mf;
+  if (!table_model_file(o, &cfg, &mf, &err)) return fail(err);
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
   if (!rows) return fail(err);
@@ -369,9 +419,14 @@ static int cmd_calibrate(cli_opts *o)
     return fail_msg(msg);
   }
   if (!cli_resolve(o, FALSE, &err) || !outputs_writable(o, &err)) return fail(err);
-  calib_cfg cc = {.pred = predict_cfg_of(o),
+  model mf;
+  calib_cfg cc = {.pred = predict_cfg_of(o, NULL),
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};
+  cc.pred.no_profile_column = TRUE;
+  cc.pred.pool.prune_oom = FALSE; /* the timing fit uses every row measured ok, predicted to fit or not */
+  cc.pred.pool.fidelity = cc.fast ? POOL_AUTO : POOL_FULL;
+  if (!table_model_file(o, &cc.pred, &mf, &err)) return fail(err);
   if (o->calib_check_fast) {
     if (!calib_check_fast((const char *const *)o->positional->pdata, (int)o->positional->len, &cc, stdout, &err))
       return fail(err);
@@ -408,6 +463,76 @@ static int cmd_calibrate(cli_opts *o)
   return 0;
 }
 
+/* A ranked rendering to -o or standard output, and the --plot picture. */
+static int write_ranked(const cli_opts *o, const csv_table *canonical)
+{
+  GError *err = NULL;
+  sweep_view v = {.top = o->top, .show_invalid = o->show_invalid};
+  if (!sweep_parse_format(o->format, &v.format, &err)) return fail(err);
+  g_autoptr(csv_table) ranked = sweep_rank(canonical);
+  g_autoptr(GString) text = g_string_new(NULL);
+  sweep_render(ranked, &v, text);
+  if (o->plot && !sweep_plot(ranked, o->plot, &err)) return fail(err);
+  if (!o->output) {
+    fwrite(text->str, 1, text->len, stdout);
+    return 0;
+  }
+  lsim_outfile f;
+  if (!lsim_outfile_open(&f, o->output, &err)) return fail(err);
+  fwrite(text->str, 1, text->len, f.f);
+  return lsim_outfile_commit(&f, &err) ? 0 : fail(err);
+}
+
+/* The outputs of sweep and merge: -o and --plot, checked before any work. */
+static gboolean ranked_outputs_writable(const cli_opts *o, GError **err)
+{
+  const char *paths[] = {o->output, o->plot};
+  for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+    if (!paths[i]) continue;
+    if (i == 1 && paths[0] && lsim_outfile_same_target(paths[0], paths[1])) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: named for two outputs (allowed: one file per output)",
+                  paths[1]);
+      return FALSE;
+    }
+    if (is_an_input(o, paths[i], FALSE)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is one of this command's input files or a shipped "
+                  "model file (allowed: a different file)", i ? "--plot" : "-o", paths[i]);
+      return FALSE;
+    }
+    if (!lsim_outfile_check(paths[i], err)) return FALSE;
+  }
+  return TRUE;
+}
+
+static int cmd_sweep(cli_opts *o)
+{
+  GError *err = NULL;
+  if (no_positional(o, "sweep")) return 2;
+  if (o->shard_n > 1 && strcmp(o->format, "csv"))
+    return fail_msg("--shard: a shard's output is the CSV that merge reads (allowed: --format csv with --shard)");
+  if (o->shard_n > 1 && o->plot)
+    return fail_msg("--plot: a shard holds part of the sweep (allowed: --plot on layoutsim merge of the shards)");
+  sweep_spec spec;
+  if (!cli_sweep_spec(o, &spec, &err) || !ranked_outputs_writable(o, &err)) {
+    cli_sweep_spec_clear(&spec);
+    return fail(err);
+  }
+  g_autoptr(csv_table) t = sweep_run(&spec, &err);
+  cli_sweep_spec_clear(&spec);
+  if (!t) return fail(err);
+  return write_ranked(o, t);
+}
+
+static int cmd_merge(cli_opts *o)
+{
+  GError *err = NULL;
+  if (o->positional->len < 1) return fail_msg("merge: expects the shard tables of one sweep (layoutsim merge S1.csv S2.csv ...)");
+  if (!ranked_outputs_writable(o, &err)) return fail(err);
+  g_autoptr(csv_table) t = sweep_merge((const char *const *)o->positional->pdata, (int)o->positional->len, &err);
+  if (!t) return fail(err);
+  return write_ranked(o, t);
+}
+
 typedef struct command {
   const char *name;
   unsigned bit; /* CMD_*: which options apply (cli/options.c) */
@@ -417,7 +542,8 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"simulate", CMD_SIMULATE, cmd_simulate}, {"graph", CMD_GRAPH, cmd_graph},
     {"replay", CMD_REPLAY, cmd_replay},       {"predict", CMD_PREDICT, cmd_predict},
-    {"validate", CMD_VALIDATE, cmd_validate}, {"calibrate", CMD_CALIBRATE, cmd_calibrate}};
+    {"validate", CMD_VALIDATE, cmd_validate}, {"calibrate", CMD_CALIBRATE, cmd_calibrate},
+    {"sweep", CMD_SWEEP, cmd_sweep},          {"merge", CMD_MERGE, cmd_merge}};
 
 /* "simulate, graph, ..., help": the allowed values of COMMAND, for error messages. Caller frees. */
 static char *command_names(void)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
-  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR
+  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR, O_FIDELITY, O_TOP,
+  O_SHOW_INVALID, O_PLOT, O_SHARD
 };
 
 static const struct option LONG[] = {
@@ -53,27 +55,45 @@ static const struct option LONG[] = {
     {"check-fast", no_argument, NULL, O_CHECK_FAST},
     {"fit", required_argument, NULL, O_FIT},
     {"prior-weight", required_argument, NULL, O_PRIOR},
+    {"fidelity", required_argument, NULL, O_FIDELITY},
+    {"top", required_argument, NULL, O_TOP},
+    {"show-invalid", no_argument, NULL, O_SHOW_INVALID},
+    {"plot", required_argument, NULL, O_PLOT},
+    {"shard", required_argument, NULL, O_SHARD},
     {NULL, 0, NULL, 0},
 };
 
 /* Which commands each option applies to (an option a command would ignore is an error there). */
-#define ANY_RUN (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE)
+#define ANY_RUN (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP)
+#define LAYOUT_OPT (CMD_SIMULATE | CMD_GRAPH | CMD_SWEEP)
 #define TRACES (CMD_SIMULATE | CMD_REPLAY)
+#define RANKED (CMD_SWEEP | CMD_MERGE)
 static const struct { int val; unsigned commands; } APPLIES[] = {
-    {O_MODEL, CMD_SIMULATE | CMD_GRAPH}, {O_MODEL_FILE, CMD_SIMULATE | CMD_GRAPH}, {O_VOCAB, CMD_SIMULATE | CMD_GRAPH},
-    {O_GPUS, CMD_SIMULATE | CMD_GRAPH}, {O_TP, CMD_SIMULATE | CMD_GRAPH}, {O_PP, CMD_SIMULATE | CMD_GRAPH},
-    {O_SP, CMD_SIMULATE | CMD_GRAPH}, {O_MB, CMD_SIMULATE | CMD_GRAPH}, {O_GB, CMD_SIMULATE | CMD_GRAPH},
-    {O_SEQ, CMD_SIMULATE | CMD_GRAPH}, {O_CKPT, CMD_SIMULATE | CMD_GRAPH}, {O_ATTN, CMD_SIMULATE | CMD_GRAPH},
+    {O_MODEL, LAYOUT_OPT}, {O_MODEL_FILE, LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
+    {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
+    {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT},
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
-    {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE},
-    {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
+    {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
+    {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
     {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES}, {O_CSV, TRACES},
     {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
-    {O_PRIOR, CMD_CALIBRATE},
+    {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
+    {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP},
 };
+
+/* The options that take a list in sweep, in the order of cli_opts.lists. */
+static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE};
+G_STATIC_ASSERT(G_N_ELEMENTS(LISTS) == G_N_ELEMENTS(((cli_opts *)0)->lists));
+
+static int list_slot(int val)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(LISTS); i++)
+    if (LISTS[i] == val) return (int)i;
+  return -1;
+}
 
 static unsigned applies_to(int val)
 {
@@ -98,6 +118,7 @@ void cli_opts_init(cli_opts *o)
   o->profile_name = "a100-sxm4-80gb";
   o->format = "text";
   o->jobs = (int)g_get_num_processors();
+  o->shard_i = o->shard_n = 1;
   o->positional = g_ptr_array_new();
 }
 
@@ -128,20 +149,6 @@ gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError
   return parse_int_in(opt, s, 1, 1000000000, out, err);
 }
 
-/* A number in [lo, hi]: the platform overrides obey the ranges the profile file obeys (platforms/profile.c). */
-static gboolean parse_double_in(const char *opt, const char *s, double lo, double hi, double *out, GError **err)
-{
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-    g_autofree char *allowed = g_strdup_printf("a number from %g to %g", lo, hi);
-    return bad(err, opt, s, allowed);
-  }
-  *out = v;
-  return TRUE;
-}
-
 static gboolean parse_bool(const char *opt, const char *s, gboolean *out, GError **err)
 {
   if (!s || !strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "on")) *out = TRUE;
@@ -150,9 +157,26 @@ static gboolean parse_bool(const char *opt, const char *s, gboolean *out, GError
   return TRUE;
 }
 
+/* --shard I/N: 1 <= I <= N. */
+static gboolean parse_shard(cli_opts *o, const char *arg, GError **err)
+{
+  int i, n, used = 0;
+  if (sscanf(arg, "%d/%d%n", &i, &n, &used) == 2 && !arg[used] && g_ascii_isdigit(*arg) && n >= 1 && n <= 1000000 &&
+      i >= 1 && i <= n) {
+    o->shard_i = i;
+    o->shard_n = n;
+    return TRUE;
+  }
+  return bad(err, "shard", arg, "I/N with 1 <= I <= N, e.g. 2/8");
+}
+
 static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
 {
   layout *l = &o->rq.l;
+  if (o->command_bit == CMD_SWEEP && list_slot(c) >= 0) { /* a list: cli_sweep_spec reads it */
+    o->lists[list_slot(c)] = arg;
+    return TRUE;
+  }
   switch (c) {
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
@@ -173,16 +197,24 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
   case O_PARTITION: return partition_parse_method(arg, &o->rq.gen.partition, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
-  /* the profile's ranges: memory 0.1..1e5 GiB, link bandwidths 1e6..1e14 B/s (0.008..8e5 Gbit/s) */
-  case O_GPU_MEM: return parse_double_in("gpu-memory", arg, 0.1, 1e5, &o->gpu_memory_gib, err);
-  case O_IB: return parse_double_in("ib-gbps", arg, 0.008, 8e5, &o->ib_gbps, err);
-  case O_NVLINK: return parse_double_in("nvlink-gbps", arg, 0.008, 8e5, &o->nvlink_gbps, err);
-  case O_NICS: return cli_parse_positive_int("nics-per-node", arg, &o->nics_per_node, err);
+  /* the profile's ranges (platforms/whatif.c) */
+  case O_GPU_MEM: return whatif_parse(WHATIF_GPU_MEMORY, "--gpu-memory", arg, &o->whatif.v[WHATIF_GPU_MEMORY], err);
+  case O_IB: return whatif_parse(WHATIF_IB_GBPS, "--ib-gbps", arg, &o->whatif.v[WHATIF_IB_GBPS], err);
+  case O_NVLINK: return whatif_parse(WHATIF_NVLINK_GBPS, "--nvlink-gbps", arg, &o->whatif.v[WHATIF_NVLINK_GBPS], err);
+  case O_NICS: return whatif_parse(WHATIF_NICS_PER_NODE, "--nics-per-node", arg, &o->whatif.v[WHATIF_NICS_PER_NODE], err);
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
-  case O_FORMAT:
-    if (strcmp(arg, "text") && strcmp(arg, "json")) return bad(err, "format", arg, "text, json");
+  case O_FORMAT: {
+    gboolean ranked = (o->command_bit & RANKED) != 0;
+    if (strcmp(arg, "text") && strcmp(arg, "json") && !(ranked && !strcmp(arg, "csv")))
+      return bad(err, "format", arg, ranked ? "text, csv, json" : "text, json");
     o->format = arg;
     return TRUE;
+  }
+  case O_FIDELITY: return pool_parse_fidelity(arg, &o->fidelity, err);
+  case O_TOP: return cli_parse_positive_int("top", arg, &o->top, err);
+  case O_SHOW_INVALID: o->show_invalid = TRUE; return TRUE;
+  case O_PLOT: o->plot = arg; return TRUE;
+  case O_SHARD: return parse_shard(o, arg, err);
   case 'o': o->output = arg; return TRUE;
   case 'j':
     return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
@@ -241,7 +273,11 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   optind = 1;
   opterr = 0;
   int c, idx = -1;
-  while ((c = getopt_long(argc, argv, ":o:j:", LONG, &idx)) != -1) { /* ':' first: a missing value is ':' */
+  struct option longs[G_N_ELEMENTS(LONG)];
+  memcpy(longs, LONG, sizeof LONG);
+  for (struct option *l = longs; l->name; l++) /* sweep: --sp takes a list (--sp 0,1) */
+    if (l->val == O_SP && command == CMD_SWEEP) l->has_arg = required_argument;
+  while ((c = getopt_long(argc, argv, ":o:j:", longs, &idx)) != -1) { /* ':' first: a missing value is ':' */
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
     if (c == ':') {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: needs a value (see layoutsim help %s)", what,
@@ -267,39 +303,28 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   return check_combinations(o, err);
 }
 
-void cli_apply_platform_overrides(const cli_opts *o, gpu_profile *p)
+/* The model of --model or --model-file, with --vocab. */
+static gboolean resolve_model(const cli_opts *o, model *m, GError **err)
 {
-  if (o->ib_gbps > 0) p->ib_bytes_per_s = o->ib_gbps * 1e9 / 8;
-  if (o->nvlink_gbps > 0) p->nvlink_bytes_per_s = o->nvlink_gbps * 1e9 / 8;
-  if (o->nics_per_node > 0) p->nics_per_node = o->nics_per_node;
-}
-
-gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
-{
-  sim_request *rq = &o->rq;
-  if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
-  cli_apply_platform_overrides(o, &rq->prof);
-  int node = rq->prof.gpus_per_node;
-  if (node % rq->prof.nics_per_node != 0 || rq->prof.nics_per_node > node) {
-    g_autoptr(GString) allowed = g_string_new("1");
-    for (int d = 2; d <= node; d++)
-      if (node % d == 0) g_string_append_printf(allowed, ", %d", d);
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "--nics-per-node: %d does not divide the %d GPUs of a node (allowed: %s)", rq->prof.nics_per_node, node,
-                allowed->str);
-    return FALSE;
-  }
-  rq->capacity_gib = o->gpu_memory_gib > 0 ? o->gpu_memory_gib : rq->prof.memory_gib;
-  if (!needs_model) return TRUE;
   /* the --model-file hint belongs to the command line: a table row cannot name a file */
   if (!o->model_file && !model_is_builtin(o->model_name)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: unknown '%s' (allowed: %s, or --model-file FILE)",
                 o->model_name, model_builtin_names());
     return FALSE;
   }
-  gboolean ok = o->model_file ? model_load_file(o->model_file, &rq->m, err) : model_load_named(o->model_name, &rq->m, err);
-  if (!ok) return FALSE;
-  if (o->vocab > 0) rq->m.vocab = o->vocab;
+  gboolean ok = o->model_file ? model_load_file(o->model_file, m, err) : model_load_named(o->model_name, m, err);
+  if (ok && o->vocab > 0) m->vocab = o->vocab;
+  return ok;
+}
+
+gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
+{
+  sim_request *rq = &o->rq;
+  if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
+  rq->capacity_gib = rq->prof.memory_gib;
+  if (!whatif_apply(&o->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
+  if (!needs_model) return TRUE;
+  if (!resolve_model(o, &rq->m, err)) return FALSE;
   /* the study's global batch: about 4.2M tokens per step (2048 sequences at 2k, 512 at 8k) */
   if (o->global_batch_set) return TRUE;
   rq->l.global_batch = MAX(1, 4194304 / rq->l.seq_len);
@@ -312,5 +337,142 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
                 rq->l.global_batch);
     return FALSE;
   }
+  return TRUE;
+}
+
+/* The elements of a list value "a,b,c"; where `ranges`, "lo-hi" stands for every integer from lo to hi. */
+static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GError **err)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  g_auto(GStrv) parts = g_strsplit(s, ",", -1);
+  for (char **p = parts; *p; p++) {
+    const char *dash = ranges ? strchr(*p, '-') : NULL;
+    int lo, hi;
+    if (dash && dash != *p) {
+      g_autofree char *a = g_strndup(*p, (gsize)(dash - *p));
+      if (!cli_parse_positive_int(opt, a, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) || hi < lo ||
+          hi - lo > 100000) {
+        g_clear_error(err);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, 1 <= LO <= HI, "
+                    "at most 100001 values)", opt, *p);
+        g_ptr_array_free(out, TRUE);
+        return NULL;
+      }
+      for (int v = lo; v <= hi; v++) g_ptr_array_add(out, g_strdup_printf("%d", v));
+    } else {
+      g_ptr_array_add(out, g_strdup(*p));
+    }
+  }
+  for (guint i = 0; i < out->len; i++)
+    for (guint k = 0; k < i; k++)
+      if (!strcmp(out->pdata[i], out->pdata[k])) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: '%s' is listed twice in '%s' (allowed: each value once)",
+                    opt, (char *)out->pdata[i], s);
+        g_ptr_array_free(out, TRUE);
+        return NULL;
+      }
+  return out;
+}
+
+/* One element of the list of LISTS[slot] as an int (enums as ints) or a double. */
+static gboolean list_element(int slot, const char *s, int *iv, double *dv, GError **err)
+{
+  gboolean b;
+  layout_ckpt ck;
+  layout_attn at;
+  switch (LISTS[slot]) {
+  case O_TP: return parse_int_in("tp", s, 1, 1024, iv, err); /* which of them a model allows: counted as invalid */
+  case O_PP: return cli_parse_positive_int("pp", s, iv, err);
+  case O_MB: return cli_parse_positive_int("micro-batch", s, iv, err);
+  case O_GPUS: return parse_int_in("gpus", s, 1, LAYOUT_MAX_GPUS, iv, err);
+  case O_SP:
+    if (!parse_bool("sp", s, &b, err)) return FALSE;
+    *iv = b;
+    return TRUE;
+  case O_CKPT:
+    if (!layout_parse_ckpt(s, &ck, err)) return FALSE;
+    *iv = ck;
+    return TRUE;
+  case O_ATTN:
+    if (!layout_parse_attn(s, &at, err)) return FALSE;
+    *iv = at;
+    return TRUE;
+  case O_IB: return whatif_parse(WHATIF_IB_GBPS, "--ib-gbps", s, dv, err);
+  case O_NVLINK: return whatif_parse(WHATIF_NVLINK_GBPS, "--nvlink-gbps", s, dv, err);
+  case O_NICS: return whatif_parse(WHATIF_NICS_PER_NODE, "--nics-per-node", s, dv, err);
+  default: return whatif_parse(WHATIF_GPU_MEMORY, "--gpu-memory", s, dv, err);
+  }
+}
+
+static const char *slot_option(int slot)
+{
+  for (const struct option *l = LONG; l->name; l++)
+    if (l->val == LISTS[slot]) return l->name;
+  return "?";
+}
+
+void cli_sweep_spec_clear(sweep_spec *s)
+{
+  for (int a = 0; a < AX_N; a++)
+    if (s->layout[a]) g_array_unref(s->layout[a]);
+  for (int a = 0; a < WHATIF_N; a++)
+    if (s->whatif[a]) g_array_unref(s->whatif[a]);
+  if (s->gpus) g_array_unref(s->gpus);
+  if (s->profiles) g_ptr_array_unref(s->profiles);
+  memset(s, 0, sizeof *s);
+}
+
+gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
+{
+  memset(s, 0, sizeof *s);
+  if (!resolve_model(o, &s->m, err)) return FALSE;
+  s->model_file = o->model_file;
+  s->seq_len = o->rq.l.seq_len;
+  s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;
+  s->gen = o->rq.gen;
+  s->shard_i = o->shard_i;
+  s->shard_n = o->shard_n;
+  s->pool = (pool_cfg){.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = TRUE, .progress = "sweep"};
+  s->profiles = g_ptr_array_new_with_free_func(g_free);
+  s->gpus = g_array_new(FALSE, FALSE, sizeof(int));
+  static const whatif_axis WHATIF_OF[] = {WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY};
+  for (int slot = 0; slot < (int)G_N_ELEMENTS(LISTS); slot++) {
+    const char *v = o->lists[slot];
+    if (!v) continue;
+    int val = LISTS[slot];
+    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS;
+    g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
+    if (!items) return FALSE;
+    if (val == O_PROFILE) {
+      for (guint i = 0; i < items->len; i++) g_ptr_array_add(s->profiles, g_strdup(items->pdata[i]));
+      continue;
+    }
+    gboolean is_whatif = slot >= 6 && slot <= 9;
+    GArray *arr = g_array_new(FALSE, FALSE, is_whatif ? sizeof(double) : sizeof(int));
+    for (guint i = 0; i < items->len; i++) {
+      int iv = 0;
+      double dv = 0;
+      if (!list_element(slot, items->pdata[i], &iv, &dv, err)) {
+        g_array_unref(arr);
+        return FALSE;
+      }
+      if (is_whatif) g_array_append_val(arr, dv);
+      else g_array_append_val(arr, iv);
+    }
+    if (is_whatif) s->whatif[WHATIF_OF[slot - 6]] = arr;
+    else if (val == O_GPUS) {
+      g_array_unref(s->gpus);
+      s->gpus = arr;
+    } else s->layout[slot] = arr; /* LISTS' first six are the layout axes in sweep_layout_axis order */
+  }
+  G_STATIC_ASSERT(AX_TP == 0 && AX_PP == 1 && AX_SP == 2 && AX_CKPT == 3 && AX_ATTN == 4 && AX_MB == 5);
+  /* single values: --what-ifs and --gpus as simulate takes them */
+  for (int a = 0; a < WHATIF_N; a++)
+    if (!s->whatif[a] && o->whatif.v[a] > 0) {
+      s->whatif[a] = g_array_new(FALSE, FALSE, sizeof(double));
+      g_array_append_val(s->whatif[a], o->whatif.v[a]);
+    }
+  if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
+  if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
   return TRUE;
 }

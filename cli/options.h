@@ -9,7 +9,10 @@
 
 #include <glib.h>
 
+#include "analysis/pool.h"
 #include "analysis/simulate.h"
+#include "analysis/sweep.h"
+#include "platforms/whatif.h"
 
 typedef struct cli_opts {
   unsigned command_bit;  /* CMD_*: the command being run (set by cli_parse) */
@@ -17,11 +20,15 @@ typedef struct cli_opts {
   const char *model_name, *model_file, *profile_name;
   gboolean model_set;    /* --model given (a conflict with --model-file) */
   int vocab;             /* 0: model's own */
-  double gpu_memory_gib; /* 0: profile's */
-  double ib_gbps, nvlink_gbps; /* 0: profile's */
-  int nics_per_node;     /* 0: profile's */
+  plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
+  pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
+  const char *lists[12]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
+  int top;               /* sweep, merge --top; 0: the format's default */
+  gboolean show_invalid; /* sweep, merge --show-invalid */
+  const char *plot;      /* sweep, merge --plot FILE.svg */
+  int shard_i, shard_n;  /* sweep --shard I/N; 1/1 without */
   gboolean global_batch_set;
-  const char *format;    /* text | json */
+  const char *format;    /* text | json (sweep, merge: also csv) */
   const char *output;    /* -o */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
   const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
@@ -38,7 +45,7 @@ typedef struct cli_opts {
 /* The commands, as bits: which options apply to which command. */
 enum {
   CMD_SIMULATE = 1 << 0, CMD_GRAPH = 1 << 1, CMD_REPLAY = 1 << 2, CMD_PREDICT = 1 << 3, CMD_VALIDATE = 1 << 4,
-  CMD_CALIBRATE = 1 << 5, CMD_ALL = (1 << 6) - 1
+  CMD_CALIBRATE = 1 << 5, CMD_SWEEP = 1 << 6, CMD_MERGE = 1 << 7, CMD_ALL = (1 << 8) - 1
 };
 
 void cli_opts_init(cli_opts *o);
@@ -50,8 +57,10 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
 gboolean cli_option_applies(const char *long_name, unsigned command);
 /* Resolve model/profile/overrides into o->rq (needs_model FALSE for replay). */
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
-/* Apply platform what-ifs (--ib-gbps, --nvlink-gbps, --nics-per-node) to a profile. */
-void cli_apply_platform_overrides(const cli_opts *o, gpu_profile *p);
+/* The sweep's axes and fixed values from the options (the model resolved as cli_resolve does);
+ * FALSE with err naming the option and the bad element of its list. */
+gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err);
+void cli_sweep_spec_clear(sweep_spec *s);
 
 gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err);
 

@@ -156,13 +156,16 @@ END_TEST
 START_TEST(test_fast_mode_extrapolation_is_affine)
 {
   /* T(m) = 3 + 0.5 m: from m1 = 8 (7.0) and m2 = 12 (9.0), T(128) = 67 */
-  ck_assert_double_eq_tol(calib_extrapolate(7.0, 8, 9.0, 12, 128), 3 + 0.5 * 128, 1e-12);
+  ck_assert_double_eq_tol(pool_extrapolate(7.0, 8, 9.0, 12, 128), 3 + 0.5 * 128, 1e-12);
   int m1, m2;
-  ck_assert(calib_fast_counts(4, 128, &m1, &m2));
+  ck_assert(pool_fast_counts(POOL_AUTO, 4, 128, &m1, &m2));
   ck_assert_int_lt(m1, m2);
   ck_assert_int_lt(m2, 128);
   ck_assert_int_gt(m1, 4); /* past the warm-up: every stage in its steady period */
-  ck_assert(!calib_fast_counts(8, 16, &m1, &m2)); /* m2 = 10: less than 2x to gain */ /* too few micro-batches to gain */
+  ck_assert(!pool_fast_counts(POOL_AUTO, 8, 16, &m1, &m2)); /* m2 = 10: less than 2x to gain */
+  ck_assert(pool_fast_counts(POOL_FAST, 8, 16, &m1, &m2));  /* fast: wherever m > m2 */
+  ck_assert(!pool_fast_counts(POOL_FAST, 8, 10, &m1, &m2)); /* m = m2: nothing to extrapolate */
+  ck_assert(!pool_fast_counts(POOL_FULL, 4, 128, &m1, &m2));
 }
 END_TEST
 
@@ -381,7 +384,7 @@ END_TEST
 
 static predict_cfg small_cfg(void)
 {
-  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80, .jobs = 2};
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80, .pool = {.jobs = 2, .prune_oom = TRUE}};
   GError *err = NULL;
   ck_assert(profile_load_named("a100-sxm4-80gb", &cfg.prof, &err));
   cfg.gen.gpus_per_node = cfg.prof.gpus_per_node;
@@ -547,7 +550,7 @@ START_TEST(test_predict_rewrites_every_pred_column)
   GError *err = NULL;
   ck_assert_msg(predict_file(in, out, &cfg, &err), "%s", err ? err->message : "");
   g_autoptr(csv_table) t = csv_read(out, &err);
-  ck_assert_uint_eq(t->header->len, 18); /* no column added twice */
+  ck_assert_uint_eq(t->header->len, 19); /* no column added twice; pred_fidelity is the new one */
   ck_assert_str_eq(csv_cell(t, 0, csv_column(t, "pred_status")), "invalid");
   const char *emptied[] = {"pred_step_time_s", "pred_mfu", "pred_peak_mem_gib", "pred_bubble_fraction",
                            "pred_fragmentation_limit"};

@@ -1,0 +1,77 @@
+/* pool -- the one worker pool of layoutsim: an array of simulation
+ * requests, each evaluated in worker processes (SimGrid's engine is a
+ * per-process singleton), at most `jobs` at a time. predict, validate,
+ * calibrate and sweep all evaluate through it; CSV tables are adapters
+ * that turn rows into requests.
+ *
+ * How a request is evaluated (its `how`, reported per row):
+ *  - memory first: the task graph at min(m, pp + 1) micro-batches gives the
+ *    peak memory of every stage without a replay (a stage holds
+ *    min(pp - s, m) micro-batches, so the peak is reached there); with
+ *    `prune_oom`, a layout that does not fit is reported with its peak and
+ *    not replayed (how = memory);
+ *  - fast: once m exceeds the pipeline depth every stage of the
+ *    deterministic 1F1B schedule runs in its steady period, so every time of
+ *    the step (step time, each breakdown category) is affine in m; two
+ *    replays at m1 = p + 1 and m2 = p + 2 micro-batches give it exactly
+ *    (docs/calibration.md, "Fast mode"). Model FLOPs and tokens are linear
+ *    in m, so MFU and tokens/s follow;
+ *  - full: one replay of the whole step.
+ * Fidelity auto takes fast where its argument holds and it saves at least
+ * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
+ * full never.
+ *
+ * Owns: the worker processes, the fidelity choice, the extrapolation.
+ * May not touch: what a simulation does inside, tables and formats.
+ */
+#ifndef POOL_H
+#define POOL_H
+
+#include <glib.h>
+
+#include "simulate.h"
+
+typedef enum { POOL_AUTO, POOL_FULL, POOL_FAST } pool_fidelity;
+
+typedef enum { PRED_OK, PRED_OOM, PRED_INVALID } pred_status;
+/* How a prediction was made: not at all (invalid), full replay, fast extrapolation, memory alone. */
+typedef enum { PRED_HOW_NONE, PRED_HOW_FULL, PRED_HOW_FAST, PRED_HOW_MEMORY } pred_how;
+
+typedef struct prediction {
+  pred_status status;
+  pred_how how;
+  int m, m1, m2;              /* micro-batches per step; the fast path's two counts (0 unless fast) */
+  double step_time_s, tokens_per_s, mfu, bubble_fraction;
+  double seconds[TL_N];       /* breakdown, mean over ranks (metrics.h) */
+  double peak_gib, capacity_gib;
+  int peak_stage;
+  double fragmentation_limit; /* see metrics.h */
+  char error[240];
+} prediction;
+
+typedef struct pool_cfg {
+  int jobs;
+  pool_fidelity fidelity;
+  gboolean prune_oom;   /* memory verdict first: a layout that does not fit is not replayed */
+  gboolean memory_only; /* never replay: every prediction is the memory verdict (how = memory) */
+  const char *progress; /* label of the progress bar on a terminal's stderr; NULL: none */
+} pool_cfg;
+
+const char *predict_status_name(pred_status s);
+const char *pred_how_name(pred_how h);
+gboolean pool_parse_fidelity(const char *s, pool_fidelity *out, GError **err);
+const char *pool_fidelity_name(pool_fidelity f);
+
+/* The micro-batch counts of the fast path for a layout with pp stages and m micro-batches
+ * (m1 = pp + 1, m2 = pp + 2, at least 2 and 3): FALSE when `f` does not take it for m. */
+gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2);
+/* Affine extrapolation T(m) from T(m1), T(m2). */
+double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
+/* The fast prediction at m micro-batches from the predictions at m1 and m2. */
+prediction pool_combine(const prediction *p1, const prediction *p2, int m);
+
+/* Evaluate every non-NULL rqs[i] into out[i]; out[i] of a NULL request is left as it is. A request
+ * that fails becomes PRED_INVALID with its reason; nothing stops the batch. */
+void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out);
+
+#endif

@@ -1,0 +1,257 @@
+/* sweep -- see sweep.h. */
+#include "sweep.h"
+
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "workloads/partition.h"
+
+/* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
+static const char *const COLUMNS[] = {
+    "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
+    "micro_batch", "tp", "pp", "sp", "partition", "profile", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
+    "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
+    "t_idle_s", "error"};
+G_STATIC_ASSERT(TL_N == 8);
+
+const char *const *sweep_columns(guint *n)
+{
+  *n = G_N_ELEMENTS(COLUMNS);
+  return COLUMNS;
+}
+
+gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
+    if (csv_column(t, COLUMNS[i]) < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
+                  "--format csv, as --shard writes it)", path, COLUMNS[i]);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One platform point: a profile with its what-ifs, and a GPU count. */
+typedef struct point {
+  const char *profile_name;
+  gpu_profile prof;
+  double capacity_gib;
+  int gpus;
+} point;
+
+static int ival(const GArray *a, guint i) { return g_array_index(a, int, i); }
+
+/* The values of a layout axis at (point, tp, pp): the user's list, or every valid one. */
+static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int gb)
+{
+  if (s->layout[ax]) return g_array_ref(s->layout[ax]);
+  GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
+  const model *m = &s->m;
+  int node = pt->prof.gpus_per_node;
+  switch (ax) {
+  case AX_TP:
+    for (int t = 1; t <= node && t <= 8; t *= 2)
+      if (node % t == 0 && m->heads % t == 0 && m->vocab % t == 0 && pt->gpus % t == 0) g_array_append_val(v, t);
+    break;
+  case AX_PP:
+    for (int p = 1; p <= m->layers && tp > 0 && p <= pt->gpus / tp; p++)
+      if ((pt->gpus / tp) % p == 0 && pt->gpus % tp == 0) g_array_append_val(v, p);
+    break;
+  case AX_SP:
+    for (int sp = 0; sp <= (tp > 1 && s->seq_len % tp == 0); sp++) g_array_append_val(v, sp);
+    break;
+  case AX_CKPT:
+    for (int c = CKPT_NONE; c <= CKPT_EVERY_LAYER; c++) g_array_append_val(v, c);
+    break;
+  case AX_ATTN:
+    for (int a = 0; a < ATTN_N_KERNELS; a++) g_array_append_val(v, a);
+    break;
+  case AX_MB: {
+    int dp = tp * pp > 0 && pt->gpus % (tp * pp) == 0 ? pt->gpus / (tp * pp) : 0;
+    if (dp > 0 && gb % dp == 0)
+      for (int mb = 1; mb <= gb / dp; mb++)
+        if ((gb / dp) % mb == 0 && (gint64)mb * s->seq_len <= LAYOUT_MAX_MICRO_BATCH_TOKENS &&
+            gb / dp / mb <= LAYOUT_MAX_MICRO_BATCHES)
+          g_array_append_val(v, mb);
+    break;
+  }
+  default: break;
+  }
+  return v;
+}
+
+typedef struct enumeration {
+  const sweep_spec *s;
+  csv_table *t;
+  GArray *requests; /* sim_request of the rows to evaluate, parallel to `rows` */
+  GArray *rows;     /* guint: their row in t */
+  guint index;      /* next enumeration index */
+} enumeration;
+
+static char *fmt_g(double v) { return g_strdup_printf("%.10g", v); }
+
+static void set(csv_table *t, guint r, const char *col, const char *v) { csv_set(t, r, csv_column(t, col), v); }
+
+static void set_int(csv_table *t, guint r, const char *col, long v)
+{
+  g_autofree char *s = g_strdup_printf("%ld", v);
+  set(t, r, col, s);
+}
+
+static void set_num(csv_table *t, guint r, const char *col, double v)
+{
+  g_autofree char *s = fmt_g(v);
+  set(t, r, col, s);
+}
+
+/* A row of t for layout l on point pt; in this shard only. */
+static void add_row(enumeration *e, const point *pt, const layout *l)
+{
+  const sweep_spec *s = e->s;
+  guint index = e->index++;
+  if ((int)(index % (guint)s->shard_n) != s->shard_i - 1) return;
+  csv_table *t = e->t;
+  GPtrArray *cells = g_ptr_array_new();
+  for (guint c = 0; c < t->header->len; c++) g_ptr_array_add(cells, g_strdup(""));
+  guint r = csv_append_row(t, cells, 0);
+  set_int(t, r, "index", index);
+  set(t, r, "model", s->m.name);
+  set(t, r, "model_file", s->model_file ? s->model_file : "");
+  set_int(t, r, "seq_len", l->seq_len);
+  set_int(t, r, "global_batch", l->global_batch);
+  set_int(t, r, "vocab", s->m.vocab);
+  set_int(t, r, "gpus", l->gpus);
+  set(t, r, "checkpointing", layout_ckpt_name(l->ckpt));
+  set(t, r, "attention_kernel", layout_attn_name(l->attn));
+  set_int(t, r, "micro_batch", l->micro_batch);
+  set_int(t, r, "tp", l->tp);
+  set_int(t, r, "pp", l->pp);
+  set_int(t, r, "sp", l->sp);
+  set(t, r, "partition", partition_method_name(s->gen.partition));
+  set(t, r, "profile", pt->profile_name);
+  for (int a = 0; a < WHATIF_N; a++)
+    set_num(t, r, whatif_column(a), a == WHATIF_GPU_MEMORY ? pt->capacity_gib : whatif_profile_value(a, &pt->prof));
+  sim_request rq = {.m = s->m, .l = *l, .gen = s->gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
+  GError *err = NULL;
+  if (l->sp && l->tp == 1)
+    g_set_error(&err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "sp: on at tp 1 changes nothing (the layout of sp 0; allowed at tp 1: sp 0)");
+  else sim_request_prepare(&rq, &err);
+  if (err) {
+    set(t, r, "status", "invalid");
+    set(t, r, "error", err->message);
+    g_error_free(err);
+    return;
+  }
+  g_array_append_val(e->requests, rq);
+  g_array_append_val(e->rows, r);
+}
+
+static void enumerate_point(enumeration *e, const point *pt)
+{
+  const sweep_spec *s = e->s;
+  int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
+  g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, gb);
+  for (guint a = 0; a < tps->len; a++) {
+    int tp = ival(tps, a);
+    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, gb);
+    for (guint b = 0; b < pps->len; b++) {
+      int pp = ival(pps, b);
+      g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, gb);
+      g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, gb);
+      g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, gb);
+      g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, gb);
+      for (guint c = 0; c < sps->len; c++)
+        for (guint d = 0; d < cks->len; d++)
+          for (guint f = 0; f < ats->len; f++)
+            for (guint g = 0; g < mbs->len; g++) {
+              layout l = layout_default();
+              l.gpus = pt->gpus;
+              l.tp = tp;
+              l.pp = pp;
+              l.sp = ival(sps, c) != 0;
+              l.ckpt = (layout_ckpt)ival(cks, d);
+              l.attn = (layout_attn)ival(ats, f);
+              l.micro_batch = ival(mbs, g);
+              l.seq_len = s->seq_len;
+              l.global_batch = gb;
+              add_row(e, pt, &l);
+            }
+    }
+  }
+}
+
+/* The values of a what-if axis: the user's list, or the profile's own (0). */
+static double whatif_at(const sweep_spec *s, int a, guint i) { return s->whatif[a] ? g_array_index(s->whatif[a], double, i) : 0; }
+static guint whatif_len(const sweep_spec *s, int a) { return s->whatif[a] ? s->whatif[a]->len : 1; }
+
+/* Every platform point, in the enumeration's order (profile, gpus, then the what-ifs); FALSE with err
+ * on a profile that does not load or what-ifs it cannot take. */
+static GArray *platform_points(const sweep_spec *s, GError **err)
+{
+  GArray *pts = g_array_new(FALSE, FALSE, sizeof(point));
+  for (guint k = 0; k < s->profiles->len; k++) {
+    gpu_profile base;
+    if (!profile_load_named(s->profiles->pdata[k], &base, err)) {
+      g_array_free(pts, TRUE);
+      return NULL;
+    }
+    for (guint g = 0; g < s->gpus->len; g++)
+      for (guint i0 = 0; i0 < whatif_len(s, 0); i0++)
+        for (guint i1 = 0; i1 < whatif_len(s, 1); i1++)
+          for (guint i2 = 0; i2 < whatif_len(s, 2); i2++)
+            for (guint i3 = 0; i3 < whatif_len(s, 3); i3++) {
+              G_STATIC_ASSERT(WHATIF_N == 4);
+              plat_whatif w = {{whatif_at(s, 0, i0), whatif_at(s, 1, i1), whatif_at(s, 2, i2), whatif_at(s, 3, i3)}};
+              point pt = {.profile_name = s->profiles->pdata[k], .prof = base, .capacity_gib = base.memory_gib,
+                          .gpus = ival(s->gpus, g)};
+              if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
+                g_array_free(pts, TRUE);
+                return NULL;
+              }
+              g_array_append_val(pts, pt);
+            }
+  }
+  return pts;
+}
+
+static void set_result(csv_table *t, guint r, const prediction *p)
+{
+  set(t, r, "status", predict_status_name(p->status));
+  set(t, r, "error", p->status == PRED_OK ? "" : p->error);
+  if (p->status == PRED_INVALID) return;
+  set(t, r, "fidelity", pred_how_name(p->how));
+  set_num(t, r, "peak_mem_gib", p->peak_gib);
+  set_num(t, r, "headroom_gib", p->capacity_gib - p->peak_gib);
+  if (p->how == PRED_HOW_MEMORY) return; /* not replayed: no times */
+  set_num(t, r, "step_time_s", p->step_time_s);
+  set_num(t, r, "mfu", p->mfu);
+  set_num(t, r, "tokens_per_s", p->tokens_per_s);
+  set_num(t, r, "bubble_fraction", p->bubble_fraction);
+  for (int c = 0; c < TL_N; c++) {
+    g_autofree char *name = g_strdup_printf("t_%s_s", tl_cat_name(c));
+    g_strdelimit(name, "-", '_');
+    set_num(t, r, name, p->seconds[c]);
+  }
+}
+
+csv_table *sweep_run(const sweep_spec *s, GError **err)
+{
+  g_autoptr(GArray) pts = platform_points(s, err);
+  if (!pts) return NULL;
+  guint n;
+  const char *const *cols = sweep_columns(&n);
+  enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
+                   .rows = g_array_new(FALSE, FALSE, sizeof(guint))};
+  for (guint i = 0; i < pts->len; i++) enumerate_point(&e, &g_array_index(pts, point, i));
+  guint k = e.requests->len;
+  g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
+  g_autofree prediction *out = g_new0(prediction, k ? k : 1);
+  for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
+  pool_run(todo, k, &s->pool, out);
+  for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
+  g_array_free(e.requests, TRUE);
+  g_array_free(e.rows, TRUE);
+  return e.t;
+}

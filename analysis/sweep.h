@@ -1,0 +1,52 @@
+/* sweep -- the layout search: every combination of the layout axes (tp, pp,
+ * micro-batch, sequence parallelism, checkpointing, attention kernel)
+ * crossed with the platform axes (profile, GPUs, InfiniBand and NVLink
+ * bandwidth, NICs per node, memory per GPU), each a list given by the user
+ * or, for a layout axis left out, every value valid for the model and the
+ * cluster. Invalid layouts are counted by reason, the memory verdict comes
+ * first (layouts that do not fit are not replayed), the rest is replayed
+ * by the worker pool.
+ *
+ * The result is one canonical table (sweep_columns()): a row per
+ * enumerated layout in enumeration order, with its index, its predict
+ * columns, its platform columns and what the pool found. Every output
+ * (sweep_report.h) is computed from that table alone, so a run split in
+ * shards (--shard I/N: the rows whose index is I-1 mod N) and merged gives
+ * byte for byte what the whole run gives.
+ *
+ * Owns: the axes, the enumeration, the canonical table.
+ * May not touch: ranking and formats (sweep_report), option parsing.
+ */
+#ifndef SWEEP_H
+#define SWEEP_H
+
+#include <glib.h>
+
+#include "csv.h"
+#include "platforms/whatif.h"
+#include "pool.h"
+
+/* The layout axes, in the enumeration's order (outer to inner). */
+typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_N } sweep_layout_axis;
+
+typedef struct sweep_spec {
+  model m;
+  const char *model_file; /* the file m was read from, or NULL for a shipped model */
+  int seq_len;
+  int global_batch;       /* 0: 4194304 / seq_len (the study's ~4.2M tokens) */
+  gen_options gen;
+  GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
+  GPtrArray *profiles;    /* profile names or files, at least one */
+  GArray *gpus;           /* int, at least one */
+  GArray *whatif[WHATIF_N]; /* double; NULL: the profile's own */
+  int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
+  pool_cfg pool;
+} sweep_spec;
+
+const char *const *sweep_columns(guint *n);
+/* Enumerate, check and simulate; returns the canonical table (NULL with err on a bad profile). */
+csv_table *sweep_run(const sweep_spec *s, GError **err);
+/* Check that t is a canonical sweep table (merge's input), naming path in the error. */
+gboolean sweep_check_table(const csv_table *t, const char *path, GError **err);
+
+#endif

@@ -1,0 +1,375 @@
+/* sweep_report -- see sweep_report.h. */
+#include "sweep_report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "sweep.h"
+
+static const char *const PLATFORM[] = {"profile", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+/* The breakdown columns and what a gap in each is called. */
+static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s",
+                                     "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
+static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm",
+                                      "bubble",  "dp-comm",  "optimizer", "idle"};
+
+gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err)
+{
+  static const char *const names[] = {"text", "csv", "json"};
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(s, names[i])) {
+      *out = (sweep_format)i;
+      return TRUE;
+    }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--format: invalid value '%s' (allowed: text, csv, json)", s);
+  return FALSE;
+}
+
+static const char *cell(const csv_table *t, guint r, const char *col) { return csv_cell(t, r, csv_column(t, col)); }
+static double num(const csv_table *t, guint r, const char *col) { return g_ascii_strtod(cell(t, r, col), NULL); }
+
+char *sweep_platform_label(const csv_table *t, guint r)
+{
+  return g_strdup_printf("profile %s, %s GPUs, ib_gbps %s, nvlink_gbps %s, nics_per_node %s, gpu_memory %s",
+                         cell(t, r, "profile"), cell(t, r, "gpus"), cell(t, r, "ib_gbps"), cell(t, r, "nvlink_gbps"),
+                         cell(t, r, "nics_per_node"), cell(t, r, "gpu_memory"));
+}
+
+char *sweep_layout_label(const csv_table *t, guint r)
+{
+  return g_strdup_printf("tp%s pp%s mb%s sp%s %s %s", cell(t, r, "tp"), cell(t, r, "pp"), cell(t, r, "micro_batch"),
+                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"));
+}
+
+/* The platform point of row r, as one string. */
+static char *point_key(const csv_table *t, guint r)
+{
+  GString *k = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(PLATFORM); i++) g_string_append_printf(k, "%s\x1f", cell(t, r, PLATFORM[i]));
+  return g_string_free(k, FALSE);
+}
+
+typedef struct rank_ctx {
+  const csv_table *t;
+  int *group; /* platform point of each row, numbered in order of first appearance by index */
+} rank_ctx;
+
+static int status_order(const char *s) { return !strcmp(s, "ok") ? 0 : !strcmp(s, "oom") ? 1 : 2; }
+
+static int cmp_rows(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const rank_ctx *c = data;
+  guint x = *(const guint *)a, y = *(const guint *)b;
+  if (c->group[x] != c->group[y]) return c->group[x] - c->group[y];
+  int sx = status_order(cell(c->t, x, "status")), sy = status_order(cell(c->t, y, "status"));
+  if (sx != sy) return sx - sy;
+  double vx = sx == 0 ? num(c->t, x, "step_time_s") : sx == 1 ? num(c->t, x, "peak_mem_gib") : 0;
+  double vy = sy == 0 ? num(c->t, y, "step_time_s") : sy == 1 ? num(c->t, y, "peak_mem_gib") : 0;
+  if (vx != vy) return vx < vy ? -1 : 1;
+  long ix = atol(cell(c->t, x, "index")), iy = atol(cell(c->t, y, "index"));
+  return (ix > iy) - (ix < iy);
+}
+
+/* The gap of row r to the best row b of its point: "+3.1% (bubble +2.4 s)". */
+static void gap_of(const csv_table *t, guint r, guint b, char **pct, char **cause)
+{
+  double tr = num(t, r, "step_time_s"), tb = num(t, b, "step_time_s");
+  *pct = g_strdup_printf("%.2f", 100.0 * (tr - tb) / tb);
+  int worst = -1;
+  double grew = 0;
+  for (int c = 0; c < (int)G_N_ELEMENTS(T_COLS); c++) {
+    double d = num(t, r, T_COLS[c]) - num(t, b, T_COLS[c]);
+    if (d > grew) {
+      grew = d;
+      worst = c;
+    }
+  }
+  *cause = worst < 0 || r == b ? g_strdup("") : g_strdup_printf("%s +%.3g s", T_NAMES[worst], grew);
+}
+
+/* Rows sorted by index, for grouping: the group numbers follow the enumeration. */
+static int cmp_index(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const csv_table *t = data;
+  long x = atol(cell(t, *(const guint *)a, "index")), y = atol(cell(t, *(const guint *)b, "index"));
+  return (x > y) - (x < y);
+}
+
+csv_table *sweep_rank(const csv_table *t)
+{
+  guint n = t->rows->len;
+  g_autofree guint *order = g_new(guint, n ? n : 1);
+  for (guint i = 0; i < n; i++) order[i] = i;
+  g_qsort_with_data(order, (gint)n, sizeof(guint), cmp_index, (gpointer)t);
+  rank_ctx c = {.t = t, .group = g_new0(int, n ? n : 1)};
+  g_autoptr(GHashTable) groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; i < n; i++) {
+    char *k = point_key(t, order[i]);
+    gpointer v;
+    if (!g_hash_table_lookup_extended(groups, k, NULL, &v)) {
+      v = GINT_TO_POINTER(g_hash_table_size(groups));
+      g_hash_table_insert(groups, k, v);
+    } else g_free(k);
+    c.group[order[i]] = GPOINTER_TO_INT(v);
+  }
+  g_qsort_with_data(order, (gint)n, sizeof(guint), cmp_rows, &c);
+  g_autoptr(GPtrArray) cols = g_ptr_array_new();
+  g_ptr_array_add(cols, "rank");
+  g_ptr_array_add(cols, "gap_pct");
+  g_ptr_array_add(cols, "gap_cause");
+  for (guint i = 0; i < t->header->len; i++) g_ptr_array_add(cols, t->header->pdata[i]);
+  csv_table *out = csv_new((const char *const *)cols->pdata, cols->len);
+  int rank = 0, group = -1;
+  guint best = 0;
+  for (guint i = 0; i < n; i++) {
+    guint r = order[i];
+    if (c.group[r] != group) {
+      group = c.group[r];
+      rank = 0;
+      best = r;
+    }
+    guint o = csv_append_row_from(out, t, r);
+    if (strcmp(cell(t, r, "status"), "ok")) continue;
+    g_autofree char *rk = g_strdup_printf("%d", ++rank), *pct = NULL, *cause = NULL;
+    gap_of(t, r, best, &pct, &cause);
+    csv_set(out, o, 0, rk);
+    csv_set(out, o, 1, pct);
+    csv_set(out, o, 2, cause);
+  }
+  g_free(c.group);
+  return out;
+}
+
+/* Counts over the whole table for the summary. */
+typedef struct counts {
+  int rows, ok, oom_pruned, oom_replayed, invalid, fast, full;
+  GHashTable *reasons; /* field -> count */
+  GPtrArray *reason_order;
+} counts;
+
+static void count(const csv_table *t, counts *c)
+{
+  memset(c, 0, sizeof *c);
+  c->reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  c->reason_order = g_ptr_array_new();
+  c->rows = (int)t->rows->len;
+  for (guint r = 0; r < t->rows->len; r++) {
+    const char *st = cell(t, r, "status"), *fid = cell(t, r, "fidelity");
+    if (!strcmp(st, "invalid")) {
+      c->invalid++;
+      const char *e = cell(t, r, "error"), *colon = strchr(e, ':');
+      g_autofree char *k = colon ? g_strndup(e, (gsize)(colon - e)) : g_strdup(e);
+      gpointer v = g_hash_table_lookup(c->reasons, k);
+      if (!v) g_ptr_array_add(c->reason_order, g_strdup(k));
+      g_hash_table_insert(c->reasons, g_strdup(k), GINT_TO_POINTER(GPOINTER_TO_INT(v) + 1));
+      continue;
+    }
+    if (!strcmp(st, "ok")) c->ok++;
+    else if (!strcmp(fid, "memory")) c->oom_pruned++;
+    else c->oom_replayed++;
+    c->fast += !strcmp(fid, "fast");
+    c->full += !strcmp(fid, "full");
+  }
+}
+
+static void counts_clear(counts *c)
+{
+  g_hash_table_destroy(c->reasons);
+  g_ptr_array_free(c->reason_order, TRUE);
+}
+
+static char *reasons_text(const counts *c)
+{
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < c->reason_order->len; i++) {
+    const char *k = c->reason_order->pdata[i];
+    g_string_append_printf(s, "%s%s %d", i ? ", " : "", k, GPOINTER_TO_INT(g_hash_table_lookup(c->reasons, k)));
+  }
+  return g_string_free(s, FALSE);
+}
+
+static void render_text(const csv_table *t, const sweep_view *v, GString *out)
+{
+  counts c;
+  count(t, &c);
+  if (t->rows->len)
+    g_string_append_printf(out, "layoutsim sweep: %s, seq %s, global batch %s, vocab %s, partition %s\n",
+                           cell(t, 0, "model"), cell(t, 0, "seq_len"), cell(t, 0, "global_batch"), cell(t, 0, "vocab"),
+                           cell(t, 0, "partition"));
+  g_autofree char *why = reasons_text(&c);
+  g_string_append_printf(out, "layouts: %d enumerated, %d invalid%s%s%s, %d do not fit (%d not replayed), %d replayed "
+                         "(%d fast, %d full)\n", c.rows, c.invalid, c.invalid ? " (" : "", why, c.invalid ? ")" : "",
+                         c.oom_pruned + c.oom_replayed, c.oom_pruned, c.fast + c.full, c.fast, c.full);
+  int top = v->top > 0 ? v->top : 10;
+  int shown = 0, fit = 0, nonfit = 0;
+  g_autofree char *key = NULL;
+  for (guint r = 0; r <= t->rows->len; r++) {
+    g_autofree char *k = r < t->rows->len ? point_key(t, r) : NULL;
+    if (!k || !key || strcmp(k, key)) { /* a point ends or begins */
+      if (key && fit > shown) g_string_append_printf(out, "(%d more that fit; --top K shows more)\n", fit - shown);
+      if (key) g_string_append_printf(out, "%d fit, %d do not\n", fit, nonfit);
+      if (!k) break;
+      g_free(key);
+      key = g_strdup(k);
+      shown = fit = nonfit = 0;
+      g_autofree char *pl = sweep_platform_label(t, r);
+      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %6s %9s %7s %8s %8s  %s\n", pl, "rank", "layout", "step_s",
+                             "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "gap to best");
+    }
+    const char *st = cell(t, r, "status");
+    if (!strcmp(st, "oom")) nonfit++;
+    if (strcmp(st, "ok")) continue;
+    fit++;
+    if (shown >= top) continue;
+    shown++;
+    g_autofree char *lay = sweep_layout_label(t, r);
+    const char *cause = cell(t, r, "gap_cause");
+    g_autofree char *gap = shown == 1 ? g_strdup("best")
+                                      : *cause ? g_strdup_printf("+%s%% (%s)", cell(t, r, "gap_pct"), cause)
+                                               : g_strdup_printf("+%s%%", cell(t, r, "gap_pct"));
+    g_string_append_printf(out, "%4s  %-38s %9.3f %6.2f %9.0f %7.2f %8.1f %8.1f  %s\n", cell(t, r, "rank"), lay,
+                           num(t, r, "step_time_s"), 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
+                           100 * num(t, r, "bubble_fraction"), num(t, r, "peak_mem_gib"), num(t, r, "headroom_gib"),
+                           gap);
+  }
+  if (v->show_invalid && c.invalid) {
+    g_string_append(out, "\ninvalid layouts:\n");
+    for (guint r = 0; r < t->rows->len; r++) {
+      if (strcmp(cell(t, r, "status"), "invalid")) continue;
+      g_autofree char *lay = sweep_layout_label(t, r);
+      g_string_append_printf(out, "  %s, %s GPUs: %s\n", lay, cell(t, r, "gpus"), cell(t, r, "error"));
+    }
+  }
+  counts_clear(&c);
+}
+
+/* A cell as JSON: a number where it parses as one, else a string, nothing when empty. */
+static void json_cell(cJSON *o, const char *name, const char *v)
+{
+  if (!*v) return;
+  char *end;
+  double d = g_ascii_strtod(v, &end);
+  if (!*end && isfinite(d) && strcmp(name, "profile") && strcmp(name, "model")) cJSON_AddNumberToObject(o, name, d);
+  else cJSON_AddStringToObject(o, name, v);
+}
+
+static void render_json(const csv_table *t, const sweep_view *v, GString *out)
+{
+  counts c;
+  count(t, &c);
+  cJSON *j = cJSON_CreateObject();
+  if (t->rows->len) {
+    static const char *const fixed[] = {"model", "model_file", "seq_len", "global_batch", "vocab", "partition"};
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++) json_cell(j, fixed[i], cell(t, 0, fixed[i]));
+  }
+  cJSON *cn = cJSON_AddObjectToObject(j, "layouts");
+  cJSON_AddNumberToObject(cn, "enumerated", c.rows);
+  cJSON_AddNumberToObject(cn, "invalid", c.invalid);
+  cJSON *why = cJSON_AddObjectToObject(cn, "invalid_by_reason");
+  for (guint i = 0; i < c.reason_order->len; i++)
+    cJSON_AddNumberToObject(why, c.reason_order->pdata[i],
+                            GPOINTER_TO_INT(g_hash_table_lookup(c.reasons, c.reason_order->pdata[i])));
+  cJSON_AddNumberToObject(cn, "do_not_fit", c.oom_pruned + c.oom_replayed);
+  cJSON_AddNumberToObject(cn, "not_replayed", c.oom_pruned);
+  cJSON_AddNumberToObject(cn, "replayed_fast", c.fast);
+  cJSON_AddNumberToObject(cn, "replayed_full", c.full);
+  cJSON *points = cJSON_AddArrayToObject(j, "platforms"), *pt = NULL, *rows = NULL;
+  cJSON *invalid = cJSON_AddArrayToObject(j, "invalid");
+  g_autofree char *key = NULL;
+  int shown = 0;
+  for (guint r = 0; r < t->rows->len; r++) {
+    const char *st = cell(t, r, "status");
+    if (!strcmp(st, "invalid")) {
+      cJSON *o = cJSON_CreateObject();
+      static const char *const cols[] = {"index", "gpus", "tp", "pp", "micro_batch", "sp", "checkpointing",
+                                         "attention_kernel", "error"};
+      for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
+      cJSON_AddItemToArray(invalid, o);
+      continue;
+    }
+    g_autofree char *k = point_key(t, r);
+    if (!key || strcmp(k, key)) {
+      g_free(key);
+      key = g_strdup(k);
+      shown = 0;
+      pt = cJSON_CreateObject();
+      for (size_t i = 0; i < G_N_ELEMENTS(PLATFORM); i++) json_cell(pt, PLATFORM[i], cell(t, r, PLATFORM[i]));
+      rows = cJSON_AddArrayToObject(pt, "layouts");
+      cJSON_AddItemToArray(points, pt);
+    }
+    if (!strcmp(st, "ok") && v->top > 0 && shown >= v->top) continue;
+    shown += !strcmp(st, "ok");
+    cJSON *o = cJSON_CreateObject();
+    static const char *const cols[] = {"rank", "index", "tp", "pp", "micro_batch", "sp", "checkpointing",
+                                       "attention_kernel", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+                                       "bubble_fraction", "peak_mem_gib", "headroom_gib", "gap_pct", "gap_cause",
+                                       "error"};
+    for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
+    if (!strcmp(st, "ok")) {
+      cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");
+      for (size_t i = 0; i < G_N_ELEMENTS(T_COLS); i++) json_cell(b, T_NAMES[i], cell(t, r, T_COLS[i]));
+    }
+    cJSON_AddItemToArray(rows, o);
+  }
+  char *s = cJSON_Print(j);
+  g_string_append_printf(out, "%s\n", s);
+  cJSON_free(s);
+  cJSON_Delete(j);
+  counts_clear(&c);
+}
+
+/* CSV: every row, or the best `top` of each point that fit and all the others. */
+static void render_csv(const csv_table *t, const sweep_view *v, GString *out)
+{
+  if (v->top <= 0) {
+    csv_format(t, out);
+    return;
+  }
+  g_autoptr(csv_table) kept = csv_new((const char *const *)t->header->pdata, t->header->len);
+  for (guint r = 0; r < t->rows->len; r++)
+    if (strcmp(cell(t, r, "status"), "ok") || atoi(cell(t, r, "rank")) <= v->top) csv_append_row_from(kept, t, r);
+  csv_format(kept, out);
+}
+
+void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out)
+{
+  if (v->format == SWEEP_TEXT) render_text(ranked, v, out);
+  else if (v->format == SWEEP_JSON) render_json(ranked, v, out);
+  else render_csv(ranked, v, out);
+}
+
+csv_table *sweep_merge(const char *const *paths, int n, GError **err)
+{
+  guint nc;
+  const char *const *cols = sweep_columns(&nc);
+  g_autoptr(csv_table) all = csv_new(cols, nc);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (int f = 0; f < n; f++) {
+    g_autoptr(csv_table) t = csv_read(paths[f], err);
+    if (!t || !sweep_check_table(t, paths[f], err)) return NULL;
+    for (guint r = 0; r < t->rows->len; r++) {
+      const char *ix = cell(t, r, "index");
+      const char *other = g_hash_table_lookup(seen, ix);
+      if (other) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: index %s is also in %s (allowed: shards of one "
+                    "sweep, each once)", paths[f], csv_row_line(t, r), ix, other);
+        return NULL;
+      }
+      g_hash_table_insert(seen, g_strdup(ix), g_strdup(paths[f]));
+      csv_append_row_from(all, t, r);
+    }
+  }
+  guint rows = all->rows->len;
+  for (guint i = 0; i < rows; i++) {
+    g_autofree char *ix = g_strdup_printf("%u", i);
+    if (!g_hash_table_contains(seen, ix)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "merge: layout index %s is in no file (allowed: every shard "
+                  "of the sweep, 1/N to N/N)", ix);
+      return NULL;
+    }
+  }
+  return g_steal_pointer(&all);
+}

@@ -1,0 +1,39 @@
+/* sweep_report -- what a sweep's canonical table (sweep.h) means for
+ * people and programs: rows ranked within each platform point (layouts that
+ * fit by step time, then those that do not by peak memory, then the invalid
+ * ones; ties by enumeration index), the gap of each to the best with the
+ * breakdown category that grew most, and the three formats. Merging shards
+ * is reading their tables back: every output is a function of the rows.
+ *
+ * Owns: ranking, gap causes, text/CSV/JSON renderings, merge.
+ * May not touch: simulation, enumeration.
+ */
+#ifndef SWEEP_REPORT_H
+#define SWEEP_REPORT_H
+
+#include <glib.h>
+
+#include "csv.h"
+
+typedef enum { SWEEP_TEXT, SWEEP_CSV, SWEEP_JSON } sweep_format;
+
+typedef struct sweep_view {
+  sweep_format format;
+  int top;               /* layouts per platform point (0: text 10, CSV and JSON all) */
+  gboolean show_invalid; /* text: list every invalid layout with its reason */
+} sweep_view;
+
+gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err);
+/* The ranked table: columns rank, gap_pct, gap_cause, then the canonical ones (caller frees). */
+csv_table *sweep_rank(const csv_table *canonical);
+/* The rendering of a ranked table in v's format, appended to out. */
+void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out);
+/* Shard tables (canonical or ranked) joined into the canonical table of the whole run: every index
+ * from 0 once. FALSE-like NULL with err naming the file on a bad or overlapping shard, or a missing one. */
+csv_table *sweep_merge(const char *const *paths, int n, GError **err);
+/* The layout label of row r: "tp2 pp4 mb1 sp0 none flash2+rmsnorm" (caller frees). */
+char *sweep_layout_label(const csv_table *t, guint r);
+/* The platform label of row r: "profile a100-sxm4-80gb, 256 GPUs, ib_gbps 200, ..." (caller frees). */
+char *sweep_platform_label(const csv_table *t, guint r);
+
+#endif

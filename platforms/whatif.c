@@ -1,0 +1,70 @@
+/* whatif -- see whatif.h. */
+#include "whatif.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/lsim_error.h"
+
+/* the profile's ranges: link bandwidths 1e6..1e14 B/s (0.008..8e5 Gbit/s), memory 0.1..1e5 GiB */
+static const struct {
+  const char *option, *column;
+  double lo, hi;
+  gboolean integer;
+} AXES[WHATIF_N] = {
+    {"ib-gbps", "ib_gbps", 0.008, 8e5, FALSE},
+    {"nvlink-gbps", "nvlink_gbps", 0.008, 8e5, FALSE},
+    {"nics-per-node", "nics_per_node", 1, 1024, TRUE},
+    {"gpu-memory", "gpu_memory", 0.1, 1e5, FALSE},
+};
+
+const char *whatif_option(whatif_axis a) { return AXES[a].option; }
+const char *whatif_column(whatif_axis a) { return AXES[a].column; }
+
+gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *out, GError **err)
+{
+  char *end;
+  errno = 0;
+  double v = AXES[a].integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
+  gboolean ok = !errno && end != s && !*end && (g_ascii_isdigit(*s) || *s == '.') && v >= AXES[a].lo && v <= AXES[a].hi;
+  if (ok) {
+    *out = v;
+    return TRUE;
+  }
+  if (AXES[a].integer)
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: an integer from %g to %g)",
+                field, s, AXES[a].lo, AXES[a].hi);
+  else
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: a number from %g to %g)", field,
+                s, AXES[a].lo, AXES[a].hi);
+  return FALSE;
+}
+
+double whatif_profile_value(whatif_axis a, const gpu_profile *p)
+{
+  switch (a) {
+  case WHATIF_IB_GBPS: return p->ib_bytes_per_s * 8 / 1e9;
+  case WHATIF_NVLINK_GBPS: return p->nvlink_bytes_per_s * 8 / 1e9;
+  case WHATIF_NICS_PER_NODE: return p->nics_per_node;
+  default: return p->memory_gib;
+  }
+}
+
+gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib, GError **err)
+{
+  gboolean any = FALSE;
+  for (int a = 0; a < WHATIF_N; a++) any |= w->v[a] > 0;
+  if (!any) return TRUE; /* the profile as it is */
+  if (w->v[WHATIF_IB_GBPS] > 0) p->ib_bytes_per_s = w->v[WHATIF_IB_GBPS] * 1e9 / 8;
+  if (w->v[WHATIF_NVLINK_GBPS] > 0) p->nvlink_bytes_per_s = w->v[WHATIF_NVLINK_GBPS] * 1e9 / 8;
+  if (w->v[WHATIF_NICS_PER_NODE] > 0) p->nics_per_node = (int)w->v[WHATIF_NICS_PER_NODE];
+  if (w->v[WHATIF_GPU_MEMORY] > 0) *capacity_gib = w->v[WHATIF_GPU_MEMORY];
+  int node = p->gpus_per_node;
+  if (node % p->nics_per_node == 0 && p->nics_per_node <= node) return TRUE;
+  g_autoptr(GString) allowed = g_string_new("1");
+  for (int d = 2; d <= node; d++)
+    if (node % d == 0) g_string_append_printf(allowed, ", %d", d);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "nics_per_node: %d does not divide the %d GPUs of a node (allowed: %s)",
+              p->nics_per_node, node, allowed->str);
+  return FALSE;
+}

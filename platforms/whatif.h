@@ -1,0 +1,34 @@
+/* whatif -- the platform what-if values a user sets on top of a profile
+ * (InfiniBand and NVLink bandwidth, NICs per node, memory per GPU): their
+ * option and column names, their allowed ranges (those of the profile
+ * file, platforms/profile.c) and applying them. The command line
+ * (--ib-gbps ...), table columns (ib_gbps ...) and sweep axes all go
+ * through here, so they accept and refuse the same values.
+ *
+ * Owns: plat_whatif. May not touch: the profile's file format.
+ */
+#ifndef WHATIF_H
+#define WHATIF_H
+
+#include <glib.h>
+
+#include "profile.h"
+
+typedef enum { WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY, WHATIF_N } whatif_axis;
+
+/* 0 (or less) leaves the profile's value. */
+typedef struct plat_whatif {
+  double v[WHATIF_N];
+} plat_whatif;
+
+const char *whatif_option(whatif_axis a); /* "ib-gbps" */
+const char *whatif_column(whatif_axis a); /* "ib_gbps" */
+/* Parse one value of axis a; `field` names it in the error ("--ib-gbps", "ib_gbps"). */
+gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *out, GError **err);
+/* The profile's own value of axis a (memory: its capacity). */
+double whatif_profile_value(whatif_axis a, const gpu_profile *p);
+/* Apply w to p and to the memory capacity *capacity_gib (left as it is where w sets none): FALSE
+ * with err when the NICs do not divide the node. */
+gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib, GError **err);
+
+#endif

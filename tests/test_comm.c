@@ -430,6 +430,74 @@ START_TEST(test_every_layer_recompute_repeats_each_layer_forward_collectives_and
 }
 END_TEST
 
+/* ---- known disagreements with the study's code: run by `test_comm disagreements`, not in the suite ---- */
+
+/* The study's stage output is TransformerLayerIO.as_tuple() (transformer/model/layers/base.py): every
+ * tensor of it that is set goes in its own send (core/nn/parallel_module/communicator.py). In training
+ * these are the activations, position_ids (int64), cumulative_seq_lengths (int32, one entry per
+ * document start plus one: at least b+1), cumulative_seq_lengths_padded (int32, padded to b*(s+1)
+ * entries: transformer/data/text_dataset_batch.py) and loss_weights (fp32, one per token), then the
+ * pickled field names. The message is at least the sum of the tensors. */
+static double act_tuple_min_bytes(const model *m, const layout *l)
+{
+  double b = l->micro_batch, s = l->seq_len;
+  return act_held_bytes(m, l) + b * s * INT64_BYTES + (b + 1) * INT32_BYTES + b * (s + 1) * INT32_BYTES +
+         b * s * FP32_BYTES;
+}
+
+static void check_tuple(const graph *g, const model *m, const layout *l, const partition *part,
+                        const graph_program *p, const gen_case *c, gboolean sym)
+{
+  (void)g;
+  (void)part;
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if ((e->kind != EV_SEND && e->kind != EV_RECV) || e->phase != PH_FORWARD) continue;
+    g_autofree char *where = case_name(c, sym, p->rank, e->micro_batch, e->layer);
+    ck_assert_msg(e->bytes >= act_tuple_min_bytes(m, l), "%s: activation %s of %.17g bytes, the tuple is at least %.17g",
+                  where, graph_kind_name(e->kind), e->bytes, act_tuple_min_bytes(m, l));
+  }
+}
+
+START_TEST(test_activation_message_is_at_least_the_whole_layer_io_tuple)
+{
+  gen_case cs[32];
+  for_each_rank(cs, grid_both_sp(cs), check_tuple);
+}
+END_TEST
+
+/* With sp every tp rank sees 1/t of the tokens, so the norm weights' gradients differ: the study's
+ * Optimizer.allreduce_sequence_parallel_gradients (core/optimizer/optimizer.py) all-reduces, over tp,
+ * p.grad (bf16, h elements) of every parameter whose name contains "norm", one call per parameter:
+ * 2 per layer of the stage, plus the final norm's. (The 4-byte gradient-norm all-reduce is not a
+ * layer's and is left out.) */
+static void check_norm_grads(const graph *g, const model *m, const layout *l, const partition *part,
+                             const graph_program *p, const gen_case *c, gboolean sym)
+{
+  int stage = stage_of(l, p->rank), first, count;
+  partition_layers(part, m, stage, &first, &count);
+  GHashTable *want = multiset_new();
+  if (l->sp && l->tp > 1)
+    expect_coll(want, PH_DP, COLL_ALL_REDUCE, m->hidden * BF16_BYTES,
+                NORMS_PER_LAYER * count + partition_has_final_norm(part, m, stage));
+  GHashTable *got = multiset_new();
+  for (guint i = 0; i < p->events->len; i++) { /* the step-end tp collectives of more than a scalar */
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if (e->kind != EV_COLLECTIVE || (e->phase != PH_DP && e->phase != PH_OPTIMIZER) || e->bytes <= FP32_BYTES) continue;
+    if (!strcmp(((const graph_group *)g_ptr_array_index(g->groups, e->peer))->label, "tp"))
+      expect_coll(got, e->phase, e->variant, e->bytes, 1);
+  }
+  g_autofree char *where = case_name(c, sym, p->rank, -1, -1);
+  assert_same(got, want, where);
+}
+
+START_TEST(test_sp_all_reduces_each_norm_weight_gradient_over_tp_on_its_own)
+{
+  gen_case cs[32];
+  for_each_rank(cs, grid_both_sp(cs), check_norm_grads);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : "";
@@ -441,6 +509,11 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_embedding_reduces_b_s_h_and_head_gathers_full_b_s_V_bf16_logits_loss_is_local);
     tcase_add_test(tc, test_pipeline_sends_one_activation_and_one_gradient_per_micro_batch_per_boundary);
     tcase_add_test(tc, test_every_layer_recompute_repeats_each_layer_forward_collectives_and_none_without);
+    suite_add_tcase(s, tc);
+  } else if (!strcmp(only, "disagreements")) {
+    TCase *tc = tcase_create("disagreements");
+    tcase_add_test(tc, test_activation_message_is_at_least_the_whole_layer_io_tuple);
+    tcase_add_test(tc, test_sp_all_reduces_each_norm_weight_gradient_over_tp_on_its_own);
     suite_add_tcase(s, tc);
   }
   return check_run(s);

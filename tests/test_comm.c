@@ -94,8 +94,9 @@ static int ranks_per_stage(const layout *l) { return l->dp * l->tp; }
 
 /* ---- the tally: a multiset of "phase collective group bytes" or "phase send|recv peer bytes" ---- */
 
-typedef enum { COLLECTIVES, MESSAGES } what;
-#define ANY_LAYER_PHASE ((1u << PH_FORWARD) | (1u << PH_BACKWARD) | (1u << PH_RECOMPUTE))
+typedef enum { COLLECTIVES, MESSAGES } tally_kind;
+/* The phases of an item's own communication (the optimizer step's are not a micro-batch's). */
+#define ITEM_PHASES ((1u << PH_FORWARD) | (1u << PH_BACKWARD) | (1u << PH_RECOMPUTE))
 
 static GHashTable *multiset_new(void) { return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL); }
 
@@ -121,7 +122,7 @@ static void expect_msg(GHashTable *ms, graph_phase ph, graph_kind k, int peer, d
 
 /* What rank p executes for micro-batch mb in `layer` (-1: outside the transformer layers) in the
  * phases of `phases`. A collective must run on a group of the rank; a tp group is the rank's own. */
-static GHashTable *tally(const graph *g, const layout *l, const graph_program *p, int mb, int layer, what w,
+static GHashTable *tally(const graph *g, const layout *l, const graph_program *p, int mb, int layer, tally_kind w,
                          unsigned phases)
 {
   GHashTable *ms = multiset_new();
@@ -346,7 +347,7 @@ static void check_ends(const graph *g, const model *m, const layout *l, const pa
       if (ckpt) expect_head_forward(want, m, l, PH_RECOMPUTE);
     }
     g_autofree char *where = case_name(c, sym, p->rank, mb, -1);
-    assert_same(tally(g, l, p, mb, -1, COLLECTIVES, ANY_LAYER_PHASE), want, where);
+    assert_same(tally(g, l, p, mb, -1, COLLECTIVES, ITEM_PHASES), want, where);
   }
 }
 

@@ -36,7 +36,17 @@
  * Disagreements with the study's code that the generator does not model yet are cases of their own
  * (`test_comm disagreements` runs them; they fail today and are not in the suite): the activation
  * message also carries loss_weights and the padded cumulative sequence lengths, and with sp every
- * norm weight's gradient is all-reduced on its own. */
+ * norm weight's gradient is all-reduced on its own.
+ *
+ * Mutations of workloads/generate.c each case was seen to fail on (then reverted):
+ *   tp layer case:  one MLP-input or the QKV backward all-reduce dropped; a forward all-reduce put in
+ *                   the next layer
+ *   sp layer case:  the forward all-gathers at half size; a backward reduce-scatter for an all-gather
+ *   ends case:      the logits all-gather at 1/8 or over dp; the embedding's all-reduce dropped; the
+ *                   head's backward all-reduce dropped; the head's recompute without its gather
+ *   pipeline case:  one activation send dropped; the position ids left out; the sp gradient unsharded
+ *   recompute case: the layers' recompute without tp collectives
+ * (cli/tp.tesh sees all but the reduce-scatter-for-all-gather and the position ids.) */
 #include <check.h>
 
 #include "check_main.h"

@@ -122,6 +122,16 @@ gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guin
   return TRUE;
 }
 
+const char *lsim_json_type_name(const cJSON *v)
+{
+  if (cJSON_IsObject(v)) return "an object";
+  if (cJSON_IsArray(v)) return "an array";
+  if (cJSON_IsString(v)) return "a string";
+  if (cJSON_IsNumber(v)) return "a number";
+  if (cJSON_IsBool(v)) return "a boolean";
+  return "null";
+}
+
 static const cJSON *field(const cJSON *obj, const char *key, const char *where, GError **err)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

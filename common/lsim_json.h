@@ -22,6 +22,9 @@ gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
  * key and listing the allowed ones. */
 gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guint n, const char *where, GError **err);
 
+/* "an object", "an array", "a string", "a number", "a boolean" or "null": what v is, for messages. */
+const char *lsim_json_type_name(const cJSON *v);
+
 gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, const char *where, GError **err);
 gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, const char *where, GError **err);
 gboolean lsim_json_number(const cJSON *obj, const char *key, double *out, const char *where, GError **err);

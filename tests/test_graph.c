@@ -320,6 +320,41 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
 }
 END_TEST
 
+/* A field of the wrong JSON type is an error naming it, never read as absent, as 0 or (an object for
+ * an array) member by member: "meta" as an array once crashed the loader. */
+START_TEST(test_graph_fields_of_the_wrong_json_type_are_refused_naming_them)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
+  const char *send = "{\"kind\":\"send\",\"peer\":1,\"phase\":\"forward\",\"bytes\":8";
+  const char *recv = "{\"rank\":1,\"events\":[{\"kind\":\"recv\",\"peer\":0,\"phase\":\"forward\",\"bytes\":8}]}";
+  g_autofree char *send_op = g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"op\":5}]},%s]}", send, recv);
+  g_autofree char *send_bytes =
+      g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"mem_delta_bytes\":\"8\"}]},%s]}", send, recv);
+  struct { const char *body, *want; } cases[] = {
+      {"\"meta\":[\"x\"]}", "'meta' must be an object of strings (got an array)"},
+      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\")"},
+      {"\"programs\":{\"a\":{\"rank\":0,\"events\":[]}}}", "'programs' must be an array of programs (got an object)"},
+      {"\"programs\":5}", "'programs' must be an array of programs (got a number)"},
+      {"\"groups\":[{\"label\":5,\"ranks\":[0,1]}]}", "group 0: 'label' must be a string (got a number)"},
+      {"\"groups\":[{\"ranks\":[0]},{\"ranks\":[1]}],\"programs\":[{\"rank\":0,\"events\":[]},"
+       "{\"rank\":1,\"mirror_of\":0,\"group_map\":{\"x\":[0,1]}}]}",
+       "rank 1: 'group_map' must be an array of [from, to] pairs (got an object)"},
+      {"\"programs\":[{\"rank\":0,\"mem_params_bytes\":\"1e9\",\"events\":[]}]}",
+       "rank 0: field 'mem_params_bytes' must be a number (got a string)"},
+      {send_bytes, "rank 0 event 0: field 'mem_delta_bytes' must be a number (got a string)"},
+      {send_op, "rank 0 event 0: field 'op' must be a string naming an operator class (see docs/graph-format.md)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
+    g_autofree char *msg = load_error(json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    const char *colon = strstr(msg, ".json: ");
+    ck_assert_msg(colon != NULL, "case %zu: %s", i, msg);
+    ck_assert_str_eq(colon + strlen(".json: "), cases[i].want);
+  }
+}
+END_TEST
+
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
@@ -396,6 +431,7 @@ int main(void)
   tcase_add_test(tc, test_auto_partition_is_balanced_unless_a_stage_would_be_empty);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
+  tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

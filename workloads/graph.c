@@ -241,6 +241,17 @@ static const char *non_integer_field(const cJSON *o, const char *const *keys)
   return NULL;
 }
 
+/* The first of `keys` present in o that is not a number, or NULL: a size given as a string (or an
+ * array...) is an error, not 0. */
+static const char *non_number_field(const cJSON *o, const char *const *keys)
+{
+  for (; *keys; keys++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
+    if (v && !cJSON_IsNumber(v)) return *keys;
+  }
+  return NULL;
+}
+
 static double opt_num(const cJSON *o, const char *key)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -269,6 +280,15 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     g_autofree char *what = g_strdup_printf("field '%s' must be an integer", bad_int);
     return bad(err, where, rank, idx, what);
   }
+  static const char *const NUMS[] = {"bytes", "flops", "mem_delta_bytes", "mem_transient_bytes", NULL};
+  const char *bad_num = non_number_field(o, NUMS);
+  if (bad_num) {
+    g_autofree char *what = g_strdup_printf("field '%s' must be a number (got %s)", bad_num,
+                                            lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
+    return bad(err, where, rank, idx, what);
+  }
+  if (!op && cJSON_GetObjectItemCaseSensitive(o, "op")) /* not the default 'comm' of a communication */
+    return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md)");
   e->kind = (uint8_t)ki;
   e->op = (uint8_t)oi;
   e->phase = (uint8_t)pi;
@@ -325,6 +345,14 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
                 where, rank);
     return FALSE;
   }
+  static const char *const NUMS[] = {"mem_params_bytes", "mem_grads_bytes", "mem_optimizer_bytes", "mem_buffers_bytes",
+                                     "mem_static_bytes", NULL};
+  const char *bad_num = non_number_field(o, NUMS);
+  if (bad_num) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: field '%s' must be a number (got %s)", where, rank,
+                bad_num, lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
+    return FALSE;
+  }
   graph_program *p = graph_program_of(g, rank);
   p->mem_params_bytes = opt_num(o, "mem_params_bytes");
   p->mem_grads_bytes = opt_num(o, "mem_grads_bytes");
@@ -344,8 +372,13 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   int mirror = opt_int(o, "mirror_of", -1);
   if (mirror >= 0) {
     graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(o, "group_map"))
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(o, "group_map"), *pair;
+    if (map && !cJSON_IsArray(map)) { /* an object's members would be taken for pairs */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: 'group_map' must be an array of [from, to] pairs (got %s)",
+                  where, rank, lsim_json_type_name(map));
+      return FALSE;
+    }
+    cJSON_ArrayForEach(pair, map)
     {
       const cJSON *from = cJSON_GetArrayItem(pair, 0), *to = cJSON_GetArrayItem(pair, 1);
       int n_groups = (int)g->groups->len;
@@ -385,7 +418,12 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
   const cJSON *it;
   cJSON_ArrayForEach(it, groups)
   {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks"), *label = cJSON_GetObjectItemCaseSensitive(it, "label");
+    if (label && !cJSON_IsString(label)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: 'label' must be a string (got %s)", where,
+                  g->groups->len, lsim_json_type_name(label));
+      return FALSE;
+    }
     int n = cJSON_GetArraySize(rs);
     gboolean ok = cJSON_IsObject(it) && cJSON_IsArray(rs);
     g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
@@ -399,6 +437,28 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
       return FALSE;
     }
     graph_add_group(g, ranks, n, opt_str(it, "label"));
+  }
+  return TRUE;
+}
+
+/* "meta": an object of strings (absent: none). An array's items have no key (it once crashed the
+ * loader); a number would be dropped, and the entry read as absent. */
+static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GError **err)
+{
+  if (meta && !cJSON_IsObject(meta)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'meta' must be an object of strings (got %s)", where,
+                lsim_json_type_name(meta));
+    return FALSE;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, meta)
+  {
+    if (!cJSON_IsString(it)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a string (got %s; allowed: e.g. \"pp\": \"2\")",
+                  where, it->string, lsim_json_type_name(it));
+      return FALSE;
+    }
+    g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
   }
   return TRUE;
 }
@@ -418,11 +478,16 @@ graph *graph_load(const char *path, GError **err)
     goto out;
   }
   g = graph_new(world);
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "meta"))
-    if (cJSON_IsString(it)) g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
-  if (!parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err)) goto fail;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "programs"))
+  const cJSON *programs = cJSON_GetObjectItemCaseSensitive(j, "programs"), *it;
+  if (!parse_meta(g, cJSON_GetObjectItemCaseSensitive(j, "meta"), path, err) ||
+      !parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err))
+    goto fail;
+  if (programs && !cJSON_IsArray(programs)) { /* an object's members would be taken for programs, a number for none */
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'programs' must be an array of programs (got %s)", path,
+                lsim_json_type_name(programs));
+    goto fail;
+  }
+  cJSON_ArrayForEach(it, programs)
     if (!parse_program(g, it, path, err)) goto fail;
   for (int r = 0; r < world; r++)
     if (!g_ptr_array_index(g->programs, r)) graph_program_of(g, r); /* absent rank: empty program */

@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -91,7 +92,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
     double *v = slot(out, &FIELDS[i]);
     if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
-    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != (double)(long)*v)) {
+    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != floor(*v))) {
       out_of_range(err, path, FIELDS[i].key, *v, 6, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer);
       goto out;
     }

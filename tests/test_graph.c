@@ -355,6 +355,32 @@ START_TEST(test_graph_fields_of_the_wrong_json_type_are_refused_naming_them)
 }
 END_TEST
 
+/* An integer meta entry is read with atoi/atol by the stage-wise readers, so it must be plain digits:
+ * "1e1" passed as pp 10 and was read as pp 1; "3e10" was cast to int before its range was checked
+ * (undefined behaviour, reported by -fsanitize=float-cast-overflow). */
+START_TEST(test_meta_integers_are_plain_digits_in_range)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":10,\"meta\":";
+  struct { const char *meta, *want; } cases[] = {
+      {"{\"pp\":\"1e1\"}}", "meta.pp: '1e1' (allowed: an integer from 1 to 10)"},
+      {"{\"pp\":\"3e10\"}}", "meta.pp: '3e10' (allowed: an integer from 1 to 10)"},
+      {"{\"ranks_per_stage\":\"5.0\"}}", "meta.ranks_per_stage: '5.0' (allowed: an integer from 1 to 10)"},
+      {"{\"gpus_per_node\":\"99999999999\"}}", "meta.gpus_per_node: '99999999999' (allowed: an integer from 1 to 4096)"},
+      {"{\"pp\":\"5\",\"ranks_per_stage\":\"2\",\"tokens_per_step\":\"4e6\"}}", NULL},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].meta, NULL);
+    g_autofree char *msg = load_error(json);
+    if (!cases[i].want) {
+      ck_assert_msg(msg == NULL, "case %zu: %s", i, msg);
+      continue;
+    }
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, cases[i].want);
+  }
+}
+END_TEST
+
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
@@ -432,6 +458,7 @@ int main(void)
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
+  tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -470,7 +470,7 @@ graph *graph_load(const char *path, GError **err)
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");
   double world_d = opt_num(j, "world_size");
-  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == (int)world_d ? (int)world_d : 0;
+  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == floor(world_d) ? (int)world_d : 0; /* cast in range */
   if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                 "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size 1..%d)", path,
@@ -632,6 +632,16 @@ static gboolean check_stages(const graph *g, GError **err)
   return FALSE;
 }
 
+/* An integer meta entry as its readers take it (atoi, atol): plain digits, here from 1 to max. "1e1"
+ * would pass as 10 and be read as 1, and "3e10" was once cast to int before its range was checked. */
+static gboolean meta_integer_ok(const char *v, int max)
+{
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  return g_ascii_isdigit(*v) && !*end && !errno && n >= 1 && n <= max;
+}
+
 /* The meta entries other layers read as numbers must be numbers in range. */
 static gboolean check_meta(const graph *g, GError **err)
 {
@@ -641,10 +651,10 @@ static gboolean check_meta(const graph *g, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
     const char *v = g_hash_table_lookup(g->meta, keys[i].key);
     if (!v) continue;
+    int max = keys[i].max ? keys[i].max : g->world_size;
     char *end;
     double d = g_ascii_strtod(v, &end);
-    int max = keys[i].max ? keys[i].max : g->world_size;
-    gboolean ok = end != v && !*end && d > 0 && d < 1e30 && (!keys[i].integer || (d == (int)d && d <= max));
+    gboolean ok = keys[i].integer ? meta_integer_ok(v, max) : end != v && !*end && d > 0 && d < 1e30;
     if (!ok) {
       if (keys[i].integer)
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: an integer from 1 to %d)",

@@ -2,3 +2,30 @@
 #include "lsim_error.h"
 
 G_DEFINE_QUARK(layoutsim-error-quark, lsim_error)
+
+char *lsim_quote(const char *s, gsize max_bytes)
+{
+  GString *out = g_string_new("\"");
+  const char *p = s;
+  while (*p) {
+    if (max_bytes && (gsize)(p - s) >= max_bytes) {
+      g_string_append(out, "...");
+      break;
+    }
+    gunichar c = g_utf8_get_char_validated(p, -1);
+    if (c == (gunichar)-1 || c == (gunichar)-2) { /* not UTF-8: the byte */
+      g_string_append_printf(out, "\\x%02X", (guchar)*p++);
+      continue;
+    }
+    if (c == '\n') g_string_append(out, "\\n");
+    else if (c == '\t') g_string_append(out, "\\t");
+    else if (c == '\r') g_string_append(out, "\\r");
+    else if (c == '\\' || c == '"') g_string_append_printf(out, "\\%c", (char)c);
+    else if (c < 0x20 || c == 0x7f) g_string_append_printf(out, "\\x%02X", (unsigned)c);
+    else if (g_unichar_iscntrl(c) || g_unichar_type(c) == G_UNICODE_FORMAT) g_string_append_printf(out, "\\u%04X", c);
+    else g_string_append_len(out, p, g_utf8_next_char(p) - p);
+    p = g_utf8_next_char(p);
+  }
+  g_string_append_c(out, '"');
+  return g_string_free(out, FALSE);
+}

@@ -1,7 +1,8 @@
 /* lsim_error -- the one error domain of layoutsim.
  *
  * Owns: the GError domain and codes used by every layer to report bad user
- * input or unreadable files up to main(), which prints one line and exits 2.
+ * input or unreadable files up to main(), which prints one line and exits 2;
+ * how a value from user input is shown in such a line.
  * May not touch: anything else; library code never calls exit().
  */
 #ifndef LSIM_ERROR_H
@@ -18,5 +19,10 @@ typedef enum {
 } LsimErrorCode;
 
 GQuark lsim_error_quark(void);
+
+/* A value from user input as a message shows it: in double quotes, on one line whatever it holds
+ * (a control character, a backslash, a quote or a byte that is not UTF-8 escaped as \n, \t, \\,
+ * \" or \xNN), cut after max_bytes bytes of it with "..." (0: never cut). Newly allocated. */
+char *lsim_quote(const char *s, gsize max_bytes);
 
 #endif

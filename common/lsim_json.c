@@ -152,6 +152,34 @@ gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, c
   return TRUE;
 }
 
+gboolean lsim_json_check_text(const char *s, gsize max_bytes, const char *where, const char *what, GError **err)
+{
+  const char *why = NULL;
+  gsize len = strlen(s);
+  if (!g_utf8_validate(s, -1, NULL)) why = "is not valid UTF-8";
+  else if (!*s) why = "is empty";
+  else
+    for (const char *p = s; *p && !why; p = g_utf8_next_char(p))
+      if (!g_unichar_isprint(g_utf8_get_char(p))) why = "holds a control or format character";
+  g_autofree char *too_long = !why && max_bytes && len > max_bytes ? g_strdup_printf("is %zu bytes long", len) : NULL;
+  if (too_long) why = too_long;
+  if (!why) return TRUE;
+  g_autofree char *shown = lsim_quote(s, 80);
+  g_autofree char *limit = max_bytes ? g_strdup_printf("1 to %zu bytes", max_bytes) : g_strdup("not empty");
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s: %s %s (allowed: printable UTF-8 text, %s)", where, what,
+              shown, why, limit);
+  return FALSE;
+}
+
+gboolean lsim_json_name(const cJSON *obj, const char *key, char *out, gsize out_size, const char *where, GError **err)
+{
+  const char *s = NULL;
+  if (!lsim_json_string(obj, key, &s, where, err) || !lsim_json_check_text(s, out_size - 1, where, key, err))
+    return FALSE;
+  g_strlcpy(out, s, out_size);
+  return TRUE;
+}
+
 gboolean lsim_json_number(const cJSON *obj, const char *key, double *out, const char *where, GError **err)
 {
   const cJSON *v = field(obj, key, where, err);

@@ -26,6 +26,13 @@ gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guin
 const char *lsim_json_type_name(const cJSON *v);
 
 gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, const char *where, GError **err);
+/* Text that reaches outputs (SVG, JSON, traces, terminals) as it is: valid UTF-8 and printable (no
+ * control or format character), 1 to max_bytes bytes (max_bytes 0: any length but 0). FALSE naming
+ * where, what (a field) and the value (lsim_quote) otherwise. */
+gboolean lsim_json_check_text(const char *s, gsize max_bytes, const char *where, const char *what, GError **err);
+/* A string field that names something (a model, a profile), as lsim_json_check_text with max_bytes
+ * out_size - 1; copied into out, never cut. */
+gboolean lsim_json_name(const cJSON *obj, const char *key, char *out, gsize out_size, const char *where, GError **err);
 gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, const char *where, GError **err);
 gboolean lsim_json_number(const cJSON *obj, const char *key, double *out, const char *where, GError **err);
 /* Like lsim_json_number but leaves *out untouched when the key is absent. */

@@ -74,9 +74,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   if (!j) return FALSE;
   memset(out, 0, sizeof *out);
   gboolean ok = FALSE;
-  const char *name;
-  if (!check_keys(j, path, err) || !lsim_json_string(j, "name", &name, path, err)) goto out;
-  g_strlcpy(out->name, name, sizeof out->name);
+  if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
   if (!read_comment(j, out, path, err)) goto out;
   /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
    * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */

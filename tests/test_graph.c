@@ -381,6 +381,29 @@ START_TEST(test_meta_integers_are_plain_digits_in_range)
 }
 END_TEST
 
+/* The graph's descriptive text reaches the SVG and Chrome traces (meta.model, meta.layout) or decides how
+ * a collective is traced (a group's label, 15 bytes at most): printable UTF-8, never cut. */
+START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
+  struct { const char *body, *want; } cases[] = {
+      {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
+       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, not empty)"},
+      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
+      {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
+       "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
+    g_autofree char *msg = load_error(json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    const char *colon = strstr(msg, ".json: ");
+    ck_assert_msg(colon != NULL, "case %zu: %s", i, msg);
+    ck_assert_str_eq(colon + strlen(".json: "), cases[i].want);
+  }
+}
+END_TEST
+
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
@@ -459,6 +482,7 @@ int main(void)
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
+  tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

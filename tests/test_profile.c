@@ -125,6 +125,40 @@ START_TEST(test_nics_must_divide_the_node)
 }
 END_TEST
 
+/* A profile's name reaches the reports and traces as it is: printable UTF-8 of 1 to 63 bytes (struct
+ * gpu_profile holds 64), refused naming the field otherwise, never cut. */
+START_TEST(test_profile_name_is_printable_utf8_of_at_most_63_bytes)
+{
+  gpu_profile p;
+  char a63[64], a64[65];
+  memset(a63, 'b', 63);
+  a63[63] = '\0';
+  memset(a64, 'b', 64);
+  a64[64] = '\0';
+  g_autofree char *want64 = g_strdup_printf("P: name: \"%s\" is 64 bytes long", a64);
+  struct { const char *name, *want; } cases[] = {
+      {"a100\tx", "P: name: \"a100\\tx\" holds a control or format character"},
+      {"a100\x80", "P: name: \"a100\\x80\" is not valid UTF-8"},
+      {a64, want64},
+      {a63, NULL},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cJSON *t = shipped_tree();
+    cJSON_ReplaceItemInObjectCaseSensitive(t, "name", cJSON_CreateString(cases[i].name));
+    g_autofree char *m = load_error(t, &p);
+    cJSON_Delete(t);
+    if (!cases[i].want) {
+      ck_assert_msg(m == NULL, "case %zu: %s", i, m);
+      ck_assert_str_eq(p.name, cases[i].name);
+      continue;
+    }
+    g_autofree char *want = g_strconcat(cases[i].want, " (allowed: printable UTF-8 text, 1 to 63 bytes)", NULL);
+    ck_assert_msg(m != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(m, want);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("profile");
@@ -133,6 +167,7 @@ int main(void)
   tcase_add_test(tc, test_saved_profile_loads_back_unchanged);
   tcase_add_test(tc, test_profile_file_takes_each_known_key_once);
   tcase_add_test(tc, test_nics_must_divide_the_node);
+  tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -424,6 +424,10 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
                   g->groups->len, lsim_json_type_name(label));
       return FALSE;
     }
+    g_autofree char *what = g_strdup_printf("group %u: label", g->groups->len);
+    if (label && *label->valuestring &&
+        !lsim_json_check_text(label->valuestring, sizeof ((graph_group *)NULL)->label - 1, where, what, err))
+      return FALSE; /* never cut: "pp" decides how a collective is traced */
     int n = cJSON_GetArraySize(rs);
     gboolean ok = cJSON_IsObject(it) && cJSON_IsArray(rs);
     g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
@@ -458,6 +462,9 @@ static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GErro
                   where, it->string, lsim_json_type_name(it));
       return FALSE;
     }
+    g_autofree char *what = g_strdup_printf("meta.%s", it->string);
+    if (*it->valuestring && !lsim_json_check_text(it->valuestring, 0, where, what, err))
+      return FALSE; /* model, layout: in the traces */
     g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
   }
   return TRUE;

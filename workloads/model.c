@@ -19,9 +19,7 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
 {
   memset(out, 0, sizeof *out);
   if (!lsim_json_known_keys(j, KEYS, G_N_ELEMENTS(KEYS), where, err)) return FALSE;
-  const char *name = NULL;
-  if (!lsim_json_string(j, KEYS[0], &name, where, err)) return FALSE;
-  g_strlcpy(out->name, name, sizeof out->name);
+  if (!lsim_json_name(j, KEYS[0], out->name, sizeof out->name, where, err)) return FALSE; /* it reaches every output */
   int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
   /* Far above any model (Llama 65B: 80 layers, hidden 8192, 64 heads, FFN 22016, vocab 128000),
    * low enough that no product of them overflows and a graph of one step stays in memory. */

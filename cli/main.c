@@ -58,8 +58,8 @@ static const char *const USAGE =
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
     "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab)\n"
-    "  --vocab N               override the vocabulary size (default: the model's, 128000); a\n"
-    "                          multiple of tp\n"
+    "  --vocab N               override the vocabulary size, 1..16777216 (default: the\n"
+    "                          model's, 128000); a multiple of tp\n"
     "  --gpus N                GPUs, 1..16384 (default 64); dp = gpus / (tp * pp)\n"
     "  --tp N                  tensor-parallel degree, 1 2 4 8 (default 1)\n"
     "  --pp N                  pipeline-parallel degree (default 1)\n"
@@ -123,6 +123,8 @@ static const char *const USAGE =
     "                          fragmentation constant, from the ok/oom labels)\n"
     "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
+
+G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216); /* --vocab's range as USAGE states it */
 
 static int fail(GError *err)
 {

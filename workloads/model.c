@@ -23,7 +23,7 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
   int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
   /* Far above any model (Llama 65B: 80 layers, hidden 8192, 64 heads, FFN 22016, vocab 128000),
    * low enough that no product of them overflows and a graph of one step stays in memory. */
-  static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, 1 << 24};
+  static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, MODEL_MAX_VOCAB};
   G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS) && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
   for (size_t i = 0; i < G_N_ELEMENTS(dst); i++) {
     if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;

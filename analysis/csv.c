@@ -155,6 +155,13 @@ csv_table *csv_read(const char *path, GError **err)
   }
   GPtrArray *header = parse_closed_record(&p, path, 1, err);
   if (!header) return NULL;
+  if (header->len == 1 && !*g_strstrip((char *)header->pdata[0])) { /* else: "line 2: N fields, the header has 1" */
+    g_ptr_array_unref(header);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                "%s line 1: the header line is blank (allowed: the column names, comma-separated, on the first line)",
+                path);
+    return NULL;
+  }
   csv_table *t = csv_new(NULL, 0);
   g_ptr_array_unref(t->header);
   t->header = header;

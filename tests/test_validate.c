@@ -324,6 +324,18 @@ START_TEST(test_csv_read_refuses_a_column_named_twice)
 }
 END_TEST
 
+/* The header is the first line: a blank one is named as such (it was read as a header of one empty
+ * column: "line 2: 11 fields, the header has 1"). */
+START_TEST(test_csv_read_refuses_a_blank_header_line)
+{
+  static const char *const WANT =
+      " line 1: the header line is blank (allowed: the column names, comma-separated, on the first line)";
+  assert_csv_refused("\nmodel,tp\nllama-7b,1\n", -1, WANT);
+  assert_csv_refused(" \r\nmodel,tp\nllama-7b,1\n", -1, WANT);
+  assert_csv_refused("\xEF\xBB\xBF\nmodel,tp\n", -1, WANT);
+}
+END_TEST
+
 START_TEST(test_csv_read_skips_a_utf8_bom)
 {
   g_autofree char *path = tmp_file("\xEF\xBB\xBFmodel,seq_len\nllama-7b,1024\n", -1);
@@ -738,6 +750,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_csv_read_refuses_an_unclosed_quote_naming_its_line);
   tcase_add_test(tc, test_csv_read_refuses_a_column_named_twice);
   tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
+  tcase_add_test(tc, test_csv_read_refuses_a_blank_header_line);
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
   tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);
   tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);

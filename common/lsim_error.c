@@ -1,6 +1,9 @@
 /* lsim_error -- see lsim_error.h. */
 #include "lsim_error.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 G_DEFINE_QUARK(layoutsim-error-quark, lsim_error)
 
 char *lsim_quote(const char *s, gsize max_bytes)
@@ -28,4 +31,14 @@ char *lsim_quote(const char *s, gsize max_bytes)
   }
   g_string_append_c(out, '"');
   return g_string_free(out, FALSE);
+}
+
+char *lsim_number(double d)
+{
+  char buf[32];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, d);
+    if (strtod(buf, NULL) == d) break; /* 17 digits always read back (NaN never does: shown as nan) */
+  }
+  return g_strdup(buf);
 }

@@ -203,8 +203,9 @@ gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, con
   double d = 0;
   if (!lsim_json_number(obj, key, &d, where, err)) return FALSE;
   if (!(d >= 1 && d <= 1e9 && d == floor(d))) { /* the range first: a cast of 1e30 to int is undefined */
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a positive integer (got %g)", where,
-                key, d);
+    g_autofree char *got = lsim_number(d);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a positive integer (got %s)", where,
+                key, got);
     return FALSE;
   }
   *out = (int)d;

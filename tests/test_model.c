@@ -147,6 +147,25 @@ START_TEST(test_model_name_is_printable_utf8_of_at_most_63_bytes)
 }
 END_TEST
 
+/* A refused number is shown as given, not rounded to a value that would have been allowed: %g printed
+ * 4.000000000000001 as "got 4". */
+START_TEST(test_model_file_messages_show_the_number_as_given)
+{
+  model m;
+  static const struct { const char *layers, *got; } cases[] = {
+      {"4.000000000000001", "4.000000000000001"}, {"2.5", "2.5"}, {"0.1", "0.1"}, {"1e30", "1e+30"}, {"-3", "-3"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strdup_printf("{\"name\":\"x\",\"layers\":%s,\"hidden\":512,\"heads\":8,\"ffn\":1024,"
+                                            "\"vocab\":1000}", cases[i].layers);
+    g_autofree char *p = NULL;
+    g_autofree char *msg = model_file_error(json, &m, &p);
+    g_autofree char *want = g_strdup_printf("%s: field 'layers' must be a positive integer (got %s)", p, cases[i].got);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, want);
+  }
+}
+END_TEST
+
 /* The shipped models pass the same checks. */
 START_TEST(test_every_builtin_model_loads)
 {
@@ -172,6 +191,7 @@ int main(void)
   tcase_add_test(tc, test_model_file_takes_each_known_key_once);
   tcase_add_test(tc, test_every_builtin_model_loads);
   tcase_add_test(tc, test_model_name_is_printable_utf8_of_at_most_63_bytes);
+  tcase_add_test(tc, test_model_file_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

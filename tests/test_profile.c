@@ -159,6 +159,27 @@ START_TEST(test_profile_name_is_printable_utf8_of_at_most_63_bytes)
 }
 END_TEST
 
+/* A value outside its range is shown as given: %.6g printed 108.0000001 (not an integer) as 108 and
+ * 1.0000001 (above 1) as 1, values the message then called outside the range. */
+START_TEST(test_profile_messages_show_the_number_as_given)
+{
+  gpu_profile p;
+  static const struct { const char *key; double v; const char *want; } cases[] = {
+      {"sm_count", 108.0000001, "P: sm_count = 108.0000001 is outside its allowed range [1, 10000] or not an integer"},
+      {"gemm_efficiency", 1.0000001, "P: gemm_efficiency = 1.0000001 is outside its allowed range [0.05, 1]"},
+      {"memory_gib", 0.0999999999, "P: memory_gib = 0.0999999999 is outside its allowed range [0.1, 100000]"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cJSON *t = shipped_tree();
+    cJSON_ReplaceItemInObjectCaseSensitive(t, cases[i].key, cJSON_CreateNumber(cases[i].v));
+    g_autofree char *m = load_error(t, &p);
+    cJSON_Delete(t);
+    ck_assert_msg(m != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(m, cases[i].want);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("profile");
@@ -168,6 +189,7 @@ int main(void)
   tcase_add_test(tc, test_profile_file_takes_each_known_key_once);
   tcase_add_test(tc, test_nics_must_divide_the_node);
   tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);
+  tcase_add_test(tc, test_profile_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

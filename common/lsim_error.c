@@ -1,6 +1,7 @@
 /* lsim_error -- see lsim_error.h. */
 #include "lsim_error.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,6 +37,7 @@ char *lsim_quote(const char *s, gsize max_bytes)
 char *lsim_number(double d)
 {
   char buf[32];
+  if (d == floor(d) && fabs(d) < 1e17) return g_strdup_printf("%.0f", d); /* a count in full: 1000000, not 1e+06 */
   for (int digits = 1; digits <= 17; digits++) {
     snprintf(buf, sizeof buf, "%.*g", digits, d);
     if (strtod(buf, NULL) == d) break; /* 17 digits always read back (NaN never does: shown as nan) */

@@ -19,6 +19,7 @@
 #include "analysis/validate.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
+#include "common/lsim_input.h"
 #include "common/lsim_json.h"
 #include "common/lsim_outfile.h"
 #include "platforms/profile.h"
@@ -122,9 +123,15 @@ static const char *const USAGE =
     "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
     "                          fragmentation constant, from the ok/oom labels)\n"
     "\n"
+    "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
+    "a --profile file), 64 MiB (a predict, validate or calibrate table) or 1 GiB (a graph).\n"
+    "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
 
-G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216); /* --vocab's range as USAGE states it */
+/* the limits as USAGE states them */
+G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
+G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
+                LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 
 static int fail(GError *err)
 {

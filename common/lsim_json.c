@@ -58,16 +58,11 @@ static gboolean check_no_repeated_key(const cJSON *j, const char *path, GError *
   return FALSE;
 }
 
-cJSON *lsim_json_read_file(const char *path, GError **err)
+cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, &len, &io)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot read (%s)", path, io->message);
-    g_error_free(io);
-    return NULL;
-  }
+  if (!lsim_input_read(path, kind, &text, &len, err)) return NULL;
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, FALSE);
   if (!j) {

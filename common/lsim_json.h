@@ -12,9 +12,12 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-/* Parse a whole file; NULL and err set on failure (not JSON, text after the value, a key given
- * twice in one object). Caller owns the tree. */
-cJSON *lsim_json_read_file(const char *path, GError **err);
+#include "lsim_input.h"
+
+/* Parse a whole file, a regular file within the cap of its kind (lsim_input); NULL and err set on
+ * failure (not such a file, not JSON, text after the value, a key given twice in one object).
+ * Caller owns the tree. */
+cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err);
 /* Write a tree to path through lsim_outfile (a regular file atomically: no partial file on error). */
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
 

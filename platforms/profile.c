@@ -71,7 +71,7 @@ static void out_of_range(GError **err, const char *path, const char *key, double
 
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
   if (!j) return FALSE;
   memset(out, 0, sizeof *out);
   gboolean ok = FALSE;

@@ -17,7 +17,7 @@ static cJSON *shipped_tree(void)
 {
   g_autofree char *path = lsim_data_path("platforms/profiles", "a100-sxm4-80gb.json");
   GError *err = NULL;
-  cJSON *j = lsim_json_read_file(path, &err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, &err);
   ck_assert_msg(j != NULL, "%s", err ? err->message : "");
   return j;
 }

@@ -472,7 +472,7 @@ static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GErro
 
 graph *graph_load(const char *path, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_GRAPH, err);
   if (!j) return NULL;
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");

@@ -43,7 +43,7 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
 
 gboolean model_load_file(const char *path, model *out, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_MODEL, err);
   if (!j) return FALSE;
   gboolean ok = model_from_json(j, path, out, err);
   cJSON_Delete(j);

@@ -133,16 +133,23 @@ G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
 G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
                 LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 
+/* One line on stderr, "layoutsim: MSG", whatever the values quoted in msg hold. */
+static void say(const char *msg)
+{
+  g_autofree char *line = lsim_one_line(msg);
+  fprintf(stderr, "layoutsim: %s\n", line);
+}
+
 static int fail(GError *err)
 {
-  fprintf(stderr, "layoutsim: %s\n", err->message);
+  say(err->message);
   g_error_free(err);
   return 2;
 }
 
 static int fail_msg(const char *msg)
 {
-  fprintf(stderr, "layoutsim: %s\n", msg);
+  say(msg);
   return 2;
 }
 
@@ -250,8 +257,8 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
 static int no_positional(const cli_opts *o, const char *cmd)
 {
   if (o->positional->len == 0) return 0;
-  fprintf(stderr, "layoutsim %s: unexpected argument '%s' (see layoutsim help)\n", cmd,
-          (char *)o->positional->pdata[0]);
+  g_autofree char *arg = lsim_one_line(o->positional->pdata[0]);
+  fprintf(stderr, "layoutsim %s: unexpected argument '%s' (see layoutsim help)\n", cmd, arg);
   return 2;
 }
 
@@ -334,7 +341,10 @@ static int cmd_validate(cli_opts *o)
   const val_row *rv = (const val_row *)rows->data;
   guint usable = 0; /* rows that could not be predicted are left out of every statistic */
   for (guint i = 0; i < rows->len; i++) {
-    if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
+    if (rv[i].invalid[0]) {
+      g_autofree char *msg = g_strdup_printf("validate: %s (row left out)", rv[i].invalid);
+      say(msg);
+    }
     else usable += rv[i].meas != MEAS_OTHER;
   }
   if (usable == 0)
@@ -485,8 +495,8 @@ static int help_command(const char *name)
     if (!strcmp(name, COMMANDS[i].name)) bit = COMMANDS[i].bit;
   if (!bit && strcmp(name, "help")) {
     g_autofree char *allowed = command_names();
-    fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: %s)\n", name, allowed);
-    return 2;
+    g_autofree char *msg = g_strdup_printf("help: unknown command '%s' (allowed: %s)", name, allowed);
+    return fail_msg(msg);
   }
   g_autofree char *key = g_strdup_printf("\n  %s ", name);
   const char *entry = strstr(USAGE, key), *options = strstr(USAGE, "\nLAYOUT options:");
@@ -535,6 +545,6 @@ int main(int argc, char **argv)
     return stdout_flushed(rc);
   }
   g_autofree char *allowed = command_names();
-  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: %s)\n", argv[1], allowed);
-  return 2;
+  g_autofree char *msg = g_strdup_printf("unknown command '%s' (allowed: %s)", argv[1], allowed);
+  return fail_msg(msg);
 }

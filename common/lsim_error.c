@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 G_DEFINE_QUARK(layoutsim-error-quark, lsim_error)
 
@@ -43,4 +44,14 @@ char *lsim_number(double d)
     if (strtod(buf, NULL) == d) break; /* 17 digits always read back (NaN never does: shown as nan) */
   }
   return g_strdup(buf);
+}
+
+char *lsim_one_line(const char *msg)
+{
+  GString *out = g_string_sized_new(strlen(msg));
+  for (const char *p = msg; *p; p++) {
+    if ((guchar)*p < 0x20 || *p == 0x7f) g_string_append_printf(out, "\\x%02X", (guchar)*p);
+    else g_string_append_c(out, *p);
+  }
+  return g_string_free(out, FALSE);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/lsim_error.h"
+#include "common/lsim_input.h"
 #include "common/lsim_outfile.h"
 
 /* Split one record starting at *p; advances *p past the line end. *unclosed: the file ended inside
@@ -141,12 +142,7 @@ csv_table *csv_read(const char *path, GError **err)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, &len, &io)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot read (%s)", path, io->message);
-    g_error_free(io);
-    return NULL;
-  }
+  if (!lsim_input_read(path, LSIM_INPUT_TABLE, &text, &len, err)) return NULL;
   if (!check_no_nul(text, len, path, err)) return NULL;
   const char *p = g_str_has_prefix(text, UTF8_BOM) ? text + strlen(UTF8_BOM) : text; /* spreadsheets write one */
   if (!*p) {
@@ -155,6 +151,13 @@ csv_table *csv_read(const char *path, GError **err)
   }
   GPtrArray *header = parse_closed_record(&p, path, 1, err);
   if (!header) return NULL;
+  if (header->len == 1 && !*g_strstrip((char *)header->pdata[0])) { /* else: "line 2: N fields, the header has 1" */
+    g_ptr_array_unref(header);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                "%s line 1: the header line is blank (allowed: the column names, comma-separated, on the first line)",
+                path);
+    return NULL;
+  }
   csv_table *t = csv_new(NULL, 0);
   g_ptr_array_unref(t->header);
   t->header = header;

@@ -1,7 +1,8 @@
 /* csv -- reading and writing the comma-separated tables of predict,
  * validate and calibrate (RFC 4180: quoted fields, doubled quotes; a
  * leading UTF-8 byte-order mark is skipped, a NUL byte is an error, a
- * blank line is skipped, a column name given twice is an error). Each row
+ * blank line is skipped but a blank first line is an error (the header is
+ * the first line), a column name given twice is an error). Each row
  * keeps the file line it starts on, for the messages that name it.
  *
  * Owns: csv_table. May not touch: what the columns mean.

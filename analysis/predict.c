@@ -121,7 +121,12 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
       !row_int(t, r, "micro_batch", &l->micro_batch, err) || !row_int(t, r, "tp", &l->tp, err) ||
       !row_int(t, r, "pp", &l->pp, err) || !row_int(t, r, "sp", &sp, err))
     return FALSE;
-  if (vocab > 0) rq->m.vocab = vocab;
+  if (vocab < 1 || vocab > MODEL_MAX_VOCAB) { /* as --vocab: 0 is refused, not "the model's" */
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "vocab: '%d' is not a vocabulary size (allowed: 1 to %d)", vocab,
+                MODEL_MAX_VOCAB);
+    return FALSE;
+  }
+  rq->m.vocab = vocab;
   if (sp > 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "sp: '%d' is neither off nor on (allowed: 0, 1)", sp);
     return FALSE;

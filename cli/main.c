@@ -22,6 +22,7 @@
 #include "analysis/validate.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
+#include "common/lsim_input.h"
 #include "common/lsim_json.h"
 #include "common/lsim_outfile.h"
 #include "platforms/profile.h"
@@ -74,8 +75,8 @@ static const char *const USAGE =
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
     "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab);\n"
     "                          predict, validate, calibrate: the model of every row\n"
-    "  --vocab N               override the vocabulary size (default: the model's, 128000); a\n"
-    "                          multiple of tp\n"
+    "  --vocab N               override the vocabulary size, 1..16777216 (default: the\n"
+    "                          model's, 128000); a multiple of tp\n"
     "  --gpus N                GPUs, 1..16384 (default 64); dp = gpus / (tp * pp)\n"
     "  --tp N                  tensor-parallel degree, 1 2 4 8 (default 1)\n"
     "  --pp N                  pipeline-parallel degree (default 1)\n"
@@ -158,18 +159,33 @@ static const char *const USAGE =
     "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
     "                          fragmentation constant, from the ok/oom labels)\n"
     "\n"
+    "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
+    "a --profile file), 64 MiB (a predict, validate or calibrate table) or 1 GiB (a graph).\n"
+    "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
+
+/* the limits as USAGE states them */
+G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
+G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
+                LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
+
+/* One line on stderr, "layoutsim: MSG", whatever the values quoted in msg hold. */
+static void say(const char *msg)
+{
+  g_autofree char *line = lsim_one_line(msg);
+  fprintf(stderr, "layoutsim: %s\n", line);
+}
 
 static int fail(GError *err)
 {
-  fprintf(stderr, "layoutsim: %s\n", err->message);
+  say(err->message);
   g_error_free(err);
   return 2;
 }
 
 static int fail_msg(const char *msg)
 {
-  fprintf(stderr, "layoutsim: %s\n", msg);
+  say(msg);
   return 2;
 }
 
@@ -277,8 +293,8 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
 static int no_positional(const cli_opts *o, const char *cmd)
 {
   if (o->positional->len == 0) return 0;
-  fprintf(stderr, "layoutsim %s: unexpected argument '%s' (see layoutsim help)\n", cmd,
-          (char *)o->positional->pdata[0]);
+  g_autofree char *arg = lsim_one_line(o->positional->pdata[0]);
+  fprintf(stderr, "layoutsim %s: unexpected argument '%s' (see layoutsim help)\n", cmd, arg);
   return 2;
 }
 
@@ -375,7 +391,10 @@ static int cmd_validate(cli_opts *o)
   const val_row *rv = (const val_row *)rows->data;
   guint usable = 0; /* rows that could not be predicted are left out of every statistic */
   for (guint i = 0; i < rows->len; i++) {
-    if (rv[i].invalid[0]) fprintf(stderr, "layoutsim: validate: %s (row left out)\n", rv[i].invalid);
+    if (rv[i].invalid[0]) {
+      g_autofree char *msg = g_strdup_printf("validate: %s (row left out)", rv[i].invalid);
+      say(msg);
+    }
     else usable += rv[i].meas != MEAS_OTHER;
   }
   if (usable == 0)
@@ -602,8 +621,8 @@ static int help_command(const char *name)
     if (!strcmp(name, COMMANDS[i].name)) bit = COMMANDS[i].bit;
   if (!bit && strcmp(name, "help")) {
     g_autofree char *allowed = command_names();
-    fprintf(stderr, "layoutsim: help: unknown command '%s' (allowed: %s)\n", name, allowed);
-    return 2;
+    g_autofree char *msg = g_strdup_printf("help: unknown command '%s' (allowed: %s)", name, allowed);
+    return fail_msg(msg);
   }
   g_autofree char *key = g_strdup_printf("\n  %s ", name);
   const char *entry = strstr(USAGE, key), *options = strstr(USAGE, "\nLAYOUT options:");
@@ -652,6 +671,6 @@ int main(int argc, char **argv)
     return stdout_flushed(rc);
   }
   g_autofree char *allowed = command_names();
-  fprintf(stderr, "layoutsim: unknown command '%s' (allowed: %s)\n", argv[1], allowed);
-  return 2;
+  g_autofree char *msg = g_strdup_printf("unknown command '%s' (allowed: %s)", argv[1], allowed);
+  return fail_msg(msg);
 }

@@ -180,7 +180,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   switch (c) {
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
-  case O_VOCAB: return cli_parse_positive_int("vocab", arg, &o->vocab, err);
+  case O_VOCAB: return parse_int_in("vocab", arg, 1, MODEL_MAX_VOCAB, &o->vocab, err); /* a model file's limit */
   case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
   case O_TP: /* one 8-GPU node at most; which of these a model allows, layout_validate says */
     if (strcmp(arg, "1") && strcmp(arg, "2") && strcmp(arg, "4") && strcmp(arg, "8"))

@@ -2,6 +2,7 @@
 #include "lsim_json.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,16 +58,11 @@ static gboolean check_no_repeated_key(const cJSON *j, const char *path, GError *
   return FALSE;
 }
 
-cJSON *lsim_json_read_file(const char *path, GError **err)
+cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
-  GError *io = NULL;
-  if (!g_file_get_contents(path, &text, &len, &io)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "%s: cannot read (%s)", path, io->message);
-    g_error_free(io);
-    return NULL;
-  }
+  if (!lsim_input_read(path, kind, &text, &len, err)) return NULL;
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, FALSE);
   if (!j) {
@@ -122,6 +118,16 @@ gboolean lsim_json_known_keys(const cJSON *obj, const char *const *allowed, guin
   return TRUE;
 }
 
+const char *lsim_json_type_name(const cJSON *v)
+{
+  if (cJSON_IsObject(v)) return "an object";
+  if (cJSON_IsArray(v)) return "an array";
+  if (cJSON_IsString(v)) return "a string";
+  if (cJSON_IsNumber(v)) return "a number";
+  if (cJSON_IsBool(v)) return "a boolean";
+  return "null";
+}
+
 static const cJSON *field(const cJSON *obj, const char *key, const char *where, GError **err)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -138,6 +144,34 @@ gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, c
     return FALSE;
   }
   *out = v->valuestring;
+  return TRUE;
+}
+
+gboolean lsim_json_check_text(const char *s, gsize max_bytes, const char *where, const char *what, GError **err)
+{
+  const char *why = NULL;
+  gsize len = strlen(s);
+  if (!g_utf8_validate(s, -1, NULL)) why = "is not valid UTF-8";
+  else if (!*s) why = "is empty";
+  else
+    for (const char *p = s; *p && !why; p = g_utf8_next_char(p))
+      if (!g_unichar_isprint(g_utf8_get_char(p))) why = "holds a control or format character";
+  g_autofree char *too_long = !why && max_bytes && len > max_bytes ? g_strdup_printf("is %zu bytes long", len) : NULL;
+  if (too_long) why = too_long;
+  if (!why) return TRUE;
+  g_autofree char *shown = lsim_quote(s, 80);
+  g_autofree char *limit = max_bytes ? g_strdup_printf("1 to %zu bytes", max_bytes) : g_strdup("not empty");
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s: %s %s (allowed: printable UTF-8 text, %s)", where, what,
+              shown, why, limit);
+  return FALSE;
+}
+
+gboolean lsim_json_name(const cJSON *obj, const char *key, char *out, gsize out_size, const char *where, GError **err)
+{
+  const char *s = NULL;
+  if (!lsim_json_string(obj, key, &s, where, err) || !lsim_json_check_text(s, out_size - 1, where, key, err))
+    return FALSE;
+  g_strlcpy(out, s, out_size);
   return TRUE;
 }
 
@@ -163,9 +197,10 @@ gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, con
 {
   double d = 0;
   if (!lsim_json_number(obj, key, &d, where, err)) return FALSE;
-  if (d < 1 || d > 1e9 || d != (double)(int)d) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a positive integer (got %g)", where,
-                key, d);
+  if (!(d >= 1 && d <= 1e9 && d == floor(d))) { /* the range first: a cast of 1e30 to int is undefined */
+    g_autofree char *got = lsim_number(d);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a positive integer (got %s)", where,
+                key, got);
     return FALSE;
   }
   *out = (int)d;

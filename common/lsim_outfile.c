@@ -2,6 +2,7 @@
 #include "lsim_outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -180,9 +181,59 @@ static void pending_remove(const char *tmp)
     }
 }
 
+/* What an output stream writes to: its descriptor, and the first error a write or the close met.
+ * ferror() keeps no errno, and the writes of a large output fail while the stream's buffer fills,
+ * long before the commit (with fdopen a full disk was then reported as "Input/output error", while
+ * a small output, failing at fclose, told the reason). */
+struct lsim_outfile_sink {
+  int fd;
+  int first_errno; /* 0: none yet */
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t n)
+{
+  struct lsim_outfile_sink *s = cookie;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(s->fd, buf + done, n - done);
+    if (w > 0) done += (size_t)w;
+    else if (w < 0 && errno == EINTR) continue;
+    else {
+      if (!s->first_errno) s->first_errno = w < 0 ? errno : EIO;
+      break; /* fewer bytes than asked: the stream sets its error flag */
+    }
+  }
+  return (ssize_t)done;
+}
+
+static int sink_close(void *cookie)
+{
+  struct lsim_outfile_sink *s = cookie;
+  int rc = close(s->fd);
+  if (rc != 0 && !s->first_errno) s->first_errno = errno;
+  return rc;
+}
+
+/* A stream writing to fd through a sink (tf->sink); NULL (errno set, fd left open) on failure. */
+static FILE *stream_on(lsim_outfile *tf, int fd)
+{
+  struct lsim_outfile_sink *s = g_new0(struct lsim_outfile_sink, 1);
+  s->fd = fd;
+  FILE *f = fopencookie(s, "w", (cookie_io_functions_t){.write = sink_write, .close = sink_close});
+  if (!f) {
+    int e = errno;
+    g_free(s);
+    errno = e;
+    return NULL;
+  }
+  tf->sink = s;
+  return f;
+}
+
 static void release(lsim_outfile *tf)
 {
   if (tf->tmp_path) pending_remove(tf->tmp_path);
+  g_clear_pointer(&tf->sink, g_free);
   g_clear_pointer(&tf->path, g_free);
   g_clear_pointer(&tf->dest, g_free);
   g_clear_pointer(&tf->tmp_path, g_free);
@@ -199,7 +250,7 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
   if (mode == SHARED) { /* our own stdout or stderr: write through its open file, at its offset */
     fflush(NULL);
     int fd = dup(std_fd);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    FILE *f = fd >= 0 ? stream_on(tf, fd) : NULL;
     if (!f) {
       io_error(err, path, g_strerror(errno));
       if (fd >= 0) close(fd);
@@ -211,9 +262,11 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
     return TRUE;
   }
   if (mode != VIA_TEMP) {
-    FILE *f = fopen(path, "w");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666); /* as fopen(path, "w") */
+    FILE *f = fd >= 0 ? stream_on(tf, fd) : NULL;
     if (!f) {
       io_error(err, path, g_strerror(errno));
+      if (fd >= 0) close(fd);
       return FALSE;
     }
     tf->f = f;
@@ -224,7 +277,7 @@ gboolean lsim_outfile_open(lsim_outfile *tf, const char *path, GError **err)
   int fd = create_pending(dest, &tmp); /* mode 0600: give it the mode a plain create would (0666 less the umask) */
   mode_t mask = umask(0);
   umask(mask);
-  FILE *f = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "w") : NULL;
+  FILE *f = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? stream_on(tf, fd) : NULL;
   if (!f) {
     io_error(err, path, g_strerror(errno));
     if (fd >= 0) {
@@ -275,6 +328,7 @@ gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
 {
   int code = ferror(tf->f) ? EIO : 0;
   if (fclose(tf->f) != 0 && !code) code = errno;
+  if (code && tf->sink->first_errno) code = tf->sink->first_errno; /* the reason, not the flag */
   if (tf->tmp_path) {
     if (!code && rename(tf->tmp_path, tf->dest) != 0) code = errno;
     if (code) unlink(tf->tmp_path);

@@ -37,6 +37,7 @@ typedef struct lsim_outfile {
   char *dest;     /* what the temporary file replaces: path with symbolic links followed */
   char *tmp_path; /* the temporary file; NULL when the target is written directly */
   gboolean shared; /* the target is our own stdout or stderr, written through its descriptor */
+  struct lsim_outfile_sink *sink; /* f's descriptor and the first error writing to it (private) */
 } lsim_outfile;
 
 /* Open `path` for writing as described above; FALSE (error names the path) if the temporary file
@@ -55,7 +56,9 @@ gboolean lsim_outfile_same_target(const char *a, const char *b);
 /* The name the content goes to: the temporary file, or the target when written directly. For a
  * writer that opens files by name itself (SimGrid's Paje tracer); tf->f stays open, unused. */
 const char *lsim_outfile_write_path(const lsim_outfile *tf);
-/* Close and rename to the target; on any write error, remove the temporary file and fail. */
+/* Close and rename to the target; on any write error, remove the temporary file and fail with the
+ * first error's reason (a large output that fills /dev/full mid-way and a small one that fails at
+ * the close both say "No space left on device"). */
 gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err);
 /* Close and remove the temporary file (after an error while producing the content). A target
  * written directly keeps what was written to it. */

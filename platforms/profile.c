@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -58,24 +59,23 @@ static int by_name(const void *a, const void *b) { return g_strcmp0(*(char *cons
 
 static double *slot(gpu_profile *p, const field *f) { return (double *)((char *)p + f->off); }
 
-/* "PATH: KEY = V is outside its allowed range [LO, HI]"; V with `digits` significant digits (an int
- * field's value in full, a double's as %g). */
-static void out_of_range(GError **err, const char *path, const char *key, double v, int digits, double lo, double hi,
+/* "PATH: KEY = V is outside its allowed range [LO, HI]"; V as given (lsim_number: 1.0000001 is not
+ * shown as 1, inside the range). */
+static void out_of_range(GError **err, const char *path, const char *key, double v, double lo, double hi,
                          gboolean integer)
 {
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %.*g is outside its allowed range [%g, %g]%s", path, key,
-              digits, v, lo, hi, integer ? " or not an integer" : "");
+  g_autofree char *shown = lsim_number(v);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %s is outside its allowed range [%g, %g]%s", path, key,
+              shown, lo, hi, integer ? " or not an integer" : "");
 }
 
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
   if (!j) return FALSE;
   memset(out, 0, sizeof *out);
   gboolean ok = FALSE;
-  const char *name;
-  if (!check_keys(j, path, err) || !lsim_json_string(j, "name", &name, path, err)) goto out;
-  g_strlcpy(out->name, name, sizeof out->name);
+  if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
   if (!read_comment(j, out, path, err)) goto out;
   /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
    * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
@@ -84,15 +84,15 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(node); i++) {
     if (!lsim_json_positive_int(j, node[i].key, node[i].dst, path, err)) goto out;
     if (*node[i].dst > 128) {
-      out_of_range(err, path, node[i].key, *node[i].dst, 10, 1, 128, FALSE);
+      out_of_range(err, path, node[i].key, *node[i].dst, 1, 128, FALSE);
       goto out;
     }
   }
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
     double *v = slot(out, &FIELDS[i]);
     if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
-    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != (double)(long)*v)) {
-      out_of_range(err, path, FIELDS[i].key, *v, 6, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer);
+    if (*v < FIELDS[i].lo || *v > FIELDS[i].hi || (FIELDS[i].integer && *v != floor(*v))) {
+      out_of_range(err, path, FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi, FIELDS[i].integer);
       goto out;
     }
   }

@@ -339,6 +339,29 @@ static void engine_clear(engine *eng)
   g_free(eng->ranks);
 }
 
+/* The error of a run in which some rank never finished. It names the first unfinished rank that
+ * is blocked in an event of its own: a passive mirror waits for its source, in no event (its `cur`
+ * is its active_from, which may be its source's event count: no event there to name), and one of
+ * the ranks it waits for is itself blocked in an event. */
+static void deadlock_error(const engine *eng, const replay_result *res, GError **err)
+{
+  static const char *const HINT = "check that sends, receives and collectives match across ranks";
+  for (int r = 0; r < eng->g->world_size; r++) {
+    const rank_rt *rt = &eng->ranks[r];
+    if (res->ranks[r].finish_s >= 0 || !rt->active || rt->cur < 0 || rt->cur >= rt->n) continue;
+    const graph_event *e = &rt->ev[rt->cur];
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "graph deadlocks: rank %d never finishes event %d (%s %s, "
+                "peer/group %d); %s", r, rt->cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op),
+                e->peer, HINT);
+    return;
+  }
+  for (int r = 0; r < eng->g->world_size; r++) /* not reached: a mirror's source is explicit, so active */
+    if (res->ranks[r].finish_s < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "graph deadlocks: rank %d never finishes; %s", r, HINT);
+      return;
+    }
+}
+
 replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_params *pp, const replay_options *o,
                           GError **err)
 {
@@ -367,11 +390,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   simgrid_run();
   for (int r = 0; r < g->world_size; r++) {
     if (res->ranks[r].finish_s < 0) {
-      const graph_event *e = &eng.ranks[r].ev[MAX(eng.ranks[r].cur, 0)];
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "graph deadlocks: rank %d never finishes event %d (%s %s, peer/group %d); check that sends, "
-                  "receives and collectives match across ranks",
-                  r, eng.ranks[r].cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op), e->peer);
+      deadlock_error(&eng, res, err);
       engine_clear(&eng);
       replay_result_free(res);
       lsim_outfile_abort(&paje);

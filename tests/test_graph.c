@@ -358,6 +358,90 @@ START_TEST(test_bad_graph_files_are_rejected_with_a_reason)
 }
 END_TEST
 
+/* A field of the wrong JSON type is an error naming it, never read as absent, as 0 or (an object for
+ * an array) member by member: "meta" as an array once crashed the loader. */
+START_TEST(test_graph_fields_of_the_wrong_json_type_are_refused_naming_them)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
+  const char *send = "{\"kind\":\"send\",\"peer\":1,\"phase\":\"forward\",\"bytes\":8";
+  const char *recv = "{\"rank\":1,\"events\":[{\"kind\":\"recv\",\"peer\":0,\"phase\":\"forward\",\"bytes\":8}]}";
+  g_autofree char *send_op = g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"op\":5}]},%s]}", send, recv);
+  g_autofree char *send_bytes =
+      g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"mem_delta_bytes\":\"8\"}]},%s]}", send, recv);
+  struct { const char *body, *want; } cases[] = {
+      {"\"meta\":[\"x\"]}", "'meta' must be an object of strings (got an array)"},
+      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\")"},
+      {"\"programs\":{\"a\":{\"rank\":0,\"events\":[]}}}", "'programs' must be an array of programs (got an object)"},
+      {"\"programs\":5}", "'programs' must be an array of programs (got a number)"},
+      {"\"groups\":[{\"label\":5,\"ranks\":[0,1]}]}", "group 0: 'label' must be a string (got a number)"},
+      {"\"groups\":[{\"ranks\":[0]},{\"ranks\":[1]}],\"programs\":[{\"rank\":0,\"events\":[]},"
+       "{\"rank\":1,\"mirror_of\":0,\"group_map\":{\"x\":[0,1]}}]}",
+       "rank 1: 'group_map' must be an array of [from, to] pairs (got an object)"},
+      {"\"programs\":[{\"rank\":0,\"mem_params_bytes\":\"1e9\",\"events\":[]}]}",
+       "rank 0: field 'mem_params_bytes' must be a number (got a string)"},
+      {send_bytes, "rank 0 event 0: field 'mem_delta_bytes' must be a number (got a string)"},
+      {send_op, "rank 0 event 0: field 'op' must be a string naming an operator class (see docs/graph-format.md)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
+    g_autofree char *msg = load_error(json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    const char *colon = strstr(msg, ".json: ");
+    ck_assert_msg(colon != NULL, "case %zu: %s", i, msg);
+    ck_assert_str_eq(colon + strlen(".json: "), cases[i].want);
+  }
+}
+END_TEST
+
+/* An integer meta entry is read with atoi/atol by the stage-wise readers, so it must be plain digits:
+ * "1e1" passed as pp 10 and was read as pp 1; "3e10" was cast to int before its range was checked
+ * (undefined behaviour, reported by -fsanitize=float-cast-overflow). */
+START_TEST(test_meta_integers_are_plain_digits_in_range)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":10,\"meta\":";
+  struct { const char *meta, *want; } cases[] = {
+      {"{\"pp\":\"1e1\"}}", "meta.pp: '1e1' (allowed: an integer from 1 to 10)"},
+      {"{\"pp\":\"3e10\"}}", "meta.pp: '3e10' (allowed: an integer from 1 to 10)"},
+      {"{\"ranks_per_stage\":\"5.0\"}}", "meta.ranks_per_stage: '5.0' (allowed: an integer from 1 to 10)"},
+      {"{\"gpus_per_node\":\"99999999999\"}}", "meta.gpus_per_node: '99999999999' (allowed: an integer from 1 to 4096)"},
+      {"{\"pp\":\"5\",\"ranks_per_stage\":\"2\",\"tokens_per_step\":\"4e6\"}}", NULL},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].meta, NULL);
+    g_autofree char *msg = load_error(json);
+    if (!cases[i].want) {
+      ck_assert_msg(msg == NULL, "case %zu: %s", i, msg);
+      continue;
+    }
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, cases[i].want);
+  }
+}
+END_TEST
+
+/* The graph's descriptive text reaches the SVG and Chrome traces (meta.model, meta.layout) or decides how
+ * a collective is traced (a group's label, 15 bytes at most): printable UTF-8, never cut. */
+START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
+{
+  const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
+  struct { const char *body, *want; } cases[] = {
+      {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
+       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, not empty)"},
+      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
+      {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
+       "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat(head, cases[i].body, NULL);
+    g_autofree char *msg = load_error(json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    const char *colon = strstr(msg, ".json: ");
+    ck_assert_msg(colon != NULL, "case %zu: %s", i, msg);
+    ck_assert_str_eq(colon + strlen(".json: "), cases[i].want);
+  }
+}
+END_TEST
+
 START_TEST(test_layout_validation_names_field_and_allowed_values)
 {
   model m = tiny();
@@ -435,6 +519,9 @@ int main(void)
   tcase_add_test(tc, test_auto_partition_is_balanced_unless_a_stage_would_be_empty);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
+  tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
+  tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
+  tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

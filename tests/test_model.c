@@ -107,6 +107,65 @@ START_TEST(test_model_file_takes_each_known_key_once)
 }
 END_TEST
 
+/* A model's name reaches every output (text and JSON reports, SVG titles, traces) as it is: it must be
+ * printable UTF-8 of 1 to 63 bytes (struct model holds 64), refused naming the field otherwise, never
+ * cut. */
+START_TEST(test_model_name_is_printable_utf8_of_at_most_63_bytes)
+{
+  model m;
+  static const char *const REST = ",\"layers\":2,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000}";
+  char a63[64], a64[65];
+  memset(a63, 'a', 63);
+  a63[63] = '\0';
+  memset(a64, 'a', 64);
+  a64[64] = '\0';
+  static const char *const ALLOWED = " (allowed: printable UTF-8 text, 1 to 63 bytes)";
+  struct { const char *name, *want; } cases[] = {
+      {"x\\u0007y", "name: \"x\\x07y\" holds a control or format character"},
+      {"x\\ny", "name: \"x\\ny\" holds a control or format character"},
+      {"x\xffy", "name: \"x\\xFFy\" is not valid UTF-8"},
+      {"", "name: \"\" is empty"},
+      {a64, NULL}, /* below */
+      {a63, ""},
+      {"llama-7b \xc3\xbc", ""}, /* valid UTF-8 beyond ASCII */
+  };
+  g_autofree char *want64 = g_strdup_printf("name: \"%s\" is 64 bytes long", a64);
+  cases[4].want = want64;
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strconcat("{\"name\":\"", cases[i].name, "\"", REST, NULL);
+    g_autofree char *p = NULL;
+    g_autofree char *msg = model_file_error(json, &m, &p);
+    if (!*cases[i].want) {
+      ck_assert_msg(msg == NULL, "case %zu: %s", i, msg);
+      ck_assert_str_eq(m.name, cases[i].name);
+      continue;
+    }
+    g_autofree char *want = g_strconcat(p, ": ", cases[i].want, ALLOWED, NULL);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, want);
+  }
+}
+END_TEST
+
+/* A refused number is shown as given, not rounded to a value that would have been allowed: %g printed
+ * 4.000000000000001 as "got 4". */
+START_TEST(test_model_file_messages_show_the_number_as_given)
+{
+  model m;
+  static const struct { const char *layers, *got; } cases[] = {
+      {"4.000000000000001", "4.000000000000001"}, {"2.5", "2.5"}, {"0.1", "0.1"}, {"1e30", "1e+30"}, {"-3", "-3"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *json = g_strdup_printf("{\"name\":\"x\",\"layers\":%s,\"hidden\":512,\"heads\":8,\"ffn\":1024,"
+                                            "\"vocab\":1000}", cases[i].layers);
+    g_autofree char *p = NULL;
+    g_autofree char *msg = model_file_error(json, &m, &p);
+    g_autofree char *want = g_strdup_printf("%s: field 'layers' must be a positive integer (got %s)", p, cases[i].got);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, want);
+  }
+}
+END_TEST
+
 /* The shipped models pass the same checks. */
 START_TEST(test_every_builtin_model_loads)
 {
@@ -131,6 +190,8 @@ int main(void)
   tcase_add_test(tc, test_models_30b_65b_dimensions);
   tcase_add_test(tc, test_model_file_takes_each_known_key_once);
   tcase_add_test(tc, test_every_builtin_model_loads);
+  tcase_add_test(tc, test_model_name_is_printable_utf8_of_at_most_63_bytes);
+  tcase_add_test(tc, test_model_file_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

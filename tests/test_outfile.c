@@ -488,6 +488,28 @@ START_TEST(test_a_signal_ignored_later_stays_ignored)
 }
 END_TEST
 
+/* A write error is reported with its reason whether it happens while the stream's buffer fills (a large
+ * output) or at the close (a small one): with fdopen the first said "Input/output error" (ferror keeps
+ * no errno), the second "No space left on device". */
+START_TEST(test_a_full_device_says_no_space_left_for_a_large_and_a_small_output)
+{
+  const gsize sizes[] = {10, 4 << 20};
+  for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    g_autofree char *text = g_malloc(sizes[i] + 1);
+    memset(text, 'x', sizes[i]);
+    text[sizes[i]] = '\0';
+    lsim_outfile tf;
+    GError *err = NULL;
+    ck_assert(lsim_outfile_open(&tf, "/dev/full", &err));
+    fputs(text, tf.f);
+    ck_assert(!lsim_outfile_commit(&tf, &err));
+    g_autofree char *want = g_strdup_printf("/dev/full: cannot write (%s)", g_strerror(ENOSPC));
+    ck_assert_str_eq(err->message, want);
+    g_error_free(err);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("outfile");
@@ -513,6 +535,7 @@ int main(void)
   tcase_add_test(tc, test_a_signal_ignored_at_first_stays_ignored_after_a_library_handler);
   tcase_add_test(tc, test_a_dying_worker_removes_only_its_own_file);
   tcase_add_test(tc, test_a_signal_ignored_later_stays_ignored);
+  tcase_add_test(tc, test_a_full_device_says_no_space_left_for_a_large_and_a_small_output);
   suite_add_tcase(s, tc);
   return check_run_forked(s);
 }

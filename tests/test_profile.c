@@ -17,7 +17,7 @@ static cJSON *shipped_tree(void)
 {
   g_autofree char *path = lsim_data_path("platforms/profiles", "a100-sxm4-80gb.json");
   GError *err = NULL;
-  cJSON *j = lsim_json_read_file(path, &err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, &err);
   ck_assert_msg(j != NULL, "%s", err ? err->message : "");
   return j;
 }
@@ -125,6 +125,61 @@ START_TEST(test_nics_must_divide_the_node)
 }
 END_TEST
 
+/* A profile's name reaches the reports and traces as it is: printable UTF-8 of 1 to 63 bytes (struct
+ * gpu_profile holds 64), refused naming the field otherwise, never cut. */
+START_TEST(test_profile_name_is_printable_utf8_of_at_most_63_bytes)
+{
+  gpu_profile p;
+  char a63[64], a64[65];
+  memset(a63, 'b', 63);
+  a63[63] = '\0';
+  memset(a64, 'b', 64);
+  a64[64] = '\0';
+  g_autofree char *want64 = g_strdup_printf("P: name: \"%s\" is 64 bytes long", a64);
+  struct { const char *name, *want; } cases[] = {
+      {"a100\tx", "P: name: \"a100\\tx\" holds a control or format character"},
+      {"a100\x80", "P: name: \"a100\\x80\" is not valid UTF-8"},
+      {a64, want64},
+      {a63, NULL},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cJSON *t = shipped_tree();
+    cJSON_ReplaceItemInObjectCaseSensitive(t, "name", cJSON_CreateString(cases[i].name));
+    g_autofree char *m = load_error(t, &p);
+    cJSON_Delete(t);
+    if (!cases[i].want) {
+      ck_assert_msg(m == NULL, "case %zu: %s", i, m);
+      ck_assert_str_eq(p.name, cases[i].name);
+      continue;
+    }
+    g_autofree char *want = g_strconcat(cases[i].want, " (allowed: printable UTF-8 text, 1 to 63 bytes)", NULL);
+    ck_assert_msg(m != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(m, want);
+  }
+}
+END_TEST
+
+/* A value outside its range is shown as given: %.6g printed 108.0000001 (not an integer) as 108 and
+ * 1.0000001 (above 1) as 1, values the message then called outside the range. */
+START_TEST(test_profile_messages_show_the_number_as_given)
+{
+  gpu_profile p;
+  static const struct { const char *key; double v; const char *want; } cases[] = {
+      {"sm_count", 108.0000001, "P: sm_count = 108.0000001 is outside its allowed range [1, 10000] or not an integer"},
+      {"gemm_efficiency", 1.0000001, "P: gemm_efficiency = 1.0000001 is outside its allowed range [0.05, 1]"},
+      {"memory_gib", 0.0999999999, "P: memory_gib = 0.0999999999 is outside its allowed range [0.1, 100000]"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cJSON *t = shipped_tree();
+    cJSON_ReplaceItemInObjectCaseSensitive(t, cases[i].key, cJSON_CreateNumber(cases[i].v));
+    g_autofree char *m = load_error(t, &p);
+    cJSON_Delete(t);
+    ck_assert_msg(m != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(m, cases[i].want);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("profile");
@@ -133,6 +188,8 @@ int main(void)
   tcase_add_test(tc, test_saved_profile_loads_back_unchanged);
   tcase_add_test(tc, test_profile_file_takes_each_known_key_once);
   tcase_add_test(tc, test_nics_must_divide_the_node);
+  tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);
+  tcase_add_test(tc, test_profile_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

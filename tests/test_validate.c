@@ -327,6 +327,18 @@ START_TEST(test_csv_read_refuses_a_column_named_twice)
 }
 END_TEST
 
+/* The header is the first line: a blank one is named as such (it was read as a header of one empty
+ * column: "line 2: 11 fields, the header has 1"). */
+START_TEST(test_csv_read_refuses_a_blank_header_line)
+{
+  static const char *const WANT =
+      " line 1: the header line is blank (allowed: the column names, comma-separated, on the first line)";
+  assert_csv_refused("\nmodel,tp\nllama-7b,1\n", -1, WANT);
+  assert_csv_refused(" \r\nmodel,tp\nllama-7b,1\n", -1, WANT);
+  assert_csv_refused("\xEF\xBB\xBF\nmodel,tp\n", -1, WANT);
+}
+END_TEST
+
 START_TEST(test_csv_read_skips_a_utf8_bom)
 {
   g_autofree char *path = tmp_file("\xEF\xBB\xBFmodel,seq_len\nllama-7b,1024\n", -1);
@@ -588,6 +600,39 @@ START_TEST(test_integer_cells_are_strict)
 }
 END_TEST
 
+/* A table's vocab is the row's vocabulary, in the range --vocab and a model file obey: 0 was taken
+ * for "the model's own" (while --vocab 0 is refused), and values above a model file's limit ran. The
+ * study's tables give it on every row (128000), never 0 or empty; an empty cell stays an error. */
+START_TEST(test_vocab_cell_is_a_vocabulary_size_as_vocab_option)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+  static const struct { const char *vocab, *want; } cases[] = {
+      {"0", "vocab: '0' is not a vocabulary size (allowed: 1 to 16777216)"},
+      {"16777217", "vocab: '16777217' is not a vocabulary size (allowed: 1 to 16777216)"},
+      {"", "vocab: '' is not a whole number (allowed: plain digits such as 1 or 2048, no blanks or signs)"},
+      {"16777216", NULL},
+      {"32000", NULL},
+  };
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *cells[] = {"llama-7b", "1024", "16", cases[i].vocab, "8", "none", "flash2", "1", "1", "4", "0"};
+    g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells, 1);
+    sim_request rq;
+    GError *err = NULL;
+    gboolean ok = predict_row_request(t, 0, &cfg, &rq, &err);
+    if (!cases[i].want) {
+      ck_assert_msg(ok, "vocab '%s': %s", cases[i].vocab, err ? err->message : "");
+      ck_assert_int_eq(rq.m.vocab, atoi(cases[i].vocab));
+      continue;
+    }
+    ck_assert_msg(!ok, "vocab '%s' accepted", cases[i].vocab);
+    ck_assert_str_eq(err->message, cases[i].want);
+    g_error_free(err);
+  }
+}
+END_TEST
+
 /* n - 1 rows that ran at any fragmentation and one oom row with limit 0.26; prior 0.15, range 0.25.
  * Interval (0.05, 0.26) holds the prior: objective 1/n. Interval (0.26, 0.30): all agree, midpoint
  * 0.28: 0.05 ((0.28 - 0.15) / 0.25)^2 = 0.01352. n = 100: 0.01 < 0.01352, the prior's interval wins
@@ -708,6 +753,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_csv_read_refuses_an_unclosed_quote_naming_its_line);
   tcase_add_test(tc, test_csv_read_refuses_a_column_named_twice);
   tcase_add_test(tc, test_csv_read_skips_a_utf8_bom);
+  tcase_add_test(tc, test_csv_read_refuses_a_blank_header_line);
   tcase_add_test(tc, test_measured_row_needs_a_known_status_and_a_finite_positive_time_when_ok);
   tcase_add_test(tc, test_validate_leaves_out_rows_with_a_bad_measurement);
   tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);
@@ -715,6 +761,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_calibrate_time_fit_no_leaves_the_time_out);
   tcase_add_test(tc, test_predict_rewrites_every_pred_column);
   tcase_add_test(tc, test_integer_cells_are_strict);
+  tcase_add_test(tc, test_vocab_cell_is_a_vocabulary_size_as_vocab_option);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -271,6 +271,17 @@ static const char *non_integer_field(const cJSON *o, const char *const *keys)
   return NULL;
 }
 
+/* The first of `keys` present in o that is not a number, or NULL: a size given as a string (or an
+ * array...) is an error, not 0. */
+static const char *non_number_field(const cJSON *o, const char *const *keys)
+{
+  for (; *keys; keys++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *keys);
+    if (v && !cJSON_IsNumber(v)) return *keys;
+  }
+  return NULL;
+}
+
 static double opt_num(const cJSON *o, const char *key)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -299,6 +310,15 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     g_autofree char *what = g_strdup_printf("field '%s' must be an integer", bad_int);
     return bad(err, where, rank, idx, what);
   }
+  static const char *const NUMS[] = {"bytes", "flops", "mem_delta_bytes", "mem_transient_bytes", NULL};
+  const char *bad_num = non_number_field(o, NUMS);
+  if (bad_num) {
+    g_autofree char *what = g_strdup_printf("field '%s' must be a number (got %s)", bad_num,
+                                            lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
+    return bad(err, where, rank, idx, what);
+  }
+  if (!op && cJSON_GetObjectItemCaseSensitive(o, "op")) /* not the default 'comm' of a communication */
+    return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md)");
   e->kind = (uint8_t)ki;
   e->op = (uint8_t)oi;
   e->phase = (uint8_t)pi;
@@ -355,6 +375,14 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
                 where, rank);
     return FALSE;
   }
+  static const char *const NUMS[] = {"mem_params_bytes", "mem_grads_bytes", "mem_optimizer_bytes", "mem_buffers_bytes",
+                                     "mem_static_bytes", NULL};
+  const char *bad_num = non_number_field(o, NUMS);
+  if (bad_num) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: field '%s' must be a number (got %s)", where, rank,
+                bad_num, lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
+    return FALSE;
+  }
   graph_program *p = graph_program_of(g, rank);
   p->mem_params_bytes = opt_num(o, "mem_params_bytes");
   p->mem_grads_bytes = opt_num(o, "mem_grads_bytes");
@@ -374,8 +402,13 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   int mirror = opt_int(o, "mirror_of", -1);
   if (mirror >= 0) {
     graph_make_mirror(g, rank, mirror, opt_int(o, "active_from", 0));
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(o, "group_map"))
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(o, "group_map"), *pair;
+    if (map && !cJSON_IsArray(map)) { /* an object's members would be taken for pairs */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: 'group_map' must be an array of [from, to] pairs (got %s)",
+                  where, rank, lsim_json_type_name(map));
+      return FALSE;
+    }
+    cJSON_ArrayForEach(pair, map)
     {
       const cJSON *from = cJSON_GetArrayItem(pair, 0), *to = cJSON_GetArrayItem(pair, 1);
       int n_groups = (int)g->groups->len;
@@ -415,7 +448,16 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
   const cJSON *it;
   cJSON_ArrayForEach(it, groups)
   {
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks");
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(it, "ranks"), *label = cJSON_GetObjectItemCaseSensitive(it, "label");
+    if (label && !cJSON_IsString(label)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: 'label' must be a string (got %s)", where,
+                  g->groups->len, lsim_json_type_name(label));
+      return FALSE;
+    }
+    g_autofree char *what = g_strdup_printf("group %u: label", g->groups->len);
+    if (label && *label->valuestring &&
+        !lsim_json_check_text(label->valuestring, sizeof ((graph_group *)NULL)->label - 1, where, what, err))
+      return FALSE; /* never cut: "pp" decides how a collective is traced */
     int n = cJSON_GetArraySize(rs);
     gboolean ok = cJSON_IsObject(it) && cJSON_IsArray(rs);
     g_autofree int *ranks = g_new(int, n > 0 ? n : 1);
@@ -433,14 +475,39 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
   return TRUE;
 }
 
+/* "meta": an object of strings (absent: none). An array's items have no key (it once crashed the
+ * loader); a number would be dropped, and the entry read as absent. */
+static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GError **err)
+{
+  if (meta && !cJSON_IsObject(meta)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'meta' must be an object of strings (got %s)", where,
+                lsim_json_type_name(meta));
+    return FALSE;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, meta)
+  {
+    if (!cJSON_IsString(it)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a string (got %s; allowed: e.g. \"pp\": \"2\")",
+                  where, it->string, lsim_json_type_name(it));
+      return FALSE;
+    }
+    g_autofree char *what = g_strdup_printf("meta.%s", it->string);
+    if (*it->valuestring && !lsim_json_check_text(it->valuestring, 0, where, what, err))
+      return FALSE; /* model, layout: in the traces */
+    g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
+  }
+  return TRUE;
+}
+
 graph *graph_load(const char *path, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_GRAPH, err);
   if (!j) return NULL;
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");
   double world_d = opt_num(j, "world_size");
-  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == (int)world_d ? (int)world_d : 0;
+  int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == floor(world_d) ? (int)world_d : 0; /* cast in range */
   if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                 "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size 1..%d)", path,
@@ -448,11 +515,16 @@ graph *graph_load(const char *path, GError **err)
     goto out;
   }
   g = graph_new(world);
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "meta"))
-    if (cJSON_IsString(it)) g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
-  if (!parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err)) goto fail;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "programs"))
+  const cJSON *programs = cJSON_GetObjectItemCaseSensitive(j, "programs"), *it;
+  if (!parse_meta(g, cJSON_GetObjectItemCaseSensitive(j, "meta"), path, err) ||
+      !parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err))
+    goto fail;
+  if (programs && !cJSON_IsArray(programs)) { /* an object's members would be taken for programs, a number for none */
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'programs' must be an array of programs (got %s)", path,
+                lsim_json_type_name(programs));
+    goto fail;
+  }
+  cJSON_ArrayForEach(it, programs)
     if (!parse_program(g, it, path, err)) goto fail;
   for (int r = 0; r < world; r++)
     if (!g_ptr_array_index(g->programs, r)) graph_program_of(g, r); /* absent rank: empty program */
@@ -590,6 +662,16 @@ static gboolean check_stages(const graph *g, GError **err)
   return FALSE;
 }
 
+/* An integer meta entry as its readers take it (atoi, atol): plain digits, here from 1 to max. "1e1"
+ * would pass as 10 and be read as 1, and "3e10" was once cast to int before its range was checked. */
+static gboolean meta_integer_ok(const char *v, int max)
+{
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  return g_ascii_isdigit(*v) && !*end && !errno && n >= 1 && n <= max;
+}
+
 /* The meta entries other layers read as numbers must be numbers in range. */
 static gboolean check_meta(const graph *g, GError **err)
 {
@@ -599,10 +681,10 @@ static gboolean check_meta(const graph *g, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
     const char *v = g_hash_table_lookup(g->meta, keys[i].key);
     if (!v) continue;
+    int max = keys[i].max ? keys[i].max : g->world_size;
     char *end;
     double d = g_ascii_strtod(v, &end);
-    int max = keys[i].max ? keys[i].max : g->world_size;
-    gboolean ok = end != v && !*end && d > 0 && d < 1e30 && (!keys[i].integer || (d == (int)d && d <= max));
+    gboolean ok = keys[i].integer ? meta_integer_ok(v, max) : end != v && !*end && d > 0 && d < 1e30;
     if (!ok) {
       if (keys[i].integer)
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: an integer from 1 to %d)",

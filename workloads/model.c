@@ -19,13 +19,11 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
 {
   memset(out, 0, sizeof *out);
   if (!lsim_json_known_keys(j, KEYS, G_N_ELEMENTS(KEYS), where, err)) return FALSE;
-  const char *name = NULL;
-  if (!lsim_json_string(j, KEYS[0], &name, where, err)) return FALSE;
-  g_strlcpy(out->name, name, sizeof out->name);
+  if (!lsim_json_name(j, KEYS[0], out->name, sizeof out->name, where, err)) return FALSE; /* it reaches every output */
   int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
   /* Far above any model (Llama 65B: 80 layers, hidden 8192, 64 heads, FFN 22016, vocab 128000),
    * low enough that no product of them overflows and a graph of one step stays in memory. */
-  static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, 1 << 24};
+  static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, MODEL_MAX_VOCAB};
   G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS) && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
   for (size_t i = 0; i < G_N_ELEMENTS(dst); i++) {
     if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;
@@ -45,7 +43,7 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
 
 gboolean model_load_file(const char *path, model *out, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, err);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_MODEL, err);
   if (!j) return FALSE;
   gboolean ok = model_from_json(j, path, out, err);
   cJSON_Delete(j);

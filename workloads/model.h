@@ -18,6 +18,11 @@ typedef struct model {
   int vocab; /* untied input and output embeddings */
 } model;
 
+/* The largest vocabulary a model may have, from a model file, --vocab or a table's vocab column:
+ * far above any model (Llama: 32000 to 128256), low enough that no product with the other
+ * dimensions overflows. */
+#define MODEL_MAX_VOCAB (1 << 24)
+
 /* Whether `name` is a built-in model ("llama-13b", ...). */
 gboolean model_is_builtin(const char *name);
 /* Load a built-in model from the shipped JSON files; an unknown name is an error listing the

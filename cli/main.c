@@ -142,7 +142,8 @@ static const char *const USAGE =
     "                          extrapolation where it holds and saves work, else a full\n"
     "                          replay), full (always replay the whole step) or fast (the\n"
     "                          extrapolation wherever m > pp + 2); each row says which was\n"
-    "                          used. Layouts that do not fit in memory are not replayed\n"
+    "                          used. But with full, layouts that do not fit in memory are\n"
+    "                          not replayed (their peak comes from the memory walk)\n"
     "  --shard I/N             sweep: run the I-th of N deterministic slices (--format csv);\n"
     "                          layoutsim merge joins them (docs/sweep.md: SLURM, GNU parallel)\n"
     "  --no-symmetry           simulate every rank explicitly (slower; same result; automatic\n"
@@ -351,7 +352,8 @@ static int cmd_replay(cli_opts *o)
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
   predict_cfg cfg = {.prof = o->rq.prof, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
-                     .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = TRUE, .progress = progress}};
+                     .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
+                              .progress = progress}};
   return cfg;
 }
 

@@ -432,7 +432,8 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->gen = o->rq.gen;
   s->shard_i = o->shard_i;
   s->shard_n = o->shard_n;
-  s->pool = (pool_cfg){.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = TRUE, .progress = "sweep"};
+  s->pool = (pool_cfg){.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
+                       .progress = "sweep"};
   s->profiles = g_ptr_array_new_with_free_func(g_free);
   s->gpus = g_array_new(FALSE, FALSE, sizeof(int));
   static const whatif_axis WHATIF_OF[] = {WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY};

@@ -7,6 +7,8 @@
 #include <simgrid/mailbox.h>
 #include <glib.h>
 
+#include "host_flow.h"
+
 static int payload; /* SimGrid aborts on NULL payloads; the data itself is never read */
 
 int coll_steps(graph_coll c, int n)
@@ -55,12 +57,22 @@ void coll_group_clear(coll_group *g)
   g_free(g->members);
 }
 
-/* The one active member: its ring hop as one flow, the other hops being identical. */
+/* The one active member, the others mirroring it: its own hops, one flow per channel as in the
+ * pipelined ring, towards passive successors. By symmetry every member's flows load their links as
+ * these load the active member's (NVLink up: the channels that stay in the node; NIC: the one that
+ * leaves it; the fabric is non-blocking), so the time is the pipelined ring's. */
 static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
 {
-  const coll_member *next = &g->members[(me + 1) % g->n];
-  sg_host_sendto(g->members[me].host, next->host, bytes_per_step * steps);
-  double hop = sg_host_get_route_latency(g->members[me].host, next->host);
+  int ch = g->channels, n = g->n;
+  g_autofree sg_comm_t *comms = g_new(sg_comm_t, ch);
+  double hop = 0;
+  for (int k = 0; k < ch; k++) {
+    const coll_member *next = &g->members[member_at(position_of(me, ch, k) + 1, n, ch, k)];
+    comms[k] = net_sendto_async(g->members[me].host, next->host, bytes_per_step * steps / ch);
+    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
+    if (lat > hop) hop = lat;
+  }
+  sg_comm_wait_all(comms, ch);
   return (steps - 1) * hop + steps * overhead_s;
 }
 

@@ -538,7 +538,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
     for (int s = 0; s < l->pp; s++) {
       int src = gen_rank(l, s, 0, 0);
       graph_program *sp = graph_program_of(g, src);
-      int from = optimizer_start(sp);
+      int from = o->mirrors_active_in_step ? optimizer_start(sp) : (int)sp->events->len;
       for (int d = 0; d < l->dp; d++)
         for (int t = 0; t < l->tp; t++) {
           if (d == 0 && t == 0) continue;

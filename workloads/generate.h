@@ -25,6 +25,8 @@ typedef struct gen_options {
   partition_method partition;
   gboolean symmetry;     /* emit one explicit program per stage and mirrors for the rest */
   int gpus_per_node;     /* for the rank -> node placement recorded in the graph meta */
+  gboolean mirrors_active_in_step; /* mirrors run the optimizer step themselves (off: they stay mirrors
+                                    * to the end, and their collectives are their source's by symmetry) */
 } gen_options;
 
 gen_options gen_default_options(void);

@@ -15,6 +15,7 @@
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
+#include "traces/paje.h"
 #include "traces/svg.h"
 #include "analysis/validate.h"
 #include "cli/options.h"
@@ -184,10 +185,10 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
  * so that a bad path fails fast and no file is left behind or silently overwritten. */
 static gboolean outputs_writable(const cli_opts *o, GError **err)
 {
-  const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv,
-                         o->rq.replay.paje_path};
+  const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv, o->paje,
+                         o->rq.replay.simgrid_paje_path};
   static const char *const names[] = {"-o", "--chrome-trace", "--timeline-svg", "--memory-svg", "--timeline-csv",
-                                      "--paje"};
+                                      "--paje", "--paje-simgrid"};
   G_STATIC_ASSERT(G_N_ELEMENTS(names) == G_N_ELEMENTS(paths));
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
@@ -235,6 +236,7 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
   trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT};
   if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
   if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
+  if (o->paje && !trace_paje_write(tl, &out->plat, o->paje_links, o->paje, err)) return FALSE;
   return TRUE;
 }
 

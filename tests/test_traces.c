@@ -51,7 +51,7 @@ static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const c
   rq.gen.symmetry = symmetry;
   rq.gen.gpus_per_node = rq.prof.gpus_per_node;
   rq.capacity_gib = rq.prof.memory_gib;
-  rq.replay.paje_path = paje;
+  rq.replay.simgrid_paje_path = paje;
   if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
   ck_assert_int_eq(out->met->stages, PP);
 }

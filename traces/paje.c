@@ -92,6 +92,12 @@ typedef struct pending_flow {
   int src, dst;
 } pending_flow;
 
+/* A rank's next interval, by its start: an entry of the merge's heap. */
+typedef struct next_start {
+  ns_t t;
+  int rank;
+} next_start;
+
 typedef struct paje_w {
   FILE *f;
   const timeline *tl;
@@ -102,10 +108,7 @@ typedef struct paje_w {
   /* the merge */
   tl_cursor *cur;
   tl_interval *iv;
-  struct next_start {
-    ns_t t;
-    int rank;
-  } *heap; /* each rank's next interval start, a binary heap */
+  next_start *heap;    /* a binary heap: the earliest first, the lower rank on a tie */
   int heap_n;
   /* links */
   gboolean links;
@@ -511,8 +514,6 @@ static void communication(paje_w *w, int r, const tl_interval *iv, ns_t end)
 }
 
 /* ---- the merge -------------------------------------------------------- */
-
-typedef struct next_start next_start;
 
 static gboolean before(const next_start *a, const next_start *b) { return a->t < b->t || (a->t == b->t && a->rank < b->rank); }
 

@@ -215,9 +215,7 @@ static int create(paje_w *w, int type, int parent, const char *name)
 static void header(paje_w *w)
 {
   FILE *f = w->f;
-  const char *model = g_hash_table_lookup(w->tl->g->meta, "model");
-  fprintf(f, "#Paje trace written by layoutsim from its recorded timeline: %s, %d GPUs, step %.9f s\n",
-          model ? model : "a graph file", w->tl->g->world_size, w->tl->step_time_s);
+  /* no comment line: Vite warns about each ("the definition is not identified") */
   /* the event definitions used, numbered as SimGrid numbers them */
   fputs("%EventDef PajeDefineContainerType 0\n% Alias string\n% Type string\n% Name string\n%EndEventDef\n"
         "%EventDef PajeDefineVariableType 1\n% Alias string\n% Type string\n% Name string\n% Color color\n"

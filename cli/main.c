@@ -94,7 +94,7 @@ static const char *const USAGE =
     "                          zero length; streamed from the simulated timeline (65B on\n"
     "                          128 GPUs: 230 MB, about 2 s, no extra memory)\n"
     "  --paje-links            also each link direction's bandwidth_used, derived from the\n"
-    "                          step's transfers (65B on 128 GPUs: 430 MB; docs/timelines.md)\n"
+    "                          step's transfers (65B on 128 GPUs: 429 MB; docs/timelines.md)\n"
     "  --paje-simgrid FILE     SimGrid's own Paje trace, recorded during the run: slow, and\n"
     "                          SimGrid holds about 40x the file in memory (default layout:\n"
     "                          93 MB file, 3.9 GB); with --paje-links, SimGrid's own link\n"

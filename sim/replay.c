@@ -83,9 +83,9 @@ static void flush_pending(rank_rt *r)
   r->pending_s = 0;
 }
 
-/* Paje state of an event. Must match tl_category() in traces/timeline.c
- * (sim/ may not include traces/); tests/test_traces.c checks that the Paje
- * trace and the timeline agree per category. */
+/* SimGrid's Paje state of an event (--paje-simgrid). Must match tl_category()
+ * in traces/timeline.c (sim/ may not include traces/); tests/test_traces.c
+ * checks that SimGrid's trace and the timeline agree per category. */
 static const char *trace_state(const graph *g, const graph_event *e)
 {
   if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";

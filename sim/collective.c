@@ -41,9 +41,15 @@ static int position_of(int me, int per, int c)
   return block * per + ((off - c) % per + per) % per;
 }
 
-int coll_ring_next(int me, int n, int channels, int c) { return member_at(position_of(me, channels, c) + 1, n, channels, c); }
+int coll_ring_next(int me, int n, int channels, int c)
+{
+  return member_at(position_of(me, channels, c) + 1, n, channels, c);
+}
 
-int coll_ring_prev(int me, int n, int channels, int c) { return member_at(position_of(me, channels, c) - 1, n, channels, c); }
+int coll_ring_prev(int me, int n, int channels, int c)
+{
+  return member_at(position_of(me, channels, c) - 1, n, channels, c);
+}
 
 void coll_group_init(coll_group *g)
 {

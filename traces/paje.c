@@ -150,7 +150,10 @@ static char *put_fixed(char *p, unsigned long long whole, unsigned long long fra
 static char *put_int(char *p, int v) { return put_u64(p, (unsigned long long)v); }
 
 /* A time: seconds with 9 decimals. */
-static char *put_ns(char *p, ns_t ns) { return put_fixed(p, (unsigned long long)(ns / 1000000000), (unsigned long long)(ns % 1000000000), 9); }
+static char *put_ns(char *p, ns_t ns)
+{
+  return put_fixed(p, (unsigned long long)(ns / 1000000000), (unsigned long long)(ns % 1000000000), 9);
+}
 
 /* A value >= 0: 6 decimals below 1e12 (bytes/s: to a millionth of a byte per second), whole from there
  * (within 1e-12 of it), %g beyond what a 64-bit integer holds. */
@@ -243,7 +246,8 @@ static void header(paje_w *w)
     if (w->pp->nodes > 1) fprintf(f, "1 %d %d bandwidth_used \"0.5 0.5 0.5\"\n", T_CORE_BW_USED, T_CORE);
   }
   fprintf(f, "2 %d %d gpu\n", T_GPU, T_HOST);
-  for (int c = 0; c < TL_N; c++) fprintf(f, "5 %d %d %s \"%s\"\n", T_VALUE0 + c, T_GPU, tl_cat_name((tl_cat)c), COLOURS[c]);
+  for (int c = 0; c < TL_N; c++)
+    fprintf(f, "5 %d %d %s \"%s\"\n", T_VALUE0 + c, T_GPU, tl_cat_name((tl_cat)c), COLOURS[c]);
 }
 
 /* ---- containers ------------------------------------------------------- */
@@ -447,14 +451,14 @@ static gboolean key_equal(gconstpointer a, gconstpointer b) { return !memcmp(a, 
 static void flow_side(paje_w *w, flow_key key, gboolean sender, int src, int dst, double bytes, ns_t sender_end)
 {
   pending_flow *p = g_hash_table_lookup(w->pending, &key);
-  if (!p || p->sender_seen == sender) {
-    if (p) return; /* the same side twice: a graph whose sends and receives do not pair */
-    p = g_new0(pending_flow, 1);
+  if (p && p->sender_seen == sender) return; /* the same side twice: sends and receives that do not pair */
+  if (!p) {
+    p = g_new(pending_flow, 1);
     *p = (pending_flow){.key = key, .sender_seen = sender, .end = sender_end, .bytes = bytes, .src = src, .dst = dst};
     g_hash_table_insert(w->pending, &p->key, p);
     return;
   }
-  if (!sender) {
+  if (!sender) { /* the sender's end and bytes, seen first */
     sender_end = p->end;
     bytes = p->bytes;
   }
@@ -507,13 +511,18 @@ static void communication(paje_w *w, int r, const tl_interval *iv, ns_t end)
     return;
   }
   if (iv->peer < 0) return; /* a mirror whose graph does not say where it sends */
-  if (e->kind == EV_SEND) flow_side(w, (flow_key){-1, count(w, r, 0, iv->peer), r, iv->peer}, TRUE, r, iv->peer, e->bytes, end);
-  else flow_side(w, (flow_key){-1, count(w, r, 1, iv->peer), iv->peer, r}, FALSE, iv->peer, r, 0, end);
+  if (e->kind == EV_SEND)
+    flow_side(w, (flow_key){-1, count(w, r, 0, iv->peer), r, iv->peer}, TRUE, r, iv->peer, e->bytes, end);
+  else
+    flow_side(w, (flow_key){-1, count(w, r, 1, iv->peer), iv->peer, r}, FALSE, iv->peer, r, 0, end);
 }
 
 /* ---- the merge -------------------------------------------------------- */
 
-static gboolean before(const next_start *a, const next_start *b) { return a->t < b->t || (a->t == b->t && a->rank < b->rank); }
+static gboolean before(const next_start *a, const next_start *b)
+{
+  return a->t < b->t || (a->t == b->t && a->rank < b->rank);
+}
 
 static void sift_down(paje_w *w, int i)
 {

@@ -253,7 +253,7 @@ static void header(paje_w *w)
 /* ---- containers ------------------------------------------------------- */
 
 /* Link ids of the directions (the bandwidth_used variables): GPU h's NVLink, node n's NIC k, the core. */
-static int nvl_id(const paje_w *w, int gpu, int dir) { (void)w; return gpu * 2 + dir; }
+static int nvl_id(int gpu, int dir) { return gpu * 2 + dir; }
 static int nic_id(const paje_w *w, int node, int k, int dir)
 {
   return 2 * w->pp->nodes * w->pp->gpus_per_node + (node * w->pp->nics_per_node + k) * 2 + dir;
@@ -308,7 +308,7 @@ static void containers(paje_w *w)
     }
     for (int g = 0; g < G; g++) {
       snprintf(name, sizeof name, "nvl_%d_%d", n, g);
-      directions(w, zone, name, pp->nvlink_bytes_per_s, nvl_lat, nvl_id(w, n * G + g, DIR_DOWN));
+      directions(w, zone, name, pp->nvlink_bytes_per_s, nvl_lat, nvl_id(n * G + g, DIR_DOWN));
     }
   }
   if (pp->nodes > 1) {
@@ -419,8 +419,8 @@ static int route(const paje_w *w, int src, int dst, int link[3])
 {
   int G = w->pp->gpus_per_node, per_nic = G / w->pp->nics_per_node;
   if (src / G == dst / G) {
-    link[0] = nvl_id(w, src, DIR_UP);
-    link[1] = nvl_id(w, dst, DIR_DOWN);
+    link[0] = nvl_id(src, DIR_UP);
+    link[1] = nvl_id(dst, DIR_DOWN);
     return 2;
   }
   link[0] = nic_id(w, src / G, src % G / per_nic, DIR_UP);

@@ -25,8 +25,8 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
 {
   out->g = g;
   if (!check_mirrors(g, prof, err)) return FALSE;
-  plat_params pp = replay_platform_for(prof, g->world_size);
-  out->res = replay_run(g, prof, &pp, ro, err);
+  out->plat = replay_platform_for(prof, g->world_size);
+  out->res = replay_run(g, prof, &out->plat, ro, err);
   if (!out->res) return FALSE;
   out->tl = tl_make(g, out->res);
   out->met = metrics_compute(&out->tl, prof, capacity_gib);

@@ -32,6 +32,7 @@ typedef struct sim_outcome {
   replay_result *res;
   timeline tl;
   metrics *met;
+  plat_params plat; /* the platform it was replayed on */
 } sim_outcome;
 
 /* Validate the layout against the model and the profile (tp inside a node) and fix the generator's

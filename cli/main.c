@@ -15,6 +15,7 @@
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
+#include "traces/paje.h"
 #include "traces/svg.h"
 #include "analysis/sweep.h"
 #include "analysis/sweep_plot.h"
@@ -115,13 +116,17 @@ static const char *const USAGE =
     "  --show-invalid          sweep, merge: list every invalid layout with its reason\n"
     "  --plot FILE.svg         sweep, merge: MFU and step time against the one swept platform\n"
     "                          axis, a line per layout among the five best\n"
-
-    "  --paje FILE             SimGrid Paje trace: a state per GPU per event (forward,\n"
-    "                          backward, recompute, tp-comm, pp-wait, dp-comm, optimizer,\n"
-    "                          idle), tiling the step; opens in pj_dump/pajeng and Vite.\n"
-    "                          Costly on large layouts: SimGrid holds about 40x the file in\n"
-    "                          memory (default layout: 93 MB file, 3.9 GB, 9 s)\n"
-    "  --paje-links            also trace link utilization in the Paje file (about 2x larger)\n"
+    "  --paje FILE             Paje trace for pj_dump/pajeng and Vite: a state per GPU per\n"
+    "                          event (forward, backward, recompute, tp-comm, pp-wait,\n"
+    "                          dp-comm, optimizer, idle) tiling the step, every GPU, none of\n"
+    "                          zero length; streamed from the simulated timeline (65B on\n"
+    "                          128 GPUs: 230 MB, about 2 s, no extra memory)\n"
+    "  --paje-links            also each link direction's bandwidth_used, derived from the\n"
+    "                          step's transfers (65B on 128 GPUs: 429 MB; docs/timelines.md)\n"
+    "  --paje-simgrid FILE     SimGrid's own Paje trace, recorded during the run: slow, and\n"
+    "                          SimGrid holds about 40x the file in memory (default layout:\n"
+    "                          93 MB file, 3.9 GB); with --paje-links, SimGrid's own link\n"
+    "                          and host variables (inexact where transfers share a link)\n"
     "  --chrome-trace FILE     Chrome trace-event JSON for Perfetto / chrome://tracing: a\n"
     "                          process per node, a track per GPU stream, flow arrows for\n"
     "                          pipeline sends, a memory counter per GPU\n"
@@ -237,10 +242,10 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
  * so that a bad path fails fast and no file is left behind or silently overwritten. */
 static gboolean outputs_writable(const cli_opts *o, GError **err)
 {
-  const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv,
-                         o->rq.replay.paje_path};
+  const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv, o->paje,
+                         o->rq.replay.simgrid_paje_path};
   static const char *const names[] = {"-o", "--chrome-trace", "--timeline-svg", "--memory-svg", "--timeline-csv",
-                                      "--paje"};
+                                      "--paje", "--paje-simgrid"};
   G_STATIC_ASSERT(G_N_ELEMENTS(names) == G_N_ELEMENTS(paths));
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
@@ -288,6 +293,7 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
   trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT};
   if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
   if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
+  if (o->paje && !trace_paje_write(tl, &out->plat, o->paje_links, o->paje, err)) return FALSE;
   return TRUE;
 }
 

@@ -13,8 +13,8 @@
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
-  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR, O_FIDELITY, O_TOP,
-  O_SHOW_INVALID, O_PLOT, O_SHARD
+  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD
 };
 
 static const struct option LONG[] = {
@@ -50,6 +50,7 @@ static const struct option LONG[] = {
     {"trace-ranks", required_argument, NULL, O_TRACE_RANKS},
     {"chrome-ranks", required_argument, NULL, O_TRACE_RANKS},
     {"paje-links", no_argument, NULL, O_PAJE_LINKS},
+    {"paje-simgrid", required_argument, NULL, O_PAJE_SIMGRID},
     {"max-evals", required_argument, NULL, O_MAX_EVALS},
     {"full", no_argument, NULL, O_FULL},
     {"check-fast", no_argument, NULL, O_CHECK_FAST},
@@ -77,7 +78,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
-    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES}, {O_CSV, TRACES},
+    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES}, {O_CSV, TRACES},
     {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
@@ -218,7 +219,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case 'o': o->output = arg; return TRUE;
   case 'j':
     return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
-  case O_PAJE: o->rq.replay.paje_path = arg; return TRUE;
+  case O_PAJE: o->paje = arg; return TRUE;
+  case O_PAJE_SIMGRID: o->rq.replay.simgrid_paje_path = arg; return TRUE;
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;
   case O_CSV: o->timeline_csv = arg; return TRUE;
@@ -233,7 +235,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   }
   case O_MEM_SVG: o->memory_svg = arg; return TRUE;
   case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
-  case O_PAJE_LINKS: o->rq.replay.paje_links = TRUE; return TRUE;
+  case O_PAJE_LINKS: o->paje_links = TRUE; return TRUE;
   case O_MAX_EVALS: return parse_int_in("max-evals", arg, 1, 1000000, &o->max_evals, err); /* >= 11: cmd_calibrate */
   case O_FULL: o->calib_full = TRUE; return TRUE;
   case O_CHECK_FAST: o->calib_check_fast = TRUE; return TRUE;
@@ -260,7 +262,8 @@ static gboolean check_combinations(const cli_opts *o, GError **err)
 {
   const char *msg = NULL;
   if (o->model_file && o->model_set) msg = "--model-file: given together with --model (allowed: one of the two)";
-  else if (o->rq.replay.paje_links && !o->rq.replay.paje_path) msg = "--paje-links: needs --paje FILE";
+  else if (o->paje_links && !o->paje && !o->rq.replay.simgrid_paje_path)
+    msg = "--paje-links: needs --paje FILE or --paje-simgrid FILE";
   else if (o->trace_ranks && !o->chrome_trace && !o->timeline_csv)
     msg = "--trace-ranks: needs --chrome-trace FILE or --timeline-csv FILE";
   if (msg) g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, msg);
@@ -300,6 +303,7 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
     if (!one_option(o, c, optarg, err)) return FALSE;
   }
   for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, argv[i]);
+  o->rq.replay.simgrid_paje_links = o->paje_links && o->rq.replay.simgrid_paje_path;
   return check_combinations(o, err);
 }
 

@@ -31,6 +31,8 @@ typedef struct cli_opts {
   const char *format;    /* text | json (sweep, merge: also csv) */
   const char *output;    /* -o */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
+  const char *paje;      /* --paje: written from the timeline (--paje-simgrid is rq.replay's) */
+  gboolean paje_links;   /* --paje-links: link variables in both Paje traces */
   const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
   int jobs;              /* predict, validate, calibrate -j */
   int max_evals;         /* calibrate: 0 = default */

@@ -1,6 +1,6 @@
 /* lsim_outfile -- output files, never left half-written where that can be
- * avoided. Every output of layoutsim (-o, --paje, --chrome-trace,
- * --timeline-svg, ...) goes through here.
+ * avoided. Every output of layoutsim (-o, --paje, --paje-simgrid,
+ * --chrome-trace, --timeline-svg, ...) goes through here.
  *
  * - A regular file, or a name that does not exist yet: the content goes to
  *   a fresh temporary file beside the target (TARGET.XXXXXX, created

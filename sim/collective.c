@@ -18,15 +18,13 @@ int coll_steps(graph_coll c, int n)
 }
 
 
-/* Members per node when every node holds the same number (consecutive in
- * ring order), else 1: the number of channels. */
-static int channels(const coll_member *m, int n)
+int coll_channels(const int *node, int n)
 {
   int per = 1;
-  while (per < n && m[per].node == m[0].node) per++;
+  while (per < n && node[per] == node[0]) per++;
   if (per == n || n % per) return 1;
   for (int i = 0; i < n; i++)
-    if (m[i].node != m[(i / per) * per].node || (i % per == 0 && i > 0 && m[i].node == m[i - 1].node)) return 1;
+    if (node[i] != node[(i / per) * per] || (i % per == 0 && i > 0 && node[i] == node[i - 1])) return 1;
   return per;
 }
 
@@ -45,9 +43,21 @@ static int position_of(int me, int per, int c)
   return block * per + ((off - c) % per + per) % per;
 }
 
+int coll_ring_next(int me, int n, int channels, int c)
+{
+  return member_at(position_of(me, channels, c) + 1, n, channels, c);
+}
+
+int coll_ring_prev(int me, int n, int channels, int c)
+{
+  return member_at(position_of(me, channels, c) - 1, n, channels, c);
+}
+
 void coll_group_init(coll_group *g)
 {
-  g->channels = channels(g->members, g->n);
+  g_autofree int *node = g_new(int, g->n > 0 ? g->n : 1);
+  for (int i = 0; i < g->n; i++) node[i] = g->members[i].node;
+  g->channels = coll_channels(node, g->n);
   g->barrier = g->n > 1 ? sg_barrier_init((unsigned)g->n) : NULL;
 }
 
@@ -84,8 +94,7 @@ static double run_pipelined(const coll_group *g, int me, double bytes_per_step, 
   g_autofree void **got = g_new(void *, ch);
   double hop = 0;
   for (int k = 0; k < ch; k++) {
-    int pos = position_of(me, ch, k);
-    const coll_member *next = &g->members[member_at(pos + 1, n, ch, k)];
+    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
     comms[k] = sg_mailbox_put_async(next->inbox, &payload, (long)(bytes_per_step * steps / ch));
     comms[ch + k] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
     double lat = sg_host_get_route_latency(g->members[me].host, next->host);

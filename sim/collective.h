@@ -54,6 +54,13 @@ void coll_group_clear(coll_group *g);
 
 /* Number of ring steps of a collective over n members. */
 int coll_steps(graph_coll c, int n);
+/* The rings every member runs when all are active (no SimGrid needed, so that a trace writer can
+ * follow the replay's traffic): channels for n members on nodes node[0..n-1] in ring order (the
+ * members per node when every node holds as many, consecutive; else 1), and the member after and
+ * before member `me` in channel c's ring. */
+int coll_channels(const int *node, int n);
+int coll_ring_next(int me, int n, int channels, int c);
+int coll_ring_prev(int me, int n, int channels, int c);
 
 /* Run member `me` of group g; active[i] says whether member i takes part
  * (the caller decides, identically on every member). Returns the extra

@@ -83,9 +83,9 @@ static void flush_pending(rank_rt *r)
   r->pending_s = 0;
 }
 
-/* Paje state of an event. Must match tl_category() in traces/timeline.c
- * (sim/ may not include traces/); tests/test_traces.c checks that the Paje
- * trace and the timeline agree per category. */
+/* SimGrid's Paje state of an event (--paje-simgrid). Must match tl_category()
+ * in traces/timeline.c (sim/ may not include traces/); tests/test_traces.c
+ * checks that SimGrid's trace and the timeline agree per category. */
 static const char *trace_state(const graph *g, const graph_event *e)
 {
   if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";
@@ -248,7 +248,7 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
     sg_cfg_set_boolean("tracing/platform", "yes");
     sg_cfg_set_string("tracing/filename", paje_file);
     sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
-    if (o->paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
+    if (o->simgrid_paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
 }
 
@@ -370,12 +370,12 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
                 g->world_size, pp->nodes * pp->gpus_per_node);
     return NULL;
   }
-  gboolean tracing = o && o->paje_path;
+  gboolean tracing = o && o->simgrid_paje_path;
   /* SimGrid writes the trace by name as the run goes: to lsim_outfile's temporary file, renamed once
    * the run succeeded (SimGrid's open file follows the rename), or straight into a FIFO or device.
    * Opening it here fails with one line rather than inside SimGrid. */
   lsim_outfile paje = {0};
-  if (tracing && !lsim_outfile_open_named(&paje, o->paje_path, err)) return NULL;
+  if (tracing && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
   const char *paje_file = tracing ? lsim_outfile_write_path(&paje) : NULL;
   init_simgrid(o, paje_file);
   plat_build(pp);

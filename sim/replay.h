@@ -21,8 +21,10 @@
 #include "workloads/graph.h"
 
 typedef struct replay_options {
-  const char *paje_path; /* NULL: no Paje trace */
-  gboolean paje_links;   /* also trace link utilization (much larger file) */
+  /* SimGrid's own Paje trace (--paje-simgrid; --paje is written from the timeline, traces/paje.h):
+   * NULL for none. Slow and memory-hungry: SimGrid 3.32 holds its events until the end of the run. */
+  const char *simgrid_paje_path;
+  gboolean simgrid_paje_links; /* also SimGrid's link bandwidth_used and host speed_used variables */
   const char *log_threshold; /* e.g. "critical" (default) */
 } replay_options;
 

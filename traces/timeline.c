@@ -34,48 +34,84 @@ tl_cat tl_category(const graph *g, const graph_event *e)
   }
 }
 
-/* One rank's walk: its program, and for a mirror the peers already
- * translated (graph_peer_for searches groups; a program has few peers). */
-typedef struct visit {
-  const graph *g;
-  const graph_program *p;
-  GHashTable *peers; /* source's peer -> own, created on first use */
-} visit;
-
-static int peer_of(visit *v, const graph_event *e)
+/* The rank at the other end of a send/recv, or a collective's group, for a mirror its own
+ * (graph_peer_for searches groups; a program has few peers, so they are remembered). */
+static int peer_of(tl_cursor *c, const graph_event *e)
 {
-  if (e->kind == EV_COLLECTIVE) return graph_group_for(v->p, e->peer);
+  if (e->kind == EV_COLLECTIVE) return graph_group_for(c->p, e->peer);
   if (e->kind != EV_SEND && e->kind != EV_RECV) return -1;
-  if (v->p->mirror_of < 0) return e->peer;
-  if (!v->peers) v->peers = g_hash_table_new(g_direct_hash, g_direct_equal);
+  if (c->p->mirror_of < 0) return e->peer;
+  if (!c->peers) c->peers = g_hash_table_new(g_direct_hash, g_direct_equal);
   gpointer own;
-  if (g_hash_table_lookup_extended(v->peers, GINT_TO_POINTER(e->peer), NULL, &own)) return GPOINTER_TO_INT(own);
-  int r = graph_peer_for(v->g, v->p, e->peer);
-  g_hash_table_insert(v->peers, GINT_TO_POINTER(e->peer), GINT_TO_POINTER(r));
+  if (g_hash_table_lookup_extended(c->peers, GINT_TO_POINTER(e->peer), NULL, &own)) return GPOINTER_TO_INT(own);
+  int r = graph_peer_for(c->tl->g, c->p, e->peer);
+  g_hash_table_insert(c->peers, GINT_TO_POINTER(e->peer), GINT_TO_POINTER(r));
   return r;
 }
 
-static gboolean visit_range(visit *v, const replay_rank *rr, const graph_event *ev, int from, int to, tl_visit_fn fn,
-                            gpointer data)
+void tl_cursor_init(tl_cursor *c, const timeline *tl, int rank, gboolean tiled)
 {
-  for (int i = from; i < to; i++) {
-    if (isnan(rr->start_s[i])) continue;
-    tl_interval iv = {rr->start_s[i], rr->end_s[i], tl_category(v->g, &ev[i]), &ev[i], i, peer_of(v, &ev[i])};
-    if (!fn(&iv, data)) return FALSE;
+  *c = (tl_cursor){.tl = tl, .tiled = tiled};
+  c->p = g_ptr_array_index(tl->g->programs, rank);
+  c->ev = graph_program_events(tl->g, c->p, &c->n, &c->first);
+  c->own = &tl->res->ranks[rank];
+  /* a mirror's events before active_from are its source's, as its source executed them */
+  c->src = c->p->mirror_of >= 0 ? &tl->res->ranks[c->p->mirror_of] : c->own;
+  c->i = c->p->mirror_of >= 0 ? 0 : c->first;
+}
+
+/* The next executed event's interval. */
+static gboolean next_event(tl_cursor *c, tl_interval *iv)
+{
+  for (; c->i < c->n; c->i++) {
+    const replay_rank *rr = c->i < c->first ? c->src : c->own;
+    if (isnan(rr->start_s[c->i])) continue;
+    const graph_event *e = &c->ev[c->i];
+    *iv = (tl_interval){rr->start_s[c->i], rr->end_s[c->i], tl_category(c->tl->g, e), e, c->i, peer_of(c, e)};
+    c->i++;
+    return TRUE;
   }
+  return FALSE;
+}
+
+gboolean tl_cursor_next(tl_cursor *c, tl_interval *iv)
+{
+  if (!c->tiled) return next_event(c, iv);
+  if (!c->held) c->held = next_event(c, &c->next);
+  /* the gap up to the next event, or after the last one up to the end of the step */
+  double until = c->held ? c->next.start_s : c->tl->step_time_s;
+  if (until > c->t) {
+    *iv = (tl_interval){c->t, until, TL_IDLE, NULL, -1, -1};
+    c->t = until;
+    return TRUE;
+  }
+  if (!c->held) return FALSE;
+  *iv = c->next;
+  c->held = FALSE;
+  if (iv->end_s > c->t) c->t = iv->end_s;
   return TRUE;
+}
+
+void tl_cursor_clear(tl_cursor *c)
+{
+  if (c->peers) g_hash_table_destroy(c->peers);
+  c->peers = NULL;
+}
+
+static gboolean walk(const timeline *tl, int rank, gboolean tiled, tl_visit_fn fn, gpointer data)
+{
+  tl_cursor c;
+  tl_cursor_init(&c, tl, rank, tiled);
+  tl_interval iv;
+  gboolean done = TRUE;
+  while (done && tl_cursor_next(&c, &iv)) done = fn(&iv, data);
+  tl_cursor_clear(&c);
+  return done;
 }
 
 gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
-  const graph_program *p = g_ptr_array_index(tl->g->programs, rank);
-  int n, first;
-  const graph_event *ev = graph_program_events(tl->g, p, &n, &first);
-  visit v = {tl->g, p, NULL};
-  gboolean done = (p->mirror_of < 0 || visit_range(&v, &tl->res->ranks[p->mirror_of], ev, 0, first, fn, data)) &&
-                  visit_range(&v, &tl->res->ranks[rank], ev, first, n, fn, data);
-  if (v.peers) g_hash_table_destroy(v.peers);
-  return done;
+  return walk(tl, rank, FALSE, fn, data);
 }
 
 static gboolean add_seconds(const tl_interval *iv, gpointer data)
@@ -109,33 +145,9 @@ int tl_stage_of(const timeline *tl, int rank)
   return per > 0 ? MIN(rank / per, tl_stages(tl) - 1) : 0;
 }
 
-typedef struct tiler {
-  tl_visit_fn fn;
-  gpointer data;
-  double t; /* end of the last interval */
-} tiler;
-
-static gboolean emit_gap(tiler *t, double until)
-{
-  if (until <= t->t) return TRUE;
-  tl_interval gap = {t->t, until, TL_IDLE, NULL, -1, -1};
-  t->t = until;
-  return t->fn(&gap, t->data);
-}
-
-static gboolean tile_one(const tl_interval *iv, gpointer data)
-{
-  tiler *t = data;
-  if (!emit_gap(t, iv->start_s)) return FALSE;
-  if (iv->end_s > t->t) t->t = iv->end_s;
-  return t->fn(iv, t->data);
-}
-
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
-  tiler t = {fn, data, 0};
-  if (!tl_foreach(tl, rank, tile_one, &t)) return FALSE;
-  return emit_gap(&t, tl->step_time_s);
+  return walk(tl, rank, TRUE, fn, data);
 }
 
 tl_stream tl_stream_of(tl_cat c)

@@ -1,8 +1,8 @@
 /* timeline -- what was seen: for every rank, the intervals of one simulated
  * step, each with its category (forward, backward, recompute, tp-comm,
  * pp-wait, dp-comm, optimizer). Built from a graph and its replay; every
- * output format (Paje aside, which SimGrid writes during the run) and every
- * metric of analysis/ reads it, so they agree by construction.
+ * output format and every metric of analysis/ reads it, so they agree by
+ * construction.
  *
  * A mirror rank's intervals are its source's before active_from (identical
  * by symmetry) and its own after: the timeline references, never copies.
@@ -52,6 +52,27 @@ timeline tl_make(const graph *g, const replay_result *res);
  * pp-wait (waiting for the pipeline), other collectives tp-comm or dp-comm by phase. */
 tl_cat tl_category(const graph *g, const graph_event *e);
 const char *tl_cat_name(tl_cat c);
+
+/* A rank's intervals one at a time, in time order: what tl_foreach yields or, `tiled`, what
+ * tl_foreach_tiled yields. A position in the rank's program, never a list of its intervals: a writer
+ * can hold one per rank and merge them (traces/paje.c). */
+typedef struct tl_cursor {
+  const timeline *tl;
+  const graph_program *p;
+  const graph_event *ev;
+  const replay_rank *src; /* where events [0, first) were executed: a mirror's source */
+  const replay_rank *own;
+  int n, first, i;
+  GHashTable *peers; /* a mirror's source's peer -> its own, created on first use */
+  gboolean tiled;
+  double t;           /* tiled: end of the last interval yielded */
+  gboolean held;      /* tiled: `next` is an event interval held back behind the gap before it */
+  tl_interval next;
+} tl_cursor;
+void tl_cursor_init(tl_cursor *c, const timeline *tl, int rank, gboolean tiled);
+/* The next interval into *iv; FALSE when there is none left. */
+gboolean tl_cursor_next(tl_cursor *c, tl_interval *iv);
+void tl_cursor_clear(tl_cursor *c);
 
 /* Call fn for every interval of `rank` in time order. Returns FALSE if fn stopped early. */
 typedef gboolean (*tl_visit_fn)(const tl_interval *iv, gpointer data);

@@ -2,6 +2,7 @@
 #include "metrics.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "workloads/memory.h"
 
@@ -142,7 +143,12 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   g_autofree int *count = g_new0(int, m->stages);
   for (int r = 0; r < world; r++) {
     double *sec = &m->rank_seconds[(gsize)r * TL_N];
-    tl_rank_seconds(tl, r, sec);
+    const graph_program *prog = g_ptr_array_index(g->programs, r);
+    const graph_program *src = prog->mirror_of >= 0 ? g_ptr_array_index(g->programs, prog->mirror_of) : NULL;
+    if (src && prog->mirror_of < r && prog->active_from >= (int)src->events->len) /* its source's intervals throughout */
+      memcpy(sec, &m->rank_seconds[(gsize)prog->mirror_of * TL_N], sizeof(double) * TL_N);
+    else
+      tl_rank_seconds(tl, r, sec);
     int s = tl_stage_of(tl, r);
     if (count[s]++ == 0) stage_memory(tl, p, r, &m->stage[s]);
     for (int c = 0; c < TL_N; c++) {

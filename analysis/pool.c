@@ -90,40 +90,44 @@ static prediction invalid(GError *err)
   return p;
 }
 
-/* Runs in the worker: rq at m micro-batches (0: its own count). The memory verdict first, from the
- * graph at min(m, pp + 1) micro-batches; then, unless memory alone was asked for or the layout does
- * not fit and prune is set, the replay. */
-static prediction run_job(const sim_request *req, int m, gboolean replay, gboolean prune)
+/* The memory verdict of rq at m micro-batches (0: its own count), from the graph at min(m, pp + 1)
+ * micro-batches (no SimGrid: the parent may call it). *rq_at becomes the request at m. FALSE with
+ * *p invalid when the request fails. */
+static gboolean memory_verdict(const sim_request *req, int m, sim_request *rq_at, prediction *p)
 {
   sim_request rq = *req;
   GError *err = NULL;
-  if (!sim_request_prepare(&rq, &err)) return invalid(err);
+  if (!sim_request_prepare(&rq, &err)) goto fail;
   if (m > 0 && m != rq.l.grad_accum) {
     rq.l.global_batch = rq.l.dp * rq.l.micro_batch * m;
-    if (!sim_request_prepare(&rq, &err)) return invalid(err);
+    if (!sim_request_prepare(&rq, &err)) goto fail;
   }
-  prediction p = {.m = rq.l.grad_accum};
+  *rq_at = rq;
+  *p = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
   sim_request mrq = rq;
-  int m_mem = MIN(rq.l.grad_accum, rq.l.pp + 1);
-  mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * m_mem;
-  if (!sim_request_prepare(&mrq, &err)) return invalid(err);
+  mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, rq.l.pp + 1);
+  if (!sim_request_prepare(&mrq, &err)) goto fail;
   graph *g = gen_graph(&mrq.m, &mrq.l, &mrq.gen, &err);
-  if (!g) return invalid(err);
+  if (!g) goto fail;
   metrics *mem = metrics_memory_only(g, &mrq.prof, mrq.capacity_gib);
-  memory_of(&p, mem, mrq.capacity_gib);
+  memory_of(p, mem, mrq.capacity_gib);
   metrics_free(mem);
-  p.how = PRED_HOW_MEMORY;
-  if (!replay || (prune && p.status == PRED_OOM)) {
-    graph_free(g);
-    return p;
-  }
-  if (m_mem != rq.l.grad_accum) { /* the replay needs the whole step */
-    graph_free(g);
-    g = gen_graph(&rq.m, &rq.l, &rq.gen, &err);
-    if (!g) return invalid(err);
-  }
+  graph_free(g);
+  return TRUE;
+fail:
+  *p = invalid(err);
+  return FALSE;
+}
+
+/* Runs in the worker: the replay of rq at m micro-batches (0: its own count). */
+static prediction run_job(const sim_request *req, int m)
+{
+  sim_request rq;
+  prediction p;
+  if (!memory_verdict(req, m, &rq, &p)) return p; /* the verdict is the replay's own below */
+  GError *err = NULL;
   sim_outcome o = {0};
-  if (!sim_run_graph(g, &rq.prof, rq.capacity_gib, &rq.replay, &o, &err)) {
+  if (!sim_run_layout(&rq, &o, &err)) {
     sim_outcome_clear(&o);
     return invalid(err);
   }
@@ -153,7 +157,7 @@ typedef struct worker {
 
 /* Fork a process that runs one job and writes its prediction into a pipe. FALSE (errno kept,
  * nothing left open) when the system refuses a pipe or a process: too many -j for its limits. */
-static gboolean start_worker(worker *w, const sim_request *rq, const job *jb, gboolean replay, gboolean prune)
+static gboolean start_worker(worker *w, const sim_request *rq, const job *jb)
 {
   int fds[2];
   if (pipe(fds) != 0) return FALSE;
@@ -168,7 +172,7 @@ static gboolean start_worker(worker *w, const sim_request *rq, const job *jb, gb
   }
   if (pid == 0) {
     close(fds[0]);
-    prediction p = run_job(rq, jb->m, replay, prune);
+    prediction p = run_job(rq, jb->m);
     ssize_t n = write(fds[1], &p, sizeof p);
     _exit(n == (ssize_t)sizeof p ? 0 : 1);
   }
@@ -233,9 +237,21 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   while (next < queue->len || running > 0) {
     while (next < queue->len && running < jobs) {
       const job *jb = &g_array_index(queue, job, next);
+      if (jb->stage == 0 && (cfg->memory_only || cfg->prune_oom)) { /* the verdict first, here: no process */
+        sim_request at;
+        prediction p;
+        gboolean ok = memory_verdict(rqs[jb->req], jb->m, &at, &p);
+        if (!ok || cfg->memory_only || p.status == PRED_OOM) {
+          if (p.status != PRED_INVALID) p.m = own_m[jb->req];
+          out[jb->req] = p;
+          next++;
+          lsim_progress_update(&bar, ++done);
+          continue;
+        }
+      }
       int slot = 0;
       while (ws[slot].pid) slot++;
-      if (start_worker(&ws[slot], rqs[jb->req], jb, !cfg->memory_only, cfg->prune_oom)) {
+      if (start_worker(&ws[slot], rqs[jb->req], jb)) {
         next++;
         running++;
         continue;
@@ -261,7 +277,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       prediction p = finish_worker(&ws[i], status);
       ws[i].pid = 0;
       running--;
-      if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID && p.how != PRED_HOW_MEMORY) {
+      if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
         first[jb.req] = p; /* replayed at m1: now m2 */
         job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
         g_array_append_val(queue, second);

@@ -236,6 +236,19 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   }
 }
 
+/* A shard's rows say which slice they are and how many layouts the whole sweep enumerated: merge
+ * then knows every index it must find, even when the shard that is missing holds the last ones. */
+static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
+{
+  int cs = csv_add_column(t, SWEEP_SHARD_COLUMN), ce = csv_add_column(t, SWEEP_ENUMERATED_COLUMN);
+  g_autofree char *shard = g_strdup_printf("%d/%d", s->shard_i, s->shard_n);
+  g_autofree char *n = g_strdup_printf("%u", enumerated);
+  for (guint r = 0; r < t->rows->len; r++) {
+    csv_set(t, r, cs, shard);
+    csv_set(t, r, ce, n);
+  }
+}
+
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
   g_autoptr(GArray) pts = platform_points(s, err);
@@ -251,6 +264,7 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
   pool_run(todo, k, &s->pool, out);
   for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
+  if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);
   g_array_free(e.rows, TRUE);
   return e.t;

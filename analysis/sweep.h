@@ -12,7 +12,9 @@
  * columns, its platform columns and what the pool found. Every output
  * (sweep_report.h) is computed from that table alone, so a run split in
  * shards (--shard I/N: the rows whose index is I-1 mod N) and merged gives
- * byte for byte what the whole run gives.
+ * byte for byte what the whole run gives. A shard's table (N > 1) has two
+ * more columns, last: shard ("I/N") and enumerated (the layouts of the
+ * whole sweep), so that merge can name a missing shard; merge drops them.
  *
  * Owns: the axes, the enumeration, the canonical table.
  * May not touch: ranking and formats (sweep_report), option parsing.
@@ -42,6 +44,10 @@ typedef struct sweep_spec {
   int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
   pool_cfg pool;
 } sweep_spec;
+
+/* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */
+#define SWEEP_SHARD_COLUMN "shard"
+#define SWEEP_ENUMERATED_COLUMN "enumerated"
 
 const char *const *sweep_columns(guint *n);
 /* Enumerate, check and simulate; returns the canonical table (NULL with err on a bad profile). */

@@ -341,15 +341,65 @@ void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out)
   else render_csv(ranked, v, out);
 }
 
+/* What the rows of shard files say about their sweep (sweep.h): N and the layouts enumerated, as
+ * the first row that said it (path, line). */
+typedef struct shard_claim {
+  guint64 n, enumerated;
+  const char *path;
+  guint line;
+} shard_claim;
+
+static gboolean parse_count(const char *s, guint64 min, guint64 max, guint64 *out)
+{
+  return g_ascii_string_to_unsigned(s, 10, min, max, out, NULL);
+}
+
+/* Row r of a shard file: its "I/N" and enumerated agree with its index and with the first claim. */
+static gboolean check_shard_row(const csv_table *t, guint r, const char *path, int cs, int ce, shard_claim *c,
+                                GError **err)
+{
+  const char *shard = csv_cell(t, r, cs), *total = csv_cell(t, r, ce), *ix = cell(t, r, "index");
+  guint line = csv_row_line(t, r);
+  g_auto(GStrv) in = g_strsplit(shard, "/", 3);
+  guint64 i, n, m, x;
+  if (g_strv_length(in) != 2 || !parse_count(in[1], 1, G_MAXUINT32, &n) || !parse_count(in[0], 1, n, &i) ||
+      !parse_count(total, 0, G_MAXUINT32, &m)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s line %u: shard '%s' of '%s' layouts (allowed: the I/N and "
+                "the count that layoutsim sweep --shard I/N writes)", path, line, shard, total);
+    return FALSE;
+  }
+  if (!parse_count(ix, 0, G_MAXUINT32, &x) || x >= m || x % n != i - 1) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: index '%s' is not in shard %s of %s layouts "
+                "(allowed: the indices below %s that are %" G_GUINT64_FORMAT " mod %" G_GUINT64_FORMAT ")", path,
+                line, ix, shard, total, total, i - 1, n);
+    return FALSE;
+  }
+  if (!c->path) *c = (shard_claim){.n = n, .enumerated = m, .path = path, .line = line};
+  else if (c->n != n || c->enumerated != m) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: shard %s of a sweep of %s layouts, but %s line "
+                "%u is of %" G_GUINT64_FORMAT " shards of %" G_GUINT64_FORMAT " (allowed: the shards of one sweep)",
+                path, line, shard, total, c->path, c->line, c->n, c->enumerated);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 csv_table *sweep_merge(const char *const *paths, int n, GError **err)
 {
   guint nc;
   const char *const *cols = sweep_columns(&nc);
   g_autoptr(csv_table) all = csv_new(cols, nc);
   g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  shard_claim claim = {0};
   for (int f = 0; f < n; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
     if (!t || !sweep_check_table(t, paths[f], err)) return NULL;
+    int cs = csv_column(t, SWEEP_SHARD_COLUMN), ce = csv_column(t, SWEEP_ENUMERATED_COLUMN);
+    if ((cs < 0) != (ce < 0)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
+                  "--format csv, as --shard writes it)", paths[f], cs < 0 ? SWEEP_SHARD_COLUMN : SWEEP_ENUMERATED_COLUMN);
+      return NULL;
+    }
     for (guint r = 0; r < t->rows->len; r++) {
       const char *ix = cell(t, r, "index");
       const char *other = g_hash_table_lookup(seen, ix);
@@ -358,18 +408,25 @@ csv_table *sweep_merge(const char *const *paths, int n, GError **err)
                     "sweep, each once)", paths[f], csv_row_line(t, r), ix, other);
         return NULL;
       }
+      if (cs >= 0 && !check_shard_row(t, r, paths[f], cs, ce, &claim, err)) return NULL;
       g_hash_table_insert(seen, g_strdup(ix), g_strdup(paths[f]));
       csv_append_row_from(all, t, r);
     }
   }
-  guint rows = all->rows->len;
-  for (guint i = 0; i < rows; i++) {
-    g_autofree char *ix = g_strdup_printf("%u", i);
-    if (!g_hash_table_contains(seen, ix)) {
+  /* Every index below the sweep's count once: the count the shards say, else the rows found. */
+  guint64 want = claim.path ? claim.enumerated : all->rows->len;
+  for (guint64 i = 0; i < want; i++) {
+    g_autofree char *ix = g_strdup_printf("%" G_GUINT64_FORMAT, i);
+    if (g_hash_table_contains(seen, ix)) continue;
+    if (claim.path)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "merge: layout index %s, of shard %" G_GUINT64_FORMAT "/%"
+                  G_GUINT64_FORMAT ", is in no file (allowed: every shard of the sweep, 1/%" G_GUINT64_FORMAT " to %"
+                  G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ", each whole)", ix, i % claim.n + 1, claim.n, claim.n,
+                  claim.n, claim.n);
+    else
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "merge: layout index %s is in no file (allowed: every shard "
                   "of the sweep, 1/N to N/N)", ix);
-      return NULL;
-    }
+    return NULL;
   }
   return g_steal_pointer(&all);
 }

@@ -29,7 +29,9 @@ csv_table *sweep_rank(const csv_table *canonical);
 /* The rendering of a ranked table in v's format, appended to out. */
 void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out);
 /* Shard tables (canonical or ranked) joined into the canonical table of the whole run: every index
- * from 0 once. FALSE-like NULL with err naming the file on a bad or overlapping shard, or a missing one. */
+ * from 0 once, up to the count the shards' rows say the sweep enumerated (sweep.h; a table without
+ * those columns, as the unsharded run writes: its rows). NULL with err naming the file on a bad or
+ * overlapping shard, shards of different splits or sweep sizes, or a missing one. */
 csv_table *sweep_merge(const char *const *paths, int n, GError **err);
 /* The layout label of row r: "tp2 pp4 mb1 sp0 none flash2+rmsnorm" (caller frees). */
 char *sweep_layout_label(const csv_table *t, guint r);

@@ -537,6 +537,8 @@ static int cmd_sweep(cli_opts *o)
   if (no_positional(o, "sweep")) return 2;
   if (o->shard_n > 1 && strcmp(o->format, "csv"))
     return fail_msg("--shard: a shard's output is the CSV that merge reads (allowed: --format csv with --shard)");
+  if (o->shard_n > 1 && o->top > 0)
+    return fail_msg("--top: a shard keeps every layout for merge to rank (allowed: --top on layoutsim merge of the shards)");
   if (o->shard_n > 1 && o->plot)
     return fail_msg("--plot: a shard holds part of the sweep (allowed: --plot on layoutsim merge of the shards)");
   sweep_spec spec;

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS=(build-essential meson ninja-build pkg-config libsimgrid-dev libglib2.0-dev libcjson-dev check
-      pajeng libxml2-utils librsvg2-bin)
+      pajeng libxml2-utils librsvg2-bin parallel)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

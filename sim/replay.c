@@ -279,9 +279,12 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->out->first = rt->first;
     rt->out->finish_s = -1;
     rt->cur = rt->first;
-    rt->out->start_s = g_new(double, rt->n > 0 ? rt->n : 1);
-    rt->out->end_s = g_new(double, rt->n > 0 ? rt->n : 1);
-    for (int i = 0; i < rt->n; i++) rt->out->start_s[i] = rt->out->end_s[i] = NAN;
+    /* the times of the events a rank runs itself (a mirror: from its active_from, none when it stays
+     * passive; before that the timeline reads its source's) */
+    int len = rt->first < rt->n ? rt->n : 1;
+    rt->out->start_s = g_new(double, len);
+    rt->out->end_s = g_new(double, len);
+    for (int i = rt->first < rt->n ? rt->first : 0; i < len; i++) rt->out->start_s[i] = rt->out->end_s[i] = NAN;
   }
   for (int r = 0; r < g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
@@ -316,10 +319,19 @@ static void setup_groups(engine *eng)
   }
 }
 
+/* A mirror that stays passive to the end of the step (active_from at or past its source's last
+ * event): it would only wait and finish with its source, so without SimGrid's own trace (whose
+ * states it draws) it gets no actor, and takes its source's finish after the run. */
+static gboolean dormant(const engine *eng, const rank_rt *rt)
+{
+  return !eng->tracing && rt->prog->mirror_of >= 0 && rt->prog->active_from >= rt->n;
+}
+
 static void start_actors(engine *eng)
 {
   for (int r = 0; r < eng->g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
+    if (dormant(eng, rt)) continue;
     char name[32];
     snprintf(name, sizeof name, "rank%d", r);
     sg_actor_t a = sg_actor_init(name, rt->host);
@@ -388,6 +400,8 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   setup_groups(&eng);
   start_actors(&eng);
   simgrid_run();
+  for (int r = 0; r < g->world_size; r++)
+    if (dormant(&eng, &eng.ranks[r])) res->ranks[r].finish_s = res->ranks[eng.ranks[r].prog->mirror_of].finish_s;
   for (int r = 0; r < g->world_size; r++) {
     if (res->ranks[r].finish_s < 0) {
       deadlock_error(&eng, res, err);

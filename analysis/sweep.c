@@ -78,6 +78,10 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   }
   default: break;
   }
+  if (v->len == 0) { /* a listed tp or pp the cluster does not take: its layouts are counted as invalid */
+    int one = 1;
+    g_array_append_val(v, one);
+  }
   return v;
 }
 

@@ -1,0 +1,179 @@
+/* test_sweep -- the pool's fast path and memory verdict, and the sweep's enumeration and ranking,
+ * against answers known without the code under test: a closed-form count of the layout space, an
+ * affine law, and the full replay the fast path stands for. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/pool.h"
+#include "analysis/sweep.h"
+#include "analysis/sweep_report.h"
+#include "check_main.h"
+#include "test_layout.h"
+
+static sim_request request(const char *model, layout l)
+{
+  sim_request rq = {.l = l, .gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert_msg(model_load_named(model, &rq.m, &err), "%s", err ? err->message : "");
+  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  rq.capacity_gib = rq.prof.memory_gib;
+  return rq;
+}
+
+/* T(m) = a + b m for every time of the step: the combination of two runs at m1, m2 gives it at m,
+ * bubble fraction, MFU and tokens/s included (FLOPs and tokens linear in m). */
+START_TEST(test_combine_extrapolates_every_time_affinely_and_rescales_mfu)
+{
+  prediction p1 = {.status = PRED_OK, .how = PRED_HOW_FULL, .m = 5, .step_time_s = 2 + 0.5 * 5, .mfu = 0.4,
+                   .tokens_per_s = 1000};
+  prediction p2 = p1;
+  p2.m = 6;
+  p2.step_time_s = 2 + 0.5 * 6;
+  for (int c = 0; c < TL_N; c++) {
+    p1.seconds[c] = c + 0.1 * c * 5;
+    p2.seconds[c] = c + 0.1 * c * 6;
+  }
+  prediction p = pool_combine(&p1, &p2, 100);
+  ck_assert_int_eq(p.how, PRED_HOW_FAST);
+  ck_assert_double_eq_tol(p.step_time_s, 2 + 0.5 * 100, 1e-12);
+  for (int c = 0; c < TL_N; c++) ck_assert_double_eq_tol(p.seconds[c], c + 0.1 * c * 100, 1e-12);
+  ck_assert_double_eq_tol(p.bubble_fraction, p.seconds[TL_PP_WAIT] / p.step_time_s, 1e-12);
+  /* model FLOPs per step x100/5, time 4.5 -> 52 s: MFU 0.4 * 20 * 4.5 / 52 */
+  ck_assert_double_eq_tol(p.mfu, 0.4 * (100.0 / 5) * 4.5 / 52, 1e-12);
+  ck_assert_double_eq_tol(p.tokens_per_s, 1000 * (100.0 / 5) * 4.5 / 52, 1e-9);
+}
+END_TEST
+
+/* The fast path stands for the full replay: same step time (to rounding), breakdown and verdict,
+ * on a pipelined layout with many micro-batches (m = 32 > 2 (pp + 2)). */
+START_TEST(test_fast_prediction_equals_the_full_replay)
+{
+  layout l = test_layout(8, 2, 2, 1, CKPT_NONE);
+  l.global_batch = 64;
+  l.seq_len = 1024;
+  sim_request rq = request("llama-7b", l), *rqs[] = {&rq};
+  prediction full, fast;
+  pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_AUTO, .prune_oom = TRUE};
+  pool_run(rqs, 1, &cf, &full);
+  pool_run(rqs, 1, &cq, &fast);
+  ck_assert_int_eq(full.how, PRED_HOW_FULL);
+  ck_assert_int_eq(fast.how, PRED_HOW_FAST);
+  ck_assert_int_eq(fast.m, 32);
+  ck_assert_int_eq(fast.m1, 3);
+  ck_assert_int_eq(fast.m2, 4);
+  ck_assert_int_eq(full.status, fast.status);
+  ck_assert_double_eq_tol(fast.step_time_s / full.step_time_s, 1.0, 1e-9);
+  ck_assert_double_eq_tol(fast.mfu / full.mfu, 1.0, 1e-9);
+  for (int c = 0; c < TL_N; c++) ck_assert_double_eq_tol(fast.seconds[c], full.seconds[c], 1e-9 * full.step_time_s);
+  ck_assert_double_eq_tol(fast.peak_gib, full.peak_gib, 1e-9);
+}
+END_TEST
+
+/* The memory verdict without a replay is the replay's: the same peak, on layouts with and without
+ * pipelining and checkpointing, one of them out of memory. */
+START_TEST(test_memory_verdict_without_replay_is_the_replays)
+{
+  layout ls[] = {test_layout(8, 1, 4, 2, CKPT_NONE), test_layout(8, 2, 2, 1, CKPT_EVERY_LAYER),
+                 test_layout(8, 1, 1, 4, CKPT_NONE)};
+  for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
+    ls[i].global_batch = 64;
+    ls[i].seq_len = 1024;
+    sim_request rq = request("llama-7b", ls[i]), *rqs[] = {&rq};
+    prediction full, mem;
+    pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cm = {.jobs = 1, .memory_only = TRUE};
+    pool_run(rqs, 1, &cf, &full);
+    pool_run(rqs, 1, &cm, &mem);
+    ck_assert_int_eq(mem.how, PRED_HOW_MEMORY);
+    ck_assert_int_eq(mem.status, full.status);
+    ck_assert_double_eq_tol(mem.peak_gib, full.peak_gib, 1e-9);
+    ck_assert_double_eq_tol(mem.fragmentation_limit, full.fragmentation_limit, 1e-9);
+  }
+  /* the third holds the whole 7B model's weights and gradients (28 GB) on each GPU: not in 20 GiB */
+  layout big = ls[2];
+  sim_request rq = request("llama-7b", big), *rqs[] = {&rq};
+  rq.capacity_gib = 20;
+  prediction mem;
+  pool_cfg cm = {.jobs = 1, .memory_only = TRUE};
+  pool_run(rqs, 1, &cm, &mem);
+  ck_assert_int_eq(mem.status, PRED_OOM);
+}
+END_TEST
+
+/* The default space of llama-7b (32 heads, 32 layers) on 8 GPUs, global batch 16, counted by hand:
+ * (tp, pp) with tp*pp | 8: tp1 pp1,2,4,8; tp2 pp1,2,4; tp4 pp1,2; tp8 pp1. Micro-batches: the
+ * divisors of 16/dp (dp 8 -> 2 values, 4 -> 3, 2 -> 4, 1 -> 5). sp: 1 value at tp 1, else 2; 2
+ * checkpointing modes x 6 kernels = 12. tp1: (2+3+4+5) 12 = 168; tp2: (3+4+5) 2 12 = 288;
+ * tp4: (4+5) 2 12 = 216; tp8: 5 2 12 = 120; 792 in all, none invalid. */
+START_TEST(test_default_space_is_every_valid_layout)
+{
+  sweep_spec s = {.seq_len = 1024, .global_batch = 16, .gen = gen_default_options(), .shard_i = 1, .shard_n = 1,
+                  .pool = {.jobs = 1, .memory_only = TRUE}};
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-7b", &s.m, &err));
+  s.profiles = g_ptr_array_new();
+  g_ptr_array_add(s.profiles, "a100-sxm4-80gb");
+  s.gpus = g_array_new(FALSE, FALSE, sizeof(int));
+  int eight = 8;
+  g_array_append_val(s.gpus, eight);
+  g_autoptr(csv_table) t = sweep_run(&s, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(t->rows->len, 792);
+  int c = csv_column(t, "status");
+  for (guint r = 0; r < t->rows->len; r++) ck_assert_str_ne(csv_cell(t, r, c), "invalid");
+  /* a listed value the model does not allow is counted, not dropped: tp 3 */
+  GArray *tp = g_array_new(FALSE, FALSE, sizeof(int));
+  int three = 3;
+  g_array_append_val(tp, three);
+  s.layout[AX_TP] = tp;
+  g_autoptr(csv_table) t3 = sweep_run(&s, &err);
+  ck_assert_uint_gt(t3->rows->len, 0);
+  for (guint r = 0; r < t3->rows->len; r++) ck_assert_str_eq(csv_cell(t3, r, c), "invalid");
+  g_array_unref(tp);
+  g_array_unref(s.gpus);
+  g_ptr_array_unref(s.profiles);
+}
+END_TEST
+
+/* Ranking: within a platform point by step time, the gap to the best and the category that grew. */
+START_TEST(test_rank_orders_by_step_time_and_names_the_grown_category)
+{
+  guint n;
+  const char *const *cols = sweep_columns(&n);
+  g_autoptr(csv_table) t = csv_new(cols, n);
+  const double steps[] = {12.0, 10.0, 11.0};
+  for (int i = 0; i < 3; i++) {
+    GPtrArray *row = g_ptr_array_new();
+    for (guint k = 0; k < n; k++) g_ptr_array_add(row, g_strdup("0"));
+    guint r = csv_append_row(t, row, 0);
+    g_autofree char *ix = g_strdup_printf("%d", i), *st = g_strdup_printf("%g", steps[i]);
+    csv_set(t, r, csv_column(t, "index"), ix);
+    csv_set(t, r, csv_column(t, "status"), "ok");
+    csv_set(t, r, csv_column(t, "profile"), "p");
+    csv_set(t, r, csv_column(t, "step_time_s"), st);
+    csv_set(t, r, csv_column(t, i == 0 ? "t_pp_wait_s" : "t_forward_s"), i == 0 ? "2" : i == 2 ? "1" : "0");
+  }
+  g_autoptr(csv_table) rk = sweep_rank(t);
+  ck_assert_str_eq(csv_cell(rk, 0, csv_column(rk, "index")), "1");
+  ck_assert_str_eq(csv_cell(rk, 0, csv_column(rk, "rank")), "1");
+  ck_assert_str_eq(csv_cell(rk, 1, csv_column(rk, "index")), "2");
+  ck_assert_str_eq(csv_cell(rk, 1, csv_column(rk, "gap_pct")), "10.00");
+  ck_assert_str_eq(csv_cell(rk, 1, csv_column(rk, "gap_cause")), "forward +1 s");
+  ck_assert_str_eq(csv_cell(rk, 2, csv_column(rk, "gap_pct")), "20.00");
+  ck_assert_str_eq(csv_cell(rk, 2, csv_column(rk, "gap_cause")), "bubble +2 s");
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("sweep");
+  TCase *tc = tcase_create("sweep");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_combine_extrapolates_every_time_affinely_and_rescales_mfu);
+  tcase_add_test(tc, test_fast_prediction_equals_the_full_replay);
+  tcase_add_test(tc, test_memory_verdict_without_replay_is_the_replays);
+  tcase_add_test(tc, test_default_space_is_every_valid_layout);
+  tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
+  suite_add_tcase(s, tc);
+  return check_run(s);
+}

@@ -143,6 +143,21 @@ static prediction run_job(const sim_request *req, int m)
   return p;
 }
 
+/* What the memory verdict depends on: the model, the layout, the generator and the profile's memory
+ * (not its links or kernels), so that a platform sweep over bandwidths walks each layout once.
+ * Caller frees. */
+static char *memory_key(const sim_request *rq)
+{
+  const model *m = &rq->m;
+  const layout *l = &rq->l;
+  const gpu_profile *p = &rq->prof;
+  return g_strdup_printf("%s %d %d %d %d %d|%d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g %.17g",
+                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, l->gpus, l->tp, l->pp, l->sp,
+                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->zero1, rq->gen.partition,
+                         rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->cuda_context_gib,
+                         p->nccl_buffers_gib, p->fragmentation, rq->capacity_gib, p->memory_gib);
+}
+
 typedef struct job {
   guint req;
   int m;     /* micro-batches to simulate (0: the request's own) */
@@ -230,6 +245,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   }
   lsim_progress bar;
   lsim_progress_start(&bar, cfg->progress, total);
+  g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   int jobs = MAX(1, cfg->jobs);
   g_autofree worker *ws = g_new0(worker, jobs);
   int running = 0;
@@ -240,7 +256,11 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       if (jb->stage == 0 && (cfg->memory_only || cfg->prune_oom)) { /* the verdict first, here: no process */
         sim_request at;
         prediction p;
-        gboolean ok = memory_verdict(rqs[jb->req], jb->m, &at, &p);
+        g_autofree char *key = memory_key(rqs[jb->req]);
+        const prediction *known = g_hash_table_lookup(verdicts, key);
+        gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &at, &p);
+        if (known) p = *known;
+        else g_hash_table_insert(verdicts, g_steal_pointer(&key), g_memdup2(&p, sizeof p));
         if (!ok || cfg->memory_only || p.status == PRED_OOM) {
           if (p.status != PRED_INVALID) p.m = own_m[jb->req];
           out[jb->req] = p;

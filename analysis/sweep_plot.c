@@ -122,13 +122,17 @@ gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
       }
   int nx = (int)xs->len;
   g_autofree double *mfu = g_new0(double, (gsize)(N_LINES + 1) * nx), *step = g_new0(double, (gsize)N_LINES * nx);
-  double mfu_hi = 0, step_hi = 0;
+  double mfu_hi = 0, step_hi = 0, mfu_lo = G_MAXDOUBLE, step_lo = G_MAXDOUBLE;
   for (guint r = 0; r < t->rows->len; r++) {
     if (strcmp(cell(t, r, "status"), "ok")) continue;
     int xi = 0;
     while (g_array_index(xs, double, xi) != num(t, r, col)) xi++;
     double m = 100 * num(t, r, "mfu"), s = num(t, r, "step_time_s");
-    if (!strcmp(cell(t, r, "rank"), "1")) mfu[N_LINES * nx + xi] = m;
+    if (!strcmp(cell(t, r, "rank"), "1")) {
+      mfu[N_LINES * nx + xi] = m;
+      mfu_hi = MAX(mfu_hi, m);
+      mfu_lo = MIN(mfu_lo, m);
+    }
     g_autofree char *lab = sweep_layout_label(t, r);
     for (int k = 0; k < n_lines; k++)
       if (!strcmp(lab, line[k])) {
@@ -136,6 +140,8 @@ gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
         step[k * nx + xi] = s;
         mfu_hi = MAX(mfu_hi, m);
         step_hi = MAX(step_hi, s);
+        mfu_lo = MIN(mfu_lo, m);
+        step_lo = MIN(step_lo, s);
       }
   }
   lsim_outfile out;
@@ -143,18 +149,26 @@ gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
   FILE *f = out.f;
   double xlo = g_array_index(xs, double, 0), xhi = g_array_index(xs, double, nx - 1);
   gboolean log_x = xlo > 0 && xhi / xlo >= 8;
-  panel pm = {70, 70, 400, 300, 0, mfu_hi > 0 ? mfu_hi * 1.1 : 1, log_x, xlo, xhi};
-  panel ps = {570, 70, 400, 300, 0, step_hi > 0 ? step_hi * 1.1 : 1, log_x, xlo, xhi};
+  /* the value axes span the data (with a margin), so that differences of a few percent show */
+  double mpad = mfu_hi > mfu_lo ? 0.1 * (mfu_hi - mfu_lo) : 0.5, spad = step_hi > step_lo ? 0.1 * (step_hi - step_lo) : 0.5;
+  panel pm = {70, 70, 400, 300, mfu_hi > 0 ? MAX(0, mfu_lo - mpad) : 0, mfu_hi > 0 ? mfu_hi + mpad : 1, log_x, xlo, xhi};
+  panel ps = {570, 70, 400, 300, step_hi > 0 ? MAX(0, step_lo - spad) : 0, step_hi > 0 ? step_hi + spad : 1, log_x, xlo,
+              xhi};
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" "
         "height=\"560\" viewBox=\"0 0 1000 560\">\n<style>text{font-family:sans-serif;font-size:11px;fill:#222}"
         ".title{font-size:14px;font-weight:bold}</style>\n<rect width=\"1000\" height=\"560\" fill=\"white\"/>\n", f);
-  g_autofree char *pl = sweep_platform_label(t, 0);
+  /* the platform values but the swept one */
+  g_autoptr(GString) pl = g_string_new(NULL);
+  static const char *const FIXED[] = {"profile", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+  for (size_t i = 0; i < G_N_ELEMENTS(FIXED); i++)
+    if (strcmp(FIXED[i], col))
+      g_string_append_printf(pl, "%s%s %s", pl->len ? ", " : "", FIXED[i], cell(t, 0, FIXED[i]));
   fputs("<text class=\"title\" x=\"20\" y=\"24\">", f);
   g_autofree char *title = g_strdup_printf("%s, seq %s, global batch %s: MFU and step time against %s", cell(t, 0, "model"),
                                            cell(t, 0, "seq_len"), cell(t, 0, "global_batch"), col);
   xml(f, title);
   fputs("</text>\n<text x=\"20\" y=\"44\">", f);
-  g_autofree char *sub = g_strdup_printf("platform: %s (%s swept)", pl, col);
+  g_autofree char *sub = g_strdup_printf("platform: %s; %s swept", pl->str, col);
   xml(f, sub);
   fputs("</text>\n", f);
   draw_axes(f, &pm, (double *)xs->data, nx, AXIS_LABEL[axis], "MFU (%)");

@@ -122,18 +122,18 @@ fail:
 /* Runs in the worker: the replay of rq at m micro-batches (0: its own count). */
 static prediction run_job(const sim_request *req, int m)
 {
-  sim_request rq;
-  prediction p;
-  if (!memory_verdict(req, m, &rq, &p)) return p; /* the verdict is the replay's own below */
+  sim_request rq = *req;
   GError *err = NULL;
+  if (!sim_request_prepare(&rq, &err)) return invalid(err);
+  if (m > 0 && m != rq.l.grad_accum) rq.l.global_batch = rq.l.dp * rq.l.micro_batch * m;
   sim_outcome o = {0};
   if (!sim_run_layout(&rq, &o, &err)) {
     sim_outcome_clear(&o);
     return invalid(err);
   }
   const metrics *met = o.met;
+  prediction p = {.m = rq.l.grad_accum, .how = PRED_HOW_FULL}; /* the memory verdict is the replay's own */
   memory_of(&p, met, rq.capacity_gib);
-  p.how = PRED_HOW_FULL;
   p.step_time_s = met->step_time_s;
   p.tokens_per_s = met->tokens_per_s;
   p.mfu = met->mfu;

@@ -4,8 +4,10 @@
 #include <check.h>
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 
 #include "analysis/pool.h"
+#include "analysis/predict.h"
 #include "analysis/sweep.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
@@ -164,6 +166,86 @@ START_TEST(test_rank_orders_by_step_time_and_names_the_grown_category)
 }
 END_TEST
 
+static csv_table *one_row(const char *const *cols, guint n, const char *const *cells)
+{
+  csv_table *t = csv_new(cols, n);
+  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+  for (guint c = 0; c < n; c++) g_ptr_array_add(row, g_strdup(cells[c]));
+  csv_append_row(t, row, 2);
+  return t;
+}
+
+/* Platform columns of a table row are honoured per row (none is silently ignored): ib_gbps 400
+ * doubles the NIC bandwidth of that row's request, nics_per_node and gpu_memory set theirs; an
+ * empty cell keeps the command's value; a bad value is the row's error naming the column. */
+START_TEST(test_platform_columns_override_the_command_per_row)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "ib_gbps", "nics_per_node",
+                                     "gpu_memory"};
+  predict_cfg cfg = {.gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &cfg.prof, &err));
+  cfg.capacity_gib = cfg.prof.memory_gib;
+  const char *set[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "400", "4", "40"};
+  const char *keep[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "", "", ""};
+  const char *bad[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "fast", "", ""};
+  g_autoptr(csv_table) ts = one_row(cols, G_N_ELEMENTS(cols), set);
+  g_autoptr(csv_table) tk = one_row(cols, G_N_ELEMENTS(cols), keep);
+  g_autoptr(csv_table) tb = one_row(cols, G_N_ELEMENTS(cols), bad);
+  sim_request rq;
+  ck_assert_msg(predict_row_request(ts, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
+  ck_assert_double_eq_tol(rq.prof.ib_bytes_per_s, 400e9 / 8, 1);
+  ck_assert_int_eq(rq.prof.nics_per_node, 4);
+  ck_assert_double_eq_tol(rq.capacity_gib, 40, 1e-12);
+  ck_assert(predict_row_request(tk, 0, &cfg, &rq, &err));
+  ck_assert_double_eq_tol(rq.prof.ib_bytes_per_s, cfg.prof.ib_bytes_per_s, 1);
+  ck_assert_double_eq_tol(rq.capacity_gib, 80, 1e-12);
+  ck_assert(!predict_row_request(tb, 0, &cfg, &rq, &err));
+  ck_assert_str_eq(err->message, "ib_gbps: invalid value 'fast' (allowed: a number from 0.008 to 800000)");
+  g_clear_error(&err);
+}
+END_TEST
+
+/* A row may name a model file (model_file column) or take the command's --model-file; a model name
+ * beside it must be the file's. */
+START_TEST(test_model_file_column_and_option_give_the_rows_model)
+{
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "test_sweep_model.json", NULL);
+  ck_assert(g_file_set_contents(path, "{\"name\":\"mini\",\"layers\":4,\"hidden\":512,\"heads\":8,"
+                                      "\"ffn\":1024,\"vocab\":1000}", -1, NULL));
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "model_file"};
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  const char *named[] = {"mini", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0", path};
+  const char *other[] = {"llama-7b", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0", path};
+  g_autoptr(csv_table) tn = one_row(cols, G_N_ELEMENTS(cols), named);
+  g_autoptr(csv_table) to = one_row(cols, G_N_ELEMENTS(cols), other);
+  sim_request rq;
+  GError *err = NULL;
+  ck_assert_msg(predict_row_request(tn, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
+  ck_assert_str_eq(rq.m.name, "mini");
+  ck_assert_int_eq(rq.m.layers, 4);
+  ck_assert(!predict_row_request(to, 0, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "model: 'llama-7b' but the model file holds 'mini'"));
+  g_clear_error(&err);
+  /* --model-file for every row: the same model; with a model_file cell too, refused */
+  model m;
+  ck_assert(model_load_file(path, &m, &err));
+  cfg.model_file = &m;
+  static const char *const cols2[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                      "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+  const char *plain[] = {"", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0"};
+  g_autoptr(csv_table) tp = one_row(cols2, G_N_ELEMENTS(cols2), plain);
+  ck_assert_msg(predict_row_request(tp, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
+  ck_assert_str_eq(rq.m.name, "mini");
+  ck_assert(!predict_row_request(tn, 0, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "model_file:"));
+  g_clear_error(&err);
+  g_unlink(path);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("sweep");
@@ -174,6 +256,8 @@ int main(void)
   tcase_add_test(tc, test_memory_verdict_without_replay_is_the_replays);
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
+  tcase_add_test(tc, test_platform_columns_override_the_command_per_row);
+  tcase_add_test(tc, test_model_file_column_and_option_give_the_rows_model);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

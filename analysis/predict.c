@@ -186,11 +186,34 @@ static void set_pred_cells(csv_table *t, guint r, const int *cols, const predict
   csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);
 }
 
+/* Row r's platform cells, as its request has them (the command's values where the row had none), so
+ * that a predicted table records what it was computed with. A row that is invalid keeps its cells. */
+static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, const prediction *p)
+{
+  sim_request rq;
+  GError *err = NULL;
+  if (p->status == PRED_INVALID || !predict_row_request(t, r, cfg, &rq, &err)) {
+    g_clear_error(&err);
+    return;
+  }
+  int c = csv_column(t, "profile");
+  if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->profile_arg ? cfg->profile_arg : rq.prof.name);
+  for (int a = 0; a < WHATIF_N; a++) {
+    double v = a == WHATIF_GPU_MEMORY ? rq.capacity_gib : whatif_profile_value(a, &rq.prof);
+    g_autofree char *s = g_strdup_printf("%.10g", v);
+    csv_set(t, r, csv_column(t, whatif_column(a)), s);
+  }
+}
+
 gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, GError **err)
 {
   g_autoptr(csv_table) t = csv_read(in, err);
   if (!t || !predict_check_columns(t, in, err)) return FALSE;
   g_autofree prediction *p = predict_table(t, cfg);
+  if (csv_column(t, "profile") < 0) csv_add_column(t, "profile");
+  for (int a = 0; a < WHATIF_N; a++)
+    if (csv_column(t, whatif_column(a)) < 0) csv_add_column(t, whatif_column(a));
+  for (guint r = 0; r < t->rows->len; r++) set_platform_cells(t, r, cfg, &p[r]);
   int cols[G_N_ELEMENTS(PRED_COLUMNS)];
   for (size_t i = 0; i < G_N_ELEMENTS(PRED_COLUMNS); i++) cols[i] = csv_add_column(t, PRED_COLUMNS[i]);
   for (guint r = 0; r < t->rows->len; r++) set_pred_cells(t, r, cols, &p[r]);

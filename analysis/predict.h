@@ -23,6 +23,7 @@
 
 typedef struct predict_cfg {
   gpu_profile prof;     /* the command's profile, its what-ifs applied */
+  const char *profile_arg; /* how the command named it (--profile NAME|FILE), for the output's profile column */
   plat_whatif whatif;   /* the command's what-ifs, also applied to a row's own profile */
   double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;

@@ -139,6 +139,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   } else {
     fprintf(f, "graph of %d GPUs (%s)\n", o->g->world_size, prof->name);
   }
+  /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
+  fprintf(f, "platform: %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g\n", prof->name,
+          prof->ib_bytes_per_s * 8 / 1e9, prof->nvlink_bytes_per_s * 8 / 1e9, prof->nics_per_node,
+          m->mem_capacity_bytes / GIB);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);

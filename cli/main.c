@@ -357,7 +357,7 @@ static int cmd_replay(cli_opts *o)
 /* What predict, validate and calibrate simulate each row with: the resolved profile, memory and options. */
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
-  predict_cfg cfg = {.prof = o->rq.prof, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
+  predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
                      .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                               .progress = progress}};
   return cfg;
@@ -422,6 +422,9 @@ static int cmd_validate(cli_opts *o)
       printf("profile %s (%s)\n", o->rq.prof.name, o->profile_name);
     else
       printf("profile %s\n", o->rq.prof.name);
+    const gpu_profile *p = &o->rq.prof; /* what every row was computed with, but where a row sets its own */
+    printf("platform: ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g (a row's own columns override them)\n",
+           p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9, p->nics_per_node, o->rq.capacity_gib);
     val_print_text(stdout, stats, rv);
   }
   return 0;

@@ -40,8 +40,10 @@ gboolean pool_parse_fidelity(const char *s, pool_fidelity *out, GError **err)
 
 gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2)
 {
-  /* once m > pp every stage runs in the steady 1F1B period: T(m) is affine from there */
-  *m1 = MAX(pp + 1, 2);
+  /* from m = pp on every stage's 1F1B schedule has its whole shape (pp - s - 1 warm-up forwards, at least
+   * one forward-backward pair, the cool-down) and one more micro-batch adds one steady pair to every
+   * stage: T(m) is affine from there */
+  *m1 = MAX(pp, 2);
   *m2 = *m1 + 1;
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;

@@ -10,10 +10,12 @@
  *    min(pp - s, m) micro-batches, so the peak is reached there); with
  *    `prune_oom`, a layout that does not fit is reported with its peak and
  *    not replayed (how = memory);
- *  - fast: once m exceeds the pipeline depth every stage of the
- *    deterministic 1F1B schedule runs in its steady period, so every time of
- *    the step (step time, each breakdown category) is affine in m; two
- *    replays at m1 = p + 1 and m2 = p + 2 micro-batches give it exactly
+ *  - fast: from m = p (the pipeline depth) on, every stage of the
+ *    deterministic 1F1B schedule has its whole shape (warm-up, at least one
+ *    steady forward-backward pair, cool-down) and each further micro-batch
+ *    adds one steady pair to every stage, so every time of the step (step
+ *    time, each breakdown category) is affine in m; two replays at m1 = p and
+ *    m2 = p + 1 micro-batches (at least 2 and 3) give it exactly
  *    (docs/calibration.md, "Fast mode"). Model FLOPs and tokens are linear
  *    in m, so MFU and tokens/s follow;
  *  - full: one replay of the whole step.
@@ -63,7 +65,7 @@ gboolean pool_parse_fidelity(const char *s, pool_fidelity *out, GError **err);
 const char *pool_fidelity_name(pool_fidelity f);
 
 /* The micro-batch counts of the fast path for a layout with pp stages and m micro-batches
- * (m1 = pp + 1, m2 = pp + 2, at least 2 and 3): FALSE when `f` does not take it for m. */
+ * (m1 = pp, m2 = pp + 1, at least 2 and 3): FALSE when `f` does not take it for m. */
 gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2);
 /* Affine extrapolation T(m) from T(m1), T(m2). */
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m);

@@ -146,7 +146,7 @@ static const char *const USAGE =
     "  --fidelity F            predict, validate, sweep: auto (default: the exact steady-state\n"
     "                          extrapolation where it holds and saves work, else a full\n"
     "                          replay), full (always replay the whole step) or fast (the\n"
-    "                          extrapolation wherever m > pp + 2); each row says which was\n"
+    "                          extrapolation wherever m > pp + 1); each row says which was\n"
     "                          used. But with full, layouts that do not fit in memory are\n"
     "                          not replayed (their peak comes from the memory walk)\n"
     "  --shard I/N             sweep: run the I-th of N deterministic slices (--format csv);\n"

@@ -6,6 +6,9 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <glib.h>
+#include <math.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 
 #include "host_flow.h"
 
@@ -65,6 +68,60 @@ void coll_group_clear(coll_group *g)
 {
   if (g->barrier) sg_barrier_destroy(g->barrier);
   g_free(g->members);
+  g_free(g->alone);
+}
+
+/* Member me's lone hops: per channel, seconds per byte at its share of the narrowest link, and the
+ * route latency. */
+static const double *alone_hops(coll_group *g, int me)
+{
+  int ch = g->channels, n = g->n;
+  if (!g->alone) {
+    g->alone = g_new(double, (gsize)n * ch * 2);
+    for (gsize i = 0; i < (gsize)n * ch * 2; i++) g->alone[i] = NAN;
+  }
+  double *h = &g->alone[(gsize)me * ch * 2];
+  if (!isnan(h[0])) return h;
+  g_autoptr(GHashTable) uses = g_hash_table_new(g_direct_hash, g_direct_equal); /* link -> my hops on it */
+  g_autofree xbt_dynar_t *routes = g_new(xbt_dynar_t, ch);
+  for (int k = 0; k < ch; k++) {
+    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
+    routes[k] = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(g->members[me].host, next->host, routes[k]);
+    unsigned i;
+    sg_link_t l;
+    xbt_dynar_foreach (routes[k], i, l) {
+      gpointer c = g_hash_table_lookup(uses, l);
+      g_hash_table_insert(uses, l, GINT_TO_POINTER(GPOINTER_TO_INT(c) + 1));
+    }
+  }
+  for (int k = 0; k < ch; k++) {
+    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
+    double per_byte = 0;
+    unsigned i;
+    sg_link_t l;
+    xbt_dynar_foreach (routes[k], i, l) {
+      double share = sg_link_get_bandwidth(l) / GPOINTER_TO_INT(g_hash_table_lookup(uses, l));
+      if (1.0 / share > per_byte) per_byte = 1.0 / share;
+    }
+    h[2 * k] = per_byte;
+    h[2 * k + 1] = sg_host_get_route_latency(g->members[me].host, next->host);
+    xbt_dynar_free(&routes[k]);
+  }
+  return h;
+}
+
+double coll_alone_seconds(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
+{
+  int steps = coll_steps(c, g->n), ch = g->channels;
+  if (steps == 0) return 0;
+  const double *h = alone_hops(g, me);
+  double flows = 0, hop = 0, each = bytes / g->n * steps / ch;
+  for (int k = 0; k < ch; k++) {
+    flows = MAX(flows, h[2 * k + 1] + each * h[2 * k]);
+    hop = MAX(hop, h[2 * k + 1]);
+  }
+  return flows + (steps - 1) * hop + steps * step_overhead_s;
 }
 
 /* The one active member, the others mirroring it: its own hops, one flow per channel as in the
@@ -77,7 +134,7 @@ static double run_alone(const coll_group *g, int me, double bytes_per_step, int 
   g_autofree sg_comm_t *comms = g_new(sg_comm_t, ch);
   double hop = 0;
   for (int k = 0; k < ch; k++) {
-    const coll_member *next = &g->members[member_at(position_of(me, ch, k) + 1, n, ch, k)];
+    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
     comms[k] = net_sendto_async(g->members[me].host, next->host, bytes_per_step * steps / ch);
     double lat = sg_host_get_route_latency(g->members[me].host, next->host);
     if (lat > hop) hop = lat;

@@ -46,6 +46,7 @@ typedef struct coll_group {
   int n;
   int channels;       /* rings across nodes (members per node), 1 inside a node */
   sg_bar_t barrier;   /* all n members, for the pipelined ring */
+  double *alone;      /* per member: channels x (seconds per byte, latency) of its lone hops; NAN: not yet */
 } coll_group;
 
 /* Prepare a group (members filled in by the caller). */
@@ -67,5 +68,12 @@ int coll_ring_prev(int me, int n, int channels, int c);
  * delay (s) the caller must still spend (latencies folded out of flows,
  * per-step overheads). */
 double coll_run(graph_coll c, const coll_group *g, const int *active, int me, double bytes, double step_overhead_s);
+/* The whole time coll_run takes for member `me` alone (every other member passive) when no flow but
+ * its own crosses its links and its successors' (the replay knows when: sim/replay.c), without
+ * simulating it: each channel's hop carries bytes/channels, at the bandwidth of the narrowest link of
+ * its route shared by me's hops on it (CM02 without cross-traffic: a flow takes latency + size /
+ * rate, flows sharing a link share it equally, the NVLink hops of one member are equal and end
+ * together); then the latencies and overheads coll_run returns. */
+double coll_alone_seconds(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s);
 
 #endif

@@ -40,6 +40,8 @@ typedef struct engine {
   gboolean tracing;
   rank_rt *ranks;
   coll_group *groups; /* per group id */
+  int *lone;          /* per group id: the position of its one member with an actor whose hops no other
+                       * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
 } engine;
 
 struct rank_rt {
@@ -59,6 +61,8 @@ struct rank_rt {
 };
 
 static int payload;
+
+static gboolean dormant(const engine *eng, const rank_rt *rt);
 
 static int mirror_cmp(gconstpointer a, gconstpointer b)
 {
@@ -122,16 +126,39 @@ static void trace_push(rank_rt *r, const graph_event *e) { trace_set(r, trace_st
 
 static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 
-/* Last index (exclusive) of the run of compute events from i that no mirror activation splits. */
+/* Whether event i of r is a collective r runs alone on links nobody else uses (engine.lone): its time
+ * needs no simulation, so it joins the compute around it in one execution. */
+static gboolean lone_collective(const rank_rt *r, int i)
+{
+  const graph_event *e = &r->ev[i];
+  if (e->kind != EV_COLLECTIVE || r->eng->tracing) return FALSE;
+  int gid = graph_group_for(r->prog, e->peer), pos = r->eng->lone[gid];
+  if (pos < 0) return FALSE;
+  const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
+  return g_array_index(gr->ranks, int, pos) == r->rank;
+}
+
+/* Last index (exclusive) of the run of compute events (and lone collectives) from i that no mirror
+ * activation splits. */
 static int compute_run_end(rank_rt *r, int i)
 {
   int stop = r->n;
   if (r->mirrors && r->next_mirror < r->mirrors->len)
     stop = ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from;
   int j = i;
-  while (j < r->n && r->ev[j].kind == EV_COMPUTE && (j == i || j < stop)) j++;
+  while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j)) && (j == i || j < stop)) j++;
   if (r->eng->tracing) return i + 1; /* one state per event in traces */
   return j;
+}
+
+/* The seconds of event k of a run: a kernel's cost, or a lone collective's whole time. */
+static double run_event_seconds(rank_rt *r, int k)
+{
+  const graph_event *e = &r->ev[k];
+  if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e);
+  int gid = graph_group_for(r->prog, e->peer);
+  return coll_alone_seconds((graph_coll)e->variant, &r->eng->groups[gid], r->eng->lone[gid], e->bytes,
+                            r->eng->prof->nccl_step_latency_s);
 }
 
 static int run_compute(rank_rt *r, int i)
@@ -140,7 +167,7 @@ static int run_compute(rank_rt *r, int i)
   if (r->eng->tracing) flush_pending(r); /* the state must start where the event starts */
   double t = simgrid_get_clock() + r->pending_s, total = r->pending_s;
   for (int k = i; k < j; k++) {
-    double d = kcost_seconds(r->eng->prof, &r->ev[k]);
+    double d = run_event_seconds(r, k);
     r->out->start_s[k] = t;
     t += d;
     total += d;
@@ -211,7 +238,7 @@ static void rank_main(int argc, char **argv)
       }
     }
     r->cur = i;
-    if (r->ev[i].kind == EV_COMPUTE) i = run_compute(r, i);
+    if (r->ev[i].kind == EV_COMPUTE || lone_collective(r, i)) i = run_compute(r, i);
     else run_comm(r, i++);
   }
   flush_pending(r);
@@ -327,6 +354,49 @@ static gboolean dormant(const engine *eng, const rank_rt *rt)
   return !eng->tracing && rt->prog->mirror_of >= 0 && rt->prog->active_from >= rt->n;
 }
 
+/* engine.lone: a group whose members but one are dormant mirrors, each reached by no other rank with
+ * an actor through any group (so only that member's own hops, one collective at a time, ever cross
+ * their links: a member's actor is sequential, pipeline messages go between ranks with actors, and
+ * with a NIC per GPU and a non-blocking core the member's links are its own). */
+static void setup_lone(engine *eng)
+{
+  const graph *g = eng->g;
+  int ng = (int)g->groups->len, w = g->world_size;
+  eng->lone = g_new(int, ng > 0 ? ng : 1);
+  g_autofree int *owner = g_new(int, w > 0 ? w : 1); /* the one active rank that reaches a dormant one; -2: several */
+  for (int r = 0; r < w; r++) owner[r] = -1;
+  for (int gi = 0; gi < ng; gi++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, gi);
+    int active = 0, who = -1;
+    for (guint k = 0; k < gr->ranks->len; k++)
+      if (!dormant(eng, &eng->ranks[g_array_index(gr->ranks, int, k)])) {
+        active++;
+        who = g_array_index(gr->ranks, int, k);
+      }
+    eng->lone[gi] = -1;
+    for (guint k = 0; k < gr->ranks->len; k++) {
+      int h = g_array_index(gr->ranks, int, k);
+      if (h == who || !dormant(eng, &eng->ranks[h]) || active == 0) continue;
+      owner[h] = active > 1 || (owner[h] >= 0 && owner[h] != who) ? -2 : who;
+    }
+  }
+  for (int gi = 0; gi < ng; gi++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, gi);
+    int pos = -1, active = 0;
+    gboolean clean = TRUE;
+    for (guint k = 0; k < gr->ranks->len; k++) {
+      int h = g_array_index(gr->ranks, int, k);
+      if (!dormant(eng, &eng->ranks[h])) {
+        active++;
+        pos = (int)k;
+      } else if (owner[h] == -2) {
+        clean = FALSE;
+      }
+    }
+    eng->lone[gi] = active == 1 && clean && gr->ranks->len > 1 ? pos : -1;
+  }
+}
+
 static void start_actors(engine *eng)
 {
   for (int r = 0; r < eng->g->world_size; r++) {
@@ -344,6 +414,7 @@ static void engine_clear(engine *eng)
 {
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
+  g_free(eng->lone);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
     if (eng->ranks[r].wake) sg_sem_destroy(eng->ranks[r].wake);
@@ -398,6 +469,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing};
   setup_ranks(&eng, res);
   setup_groups(&eng);
+  setup_lone(&eng);
   start_actors(&eng);
   simgrid_run();
   for (int r = 0; r < g->world_size; r++)

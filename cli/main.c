@@ -549,6 +549,15 @@ static int cmd_sweep(cli_opts *o)
     cli_sweep_spec_clear(&spec);
     return fail(err);
   }
+  if (o->plot) { /* before the work: the picture needs exactly one swept platform axis */
+    int swept = spec.gpus->len > 1;
+    for (int a = 0; a < WHATIF_N; a++) swept += spec.whatif[a] && spec.whatif[a]->len > 1;
+    if (swept != 1 || spec.profiles->len > 1) {
+      cli_sweep_spec_clear(&spec);
+      return fail_msg("--plot: needs exactly one swept platform axis (allowed: a list for one of --ib-gbps, "
+                      "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile)");
+    }
+  }
   g_autoptr(csv_table) t = sweep_run(&spec, &err);
   cli_sweep_spec_clear(&spec);
   if (!t) return fail(err);

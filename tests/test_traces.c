@@ -734,14 +734,36 @@ static int xpath_count(const char *file, const char *expr)
   return atoi(outp);
 }
 
-START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch)
+/* The lines xmllint prints for an XPath that selects several nodes: text nodes as they are, attributes
+ * as their values (it prints ` name="value"`). */
+static GStrv xpath_lines(const char *file, const char *expr)
+{
+  char *argv[] = {"xmllint", "--xpath", (char *)expr, (char *)file, NULL};
+  int status;
+  g_autofree char *outp = run_tool(argv, &status);
+  g_auto(GStrv) lines = g_strsplit(outp, "\n", -1);
+  GPtrArray *keep = g_ptr_array_new();
+  for (char **l = lines; *l; l++) {
+    char *v = g_strstrip(*l), *q = strstr(v, "=\"");
+    if (!*v) continue;
+    if (q && v[strlen(v) - 1] == '"') v = g_strndup(q + 2, strlen(q + 2) - 1);
+    else v = g_strdup(v);
+    g_ptr_array_add(keep, v);
+  }
+  g_ptr_array_add(keep, NULL);
+  return (GStrv)g_ptr_array_free(keep, FALSE);
+}
+
+/* The test layout's 8 GPUs have 4 distinct timelines, one per stage: 4 rows, each with one forward bar
+ * per micro-batch; allowed only 3 rows, the chart falls back to one row per stage, its first rank. */
+START_TEST(test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch)
 {
   g_autofree char *path = tmp_path("t.svg"), *stages_path = tmp_path("s.svg"), *mem = tmp_path("m.svg");
   sim_outcome out = {0};
   simulate(&out, NULL);
   trace_svg_info info = {.mfu = out.met->mfu, .max_gpu_rows = 64};
   ck_assert(trace_svg_timeline(&out.tl, &info, path, NULL));
-  info.max_gpu_rows = 4; /* 8 GPUs > 4: one row per stage */
+  info.max_gpu_rows = PP - 1;
   ck_assert(trace_svg_timeline(&out.tl, &info, stages_path, NULL));
   tl_mem_model mm = {0, 1};
   ck_assert(trace_svg_memory(&out.tl, &mm, 80 * GIB, mem, NULL));
@@ -749,14 +771,110 @@ START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_
   int status;
   g_free(run_tool(argv, &status));
   ck_assert_msg(g_spawn_check_wait_status(status, NULL), "xmllint rejects the SVG");
-  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@class='row'])"), GPUS);
+  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@class='row'])"), PP);
   ck_assert_int_eq(xpath_count(stages_path, "count(//*[local-name()='g'][@class='row'])"), PP);
-  for (int r = 0; r < GPUS; r++) {
-    g_autofree char *q =
-        g_strdup_printf("count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='rect'][@class='forward'])", r);
+  for (int s = 0; s < PP; s++) {
+    int first = s * DP; /* rank = stage * dp + replica */
+    g_autofree char *q = g_strdup_printf(
+        "count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='rect'][@class='forward'])", first);
     ck_assert_int_eq(xpath_count(path, q), MICRO_BATCHES);
+    ck_assert_int_eq(xpath_count(stages_path, q), MICRO_BATCHES);
   }
+  g_auto(GStrv) labels = xpath_lines(stages_path, "//*[local-name()='text'][@class='label']/text()");
+  ck_assert_int_eq(g_strv_length(labels), PP);
+  ck_assert_str_eq(labels[1], "stage 1: rank 2 of ranks 2-3");
   ck_assert_int_eq(xpath_count(mem, "count(//*[local-name()='g'][@class='stage'])"), PP);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* A llama-7b layout for the SVG tests, micro-batch 1. */
+typedef struct svg_layout {
+  int gpus, tp, pp, global_batch;
+  gboolean symmetry;
+  layout_ckpt ckpt;
+} svg_layout;
+
+static void simulate_svg_layout(sim_outcome *out, const svg_layout *sl)
+{
+  sim_request rq = {0};
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-7b", &rq.m, &err));
+  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  rq.l = layout_default();
+  rq.l.gpus = sl->gpus;
+  rq.l.tp = sl->tp;
+  rq.l.pp = sl->pp;
+  rq.l.micro_batch = 1;
+  rq.l.global_batch = sl->global_batch;
+  rq.l.ckpt = sl->ckpt;
+  rq.gen = gen_default_options();
+  rq.gen.symmetry = sl->symmetry;
+  rq.gen.gpus_per_node = rq.prof.gpus_per_node;
+  rq.capacity_gib = rq.prof.memory_gib;
+  if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
+}
+
+static void svg_write(const sim_outcome *out, const trace_svg_info *info, const char *path)
+{
+  GError *err = NULL;
+  if (!trace_svg_timeline(&out->tl, info, path, &err)) ck_abort_msg("svg: %s", err->message);
+  char *argv[] = {"xmllint", "--noout", (char *)path, NULL};
+  int status;
+  g_free(run_tool(argv, &status));
+  ck_assert_msg(g_spawn_check_wait_status(status, NULL), "xmllint rejects %s", path);
+}
+
+#define ROWS_XPATH "//*[local-name()='g'][@class='row']"
+#define LABELS_XPATH "//*[local-name()='text'][@class='label']/text()"
+
+/* 32 GPUs, pp 4, dp 8: the 8 GPUs of a stage are mirrored replicas (symmetric run) or, simulated one by
+ * one (--no-symmetry), happen to get the same times: either way a stage is one row, "stage s: ranks
+ * 8s-(8s+7)". */
+START_TEST(test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks)
+{
+  const gboolean symmetry = _i == 0;
+  const svg_layout sl = {.gpus = 32, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = symmetry};
+  const int per_stage = sl.gpus / sl.pp;
+  g_autofree char *path = tmp_path("rows.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), sl.pp);
+  g_auto(GStrv) labels = xpath_lines(path, LABELS_XPATH);
+  g_auto(GStrv) ranks = xpath_lines(path, ROWS_XPATH "/@data-ranks");
+  ck_assert_int_eq(g_strv_length(labels), sl.pp);
+  ck_assert_int_eq(g_strv_length(ranks), sl.pp);
+  for (int s = 0; s < sl.pp; s++) {
+    g_autofree char *list = g_strdup_printf("%d-%d", s * per_stage, (s + 1) * per_stage - 1);
+    g_autofree char *label = g_strdup_printf("stage %d: ranks %s", s, list);
+    ck_assert_str_eq(labels[s], label);
+    ck_assert_str_eq(ranks[s], list);
+  }
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* Rows are shared by checking, not by assuming: one rank's event ending one ulp later is a row of its own,
+ * and the rest of its stage still share theirs. */
+START_TEST(test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own)
+{
+  const svg_layout sl = {.gpus = 32, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = FALSE};
+  const int odd = 9; /* stage 1, node 1, GPU 1 */
+  g_autofree char *path = tmp_path("odd.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  replay_rank *rr = &out.res->ranks[odd];
+  int e = rr->first;
+  while (isnan(rr->start_s[e])) e++;
+  rr->end_s[e] = nextafter(rr->end_s[e], INFINITY);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), sl.pp + 1);
+  g_auto(GStrv) labels = xpath_lines(path, LABELS_XPATH);
+  const char *expect[] = {"stage 0: ranks 0-7", "stage 1: ranks 8,10-15", "stage 1: rank 9 (n1 g1)",
+                          "stage 2: ranks 16-23", "stage 3: ranks 24-31"};
+  ck_assert_int_eq(g_strv_length(labels), G_N_ELEMENTS(expect));
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) ck_assert_str_eq(labels[i], expect[i]);
   sim_outcome_clear(&out);
 }
 END_TEST
@@ -888,7 +1006,8 @@ int main(int argc, char **argv)
   const TTest *const paje[] = {test_paje_simgrid_state_durations_add_up_to_the_step_per_gpu_within_1us,
                                test_paje_has_simgrids_containers_and_its_states_but_the_zero_length_ones,
                                test_paje_links_carry_the_bytes_simgrid_measures_where_transfers_do_not_share_a_link};
-  const TTest *const svg[] = {test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch};
+  const TTest *const svg[] = {test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch,
+                              test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own};
   const char *only = argc > 1 ? argv[1] : "";
   Suite *s = suite_create("traces");
   if (!*only) {
@@ -907,7 +1026,10 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
   } else if (!strcmp(only, "svg")) {
     if (!have("xmllint")) return 77;
-    suite_add_tcase(s, views_case("svg", svg, G_N_ELEMENTS(svg)));
+    TCase *tc = views_case("svg", svg, G_N_ELEMENTS(svg));
+    tcase_add_loop_test(tc, test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks,
+                        0, 2);
+    suite_add_tcase(s, tc);
   } else {
     fprintf(stderr, "test_traces: unknown case '%s' (allowed: paje, svg, or none for the rest)\n", only);
     return 2;

@@ -141,22 +141,145 @@ static gboolean row_interval(const tl_interval *iv, gpointer data)
   return TRUE;
 }
 
-void trace_svg_rows(const timeline *tl, int max_gpu_rows, tl_ranks *rows, gboolean *per_stage)
+/* ---- which rows: ranks with the same intervals share one ------------- */
+
+/* A row of the Gantt chart: the intervals of `rank`, which stand for those of every rank in `ranks`. */
+typedef struct svg_row {
+  int rank, stage;
+  GArray *ranks; /* int, ascending; with per-stage rows, every rank of the stage */
+  guint64 hash;  /* of rank's intervals (walk_compare) */
+} svg_row;
+
+typedef struct svg_rows {
+  int n;
+  svg_row *row;
+  gboolean per_stage; /* more distinct timelines than rows allowed: one row per stage, its first rank */
+  int max_rows;
+} svg_rows;
+
+static guint64 fnv_bytes(guint64 h, const void *p, size_t n)
 {
-  int world = tl->g->world_size, stages = tl_stages(tl);
-  if (max_gpu_rows <= 0) max_gpu_rows = DEFAULT_MAX_GPU_ROWS;
-  *per_stage = world > max_gpu_rows;
-  rows->n = *per_stage ? stages : world;
-  rows->rank = g_new(int, rows->n);
-  if (!*per_stage) {
-    for (int r = 0; r < world; r++) rows->rank[r] = r;
-    return;
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* What the chart draws of an interval, and so what two identical rows share: category, start, end and
+ * micro-batch (not the peer: the same row stands for ranks with different neighbours). */
+static gboolean same_drawn(const tl_interval *a, const tl_interval *b)
+{
+  int mb_a = a->ev ? a->ev->micro_batch : -1, mb_b = b->ev ? b->ev->micro_batch : -1;
+  return a->cat == b->cat && a->start_s == b->start_s && a->end_s == b->end_s && mb_a == mb_b;
+}
+
+static guint64 hash_interval(guint64 h, const tl_interval *iv)
+{
+  int32_t mb = iv->ev ? iv->ev->micro_batch : -1, cat = iv->cat;
+  h = fnv_bytes(h, &cat, sizeof cat);
+  h = fnv_bytes(h, &iv->start_s, sizeof iv->start_s);
+  h = fnv_bytes(h, &iv->end_s, sizeof iv->end_s);
+  return fnv_bytes(h, &mb, sizeof mb);
+}
+
+/* Walk rank r's tiled intervals, hashing them (same_drawn's fields, times bit for bit) into *hash, and, if
+ * `other` >= 0, beside other's: whether the two are the same sequence, compared interval by interval. */
+static gboolean walk_compare(const timeline *tl, int r, int other, guint64 *hash)
+{
+  tl_cursor c, o;
+  tl_cursor_init(&c, tl, r, TRUE);
+  if (other >= 0) tl_cursor_init(&o, tl, other, TRUE);
+  gboolean same = other >= 0;
+  guint64 h = 1469598103934665603ull;
+  tl_interval iv, io;
+  for (;;) {
+    gboolean more = tl_cursor_next(&c, &iv);
+    if (same) same = tl_cursor_next(&o, &io) == more && (!more || same_drawn(&iv, &io));
+    if (!more) break;
+    h = hash_interval(h, &iv);
   }
-  for (int s = 0; s < stages; s++) rows->rank[s] = -1;
-  for (int r = 0; r < world; r++) {
+  tl_cursor_clear(&c);
+  if (other >= 0) tl_cursor_clear(&o);
+  *hash = h;
+  return same;
+}
+
+static void rows_clear(svg_rows *rows)
+{
+  for (int i = 0; i < rows->n; i++) g_array_unref(rows->row[i].ranks);
+  g_free(rows->row);
+  *rows = (svg_rows){0};
+}
+
+static svg_row *row_add(GArray *rows, int rank, int stage, guint64 hash)
+{
+  svg_row r = {.rank = rank, .stage = stage, .ranks = g_array_new(FALSE, FALSE, sizeof(int)), .hash = hash};
+  g_array_append_val(r.ranks, rank);
+  g_array_append_val(rows, r);
+  return &g_array_index(rows, svg_row, rows->len - 1);
+}
+
+/* One row per pipeline stage: its first rank (replica 0, tensor rank 0), standing for the whole stage. */
+static void rows_per_stage(const timeline *tl, svg_rows *out)
+{
+  GArray *rows = g_array_new(FALSE, FALSE, sizeof(svg_row));
+  for (int r = 0; r < tl->g->world_size; r++) {
     int s = tl_stage_of(tl, r);
-    if (rows->rank[s] < 0) rows->rank[s] = r; /* the first rank of a stage: replica 0, tensor rank 0 */
+    if (s >= (int)rows->len) row_add(rows, r, s, 0);
+    else g_array_append_val(g_array_index(rows, svg_row, s).ranks, r);
   }
+  out->n = (int)rows->len;
+  out->row = (svg_row *)g_array_free(rows, FALSE);
+}
+
+/* The chart's rows: ranks of one stage whose intervals are the same (walk_compare: checked, not taken
+ * from the symmetry of the layout) share a row, in order of their first rank. More than max_rows
+ * distinct timelines: one row per stage. */
+static void rows_make(const timeline *tl, int max_rows, svg_rows *out)
+{
+  *out = (svg_rows){.max_rows = max_rows > 0 ? max_rows : DEFAULT_MAX_GPU_ROWS};
+  GArray *rows = g_array_new(FALSE, FALSE, sizeof(svg_row));
+  for (int r = 0; r < tl->g->world_size && (int)rows->len <= out->max_rows; r++) {
+    int stage = tl_stage_of(tl, r);
+    /* the common case, one walk beside the stage's first row; others only where the hash agrees */
+    int first = -1;
+    for (guint i = 0; i < rows->len && first < 0; i++)
+      if (g_array_index(rows, svg_row, i).stage == stage) first = (int)i;
+    guint64 h;
+    svg_row *home = NULL;
+    if (walk_compare(tl, r, first >= 0 ? g_array_index(rows, svg_row, first).rank : -1, &h))
+      home = &g_array_index(rows, svg_row, first);
+    for (guint i = first + 1; first >= 0 && i < rows->len && !home; i++) {
+      svg_row *c = &g_array_index(rows, svg_row, i);
+      guint64 ignored;
+      if (c->stage == stage && c->hash == h && walk_compare(tl, r, c->rank, &ignored)) home = c;
+    }
+    if (home) g_array_append_val(home->ranks, r);
+    else row_add(rows, r, stage, h);
+  }
+  out->n = (int)rows->len;
+  out->row = (svg_row *)g_array_free(rows, FALSE);
+  if (out->n > out->max_rows) {
+    rows_clear(out);
+    out->max_rows = max_rows > 0 ? max_rows : DEFAULT_MAX_GPU_ROWS;
+    out->per_stage = TRUE;
+    rows_per_stage(tl, out);
+  }
+}
+
+/* "8-15" or "0,2,4-7": ascending ranks as ranges. */
+static char *ranks_text(const GArray *ranks)
+{
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < ranks->len;) {
+    int lo = g_array_index(ranks, int, i);
+    guint j = i;
+    while (j + 1 < ranks->len && g_array_index(ranks, int, j + 1) == g_array_index(ranks, int, j) + 1) j++;
+    int hi = g_array_index(ranks, int, j);
+    g_string_append_printf(s, "%s%d", i ? "," : "", lo);
+    if (hi > lo) g_string_append_printf(s, "-%d", hi);
+    i = j + 1;
+  }
+  return g_string_free(s, FALSE);
 }
 
 static void legend(FILE *f, double y)
@@ -170,7 +293,7 @@ static void legend(FILE *f, double y)
   }
 }
 
-static void title(FILE *f, const timeline *tl, const trace_svg_info *info, gboolean per_stage, int rows)
+static void title(FILE *f, const timeline *tl, const trace_svg_info *info, const svg_rows *rows)
 {
   const char *model = g_hash_table_lookup(tl->g->meta, "model");
   const char *layout = g_hash_table_lookup(tl->g->meta, "layout");
@@ -181,33 +304,45 @@ static void title(FILE *f, const timeline *tl, const trace_svg_info *info, gbool
   fputs("</text>\n<text x=\"10\" y=\"40\">", f);
   xml_text(f, layout);
   fputs("</text>\n<text x=\"10\" y=\"56\">", f);
-  if (per_stage)
-    fprintf(f, "one row per pipeline stage (%d rows): the GPU of data-parallel replica 0, tensor rank 0 of each stage",
-            rows);
-  else fputs("one row per GPU", f);
+  if (rows->per_stage)
+    fprintf(f, "more than %d distinct timelines: one row per pipeline stage (%d rows), the stage's first rank "
+               "(data-parallel replica 0, tensor rank 0)", rows->max_rows, rows->n);
+  else if (rows->n < tl->g->world_size)
+    fprintf(f, "%d rows for %d GPUs: the GPUs of a stage with the same intervals share a row", rows->n,
+            tl->g->world_size);
+  else fputs("one row per GPU (no two GPUs have the same intervals)", f);
   fputs("</text>\n", f);
 }
 
-static void row_label(FILE *f, const timeline *tl, int rank, gboolean per_stage, double y)
+/* "stage 1: ranks 8-15", "stage 0: rank 3 (n0 g3)", per stage "stage 1: rank 8 of ranks 8-15". */
+static char *row_label_text(const timeline *tl, const svg_rows *rows, const svg_row *row)
 {
-  int gpn = tl_gpus_per_node(tl), stage = tl_stage_of(tl, rank);
-  fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", PLOT_X - 6, y);
-  if (per_stage) fprintf(f, "stage %d (rank %d)", stage, rank);
-  else fprintf(f, "rank %d (n%d g%d) stage %d", rank, rank / gpn, rank % gpn, stage);
+  g_autofree char *list = ranks_text(row->ranks);
+  int gpn = tl_gpus_per_node(tl);
+  if (rows->per_stage) return g_strdup_printf("stage %d: rank %d of ranks %s", row->stage, row->rank, list);
+  if (row->ranks->len == 1)
+    return g_strdup_printf("stage %d: rank %d (n%d g%d)", row->stage, row->rank, row->rank / gpn, row->rank % gpn);
+  return g_strdup_printf("stage %d: ranks %s", row->stage, list);
+}
+
+static void row_label(FILE *f, const timeline *tl, const svg_rows *rows, const svg_row *row, double y)
+{
+  g_autofree char *text = row_label_text(tl, rows, row);
+  fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", PLOT_X - 6, y);
+  xml_text(f, text);
   fputs("</text>\n", f);
 }
 
 gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err)
 {
-  tl_ranks rows;
-  gboolean per_stage;
-  trace_svg_rows(tl, info->max_gpu_rows, &rows, &per_stage);
+  svg_rows rows;
+  rows_make(tl, info->max_gpu_rows, &rows);
   double row_h = rows.n <= 40 ? 16 : MAX(3.0, 640.0 / rows.n);
   double bottom = TOP + rows.n * row_h;
   int height = (int)ceil(bottom + 44);
   lsim_outfile tf;
   if (!lsim_outfile_open(&tf, path, err)) {
-    tl_ranks_clear(&rows);
+    rows_clear(&rows);
     return FALSE;
   }
   FILE *f = tf.f;
@@ -216,22 +351,24 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
           WIDTH, height, WIDTH, height);
   style(f);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, height);
-  title(f, tl, info, per_stage, rows.n);
+  title(f, tl, info, &rows);
   legend(f, 78);
   time_axis(f, tl->step_time_s, TOP - 4, bottom + 2);
   for (int i = 0; i < rows.n; i++) {
-    int rank = rows.rank[i];
+    const svg_row *row = &rows.row[i];
     double y = TOP + i * row_h;
-    fprintf(f, "<g class=\"row\" data-rank=\"%d\" data-stage=\"%d\">\n", rank, tl_stage_of(tl, rank));
-    if (row_h >= 8) row_label(f, tl, rank, per_stage, y + row_h * 0.75);
+    g_autofree char *list = ranks_text(row->ranks);
+    fprintf(f, "<g class=\"row\" data-rank=\"%d\" data-stage=\"%d\" data-ranks=\"%s\">\n", row->rank, row->stage,
+            list);
+    if (row_h >= 8) row_label(f, tl, &rows, row, y + row_h * 0.75);
     row_w w = {.f = f, .step_s = tl->step_time_s, .y = y + 1, .h = row_h > 4 ? row_h - 2 : row_h};
-    tl_foreach_tiled(tl, rank, row_interval, &w);
+    tl_foreach_tiled(tl, row->rank, row_interval, &w);
     flush_run(&w);
     flush_frag(&w);
     fputs("</g>\n", f);
   }
   fputs("</svg>\n", f);
-  tl_ranks_clear(&rows);
+  rows_clear(&rows);
   return lsim_outfile_commit(&tf, err);
 }
 
@@ -290,15 +427,14 @@ static const char *const STAGE_COLOURS[] = {"#4e79a7", "#e15759", "#59a14f", "#f
 gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
                           GError **err)
 {
-  tl_ranks rows;
-  gboolean per_stage;
-  trace_svg_rows(tl, 1, &rows, &per_stage); /* always one curve per stage */
+  svg_rows rows;
+  rows_per_stage(tl, &rows); /* always one curve per stage */
   int n = rows.n;
   mem_w w = {.tl = tl, .mm = mm};
   w.col = g_new(double, PLOT_W);
   double **cols = g_new(double *, n), *peak = g_new(double, n), *peak_t = g_new(double, n), ymax = capacity_bytes;
   for (int i = 0; i < n; i++) {
-    w.rank = rows.rank[i];
+    w.rank = rows.row[i].rank;
     mem_walk_rank(&w);
     cols[i] = g_memdup2(w.col, sizeof(double) * PLOT_W);
     peak[i] = w.peak;
@@ -325,7 +461,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
     xml_text(f, model ? model : "task graph");
     fprintf(f, ": GPU memory over the step, one curve per pipeline stage (replica 0, tensor rank 0); "
                "peak %.2f GiB on stage %d</text>\n",
-            peak[best] / GIB, tl_stage_of(tl, rows.rank[best]));
+            peak[best] / GIB, rows.row[best].stage);
     time_axis(f, tl->step_time_s, top, top + plot_h);
     double dy = tick_step(y_gib);
     for (int i = 0; i * dy <= y_gib + 1e-9; i++) {
@@ -342,16 +478,16 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
       const char *colour = STAGE_COLOURS[i % G_N_ELEMENTS(STAGE_COLOURS)];
       fprintf(f, "<g class=\"stage\" data-stage=\"%d\" data-peak-gib=\"%.6f\" data-peak-s=\"%.9f\">\n<polyline "
                  "fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-              tl_stage_of(tl, rows.rank[i]), peak[i] / GIB, peak_t[i], colour);
+              rows.row[i].stage, peak[i] / GIB, peak_t[i], colour);
       for (int c = 0; c < PLOT_W; c++) fprintf(f, "%d,%.1f ", PLOT_X + c, Y_OF(cols[i][c]));
       fprintf(f, "\"/>\n<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>stage %d peak %.2f GiB at %.6f "
                  "s</title></circle>\n",
-              x_of(peak_t[i], tl->step_time_s), Y_OF(peak[i]), colour, tl_stage_of(tl, rows.rank[i]), peak[i] / GIB,
+              x_of(peak_t[i], tl->step_time_s), Y_OF(peak[i]), colour, rows.row[i].stage, peak[i] / GIB,
               peak_t[i]);
       int lx = PLOT_X + 170 * (i % 5), ly = 38 + 14 * (i / 5); /* legend under the title, 5 per line */
       fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">stage %d "
                  "(peak %.1f GiB)</text>\n</g>\n",
-              lx, ly - 4, colour, lx + 16, ly, tl_stage_of(tl, rows.rank[i]), peak[i] / GIB);
+              lx, ly - 4, colour, lx + 16, ly, rows.row[i].stage, peak[i] / GIB);
     }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">peak %.2f GiB</text>\n",
             x_of(peak_t[best], tl->step_time_s) + 6, Y_OF(peak[best]) - 6, peak[best] / GIB);
@@ -364,6 +500,6 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   g_free(peak);
   g_free(peak_t);
   g_free(w.col);
-  tl_ranks_clear(&rows);
+  rows_clear(&rows);
   return ok;
 }

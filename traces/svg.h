@@ -1,9 +1,13 @@
 /* svg -- dependency-free SVG pictures of one simulated step:
- *  - a Gantt chart: one row per GPU (or, above `max_gpu_rows` GPUs, one row
- *    per pipeline stage of data-parallel replica 0, tensor rank 0, labelled
- *    so), one colour per category with a legend, idle and pipeline waits
- *    (the bubble) visible, a time axis in seconds, step time and MFU in the
- *    title;
+ *  - a Gantt chart: one row per distinct timeline. GPUs of a stage whose
+ *    intervals are the same (category, start, end and micro-batch, compared
+ *    interval by interval: mirrored ranks of a symmetric run, and those a
+ *    --no-symmetry run happens to give the same times) share one row,
+ *    labelled with the ranks it stands for ("stage 1: ranks 8-15"). With
+ *    more than `max_gpu_rows` distinct timelines, one row per pipeline
+ *    stage, its first rank, labelled so. One colour per category with a
+ *    legend, idle and pipeline waits (the bubble) visible, a time axis in
+ *    seconds, step time and MFU in the title;
  *  - memory over time: one curve per pipeline stage, each stage's peak
  *    marked and the highest labelled, the GPU capacity as a dashed line.
  * Sizes stay bounded however many events a step has: adjacent slices of
@@ -23,12 +27,10 @@
 
 typedef struct trace_svg_info {
   double mfu;        /* model FLOPs utilisation in [0,1]; < 0: unknown, not shown */
-  int max_gpu_rows;  /* above this many GPUs draw one row per stage (0: 64) */
+  int max_gpu_rows;  /* above this many distinct timelines draw one row per stage (0: 64) */
 } trace_svg_info;
 
 gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err);
-/* Ranks the Gantt chart draws, one per row (freed with tl_ranks_clear); *per_stage says which layout. */
-void trace_svg_rows(const timeline *tl, int max_gpu_rows, tl_ranks *rows, gboolean *per_stage);
 
 gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
                           GError **err);

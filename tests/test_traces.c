@@ -879,6 +879,41 @@ START_TEST(test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own)
 }
 END_TEST
 
+/* The legend names exactly the categories some GPU spends at least 1 ns in (tl_rank_seconds), in the
+ * timeline's order: none that does not occur (no recompute without checkpointing, no tp-comm at tp 1). */
+static const svg_layout LEGEND_RUNS[] = {
+    {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = TRUE},
+    {.gpus = 16, .tp = 2, .pp = 4, .global_batch = 16, .symmetry = TRUE, .ckpt = CKPT_EVERY_LAYER},
+};
+
+START_TEST(test_svg_legend_lists_exactly_the_categories_that_occur)
+{
+  const svg_layout *sl = &LEGEND_RUNS[_i];
+  g_autofree char *path = tmp_path("legend.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  double total[TL_N] = {0};
+  for (int r = 0; r < sl->gpus; r++) {
+    double sec[TL_N];
+    tl_rank_seconds(&out.tl, r, sec);
+    for (int c = 0; c < TL_N; c++) total[c] += sec[c];
+  }
+  GString *expect = g_string_new(NULL), *got = g_string_new(NULL);
+  for (int c = 0; c < TL_N; c++)
+    if (total[c] >= 1e-9) g_string_append_printf(expect, "%s ", CAT_NAMES[c]);
+  g_auto(GStrv) cats = xpath_lines(path, "//*[local-name()='g'][@class='legend-item']/@data-cat");
+  for (char **c = cats; *c; c++) g_string_append_printf(got, "%s ", *c);
+  ck_assert_str_eq(got->str, expect->str);
+  /* the runs differ where they should: checkpointing adds recompute, tp 2 tensor-parallel collectives */
+  ck_assert((total[TL_RECOMPUTE] > 0) == (sl->ckpt != CKPT_NONE));
+  ck_assert((total[TL_TP_COMM] > 0) == (sl->tp > 1));
+  g_string_free(expect, TRUE);
+  g_string_free(got, TRUE);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
 /* ---- CSV -------------------------------------------------------------- */
 
 START_TEST(test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction)
@@ -1029,6 +1064,7 @@ int main(int argc, char **argv)
     TCase *tc = views_case("svg", svg, G_N_ELEMENTS(svg));
     tcase_add_loop_test(tc, test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks,
                         0, 2);
+    tcase_add_loop_test(tc, test_svg_legend_lists_exactly_the_categories_that_occur, 0, G_N_ELEMENTS(LEGEND_RUNS));
     suite_add_tcase(s, tc);
   } else {
     fprintf(stderr, "test_traces: unknown case '%s' (allowed: paje, svg, or none for the rest)\n", only);

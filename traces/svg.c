@@ -66,6 +66,7 @@ static void time_axis(FILE *f, double step_s, double y0, double y1)
 typedef struct row_w {
   FILE *f;
   double step_s, y, h;
+  double *cat_s; /* [TL_N] seconds drawn per category, summed over the rows (the legend) */
   /* the run of adjacent intervals of one category being collected */
   gboolean run_open;
   tl_cat run_cat;
@@ -124,6 +125,7 @@ static gboolean row_interval(const tl_interval *iv, gpointer data)
 {
   row_w *w = data;
   int mb = iv->ev ? iv->ev->micro_batch : -1;
+  w->cat_s[iv->cat] += iv->end_s - iv->start_s;
   if (w->run_open && iv->cat == w->run_cat && iv->start_s - w->run_t1 < 1e-12) {
     w->run_t1 = iv->end_s;
     if (mb >= 0) w->run_mb1 = mb;
@@ -282,15 +284,24 @@ static char *ranks_text(const GArray *ranks)
   return g_string_free(s, FALSE);
 }
 
-static void legend(FILE *f, double y)
+/* A category is in the legend when the rows show at least this much of it; shorter is rounding (the
+ * Paje writer drops states under a nanosecond too). */
+#define LEGEND_MIN_S 1e-9
+
+/* The categories the rows show, and only those. */
+static void legend(FILE *f, double y, const double cat_s[TL_N])
 {
   double x = PLOT_X;
+  fputs("<g class=\"legend\">\n", f);
   for (int c = 0; c < TL_N; c++) {
-    fprintf(f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" stroke=\"#999\" stroke-width=\"0.5\"/>",
-            tl_cat_name((tl_cat)c), x, y - 10);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 16, y, LEGEND[c]);
+    if (cat_s[c] < LEGEND_MIN_S) continue;
+    fprintf(f, "<g class=\"legend-item\" data-cat=\"%s\"><rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" "
+               "height=\"12\" stroke=\"#999\" stroke-width=\"0.5\"/>",
+            tl_cat_name((tl_cat)c), tl_cat_name((tl_cat)c), x, y - 10);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n", x + 16, y, LEGEND[c]);
     x += 22 + 6.5 * (double)strlen(LEGEND[c]) + 14;
   }
+  fputs("</g>\n", f);
 }
 
 static void title(FILE *f, const timeline *tl, const trace_svg_info *info, const svg_rows *rows)
@@ -352,7 +363,7 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   style(f);
   fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", WIDTH, height);
   title(f, tl, info, &rows);
-  legend(f, 78);
+  double cat_s[TL_N] = {0};
   time_axis(f, tl->step_time_s, TOP - 4, bottom + 2);
   for (int i = 0; i < rows.n; i++) {
     const svg_row *row = &rows.row[i];
@@ -361,12 +372,13 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
     fprintf(f, "<g class=\"row\" data-rank=\"%d\" data-stage=\"%d\" data-ranks=\"%s\">\n", row->rank, row->stage,
             list);
     if (row_h >= 8) row_label(f, tl, &rows, row, y + row_h * 0.75);
-    row_w w = {.f = f, .step_s = tl->step_time_s, .y = y + 1, .h = row_h > 4 ? row_h - 2 : row_h};
+    row_w w = {.f = f, .step_s = tl->step_time_s, .y = y + 1, .h = row_h > 4 ? row_h - 2 : row_h, .cat_s = cat_s};
     tl_foreach_tiled(tl, row->rank, row_interval, &w);
     flush_run(&w);
     flush_frag(&w);
     fputs("</g>\n", f);
   }
+  legend(f, 78, cat_s);
   fputs("</svg>\n", f);
   rows_clear(&rows);
   return lsim_outfile_commit(&tf, err);

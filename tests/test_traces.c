@@ -914,6 +914,287 @@ START_TEST(test_svg_legend_lists_exactly_the_categories_that_occur)
 }
 END_TEST
 
+/* The plot's geometry as the chart states it on its root: x = plot_x + (t - t0) / (t1 - t0) * plot_w. */
+typedef struct svg_plot {
+  double x, w, t0_s, t1_s;
+} svg_plot;
+
+static svg_plot svg_plot_of(const char *path)
+{
+  svg_plot p;
+  const char *attr[] = {"data-plot-x", "data-plot-w", "data-t0-s", "data-t1-s"};
+  double *v[] = {&p.x, &p.w, &p.t0_s, &p.t1_s};
+  for (int i = 0; i < 4; i++) {
+    g_autofree char *q = g_strdup_printf("/*[local-name()='svg']/@%s", attr[i]);
+    g_auto(GStrv) l = xpath_lines(path, q);
+    ck_assert_msg(l[0] != NULL, "%s: no %s", path, attr[i]);
+    *v[i] = g_ascii_strtod(l[0], NULL);
+  }
+  return p;
+}
+
+typedef struct svg_rect {
+  int cat;
+  double x, y, w, h;
+  gboolean mix; /* a share of a stacked column (inside a g.mix), not a bar */
+} svg_rect;
+
+/* The rectangles of the row drawing `rank`: its bars and the shares of its stacked columns. */
+static GArray *row_rects(const char *path, int rank)
+{
+  g_autofree char *q = g_strdup_printf("//*[local-name()='g'][@class='row'][@data-rank='%d']", rank);
+  char *argv[] = {"xmllint", "--xpath", q, (char *)path, NULL};
+  int status;
+  g_autofree char *xml = run_tool(argv, &status);
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(svg_rect));
+  g_autoptr(GRegex) re = g_regex_new("(<g class=\"mix\">)|<rect class=\"([a-z-]+)\" x=\"([-0-9.]+)\" y=\"([-0-9.]+)\" "
+                                     "width=\"([-0-9.]+)\" height=\"([-0-9.]+)\"|(</g>)",
+                                     0, 0, NULL);
+  g_autoptr(GMatchInfo) m = NULL;
+  gboolean in_mix = FALSE;
+  for (g_regex_match(re, xml, 0, &m); g_match_info_matches(m); g_match_info_next(m, NULL)) {
+    g_autofree char *open = g_match_info_fetch(m, 1), *close = g_match_info_fetch(m, 7);
+    if (open && *open) in_mix = TRUE;
+    else if (close && *close) in_mix = FALSE;
+    else {
+      g_autofree char *c = g_match_info_fetch(m, 2), *x = g_match_info_fetch(m, 3), *y = g_match_info_fetch(m, 4),
+                      *w = g_match_info_fetch(m, 5), *h = g_match_info_fetch(m, 6);
+      svg_rect r = {cat_index(c), g_ascii_strtod(x, NULL), g_ascii_strtod(y, NULL), g_ascii_strtod(w, NULL),
+                    g_ascii_strtod(h, NULL), in_mix};
+      g_array_append_val(out, r);
+    }
+  }
+  return out;
+}
+
+typedef struct span_s {
+  double start_s, end_s;
+} span_s;
+
+/* Maximal runs of adjacent forward intervals of a rank. */
+static GArray *forward_runs(const timeline *tl, int rank)
+{
+  GArray *runs = g_array_new(FALSE, FALSE, sizeof(span_s));
+  tl_cursor c;
+  tl_cursor_init(&c, tl, rank, TRUE);
+  tl_interval iv;
+  gboolean in_run = FALSE;
+  while (tl_cursor_next(&c, &iv)) {
+    if (iv.cat != TL_FORWARD) in_run = FALSE;
+    else if (in_run) g_array_index(runs, span_s, runs->len - 1).end_s = iv.end_s;
+    else {
+      span_s r = {iv.start_s, iv.end_s};
+      g_array_append_val(runs, r);
+      in_run = TRUE;
+    }
+  }
+  tl_cursor_clear(&c);
+  return runs;
+}
+
+/* A window from the middle of stage 0's second forward run to the middle of its fourth: that row shows
+ * three forward bars (the first and last cut), not the whole step's eight; every rectangle of every row
+ * lies inside the plot, and each row's rectangles tile it. */
+START_TEST(test_svg_window_draws_only_the_intervals_inside_it)
+{
+  g_autofree char *path = tmp_path("window.svg");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  g_autoptr(GArray) runs = forward_runs(&out.tl, 0);
+  ck_assert_int_eq(runs->len, MICRO_BATCHES);
+  span_s f1 = g_array_index(runs, span_s, 1), f3 = g_array_index(runs, span_s, 3);
+  double w0 = (f1.start_s + f1.end_s) / 2, w1 = (f3.start_s + f3.end_s) / 2;
+  g_autofree char *window = g_strdup_printf("%.9f:%.9f", w0, w1);
+  svg_write(&out, &(trace_svg_info){.mfu = -1, .window = window}, path);
+  svg_plot p = svg_plot_of(path);
+  ck_assert_double_eq_tol(p.t0_s, w0, 1e-9);
+  ck_assert_double_eq_tol(p.t1_s, w1, 1e-9);
+  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@data-rank='0']/*[local-name()='rect'][@class='forward'])"),
+                   3);
+  for (int s = 0; s < PP; s++) {
+    g_autoptr(GArray) rects = row_rects(path, s * DP);
+    ck_assert_uint_gt(rects->len, 0);
+    double covered = 0;
+    for (guint i = 0; i < rects->len; i++) {
+      const svg_rect *r = &g_array_index(rects, svg_rect, i);
+      ck_assert_msg(r->x >= p.x - 0.01 && r->x + r->w <= p.x + p.w + 0.01, "stage %d: rect %.2f+%.2f outside the plot "
+                    "%.0f+%.0f", s, r->x, r->w, p.x, p.w);
+      if (!r->mix || r->y == g_array_index(rects, svg_rect, 0).y) covered += r->w; /* a stacked column once */
+    }
+    ck_assert_msg(fabs(covered - p.w) < 0.05 * rects->len, "stage %d: the rectangles cover %.2f px of %.0f", s,
+                  covered, p.w);
+  }
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* Seconds of each category in pixel column k of a rank's row (the timeline cut to the column). */
+static void column_seconds(const timeline *tl, int rank, const svg_plot *p, int k, double out[TL_N])
+{
+  double s_per_px = (p->t1_s - p->t0_s) / p->w, c0 = p->t0_s + k * s_per_px, c1 = c0 + s_per_px;
+  for (int c = 0; c < TL_N; c++) out[c] = 0;
+  tl_cursor cur;
+  tl_cursor_init(&cur, tl, rank, TRUE);
+  tl_interval iv;
+  while (tl_cursor_next(&cur, &iv) && iv.start_s < c1) out[iv.cat] += MAX(0.0, MIN(iv.end_s, c1) - MAX(iv.start_s, c0));
+  tl_cursor_clear(&cur);
+}
+
+/* Checkpointed, 64 micro-batches: a layer's recompute and backward are each narrower than a pixel.
+ * In every pixel column of every row, each category's share of the drawn area is its share of the
+ * column's time, within one step of the stack (1 / floor(bar height)) and the 0.01 px the coordinates
+ * are written to; and there are columns that show both recompute and backward. */
+START_TEST(test_svg_sub_pixel_runs_are_drawn_as_each_columns_shares_of_time)
+{
+  const svg_layout sl = {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 128, .symmetry = TRUE,
+                         .ckpt = CKPT_EVERY_LAYER};
+  g_autofree char *path = tmp_path("mix.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  svg_plot p = svg_plot_of(path);
+  int both = 0;
+  for (int s = 0; s < sl.pp; s++) {
+    int rank = s * (sl.gpus / sl.pp);
+    g_autoptr(GArray) rects = row_rects(path, rank);
+    double h = 0;
+    for (guint i = 0; i < rects->len; i++)
+      if (!g_array_index(rects, svg_rect, i).mix) h = MAX(h, g_array_index(rects, svg_rect, i).h);
+    ck_assert(h > 0);
+    double tol = 1.0 / floor(h) + 0.02;
+    double (*area)[TL_N] = g_malloc0(sizeof(double[TL_N]) * (size_t)p.w);
+    for (guint i = 0; i < rects->len; i++) {
+      const svg_rect *r = &g_array_index(rects, svg_rect, i);
+      for (int k = MAX(0, (int)floor(r->x - p.x)); k < p.w && p.x + k < r->x + r->w; k++)
+        area[k][r->cat] += (MIN(p.x + k + 1, r->x + r->w) - MAX(p.x + k, r->x)) * r->h / h;
+    }
+    for (int k = 0; k < p.w; k++) {
+      double sec[TL_N], total = 0, drawn = 0;
+      column_seconds(&out.tl, rank, &p, k, sec);
+      for (int c = 0; c < TL_N; c++) {
+        total += sec[c];
+        drawn += area[k][c];
+      }
+      ck_assert_msg(fabs(drawn - 1) < 0.02, "stage %d column %d: drawn over %.3f of the column", s, k, drawn);
+      for (int c = 0; c < TL_N; c++)
+        ck_assert_msg(fabs(area[k][c] / drawn - sec[c] / total) <= tol,
+                      "stage %d column %d: %s drawn %.3f of the column, %.3f of its time", s, k, CAT_NAMES[c],
+                      area[k][c] / drawn, sec[c] / total);
+      both += area[k][TL_RECOMPUTE] > 0.1 && area[k][TL_BACKWARD] > 0.1;
+    }
+    g_free(area);
+  }
+  ck_assert_msg(both > 100, "only %d columns show both recompute and backward", both);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* A text element of the chart: its box as drawn, at most as wide as DejaVu Sans (sans-serif here, wider
+ * than Arial or Helvetica) sets it, each character's advance rounded up to its class: 0.34 em for a
+ * space and . , : ; ' |, 0.42 for - ( ) [ ] /, 0.64 for a digit or lower-case letter, 0.8 for upper
+ * case, a full em for m, w, M, W, % and anything else; 10 % more in bold; from 0.8 em above the
+ * baseline to 0.25 below. What this checks is where the chart puts its texts, not the font. */
+typedef struct text_box {
+  double x0, y0, x1, y1;
+  char *text;
+} text_box;
+
+static double em_of(const char *s)
+{
+  double em = 0;
+  for (const char *c = s; *c; c = g_utf8_next_char(c)) {
+    gunichar u = g_utf8_get_char(c);
+    gboolean ascii = u > 0 && u < 128;
+    em += ascii && strchr(" .,:;'|", (int)u)        ? 0.34
+          : ascii && strchr("-()[]/", (int)u)       ? 0.42
+          : ascii && strchr("mwMW%", (int)u)        ? 1.0
+          : ascii && (g_ascii_isdigit(u) || g_ascii_islower(u)) ? 0.64
+          : ascii && g_ascii_isupper(u)             ? 0.8
+                                                    : 1.0;
+  }
+  return em;
+}
+
+static GArray *text_boxes(const char *path)
+{
+  char *argv[] = {"xmllint", "--xpath", "//*[local-name()='text']", (char *)path, NULL};
+  int status;
+  g_autofree char *xml = run_tool(argv, &status);
+  g_autoptr(GRegex) re = g_regex_new("<text([^>]*)>([^<]*)", 0, 0, NULL);
+  g_autoptr(GRegex) attr = g_regex_new("([a-z-]+)=\"([^\"]*)\"", 0, 0, NULL);
+  g_autoptr(GRegex) entity = g_regex_new("&[^;]+;", 0, 0, NULL);
+  GArray *boxes = g_array_new(FALSE, FALSE, sizeof(text_box));
+  g_autoptr(GMatchInfo) m = NULL;
+  for (g_regex_match(re, xml, 0, &m); g_match_info_matches(m); g_match_info_next(m, NULL)) {
+    g_autofree char *attrs = g_match_info_fetch(m, 1), *raw = g_match_info_fetch(m, 2);
+    double x = 0, y = 0, size = 11;
+    gboolean bold = FALSE;
+    const char *anchor = "start";
+    g_autofree char *anchor_s = NULL;
+    g_autoptr(GMatchInfo) a = NULL;
+    for (g_regex_match(attr, attrs, 0, &a); g_match_info_matches(a); g_match_info_next(a, NULL)) {
+      g_autofree char *k = g_match_info_fetch(a, 1), *v = g_match_info_fetch(a, 2);
+      if (!strcmp(k, "x")) x = g_ascii_strtod(v, NULL);
+      else if (!strcmp(k, "y")) y = g_ascii_strtod(v, NULL);
+      else if (!strcmp(k, "text-anchor")) anchor = anchor_s = g_strdup(v);
+      else if (!strcmp(k, "class") && !strcmp(v, "title")) size = 15, bold = TRUE;
+    }
+    char *text = g_regex_replace_literal(entity, raw, -1, 0, "W", 0, NULL); /* an entity: one wide character */
+    double w = em_of(text) * size * (bold ? 1.1 : 1.0);
+    double x0 = !strcmp(anchor, "end") ? x - w : !strcmp(anchor, "middle") ? x - w / 2 : x;
+    text_box b = {x0, y - 0.8 * size, x0 + w, y + 0.25 * size, text};
+    if (*text) g_array_append_val(boxes, b);
+    else g_free(text);
+  }
+  return boxes;
+}
+
+/* 64 GPUs simulated one by one, each rank's first event made to end r ns later: 64 distinct timelines,
+ * 64 rows of 10 px, too close for a label each; or (pp 1) the odd ranks' so: two rows whose lists of 32
+ * ranks are too long to show whole. No two texts of the chart overlap, and all lie inside it. */
+START_TEST(test_svg_no_two_labels_overlap_however_many_rows_and_however_long_their_lists)
+{
+  const gboolean odd_only = _i == 1;
+  const svg_layout sl = {.gpus = 64, .tp = 1, .pp = odd_only ? 1 : 4, .global_batch = odd_only ? 64 : 16,
+                         .symmetry = FALSE};
+  g_autofree char *path = tmp_path("crowd.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  for (int r = 0; r < sl.gpus; r++) {
+    if (odd_only && r % 2 == 0) continue;
+    replay_rank *rr = &out.res->ranks[r];
+    int e = rr->first;
+    while (isnan(rr->start_s[e])) e++;
+    rr->end_s[e] += (odd_only ? 1 : r) * 1e-9;
+  }
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), odd_only ? 2 : sl.gpus);
+  double width = xpath_count(path, "string(/*[local-name()='svg']/@width)");
+  double height = xpath_count(path, "string(/*[local-name()='svg']/@height)");
+  g_autoptr(GArray) boxes = text_boxes(path);
+  int labels = xpath_count(path, "count(//*[local-name()='text'][@class='label'])");
+  ck_assert_int_ge(labels, odd_only ? 2 : sl.pp);
+  for (int st = 0; st < sl.pp; st++) { /* each stage's first row is labelled */
+    g_autofree char *q = g_strdup_printf("count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='text'][@class="
+                                         "'label'])", st * (sl.gpus / sl.pp));
+    ck_assert_int_eq(xpath_count(path, q), 1);
+  }
+  for (guint i = 0; i < boxes->len; i++) {
+    const text_box *a = &g_array_index(boxes, text_box, i);
+    ck_assert_msg(a->x0 >= 0 && a->x1 <= width && a->y0 >= 0 && a->y1 <= height,
+                  "'%s' (%.1f,%.1f)-(%.1f,%.1f) leaves the picture, %.0f x %.0f", a->text, a->x0, a->y0, a->x1, a->y1,
+                  width, height);
+    for (guint k = i + 1; k < boxes->len; k++) {
+      const text_box *b = &g_array_index(boxes, text_box, k);
+      gboolean overlap = a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+      ck_assert_msg(!overlap, "'%s' and '%s' overlap", a->text, b->text);
+    }
+  }
+  for (guint i = 0; i < boxes->len; i++) g_free(g_array_index(boxes, text_box, i).text);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
 /* ---- CSV -------------------------------------------------------------- */
 
 START_TEST(test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction)
@@ -1042,7 +1323,9 @@ int main(int argc, char **argv)
                                test_paje_has_simgrids_containers_and_its_states_but_the_zero_length_ones,
                                test_paje_links_carry_the_bytes_simgrid_measures_where_transfers_do_not_share_a_link};
   const TTest *const svg[] = {test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch,
-                              test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own};
+                              test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own,
+                              test_svg_window_draws_only_the_intervals_inside_it,
+                              test_svg_sub_pixel_runs_are_drawn_as_each_columns_shares_of_time};
   const char *only = argc > 1 ? argv[1] : "";
   Suite *s = suite_create("traces");
   if (!*only) {
@@ -1065,6 +1348,7 @@ int main(int argc, char **argv)
     tcase_add_loop_test(tc, test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks,
                         0, 2);
     tcase_add_loop_test(tc, test_svg_legend_lists_exactly_the_categories_that_occur, 0, G_N_ELEMENTS(LEGEND_RUNS));
+    tcase_add_loop_test(tc, test_svg_no_two_labels_overlap_however_many_rows_and_however_long_their_lists, 0, 2);
     suite_add_tcase(s, tc);
   } else {
     fprintf(stderr, "test_traces: unknown case '%s' (allowed: paje, svg, or none for the rest)\n", only);

@@ -7,7 +7,9 @@
  * it with tp 2 (16 GPUs) and each with and without symmetry. Every test
  * forks (Check's default), so each runs its own SimGrid engine. The Paje
  * link tests add two four-node layouts (32 GPUs), each one simulation per
- * child process.
+ * child process. The SVG tests add their own llama-7b layouts (svg_layout):
+ * 32 GPUs pp 4 for shared rows, 64 GPUs for crowded labels, 64 checkpointed
+ * micro-batches for sub-pixel layers.
  *
  * --paje is written from the timeline (traces/paje.c); --paje-simgrid by
  * SimGrid's own tracing during the run. The tests hold the first to the
@@ -1009,8 +1011,8 @@ START_TEST(test_svg_window_draws_only_the_intervals_inside_it)
   svg_plot p = svg_plot_of(path);
   ck_assert_double_eq_tol(p.t0_s, w0, 1e-9);
   ck_assert_double_eq_tol(p.t1_s, w1, 1e-9);
-  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@data-rank='0']/*[local-name()='rect'][@class='forward'])"),
-                   3);
+  const char *forward_bars = "count(//*[local-name()='g'][@data-rank='0']/*[local-name()='rect'][@class='forward'])";
+  ck_assert_int_eq(xpath_count(path, forward_bars), 3);
   for (int s = 0; s < PP; s++) {
     g_autoptr(GArray) rects = row_rects(path, s * DP);
     ck_assert_uint_gt(rects->len, 0);

@@ -135,9 +135,9 @@ static void time_axis(FILE *f, const geom *g, double y0, double y1, const char *
     widest = MAX(widest, text_w(s, FONT_PX, FALSE));
   }
   double pitch_px = span > 0 ? dt / span * g->plot_w : g->plot_w;
-  long every = 1;
-  for (int k = 0; pitch_px * every < widest + 8 && k < 30; k++) every = (long)(k % 3 == 0 ? 2 : k % 3 == 1 ? 5 : 10) *
-                                                              (long)pow(10, k / 3);
+  long every = 1; /* then 2, 5, 10, 20, 50, ... */
+  for (int k = 0; pitch_px * every < widest + 8 && k < 30; k++)
+    every = (k % 3 == 0 ? 2 : k % 3 == 1 ? 5 : 10) * (long)pow(10, k / 3);
   for (long i = i0; i <= i1; i++) {
     double x = x_at(g, i * dt);
     fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x, y0, x, y1);
@@ -781,7 +781,8 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
     double dy = tick_step(y_gib);
     for (int i = 0; i * dy <= y_gib + 1e-9; i++) {
       double y = Y_OF(i * dy * GIB);
-      fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", MEM_PLOT_X, y, MEM_PLOT_X + MEM_PLOT_W, y);
+      fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", MEM_PLOT_X, y,
+              MEM_PLOT_X + MEM_PLOT_W, y);
       fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g GiB</text>\n", MEM_PLOT_X - 6, y + 4, i * dy);
     }
     if (capacity_bytes > 0)

@@ -130,8 +130,14 @@ static const char *const USAGE =
     "  --chrome-trace FILE     Chrome trace-event JSON for Perfetto / chrome://tracing: a\n"
     "                          process per node, a track per GPU stream, flow arrows for\n"
     "                          pipeline sends, a memory counter per GPU\n"
-    "  --timeline-svg FILE     Gantt chart of the step: a row per GPU (above 64 GPUs a row\n"
-    "                          per pipeline stage of data-parallel replica 0)\n"
+    "  --timeline-svg FILE     Gantt chart of the step: GPUs of a stage with the same\n"
+    "                          intervals share a row labelled with their ranks (more than\n"
+    "                          64 distinct timelines: a row per pipeline stage); runs of\n"
+    "                          events narrower than a pixel as stacked shares of each\n"
+    "                          pixel column's time\n"
+    "  --svg-window START:END  --timeline-svg draws only seconds START to END of the step\n"
+    "                          (0 <= START < END, START inside the step; END past the step\n"
+    "                          is cut at its end), e.g. --svg-window 1.2:1.5\n"
     "  --memory-svg FILE       memory over the step, a curve per pipeline stage, peak marked\n"
     "  --timeline-csv FILE     one row per interval: rank,stream,kind,name,start_s,end_s,\n"
     "                          micro_batch,layer (idle gaps included)\n"
@@ -282,6 +288,8 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
 {
   const timeline *tl = &out->tl;
   tl_mem_model mm = trace_mem_model(&o->rq.prof);
+  double start_s, end_s; /* the window must start inside the step: checked before any file is written */
+  if (o->svg_window && !trace_svg_window_parse(o->svg_window, tl->step_time_s, &start_s, &end_s, err)) return FALSE;
   if (o->chrome_trace || o->timeline_csv) {
     tl_ranks sel;
     if (!tl_ranks_parse(tl, o->trace_ranks, TRACE_ALL_RANKS_LIMIT, &sel, err)) return FALSE;
@@ -290,7 +298,7 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
     tl_ranks_clear(&sel);
     if (!ok) return FALSE;
   }
-  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT};
+  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window};
   if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
   if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
   if (o->paje && !trace_paje_write(tl, &out->plat, o->paje_links, o->paje, err)) return FALSE;

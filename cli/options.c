@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "traces/svg.h"
 
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW
 };
 
 static const struct option LONG[] = {
@@ -44,6 +45,7 @@ static const struct option LONG[] = {
     {"paje", required_argument, NULL, O_PAJE},
     {"chrome-trace", required_argument, NULL, O_CHROME},
     {"timeline-svg", required_argument, NULL, O_SVG},
+    {"svg-window", required_argument, NULL, O_SVG_WINDOW},
     {"timeline-csv", required_argument, NULL, O_CSV},
     {"log", required_argument, NULL, O_LOG},
     {"memory-svg", required_argument, NULL, O_MEM_SVG},
@@ -78,7 +80,8 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
-    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES}, {O_CSV, TRACES},
+    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES},
+    {O_SVG_WINDOW, TRACES}, {O_CSV, TRACES},
     {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
@@ -223,6 +226,11 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_PAJE_SIMGRID: o->rq.replay.simgrid_paje_path = arg; return TRUE;
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;
+  case O_SVG_WINDOW: { /* START < the step's end is checked once the step is simulated */
+    double start_s, end_s;
+    o->svg_window = arg;
+    return trace_svg_window_parse(arg, -1, &start_s, &end_s, err);
+  }
   case O_CSV: o->timeline_csv = arg; return TRUE;
   case O_LOG: {
     static const char *const levels[] = {"trace", "debug", "verbose", "info", "warning", "error", "critical"};
@@ -266,6 +274,7 @@ static gboolean check_combinations(const cli_opts *o, GError **err)
     msg = "--paje-links: needs --paje FILE or --paje-simgrid FILE";
   else if (o->trace_ranks && !o->chrome_trace && !o->timeline_csv)
     msg = "--trace-ranks: needs --chrome-trace FILE or --timeline-csv FILE";
+  else if (o->svg_window && !o->timeline_svg) msg = "--svg-window: needs --timeline-svg FILE";
   if (msg) g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, msg);
   return msg == NULL;
 }

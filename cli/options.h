@@ -34,6 +34,7 @@ typedef struct cli_opts {
   const char *paje;      /* --paje: written from the timeline (--paje-simgrid is rq.replay's) */
   gboolean paje_links;   /* --paje-links: link variables in both Paje traces */
   const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
+  const char *svg_window;  /* --svg-window START:END for --timeline-svg; NULL: the whole step */
   int jobs;              /* predict, validate, calibrate -j */
   int max_evals;         /* calibrate: 0 = default */
   gboolean calib_full;   /* calibrate: full simulations, no fast mode */

@@ -7,7 +7,9 @@
  * it with tp 2 (16 GPUs) and each with and without symmetry. Every test
  * forks (Check's default), so each runs its own SimGrid engine. The Paje
  * link tests add two four-node layouts (32 GPUs), each one simulation per
- * child process.
+ * child process. The SVG tests add their own llama-7b layouts (svg_layout):
+ * 32 GPUs pp 4 for shared rows, 64 GPUs for crowded labels, 64 checkpointed
+ * micro-batches for sub-pixel layers.
  *
  * --paje is written from the timeline (traces/paje.c); --paje-simgrid by
  * SimGrid's own tracing during the run. The tests hold the first to the
@@ -734,14 +736,36 @@ static int xpath_count(const char *file, const char *expr)
   return atoi(outp);
 }
 
-START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch)
+/* The lines xmllint prints for an XPath that selects several nodes: text nodes as they are, attributes
+ * as their values (it prints ` name="value"`). */
+static GStrv xpath_lines(const char *file, const char *expr)
+{
+  char *argv[] = {"xmllint", "--xpath", (char *)expr, (char *)file, NULL};
+  int status;
+  g_autofree char *outp = run_tool(argv, &status);
+  g_auto(GStrv) lines = g_strsplit(outp, "\n", -1);
+  GPtrArray *keep = g_ptr_array_new();
+  for (char **l = lines; *l; l++) {
+    char *v = g_strstrip(*l), *q = strstr(v, "=\"");
+    if (!*v) continue;
+    if (q && v[strlen(v) - 1] == '"') v = g_strndup(q + 2, strlen(q + 2) - 1);
+    else v = g_strdup(v);
+    g_ptr_array_add(keep, v);
+  }
+  g_ptr_array_add(keep, NULL);
+  return (GStrv)g_ptr_array_free(keep, FALSE);
+}
+
+/* The test layout's 8 GPUs have 4 distinct timelines, one per stage: 4 rows, each with one forward bar
+ * per micro-batch; allowed only 3 rows, the chart falls back to one row per stage, its first rank. */
+START_TEST(test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch)
 {
   g_autofree char *path = tmp_path("t.svg"), *stages_path = tmp_path("s.svg"), *mem = tmp_path("m.svg");
   sim_outcome out = {0};
   simulate(&out, NULL);
   trace_svg_info info = {.mfu = out.met->mfu, .max_gpu_rows = 64};
   ck_assert(trace_svg_timeline(&out.tl, &info, path, NULL));
-  info.max_gpu_rows = 4; /* 8 GPUs > 4: one row per stage */
+  info.max_gpu_rows = PP - 1;
   ck_assert(trace_svg_timeline(&out.tl, &info, stages_path, NULL));
   tl_mem_model mm = {0, 1};
   ck_assert(trace_svg_memory(&out.tl, &mm, 80 * GIB, mem, NULL));
@@ -749,14 +773,426 @@ START_TEST(test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_
   int status;
   g_free(run_tool(argv, &status));
   ck_assert_msg(g_spawn_check_wait_status(status, NULL), "xmllint rejects the SVG");
-  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@class='row'])"), GPUS);
+  ck_assert_int_eq(xpath_count(path, "count(//*[local-name()='g'][@class='row'])"), PP);
   ck_assert_int_eq(xpath_count(stages_path, "count(//*[local-name()='g'][@class='row'])"), PP);
-  for (int r = 0; r < GPUS; r++) {
-    g_autofree char *q =
-        g_strdup_printf("count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='rect'][@class='forward'])", r);
+  for (int s = 0; s < PP; s++) {
+    int first = s * DP; /* rank = stage * dp + replica */
+    g_autofree char *q = g_strdup_printf(
+        "count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='rect'][@class='forward'])", first);
     ck_assert_int_eq(xpath_count(path, q), MICRO_BATCHES);
+    ck_assert_int_eq(xpath_count(stages_path, q), MICRO_BATCHES);
   }
+  g_auto(GStrv) labels = xpath_lines(stages_path, "//*[local-name()='text'][@class='label']/text()");
+  ck_assert_int_eq(g_strv_length(labels), PP);
+  ck_assert_str_eq(labels[1], "stage 1: rank 2 of ranks 2-3");
   ck_assert_int_eq(xpath_count(mem, "count(//*[local-name()='g'][@class='stage'])"), PP);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* A llama-7b layout for the SVG tests, micro-batch 1. */
+typedef struct svg_layout {
+  int gpus, tp, pp, global_batch;
+  gboolean symmetry;
+  layout_ckpt ckpt;
+} svg_layout;
+
+static void simulate_svg_layout(sim_outcome *out, const svg_layout *sl)
+{
+  sim_request rq = {0};
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-7b", &rq.m, &err));
+  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  rq.l = layout_default();
+  rq.l.gpus = sl->gpus;
+  rq.l.tp = sl->tp;
+  rq.l.pp = sl->pp;
+  rq.l.micro_batch = 1;
+  rq.l.global_batch = sl->global_batch;
+  rq.l.ckpt = sl->ckpt;
+  rq.gen = gen_default_options();
+  rq.gen.symmetry = sl->symmetry;
+  rq.gen.gpus_per_node = rq.prof.gpus_per_node;
+  rq.capacity_gib = rq.prof.memory_gib;
+  if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
+}
+
+static void svg_write(const sim_outcome *out, const trace_svg_info *info, const char *path)
+{
+  GError *err = NULL;
+  if (!trace_svg_timeline(&out->tl, info, path, &err)) ck_abort_msg("svg: %s", err->message);
+  char *argv[] = {"xmllint", "--noout", (char *)path, NULL};
+  int status;
+  g_free(run_tool(argv, &status));
+  ck_assert_msg(g_spawn_check_wait_status(status, NULL), "xmllint rejects %s", path);
+}
+
+#define ROWS_XPATH "//*[local-name()='g'][@class='row']"
+#define LABELS_XPATH "//*[local-name()='text'][@class='label']/text()"
+
+/* 32 GPUs, pp 4, dp 8: the 8 GPUs of a stage are mirrored replicas (symmetric run) or, simulated one by
+ * one (--no-symmetry), happen to get the same times: either way a stage is one row, "stage s: ranks
+ * 8s-(8s+7)". */
+START_TEST(test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks)
+{
+  const gboolean symmetry = _i == 0;
+  const svg_layout sl = {.gpus = 32, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = symmetry};
+  const int per_stage = sl.gpus / sl.pp;
+  g_autofree char *path = tmp_path("rows.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), sl.pp);
+  g_auto(GStrv) labels = xpath_lines(path, LABELS_XPATH);
+  g_auto(GStrv) ranks = xpath_lines(path, ROWS_XPATH "/@data-ranks");
+  ck_assert_int_eq(g_strv_length(labels), sl.pp);
+  ck_assert_int_eq(g_strv_length(ranks), sl.pp);
+  for (int s = 0; s < sl.pp; s++) {
+    g_autofree char *list = g_strdup_printf("%d-%d", s * per_stage, (s + 1) * per_stage - 1);
+    g_autofree char *label = g_strdup_printf("stage %d: ranks %s", s, list);
+    ck_assert_str_eq(labels[s], label);
+    ck_assert_str_eq(ranks[s], list);
+  }
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* Rows are shared by checking, not by assuming: one rank's event ending one ulp later is a row of its own,
+ * and the rest of its stage still share theirs. */
+START_TEST(test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own)
+{
+  const svg_layout sl = {.gpus = 32, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = FALSE};
+  const int odd = 9; /* stage 1, node 1, GPU 1 */
+  g_autofree char *path = tmp_path("odd.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  replay_rank *rr = &out.res->ranks[odd];
+  int e = rr->first;
+  while (isnan(rr->start_s[e])) e++;
+  rr->end_s[e] = nextafter(rr->end_s[e], INFINITY);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), sl.pp + 1);
+  g_auto(GStrv) labels = xpath_lines(path, LABELS_XPATH);
+  const char *expect[] = {"stage 0: ranks 0-7", "stage 1: ranks 8,10-15", "stage 1: rank 9 (n1 g1)",
+                          "stage 2: ranks 16-23", "stage 3: ranks 24-31"};
+  ck_assert_int_eq(g_strv_length(labels), G_N_ELEMENTS(expect));
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) ck_assert_str_eq(labels[i], expect[i]);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* The legend names exactly the categories some GPU spends at least 1 ns in (tl_rank_seconds), in the
+ * timeline's order: none that does not occur (no recompute without checkpointing, no tp-comm at tp 1). */
+static const svg_layout LEGEND_RUNS[] = {
+    {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 16, .symmetry = TRUE},
+    {.gpus = 16, .tp = 2, .pp = 4, .global_batch = 16, .symmetry = TRUE, .ckpt = CKPT_EVERY_LAYER},
+};
+
+START_TEST(test_svg_legend_lists_exactly_the_categories_that_occur)
+{
+  const svg_layout *sl = &LEGEND_RUNS[_i];
+  g_autofree char *path = tmp_path("legend.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  double total[TL_N] = {0};
+  for (int r = 0; r < sl->gpus; r++) {
+    double sec[TL_N];
+    tl_rank_seconds(&out.tl, r, sec);
+    for (int c = 0; c < TL_N; c++) total[c] += sec[c];
+  }
+  GString *expect = g_string_new(NULL), *got = g_string_new(NULL);
+  for (int c = 0; c < TL_N; c++)
+    if (total[c] >= 1e-9) g_string_append_printf(expect, "%s ", CAT_NAMES[c]);
+  g_auto(GStrv) cats = xpath_lines(path, "//*[local-name()='g'][@class='legend-item']/@data-cat");
+  for (char **c = cats; *c; c++) g_string_append_printf(got, "%s ", *c);
+  ck_assert_str_eq(got->str, expect->str);
+  /* the runs differ where they should: checkpointing adds recompute, tp 2 tensor-parallel collectives */
+  ck_assert((total[TL_RECOMPUTE] > 0) == (sl->ckpt != CKPT_NONE));
+  ck_assert((total[TL_TP_COMM] > 0) == (sl->tp > 1));
+  g_string_free(expect, TRUE);
+  g_string_free(got, TRUE);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* The plot's geometry as the chart states it on its root: x = plot_x + (t - t0) / (t1 - t0) * plot_w. */
+typedef struct svg_plot {
+  double x, w, t0_s, t1_s;
+} svg_plot;
+
+static svg_plot svg_plot_of(const char *path)
+{
+  svg_plot p;
+  const char *attr[] = {"data-plot-x", "data-plot-w", "data-t0-s", "data-t1-s"};
+  double *v[] = {&p.x, &p.w, &p.t0_s, &p.t1_s};
+  for (int i = 0; i < 4; i++) {
+    g_autofree char *q = g_strdup_printf("/*[local-name()='svg']/@%s", attr[i]);
+    g_auto(GStrv) l = xpath_lines(path, q);
+    ck_assert_msg(l[0] != NULL, "%s: no %s", path, attr[i]);
+    *v[i] = g_ascii_strtod(l[0], NULL);
+  }
+  return p;
+}
+
+typedef struct svg_rect {
+  int cat;
+  double x, y, w, h;
+  gboolean mix; /* a share of a stacked column (inside a g.mix), not a bar */
+} svg_rect;
+
+/* The rectangles of the row drawing `rank`: its bars and the shares of its stacked columns. */
+static GArray *row_rects(const char *path, int rank)
+{
+  g_autofree char *q = g_strdup_printf("//*[local-name()='g'][@class='row'][@data-rank='%d']", rank);
+  char *argv[] = {"xmllint", "--xpath", q, (char *)path, NULL};
+  int status;
+  g_autofree char *xml = run_tool(argv, &status);
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(svg_rect));
+  g_autoptr(GRegex) re = g_regex_new("(<g class=\"mix\">)|<rect class=\"([a-z-]+)\" x=\"([-0-9.]+)\" y=\"([-0-9.]+)\" "
+                                     "width=\"([-0-9.]+)\" height=\"([-0-9.]+)\"|(</g>)",
+                                     0, 0, NULL);
+  g_autoptr(GMatchInfo) m = NULL;
+  gboolean in_mix = FALSE;
+  for (g_regex_match(re, xml, 0, &m); g_match_info_matches(m); g_match_info_next(m, NULL)) {
+    g_autofree char *open = g_match_info_fetch(m, 1), *close = g_match_info_fetch(m, 7);
+    if (open && *open) in_mix = TRUE;
+    else if (close && *close) in_mix = FALSE;
+    else {
+      g_autofree char *c = g_match_info_fetch(m, 2), *x = g_match_info_fetch(m, 3), *y = g_match_info_fetch(m, 4),
+                      *w = g_match_info_fetch(m, 5), *h = g_match_info_fetch(m, 6);
+      svg_rect r = {cat_index(c), g_ascii_strtod(x, NULL), g_ascii_strtod(y, NULL), g_ascii_strtod(w, NULL),
+                    g_ascii_strtod(h, NULL), in_mix};
+      g_array_append_val(out, r);
+    }
+  }
+  return out;
+}
+
+typedef struct span_s {
+  double start_s, end_s;
+} span_s;
+
+/* Maximal runs of adjacent forward intervals of a rank. */
+static GArray *forward_runs(const timeline *tl, int rank)
+{
+  GArray *runs = g_array_new(FALSE, FALSE, sizeof(span_s));
+  tl_cursor c;
+  tl_cursor_init(&c, tl, rank, TRUE);
+  tl_interval iv;
+  gboolean in_run = FALSE;
+  while (tl_cursor_next(&c, &iv)) {
+    if (iv.cat != TL_FORWARD) in_run = FALSE;
+    else if (in_run) g_array_index(runs, span_s, runs->len - 1).end_s = iv.end_s;
+    else {
+      span_s r = {iv.start_s, iv.end_s};
+      g_array_append_val(runs, r);
+      in_run = TRUE;
+    }
+  }
+  tl_cursor_clear(&c);
+  return runs;
+}
+
+/* A window from the middle of stage 0's second forward run to the middle of its fourth: that row shows
+ * three forward bars (the first and last cut), not the whole step's eight; every rectangle of every row
+ * lies inside the plot, and each row's rectangles tile it. */
+START_TEST(test_svg_window_draws_only_the_intervals_inside_it)
+{
+  g_autofree char *path = tmp_path("window.svg");
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  g_autoptr(GArray) runs = forward_runs(&out.tl, 0);
+  ck_assert_int_eq(runs->len, MICRO_BATCHES);
+  span_s f1 = g_array_index(runs, span_s, 1), f3 = g_array_index(runs, span_s, 3);
+  double w0 = (f1.start_s + f1.end_s) / 2, w1 = (f3.start_s + f3.end_s) / 2;
+  g_autofree char *window = g_strdup_printf("%.9f:%.9f", w0, w1);
+  svg_write(&out, &(trace_svg_info){.mfu = -1, .window = window}, path);
+  svg_plot p = svg_plot_of(path);
+  ck_assert_double_eq_tol(p.t0_s, w0, 1e-9);
+  ck_assert_double_eq_tol(p.t1_s, w1, 1e-9);
+  const char *forward_bars = "count(//*[local-name()='g'][@data-rank='0']/*[local-name()='rect'][@class='forward'])";
+  ck_assert_int_eq(xpath_count(path, forward_bars), 3);
+  for (int s = 0; s < PP; s++) {
+    g_autoptr(GArray) rects = row_rects(path, s * DP);
+    ck_assert_uint_gt(rects->len, 0);
+    double covered = 0;
+    for (guint i = 0; i < rects->len; i++) {
+      const svg_rect *r = &g_array_index(rects, svg_rect, i);
+      ck_assert_msg(r->x >= p.x - 0.01 && r->x + r->w <= p.x + p.w + 0.01, "stage %d: rect %.2f+%.2f outside the plot "
+                    "%.0f+%.0f", s, r->x, r->w, p.x, p.w);
+      if (!r->mix || r->y == g_array_index(rects, svg_rect, 0).y) covered += r->w; /* a stacked column once */
+    }
+    ck_assert_msg(fabs(covered - p.w) < 0.05 * rects->len, "stage %d: the rectangles cover %.2f px of %.0f", s,
+                  covered, p.w);
+  }
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* Seconds of each category in pixel column k of a rank's row (the timeline cut to the column). */
+static void column_seconds(const timeline *tl, int rank, const svg_plot *p, int k, double out[TL_N])
+{
+  double s_per_px = (p->t1_s - p->t0_s) / p->w, c0 = p->t0_s + k * s_per_px, c1 = c0 + s_per_px;
+  for (int c = 0; c < TL_N; c++) out[c] = 0;
+  tl_cursor cur;
+  tl_cursor_init(&cur, tl, rank, TRUE);
+  tl_interval iv;
+  while (tl_cursor_next(&cur, &iv) && iv.start_s < c1) out[iv.cat] += MAX(0.0, MIN(iv.end_s, c1) - MAX(iv.start_s, c0));
+  tl_cursor_clear(&cur);
+}
+
+/* Checkpointed, 64 micro-batches: a layer's recompute and backward are each narrower than a pixel.
+ * In every pixel column of every row, each category's share of the drawn area is its share of the
+ * column's time, within one step of the stack (1 / floor(bar height)) and the 0.01 px the coordinates
+ * are written to; and there are columns that show both recompute and backward. */
+START_TEST(test_svg_sub_pixel_runs_are_drawn_as_each_columns_shares_of_time)
+{
+  const svg_layout sl = {.gpus = 8, .tp = 1, .pp = 4, .global_batch = 128, .symmetry = TRUE,
+                         .ckpt = CKPT_EVERY_LAYER};
+  g_autofree char *path = tmp_path("mix.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  svg_plot p = svg_plot_of(path);
+  int both = 0;
+  for (int s = 0; s < sl.pp; s++) {
+    int rank = s * (sl.gpus / sl.pp);
+    g_autoptr(GArray) rects = row_rects(path, rank);
+    double h = 0;
+    for (guint i = 0; i < rects->len; i++)
+      if (!g_array_index(rects, svg_rect, i).mix) h = MAX(h, g_array_index(rects, svg_rect, i).h);
+    ck_assert(h > 0);
+    double tol = 1.0 / floor(h) + 0.02;
+    double (*area)[TL_N] = g_malloc0(sizeof(double[TL_N]) * (size_t)p.w);
+    for (guint i = 0; i < rects->len; i++) {
+      const svg_rect *r = &g_array_index(rects, svg_rect, i);
+      for (int k = MAX(0, (int)floor(r->x - p.x)); k < p.w && p.x + k < r->x + r->w; k++)
+        area[k][r->cat] += (MIN(p.x + k + 1, r->x + r->w) - MAX(p.x + k, r->x)) * r->h / h;
+    }
+    for (int k = 0; k < p.w; k++) {
+      double sec[TL_N], total = 0, drawn = 0;
+      column_seconds(&out.tl, rank, &p, k, sec);
+      for (int c = 0; c < TL_N; c++) {
+        total += sec[c];
+        drawn += area[k][c];
+      }
+      ck_assert_msg(fabs(drawn - 1) < 0.02, "stage %d column %d: drawn over %.3f of the column", s, k, drawn);
+      for (int c = 0; c < TL_N; c++)
+        ck_assert_msg(fabs(area[k][c] / drawn - sec[c] / total) <= tol,
+                      "stage %d column %d: %s drawn %.3f of the column, %.3f of its time", s, k, CAT_NAMES[c],
+                      area[k][c] / drawn, sec[c] / total);
+      both += area[k][TL_RECOMPUTE] > 0.1 && area[k][TL_BACKWARD] > 0.1;
+    }
+    g_free(area);
+  }
+  ck_assert_msg(both > 100, "only %d columns show both recompute and backward", both);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
+/* A text element of the chart: its box as drawn, at most as wide as DejaVu Sans (sans-serif here, wider
+ * than Arial or Helvetica) sets it, each character's advance rounded up to its class: 0.34 em for a
+ * space and . , : ; ' |, 0.42 for - ( ) [ ] /, 0.64 for a digit or lower-case letter, 0.8 for upper
+ * case, a full em for m, w, M, W, % and anything else; 10 % more in bold; from 0.8 em above the
+ * baseline to 0.25 below. What this checks is where the chart puts its texts, not the font. */
+typedef struct text_box {
+  double x0, y0, x1, y1;
+  char *text;
+} text_box;
+
+static double em_of(const char *s)
+{
+  double em = 0;
+  for (const char *c = s; *c; c = g_utf8_next_char(c)) {
+    gunichar u = g_utf8_get_char(c);
+    gboolean ascii = u > 0 && u < 128;
+    em += ascii && strchr(" .,:;'|", (int)u)        ? 0.34
+          : ascii && strchr("-()[]/", (int)u)       ? 0.42
+          : ascii && strchr("mwMW%", (int)u)        ? 1.0
+          : ascii && (g_ascii_isdigit(u) || g_ascii_islower(u)) ? 0.64
+          : ascii && g_ascii_isupper(u)             ? 0.8
+                                                    : 1.0;
+  }
+  return em;
+}
+
+static GArray *text_boxes(const char *path)
+{
+  char *argv[] = {"xmllint", "--xpath", "//*[local-name()='text']", (char *)path, NULL};
+  int status;
+  g_autofree char *xml = run_tool(argv, &status);
+  g_autoptr(GRegex) re = g_regex_new("<text([^>]*)>([^<]*)", 0, 0, NULL);
+  g_autoptr(GRegex) attr = g_regex_new("([a-z-]+)=\"([^\"]*)\"", 0, 0, NULL);
+  g_autoptr(GRegex) entity = g_regex_new("&[^;]+;", 0, 0, NULL);
+  GArray *boxes = g_array_new(FALSE, FALSE, sizeof(text_box));
+  g_autoptr(GMatchInfo) m = NULL;
+  for (g_regex_match(re, xml, 0, &m); g_match_info_matches(m); g_match_info_next(m, NULL)) {
+    g_autofree char *attrs = g_match_info_fetch(m, 1), *raw = g_match_info_fetch(m, 2);
+    double x = 0, y = 0, size = 11;
+    gboolean bold = FALSE;
+    const char *anchor = "start";
+    g_autofree char *anchor_s = NULL;
+    g_autoptr(GMatchInfo) a = NULL;
+    for (g_regex_match(attr, attrs, 0, &a); g_match_info_matches(a); g_match_info_next(a, NULL)) {
+      g_autofree char *k = g_match_info_fetch(a, 1), *v = g_match_info_fetch(a, 2);
+      if (!strcmp(k, "x")) x = g_ascii_strtod(v, NULL);
+      else if (!strcmp(k, "y")) y = g_ascii_strtod(v, NULL);
+      else if (!strcmp(k, "text-anchor")) anchor = anchor_s = g_strdup(v);
+      else if (!strcmp(k, "class") && !strcmp(v, "title")) size = 15, bold = TRUE;
+    }
+    char *text = g_regex_replace_literal(entity, raw, -1, 0, "W", 0, NULL); /* an entity: one wide character */
+    double w = em_of(text) * size * (bold ? 1.1 : 1.0);
+    double x0 = !strcmp(anchor, "end") ? x - w : !strcmp(anchor, "middle") ? x - w / 2 : x;
+    text_box b = {x0, y - 0.8 * size, x0 + w, y + 0.25 * size, text};
+    if (*text) g_array_append_val(boxes, b);
+    else g_free(text);
+  }
+  return boxes;
+}
+
+/* 64 GPUs simulated one by one, each rank's first event made to end r ns later: 64 distinct timelines,
+ * 64 rows of 10 px, too close for a label each; or (pp 1) the odd ranks' so: two rows whose lists of 32
+ * ranks are too long to show whole. No two texts of the chart overlap, and all lie inside it. */
+START_TEST(test_svg_no_two_labels_overlap_however_many_rows_and_however_long_their_lists)
+{
+  const gboolean odd_only = _i == 1;
+  const svg_layout sl = {.gpus = 64, .tp = 1, .pp = odd_only ? 1 : 4, .global_batch = odd_only ? 64 : 16,
+                         .symmetry = FALSE};
+  g_autofree char *path = tmp_path("crowd.svg");
+  sim_outcome out = {0};
+  simulate_svg_layout(&out, &sl);
+  for (int r = 0; r < sl.gpus; r++) {
+    if (odd_only && r % 2 == 0) continue;
+    replay_rank *rr = &out.res->ranks[r];
+    int e = rr->first;
+    while (isnan(rr->start_s[e])) e++;
+    rr->end_s[e] += (odd_only ? 1 : r) * 1e-9;
+  }
+  svg_write(&out, &(trace_svg_info){.mfu = -1}, path);
+  ck_assert_int_eq(xpath_count(path, "count(" ROWS_XPATH ")"), odd_only ? 2 : sl.gpus);
+  double width = xpath_count(path, "string(/*[local-name()='svg']/@width)");
+  double height = xpath_count(path, "string(/*[local-name()='svg']/@height)");
+  g_autoptr(GArray) boxes = text_boxes(path);
+  int labels = xpath_count(path, "count(//*[local-name()='text'][@class='label'])");
+  ck_assert_int_ge(labels, odd_only ? 2 : sl.pp);
+  for (int st = 0; st < sl.pp; st++) { /* each stage's first row is labelled */
+    g_autofree char *q = g_strdup_printf("count(//*[local-name()='g'][@data-rank='%d']/*[local-name()='text'][@class="
+                                         "'label'])", st * (sl.gpus / sl.pp));
+    ck_assert_int_eq(xpath_count(path, q), 1);
+  }
+  for (guint i = 0; i < boxes->len; i++) {
+    const text_box *a = &g_array_index(boxes, text_box, i);
+    ck_assert_msg(a->x0 >= 0 && a->x1 <= width && a->y0 >= 0 && a->y1 <= height,
+                  "'%s' (%.1f,%.1f)-(%.1f,%.1f) leaves the picture, %.0f x %.0f", a->text, a->x0, a->y0, a->x1, a->y1,
+                  width, height);
+    for (guint k = i + 1; k < boxes->len; k++) {
+      const text_box *b = &g_array_index(boxes, text_box, k);
+      gboolean overlap = a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+      ck_assert_msg(!overlap, "'%s' and '%s' overlap", a->text, b->text);
+    }
+  }
+  for (guint i = 0; i < boxes->len; i++) g_free(g_array_index(boxes, text_box, i).text);
   sim_outcome_clear(&out);
 }
 END_TEST
@@ -888,7 +1324,10 @@ int main(int argc, char **argv)
   const TTest *const paje[] = {test_paje_simgrid_state_durations_add_up_to_the_step_per_gpu_within_1us,
                                test_paje_has_simgrids_containers_and_its_states_but_the_zero_length_ones,
                                test_paje_links_carry_the_bytes_simgrid_measures_where_transfers_do_not_share_a_link};
-  const TTest *const svg[] = {test_svg_is_well_formed_xml_with_one_row_per_gpu_and_one_forward_bar_per_micro_batch};
+  const TTest *const svg[] = {test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch,
+                              test_svg_a_rank_whose_times_differ_by_one_ulp_gets_a_row_of_its_own,
+                              test_svg_window_draws_only_the_intervals_inside_it,
+                              test_svg_sub_pixel_runs_are_drawn_as_each_columns_shares_of_time};
   const char *only = argc > 1 ? argv[1] : "";
   Suite *s = suite_create("traces");
   if (!*only) {
@@ -907,7 +1346,12 @@ int main(int argc, char **argv)
     suite_add_tcase(s, tc);
   } else if (!strcmp(only, "svg")) {
     if (!have("xmllint")) return 77;
-    suite_add_tcase(s, views_case("svg", svg, G_N_ELEMENTS(svg)));
+    TCase *tc = views_case("svg", svg, G_N_ELEMENTS(svg));
+    tcase_add_loop_test(tc, test_svg_gpus_of_a_stage_with_the_same_intervals_share_one_row_labelled_with_their_ranks,
+                        0, 2);
+    tcase_add_loop_test(tc, test_svg_legend_lists_exactly_the_categories_that_occur, 0, G_N_ELEMENTS(LEGEND_RUNS));
+    tcase_add_loop_test(tc, test_svg_no_two_labels_overlap_however_many_rows_and_however_long_their_lists, 0, 2);
+    suite_add_tcase(s, tc);
   } else {
     fprintf(stderr, "test_traces: unknown case '%s' (allowed: paje, svg, or none for the rest)\n", only);
     return 2;

@@ -298,7 +298,12 @@ static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError *
     tl_ranks_clear(&sel);
     if (!ok) return FALSE;
   }
-  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window};
+  const gpu_profile *pr = &o->rq.prof;
+  g_autofree char *platform = g_strdup_printf("%s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g", pr->name,
+                                              pr->ib_bytes_per_s * 8 / 1e9, pr->nvlink_bytes_per_s * 8 / 1e9,
+                                              pr->nics_per_node, o->rq.capacity_gib);
+  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
+                         .platform = platform};
   if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
   if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
   if (o->paje && !trace_paje_write(tl, &out->plat, o->paje_links, o->paje, err)) return FALSE;

@@ -499,7 +499,8 @@ static void header_texts(const timeline *tl, const trace_svg_info *info, const s
   g_autofree char *mfu = info->mfu >= 0 ? g_strdup_printf(", MFU %.1f%%", info->mfu * 100) : g_strdup("");
   out[0] = g_strdup_printf("%s on %d GPUs: step %.3f s%s", model ? model : "task graph", tl->g->world_size,
                            tl->step_time_s, mfu);
-  out[1] = g_strdup(layout ? layout : "");
+  out[1] = info->platform ? g_strdup_printf("%s; platform %s", layout ? layout : "", info->platform)
+                          : g_strdup(layout ? layout : "");
   if (rows->per_stage)
     out[2] = g_strdup_printf("more than %d distinct timelines: one row per pipeline stage (%d rows), the stage's first "
                              "rank (data-parallel replica 0, tensor rank 0)", rows->max_rows, rows->n);

@@ -37,6 +37,7 @@ typedef struct trace_svg_info {
   double mfu;        /* model FLOPs utilisation in [0,1]; < 0: unknown, not shown */
   int max_gpu_rows;  /* above this many distinct timelines draw one row per stage (0: 64) */
   const char *window; /* --svg-window START:END (seconds): draw only that part of the step; NULL: all */
+  const char *platform; /* the platform values the step was simulated with, for the header; NULL: none */
 } trace_svg_info;
 
 /* Parse a --svg-window spec "START:END", seconds with 0 <= START < END; with step_s >= 0 also START <

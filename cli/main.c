@@ -327,7 +327,7 @@ static int cmd_graph(cli_opts *o)
   if (no_positional(o, "graph")) return 2;
   if (!o->output) return fail_msg("graph: --output FILE is required (where to write the graph)");
   if (!cli_resolve(o, TRUE, &err) || !outputs_writable(o, &err)) return fail(err);
-  if (!sim_request_prepare(&o->rq, &err)) return fail(err);
+  if (!sim_request_prepare(&o->rq, &err) || !sim_request_fits(&o->rq, FALSE, &err)) return fail(err);
   g_autoptr(graph) g = gen_graph(&o->rq.m, &o->rq.l, &o->rq.gen, &err);
   if (!g || !graph_save(g, o->output, &err)) return fail(err);
   return 0;

@@ -12,6 +12,7 @@
 #include "analysis/predict.h"
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
+#include "analysis/footprint.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
@@ -338,7 +339,7 @@ static int cmd_replay(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len != 1) return fail_msg("replay: expects exactly one graph file (layoutsim replay G.json)");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
-  graph *g = graph_load(o->positional->pdata[0], &err);
+  graph *g = graph_load_within(o->positional->pdata[0], FOOTPRINT_BUDGET_BYTES, &err);
   if (!g) return fail(err);
   if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err) || !outputs_writable(o, &err)) {
     graph_free(g);

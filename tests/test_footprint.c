@@ -20,6 +20,7 @@
 
 #include "analysis/footprint.h"
 #include "cli/options.h"
+#include "common/lsim_json.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -144,6 +145,32 @@ START_TEST(test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss)
 }
 END_TEST
 
+/* `layoutsim replay G.json` peaks while it reads the file, its text and JSON tree beside the graph it
+ * builds: lsim_json_parse_bytes against the peak RSS, and the replay's own estimate below it. */
+START_TEST(test_reading_a_graph_file_is_estimated_within_a_factor_of_two)
+{
+  double rss, seconds;
+  const char *write = "graph --model llama-7b --gpus 1 --global-batch 256 --seq-len 128 -o @g.json";
+  ck_assert_int_eq(run(write, 16.0 * 1024 * MIB, &rss, &seconds, NULL), 0);
+  g_autofree char *path = tmp_path("g.json"), *text = NULL;
+  gsize len;
+  ck_assert(g_file_get_contents(path, &text, &len, NULL));
+  g_autoptr(graph) g = graph_load(path, NULL);
+  ck_assert(g != NULL);
+  gpu_profile prof;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &prof, NULL));
+  footprint fp;
+  footprint_of_graph(g, &prof, NULL, &fp);
+  double reading = fp.bytes[FP_PROCESS] + len + lsim_json_parse_bytes(text, len) + fp.events * sizeof(graph_event);
+  double want = MAX(reading, fp.total_bytes);
+  ck_assert_int_eq(run("replay @g.json", 16.0 * 1024 * MIB, &rss, &seconds, NULL), 0);
+  printf("%-40s %9.1f %9.1f %6.2f %7.2f  reading it, %.1f MiB; replaying it %.1f MiB\n", "replay of a graph file",
+         want / MIB, rss / MIB, want / rss, seconds, reading / MIB, fp.total_bytes / MIB);
+  ck_assert_msg(reading > fp.total_bytes && want / rss >= 0.5 && want / rss <= 2.0,
+                "estimate %.1f MiB, measured %.1f MiB", want / MIB, rss / MIB);
+}
+END_TEST
+
 /* The issue's reproductions of requests inside every documented limit that exhausted memory, and the
  * other parts that grow: refused at once (under a 3.8 GiB address space, the issue's ulimit -v 4000000),
  * exit status 2, one line naming the option to change; no output left behind. */
@@ -157,7 +184,16 @@ START_TEST(test_requests_over_the_budget_are_refused_at_once_naming_the_option)
       {"simulate --model llama-7b --gpus 64 --global-batch 524288 --no-symmetry",
        "global_batch: 524288 would take about "},
       {"simulate --gpus 1024 --global-batch 8388608 --paje-simgrid @t.trace", "--paje-simgrid: "},
+      {"replay @wide.json", "/wide.json: reading its 250000094 bytes would take about "},
   };
+  /* a graph file of 125 million group members: 250 MB of text, 10 GB of JSON tree */
+  g_autofree char *wide = tmp_path("wide.json");
+  FILE *f = fopen(wide, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"format\":\"layoutsim-graph\",\"world_size\":1,\"groups\":[{\"label\":\"dp\",\"ranks\":[0", f);
+  for (int i = 1; i < 125000000; i++) fputs(",0", f);
+  fputs("]}],\"programs\":[]}\n", f);
+  ck_assert_int_eq(fclose(f), 0);
   g_autofree char *errors = tmp_path("stderr");
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     double rss, seconds;
@@ -166,9 +202,9 @@ START_TEST(test_requests_over_the_budget_are_refused_at_once_naming_the_option)
     ck_assert(g_file_get_contents(errors, &msg, NULL, NULL));
     ck_assert_msg(rc == 2, "%s: exit status %d (%s)", cases[i][0], rc, msg);
     ck_assert_msg(seconds < 1.0, "%s: refused after %.2f s", cases[i][0], seconds);
-    g_autofree char *want = g_strconcat("layoutsim: ", cases[i][1], NULL);
     gboolean one_line = strchr(msg, '\n') == msg + strlen(msg) - 1;
-    ck_assert_msg(g_str_has_prefix(msg, want) && strstr(msg, "(allowed: ") && one_line, "%s: %s", cases[i][0], msg);
+    gboolean named = g_str_has_prefix(msg, "layoutsim: ") && strstr(msg, cases[i][1]) && strstr(msg, "(allowed: ");
+    ck_assert_msg(named && one_line, "%s: %s", cases[i][0], msg);
   }
   g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
   for (const char *name; (name = g_dir_read_name(dir));)
@@ -183,6 +219,7 @@ int main(void)
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
   tcase_add_test(tc, test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss);
+  tcase_add_test(tc, test_reading_a_graph_file_is_estimated_within_a_factor_of_two);
   tcase_add_test(tc, test_requests_over_the_budget_are_refused_at_once_naming_the_option);
   suite_add_tcase(s, tc);
   return check_run(s);

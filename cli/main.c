@@ -169,10 +169,14 @@ static const char *const USAGE =
     "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
     "a --profile file), 64 MiB (a predict, validate or calibrate table) or 1 GiB (a graph).\n"
     "\n"
+    "Memory: a run estimated to take more than 8 GiB (its graph, replay and traces, counted\n"
+    "before anything is allocated: docs/model.md) is refused, naming the option to change.\n"
+    "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
 
 /* the limits as USAGE states them */
 G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
+G_STATIC_ASSERT(FOOTPRINT_BUDGET_BYTES == 8.0 * (1 << 30));
 G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
                 LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 

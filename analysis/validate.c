@@ -341,7 +341,7 @@ cJSON *val_json(const GArray *stats, const val_row *rows)
   return j;
 }
 
-gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
+static csv_table *rows_table(const val_row *rows, int n)
 {
   const char *cols[] = {"setting",          "layout",    "status",   "step_time_s", "pred_status",
                         "pred_step_time_s", "error_pct", "left_out"};
@@ -361,5 +361,19 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
     g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
     csv_append_row(t, r, 0);
   }
+  return g_steal_pointer(&t);
+}
+
+gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
+{
+  g_autoptr(csv_table) t = rows_table(rows, n);
   return csv_write(t, path, err);
+}
+
+void val_put_rows(FILE *f, const val_row *rows, int n)
+{
+  g_autoptr(csv_table) t = rows_table(rows, n);
+  g_autoptr(GString) text = g_string_new(NULL);
+  csv_format(t, text);
+  fwrite(text->str, 1, text->len, f);
 }

@@ -197,7 +197,7 @@ static void row_label(FILE *f, const timeline *tl, int rank, gboolean per_stage,
   fputs("</text>\n", f);
 }
 
-gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err)
+void trace_svg_timeline_put(const timeline *tl, const trace_svg_info *info, FILE *f)
 {
   tl_ranks rows;
   gboolean per_stage;
@@ -205,12 +205,6 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   double row_h = rows.n <= 40 ? 16 : MAX(3.0, 640.0 / rows.n);
   double bottom = TOP + rows.n * row_h;
   int height = (int)ceil(bottom + 44);
-  lsim_outfile tf;
-  if (!lsim_outfile_open(&tf, path, err)) {
-    tl_ranks_clear(&rows);
-    return FALSE;
-  }
-  FILE *f = tf.f;
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
              "height=\"%d\" viewBox=\"0 0 %d %d\">\n",
           WIDTH, height, WIDTH, height);
@@ -232,6 +226,13 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   }
   fputs("</svg>\n", f);
   tl_ranks_clear(&rows);
+}
+
+gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err)
+{
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_svg_timeline_put(tl, info, tf.f);
   return lsim_outfile_commit(&tf, err);
 }
 
@@ -287,8 +288,7 @@ static void mem_walk_rank(mem_w *w)
 static const char *const STAGE_COLOURS[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
                                             "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"};
 
-gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
-                          GError **err)
+void trace_svg_memory_put(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, FILE *f)
 {
   tl_ranks rows;
   gboolean per_stage;
@@ -307,10 +307,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   }
   int top = 46 + 14 * ((n + 4) / 5), plot_h = 360, height = top + plot_h + 50;
   double y_gib = MAX(10, ceil(ymax * 1.05 / GIB / 10) * 10); /* at least one 10 GiB tick */
-  lsim_outfile tf;
-  gboolean ok = lsim_outfile_open(&tf, path, err);
-  if (ok) {
-    FILE *f = tf.f;
+  { /* the picture, Y_OF mapping bytes to the plot's y */
 #define Y_OF(b) (top + plot_h - (b) / GIB / y_gib * plot_h)
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\">\n",
@@ -357,7 +354,6 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
             x_of(peak_t[best], tl->step_time_s) + 6, Y_OF(peak[best]) - 6, peak[best] / GIB);
     fputs("</svg>\n", f);
 #undef Y_OF
-    ok = lsim_outfile_commit(&tf, err);
   }
   for (int i = 0; i < n; i++) g_free(cols[i]);
   g_free(cols);
@@ -365,5 +361,13 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   g_free(peak_t);
   g_free(w.col);
   tl_ranks_clear(&rows);
-  return ok;
+}
+
+gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
+                          GError **err)
+{
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_svg_memory_put(tl, mm, capacity_bytes, tf.f);
+  return lsim_outfile_commit(&tf, err);
 }

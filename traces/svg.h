@@ -18,6 +18,7 @@
 #define SVG_H
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "timeline.h"
 
@@ -26,10 +27,14 @@ typedef struct trace_svg_info {
   int max_gpu_rows;  /* above this many GPUs draw one row per stage (0: 64) */
 } trace_svg_info;
 
+/* The Gantt chart to f (its errors are f's: lsim_outfile checks them), or to `path` through lsim_outfile. */
+void trace_svg_timeline_put(const timeline *tl, const trace_svg_info *info, FILE *f);
 gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err);
 /* Ranks the Gantt chart draws, one per row (freed with tl_ranks_clear); *per_stage says which layout. */
 void trace_svg_rows(const timeline *tl, int max_gpu_rows, tl_ranks *rows, gboolean *per_stage);
 
+/* The memory plot to f, or to `path` through lsim_outfile. */
+void trace_svg_memory_put(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, FILE *f);
 gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
                           GError **err);
 

@@ -30,6 +30,10 @@
 #include "platforms/profile.h"
 #include "workloads/model.h"
 
+#ifndef LSIM_VERSION
+#error "LSIM_VERSION: meson passes the project's version"
+#endif
+
 static const char *const USAGE =
     "usage: layoutsim COMMAND [OPTIONS]\n"
     "\n"
@@ -72,6 +76,7 @@ static const char *const USAGE =
     "                               fragmentation from the ok/oom labels;\n"
     "                               docs/calibration.md) and write the fitted profile\n"
     "  help [COMMAND]               this text, or one command's entry and the options\n"
+    "  --version                    the version: layoutsim " LSIM_VERSION "\n"
     "\n"
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
@@ -737,6 +742,11 @@ int main(int argc, char **argv)
     fputs(USAGE, stdout);
     return stdout_flushed(0);
   }
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--version")) {
+      printf("layoutsim %s\n", LSIM_VERSION);
+      return stdout_flushed(0);
+    }
   for (int i = 2; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return stdout_flushed(help_command(argv[1]));
   for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) {

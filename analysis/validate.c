@@ -154,7 +154,8 @@ gboolean val_check_columns(const csv_table *t, const char *path, gboolean times,
 static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 {
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
-  g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s GPUs", CELL("model"), CELL("seq_len"), CELL("gpus"));
+  g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s %s", CELL("model"), CELL("seq_len"), CELL("gpus"),
+             strcmp(CELL("gpus"), "1") ? "GPUs" : "GPU");
   g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
              CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
   gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);

@@ -1,6 +1,7 @@
 /* layoutsim -- command-line entry: subcommands simulate, graph, replay,
- * predict, validate, calibrate, help. Every error from user input ends here as one line on
- * stderr and exit status 2; no output file is left half-written.
+ * predict, validate, calibrate, sweep, merge, help. Every error from user input ends here as one line
+ * on stderr and exit status 2; no output file is left half-written, and a run's outputs are
+ * replaced all together or not at all.
  *
  * Owns: dispatch, help texts, output files. May not touch: simulation internals.
  */

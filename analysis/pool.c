@@ -108,7 +108,7 @@ static gboolean memory_verdict(const sim_request *req, int m, sim_request *rq_at
   *p = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
   sim_request mrq = rq;
   mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, rq.l.pp + 1);
-  if (!sim_request_prepare(&mrq, &err)) goto fail;
+  if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
   graph *g = gen_graph(&mrq.m, &mrq.l, &mrq.gen, &err);
   if (!g) goto fail;
   metrics *mem = metrics_memory_only(g, &mrq.prof, mrq.capacity_gib);

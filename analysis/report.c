@@ -5,6 +5,22 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+static const char *gpus_word(int n) { return n == 1 ? "GPU" : "GPUs"; }
+
+/* Why HFU is below MFU without recompute, on one line: the PaLM formula's 6N holds the input embedding
+ * (6Vh per token) and the norm weights (6(2L+1)h), which no kernel executes (a lookup, elementwise
+ * scales); attention is counted alike in both (docs/metrics.md). */
+static void hfu_note(FILE *f, const sim_request *rq)
+{
+  fputs("  (HFU < MFU: MFU's 6N counts the embedding lookup and the norm weights", f);
+  if (rq) {
+    const model *m = &rq->m;
+    double idle = 6.0 * m->vocab * m->hidden + 6.0 * (2.0 * m->layers + 1) * m->hidden;
+    fprintf(f, ", %.1f%% of its FLOPs here", 100 * idle / model_flops_per_token(m, rq->l.seq_len));
+  }
+  fputs(", which no kernel executes)\n", f);
+}
+
 static cJSON *breakdown_json(const double sec[TL_N])
 {
   cJSON *b = cJSON_CreateObject();
@@ -129,15 +145,16 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (rq) {
     const layout *l = &rq->l;
     const char *part = g_hash_table_lookup(o->g->meta, "partition");
-    fprintf(f, "%s, seq %d, global batch %d, %d GPUs (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s",
-            rq->m.name, l->seq_len, l->global_batch, l->gpus, prof->name, l->dp, l->tp, l->pp, l->sp ? "on" : "off",
+    fprintf(f, "%s, seq %d, global batch %d, %d %s (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s",
+            rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
+            l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
     if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
       fprintf(f, " (balanced would leave a stage empty)");
     fputc('\n', f);
   } else {
-    fprintf(f, "graph of %d GPUs (%s)\n", o->g->world_size, prof->name);
+    fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);
   }
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
   fprintf(f, "platform: %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g\n", prof->name,
@@ -150,6 +167,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (m->tokens_per_s >= 0) fprintf(f, "tokens/s       %10.0f\n", m->tokens_per_s);
   if (m->mfu >= 0) fprintf(f, "MFU            %10.1f %%\n", 100 * m->mfu);
   if (m->hfu >= 0) fprintf(f, "HFU            %10.1f %%\n", 100 * m->hfu);
+  if (m->hfu >= 0 && m->mfu >= 0 && m->hfu < m->mfu) hfu_note(f, rq);
   fprintf(f, "bubble         %10.1f %%\n", 100 * m->bubble_fraction);
   fprintf(f, "peak memory    %10.1f GiB of %.1f (stage %d)\n", m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB,
           m->mem_peak_stage);

@@ -2,6 +2,7 @@
 #include "simulate.h"
 
 #include "common/lsim_error.h"
+#include "footprint.h"
 
 /* A graph reduced by symmetry (mirrored ranks) stands for ranks with links of their own: where GPUs
  * share NICs it would hide their contention (docs/model.md). */
@@ -25,6 +26,9 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
 {
   out->g = g;
   if (!check_mirrors(g, prof, err)) return FALSE;
+  footprint fp; /* a graph file's replay (sim_run_layout checked its own before generating it) */
+  footprint_of_graph(g, prof, ro, &fp);
+  if (!footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err)) return FALSE;
   out->plat = replay_platform_for(prof, g->world_size);
   out->res = replay_run(g, prof, &out->plat, ro, err);
   if (!out->res) return FALSE;
@@ -33,29 +37,10 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   return TRUE;
 }
 
-/* The task graph holds about 2 KB per (explicit rank, layer of its stage, micro-batch). With symmetry
- * one rank per stage is explicit, without it every rank: bound the product either way, 2^20 units
- * being about 2 GB (LAYOUT_MAX_MICRO_BATCHES alone bounds it only for models of up to 128 layers). */
-#define MAX_GRAPH_UNITS (1 << 20)
-
-static gboolean check_graph_size(const sim_request *rq, GError **err)
+gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err)
 {
-  gint64 layers = (rq->m.layers + rq->l.pp - 1) / rq->l.pp;
-  gint64 ranks = rq->gen.symmetry ? rq->l.pp : rq->l.gpus;
-  gint64 units = ranks * rq->l.grad_accum * layers;
-  if (units <= MAX_GRAPH_UNITS) return TRUE;
-  if (rq->gen.symmetry)
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "global_batch: %d micro-batches x %d layers of %s is more than the simulator holds in memory (allowed: "
-                "micro-batches x layers at most %d)",
-                rq->l.grad_accum, rq->m.layers, rq->m.name, MAX_GRAPH_UNITS);
-  else
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "gpus: %d ranks simulated one by one (--no-symmetry, or GPUs sharing NICs) x %d micro-batches x %"
-                G_GINT64_FORMAT " layers per stage is more than the simulator holds in memory (allowed: at most %d; "
-                "fewer GPUs or micro-batches, or one NIC per GPU without --no-symmetry)",
-                rq->l.gpus, rq->l.grad_accum, layers, MAX_GRAPH_UNITS);
-  return FALSE;
+  footprint fp;
+  return footprint_of_request(rq, replay, &fp, err) && footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err);
 }
 
 gboolean sim_request_prepare(sim_request *rq, GError **err)
@@ -72,12 +57,12 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
   rq->gen.gpus_per_node = node;
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
   if (rq->prof.nics_per_node < node) rq->gen.symmetry = FALSE;
-  return check_graph_size(rq, err);
+  return TRUE;
 }
 
 gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err)
 {
-  if (!sim_request_prepare(rq, err)) return FALSE;
+  if (!sim_request_prepare(rq, err) || !sim_request_fits(rq, TRUE, err)) return FALSE;
   graph *g = gen_graph(&rq->m, &rq->l, &rq->gen, err);
   if (!g) return FALSE;
   return sim_run_graph(g, &rq->prof, rq->capacity_gib, &rq->replay, out, err);

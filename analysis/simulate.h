@@ -38,9 +38,13 @@ typedef struct sim_outcome {
 /* Validate the layout against the model and the profile (tp inside a node) and fix the generator's
  * node size; where GPUs share NICs, turn the symmetry reduction off (docs/model.md). */
 gboolean sim_request_prepare(sim_request *rq, GError **err);
-/* Prepare, generate the graph and replay it. */
+/* FALSE (err naming the option to change) when the simulation of a prepared request, or with `replay`
+ * FALSE the generation of its graph alone, is estimated to take more memory than FOOTPRINT_BUDGET_BYTES
+ * (footprint.h). */
+gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err);
+/* Prepare, check that it fits (sim_request_fits), generate the graph and replay it. */
 gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err);
-/* Replay a given graph (takes ownership of g). */
+/* Replay a given graph (takes ownership of g), unless its replay is estimated over the budget. */
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err);
 void sim_outcome_clear(sim_outcome *o);

@@ -64,7 +64,7 @@ static void xml(FILE *f, const char *s)
   fputs(e, f);
 }
 
-gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
+gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
 {
   int axis = -1;
   for (int a = 0; a < (int)G_N_ELEMENTS(AXES); a++) {
@@ -144,9 +144,6 @@ gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
         step_lo = MIN(step_lo, s);
       }
   }
-  lsim_outfile out;
-  if (!lsim_outfile_open(&out, path, err)) return FALSE;
-  FILE *f = out.f;
   double xlo = g_array_index(xs, double, 0), xhi = g_array_index(xs, double, nx - 1);
   gboolean log_x = xlo > 0 && xhi / xlo >= 8;
   /* the value axes span the data (with a margin), so that differences of a few percent show */
@@ -196,5 +193,14 @@ gboolean sweep_plot(const csv_table *t, const char *path, GError **err)
     fputs("</text>\n", f);
   }
   fputs("</svg>\n", f);
-  return lsim_outfile_commit(&out, err);
+  return TRUE;
+}
+
+gboolean sweep_plot(const csv_table *ranked, const char *path, GError **err)
+{
+  lsim_outfile out;
+  if (!lsim_outfile_open(&out, path, err)) return FALSE;
+  if (sweep_plot_put(ranked, out.f, err)) return lsim_outfile_commit(&out, err);
+  lsim_outfile_abort(&out);
+  return FALSE;
 }

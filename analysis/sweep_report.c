@@ -31,11 +31,14 @@ gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err)
 static const char *cell(const csv_table *t, guint r, const char *col) { return csv_cell(t, r, csv_column(t, col)); }
 static double num(const csv_table *t, guint r, const char *col) { return g_ascii_strtod(cell(t, r, col), NULL); }
 
+/* "GPU" after a count of 1, else "GPUs". */
+static const char *gpus_word(const char *count) { return strcmp(count, "1") ? "GPUs" : "GPU"; }
+
 char *sweep_platform_label(const csv_table *t, guint r)
 {
-  return g_strdup_printf("profile %s, %s GPUs, ib_gbps %s, nvlink_gbps %s, nics_per_node %s, gpu_memory %s",
-                         cell(t, r, "profile"), cell(t, r, "gpus"), cell(t, r, "ib_gbps"), cell(t, r, "nvlink_gbps"),
-                         cell(t, r, "nics_per_node"), cell(t, r, "gpu_memory"));
+  return g_strdup_printf("profile %s, %s %s, ib_gbps %s, nvlink_gbps %s, nics_per_node %s, gpu_memory %s",
+                         cell(t, r, "profile"), cell(t, r, "gpus"), gpus_word(cell(t, r, "gpus")), cell(t, r, "ib_gbps"),
+                         cell(t, r, "nvlink_gbps"), cell(t, r, "nics_per_node"), cell(t, r, "gpu_memory"));
 }
 
 char *sweep_layout_label(const csv_table *t, guint r)
@@ -240,7 +243,8 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
     for (guint r = 0; r < t->rows->len; r++) {
       if (strcmp(cell(t, r, "status"), "invalid")) continue;
       g_autofree char *lay = sweep_layout_label(t, r);
-      g_string_append_printf(out, "  %s, %s GPUs: %s\n", lay, cell(t, r, "gpus"), cell(t, r, "error"));
+      g_string_append_printf(out, "  %s, %s %s: %s\n", lay, cell(t, r, "gpus"), gpus_word(cell(t, r, "gpus")),
+                             cell(t, r, "error"));
     }
   }
   counts_clear(&c);

@@ -154,7 +154,8 @@ gboolean val_check_columns(const csv_table *t, const char *path, gboolean times,
 static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 {
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
-  g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s GPUs", CELL("model"), CELL("seq_len"), CELL("gpus"));
+  g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s %s", CELL("model"), CELL("seq_len"), CELL("gpus"),
+             strcmp(CELL("gpus"), "1") ? "GPUs" : "GPU");
   g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
              CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
   gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);
@@ -341,7 +342,7 @@ cJSON *val_json(const GArray *stats, const val_row *rows)
   return j;
 }
 
-gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
+static csv_table *rows_table(const val_row *rows, int n)
 {
   const char *cols[] = {"setting",          "layout",    "status",   "step_time_s", "pred_status",
                         "pred_step_time_s", "error_pct", "left_out"};
@@ -361,5 +362,19 @@ gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **e
     g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
     csv_append_row(t, r, 0);
   }
+  return g_steal_pointer(&t);
+}
+
+gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err)
+{
+  g_autoptr(csv_table) t = rows_table(rows, n);
   return csv_write(t, path, err);
+}
+
+void val_put_rows(FILE *f, const val_row *rows, int n)
+{
+  g_autoptr(csv_table) t = rows_table(rows, n);
+  g_autoptr(GString) text = g_string_new(NULL);
+  csv_format(t, text);
+  fwrite(text->str, 1, text->len, f);
 }

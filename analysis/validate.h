@@ -83,5 +83,7 @@ void val_print_text(FILE *f, const GArray *stats, const val_row *rows);
 cJSON *val_json(const GArray *stats, const val_row *rows);
 /* Per-row detail (setting, layout, measured and predicted status and time, error) as CSV. */
 gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err);
+/* The same to f (its write errors are f's: lsim_outfile checks them). */
+void val_put_rows(FILE *f, const val_row *rows, int n);
 
 #endif

@@ -1,6 +1,7 @@
 /* layoutsim -- command-line entry: subcommands simulate, graph, replay,
- * predict, validate, calibrate, help. Every error from user input ends here as one line on
- * stderr and exit status 2; no output file is left half-written.
+ * predict, validate, calibrate, sweep, merge, help. Every error from user input ends here as one line
+ * on stderr and exit status 2; no output file is left half-written, and a run's outputs are
+ * replaced all together or not at all.
  *
  * Owns: dispatch, help texts, output files. May not touch: simulation internals.
  */
@@ -12,6 +13,7 @@
 #include "analysis/predict.h"
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
+#include "analysis/footprint.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
@@ -28,6 +30,10 @@
 #include "common/lsim_outfile.h"
 #include "platforms/profile.h"
 #include "workloads/model.h"
+
+#ifndef LSIM_VERSION
+#error "LSIM_VERSION: meson passes the project's version"
+#endif
 
 static const char *const USAGE =
     "usage: layoutsim COMMAND [OPTIONS]\n"
@@ -71,6 +77,7 @@ static const char *const USAGE =
     "                               fragmentation from the ok/oom labels;\n"
     "                               docs/calibration.md) and write the fitted profile\n"
     "  help [COMMAND]               this text, or one command's entry and the options\n"
+    "  --version                    the version: layoutsim " LSIM_VERSION "\n"
     "\n"
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
@@ -81,7 +88,8 @@ static const char *const USAGE =
     "  --gpus N                GPUs, 1..16384 (default 64); dp = gpus / (tp * pp)\n"
     "  --tp N                  tensor-parallel degree, 1 2 4 8 (default 1)\n"
     "  --pp N                  pipeline-parallel degree (default 1)\n"
-    "  --sp[=0|1]              Megatron sequence parallelism (default off)\n"
+    "  --sp[=0|1]              Megatron sequence parallelism (default off; a value after '=':\n"
+    "                          --sp=1); refused at tp 1, where it changes nothing\n"
     "  --micro-batch N         sequences per micro-batch (default 1)\n"
     "  --global-batch N        sequences per step (default 4194304 / seq-len: 2048 at 2k); at\n"
     "                          most 8192 micro-batches per step (global-batch / (dp*micro-batch))\n"
@@ -174,10 +182,17 @@ static const char *const USAGE =
     "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
     "a --profile file), 64 MiB (a predict, validate or calibrate table) or 1 GiB (a graph).\n"
     "\n"
+    "Options: long options by their full names (--global-batch, not --glob); a value after\n"
+    "a blank or '=' (--tp 2, --tp=2), a flag's optional value after '=' only (--sp=1).\n"
+    "\n"
+    "Memory: a run estimated to take more than 8 GiB (its graph, replay and traces, counted\n"
+    "before anything is allocated: docs/model.md) is refused, naming the option to change.\n"
+    "\n"
     "Exit status: 0 success, 2 bad input (one line on stderr names the field).\n";
 
 /* the limits as USAGE states them */
 G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
+G_STATIC_ASSERT(FOOTPRINT_BUDGET_BYTES == 8.0 * (1 << 30));
 G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
                 LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 
@@ -201,14 +216,8 @@ static int fail_msg(const char *msg)
   return 2;
 }
 
-static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const sim_request *rq, GError **err)
+static void put_summary(FILE *f, const cli_opts *o, const sim_outcome *out, const sim_request *rq)
 {
-  FILE *f = stdout;
-  lsim_outfile out_file;
-  if (o->output) {
-    if (!lsim_outfile_open(&out_file, o->output, err)) return FALSE;
-    f = out_file.f;
-  }
   if (!strcmp(o->format, "json")) {
     cJSON *j = report_json(out, rq, &o->rq.prof);
     char *s = cJSON_Print(j);
@@ -218,7 +227,6 @@ static gboolean write_summary(const cli_opts *o, const sim_outcome *out, const s
   } else {
     report_text(f, out, rq, &o->rq.prof);
   }
-  return o->output ? lsim_outfile_commit(&out_file, err) : TRUE;
 }
 
 /* Whether output `path` would replace a file the command reads: its positional files (graph,
@@ -283,31 +291,72 @@ static tl_mem_model trace_mem_model(const gpu_profile *p)
   return mm;
 }
 
-/* Every trace file the options ask for, each through lsim_outfile (atomically for a regular file). */
-static gboolean write_traces(const cli_opts *o, const sim_outcome *out, GError **err)
+/* --paje-simgrid's trace as one of the run's outputs: opened in `set` before the replay, which SimGrid
+ * writes by name as it goes (sim/replay.h), committed with the others. */
+static gboolean hold_simgrid_trace(cli_opts *o, lsim_outset *set, GError **err)
 {
+  if (!o->rq.replay.simgrid_paje_path) return TRUE;
+  const char *name = lsim_outset_open_named(set, o->rq.replay.simgrid_paje_path, err);
+  if (!name) return FALSE;
+  o->rq.replay.simgrid_paje_path = name;
+  o->rq.replay.simgrid_paje_held = TRUE;
+  return TRUE;
+}
+
+/* A FILE of `set` for `path`, or NULL when the option was not given; FALSE when it cannot be opened. */
+static gboolean open_output(lsim_outset *set, const char *path, FILE **f, GError **err)
+{
+  *f = NULL;
+  return !path || (*f = lsim_outset_open(set, path, err)) != NULL;
+}
+
+/* Every output of simulate and replay (the summary, each trace through lsim_outfile), all or none: each
+ * is opened and written, and only once all are whole are they renamed over their targets together with
+ * --paje-simgrid's trace already in `set` (lsim_outset). A summary on standard output is printed
+ * between the two: once every file is whole, and if it cannot be written no file is replaced. The exit
+ * status (an error is printed here, but for standard output's, which main's last flush reports). */
+static int write_outputs(const cli_opts *o, const sim_outcome *out, const sim_request *rq, lsim_outset *set)
+{
+  GError *err = NULL;
   const timeline *tl = &out->tl;
   tl_mem_model mm = trace_mem_model(&o->rq.prof);
-  double start_s, end_s; /* the window must start inside the step: checked before any file is written */
-  if (o->svg_window && !trace_svg_window_parse(o->svg_window, tl->step_time_s, &start_s, &end_s, err)) return FALSE;
-  if (o->chrome_trace || o->timeline_csv) {
-    tl_ranks sel;
-    if (!tl_ranks_parse(tl, o->trace_ranks, TRACE_ALL_RANKS_LIMIT, &sel, err)) return FALSE;
-    gboolean ok = (!o->chrome_trace || trace_chrome_write(tl, &sel, &mm, o->chrome_trace, err)) &&
-                  (!o->timeline_csv || trace_csv_write(tl, &sel, o->timeline_csv, err));
-    tl_ranks_clear(&sel);
-    if (!ok) return FALSE;
-  }
+  tl_ranks sel = {0};
+  g_autofree char *text = NULL; /* the summary for standard output */
+  size_t text_len = 0;
+  FILE *summary = NULL, *chrome = NULL, *csv = NULL, *svg = NULL, *mem_svg = NULL, *paje = NULL;
+  double start_s, end_s; /* the window must start inside the step: checked before any file is opened */
+  gboolean ok = (!o->svg_window || trace_svg_window_parse(o->svg_window, tl->step_time_s, &start_s, &end_s, &err)) &&
+                (!(o->chrome_trace || o->timeline_csv) ||
+                 tl_ranks_parse(tl, o->trace_ranks, TRACE_ALL_RANKS_LIMIT, &sel, &err)) &&
+                open_output(set, o->output, &summary, &err) && open_output(set, o->chrome_trace, &chrome, &err) &&
+                open_output(set, o->timeline_csv, &csv, &err) && open_output(set, o->timeline_svg, &svg, &err) &&
+                open_output(set, o->memory_svg, &mem_svg, &err) && open_output(set, o->paje, &paje, &err);
   const gpu_profile *pr = &o->rq.prof;
   g_autofree char *platform = g_strdup_printf("%s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g", pr->name,
                                               pr->ib_bytes_per_s * 8 / 1e9, pr->nvlink_bytes_per_s * 8 / 1e9,
                                               pr->nics_per_node, o->rq.capacity_gib);
-  trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
-                         .platform = platform};
-  if (o->timeline_svg && !trace_svg_timeline(tl, &info, o->timeline_svg, err)) return FALSE;
-  if (o->memory_svg && !trace_svg_memory(tl, &mm, out->met->mem_capacity_bytes, o->memory_svg, err)) return FALSE;
-  if (o->paje && !trace_paje_write(tl, &out->plat, o->paje_links, o->paje, err)) return FALSE;
-  return TRUE;
+  if (ok) {
+    trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
+                           .platform = platform};
+    if (chrome) trace_chrome_put(tl, &sel, &mm, chrome);
+    if (csv) trace_csv_put(tl, &sel, csv);
+    if (svg) trace_svg_timeline_put(tl, &info, svg);
+    if (mem_svg) trace_svg_memory_put(tl, &mm, out->met->mem_capacity_bytes, mem_svg);
+    if (paje) trace_paje_put(tl, &out->plat, o->paje_links, paje);
+    FILE *to_stdout = summary ? NULL : open_memstream(&text, &text_len);
+    put_summary(summary ? summary : to_stdout, o, out, rq);
+    if (to_stdout) fclose(to_stdout);
+  }
+  tl_ranks_clear(&sel);
+  if (!ok || !lsim_outset_close(set, &err)) {
+    lsim_outset_abort(set);
+    return fail(err);
+  }
+  if (text && (fwrite(text, 1, text_len, stdout) != text_len || fflush(stdout) != 0)) {
+    lsim_outset_abort(set);
+    return 2;
+  }
+  return lsim_outset_publish(set, &err) ? 0 : fail(err);
 }
 
 static int no_positional(const cli_opts *o, const char *cmd)
@@ -324,14 +373,17 @@ static int cmd_simulate(cli_opts *o)
   if (no_positional(o, "simulate")) return 2;
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
   if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err) || !outputs_writable(o, &err)) return fail(err);
+  lsim_outset set;
+  lsim_outset_init(&set);
   sim_outcome out = {0};
-  if (!sim_run_layout(&o->rq, &out, &err)) {
+  if (!hold_simgrid_trace(o, &set, &err) || !sim_run_layout(&o->rq, &out, &err)) {
+    lsim_outset_abort(&set);
     sim_outcome_clear(&out);
     return fail(err);
   }
-  gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, &o->rq, &err);
+  int rc = write_outputs(o, &out, &o->rq, &set);
   sim_outcome_clear(&out);
-  return ok ? 0 : fail(err);
+  return rc;
 }
 
 static int cmd_graph(cli_opts *o)
@@ -340,7 +392,7 @@ static int cmd_graph(cli_opts *o)
   if (no_positional(o, "graph")) return 2;
   if (!o->output) return fail_msg("graph: --output FILE is required (where to write the graph)");
   if (!cli_resolve(o, TRUE, &err) || !outputs_writable(o, &err)) return fail(err);
-  if (!sim_request_prepare(&o->rq, &err)) return fail(err);
+  if (!sim_request_prepare(&o->rq, &err) || !sim_request_fits(&o->rq, FALSE, &err)) return fail(err);
   g_autoptr(graph) g = gen_graph(&o->rq.m, &o->rq.l, &o->rq.gen, &err);
   if (!g || !graph_save(g, o->output, &err)) return fail(err);
   return 0;
@@ -351,20 +403,24 @@ static int cmd_replay(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len != 1) return fail_msg("replay: expects exactly one graph file (layoutsim replay G.json)");
   if (!cli_resolve(o, FALSE, &err)) return fail(err);
-  graph *g = graph_load(o->positional->pdata[0], &err);
+  graph *g = graph_load_within(o->positional->pdata[0], FOOTPRINT_BUDGET_BYTES, &err);
   if (!g) return fail(err);
   if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err) || !outputs_writable(o, &err)) {
     graph_free(g);
     return fail(err);
   }
+  lsim_outset set;
+  lsim_outset_init(&set);
   sim_outcome out = {0};
-  if (!sim_run_graph(g, &o->rq.prof, o->rq.capacity_gib, &o->rq.replay, &out, &err)) {
+  if (!hold_simgrid_trace(o, &set, &err) ||
+      !sim_run_graph(g, &o->rq.prof, o->rq.capacity_gib, &o->rq.replay, &out, &err)) {
+    lsim_outset_abort(&set);
     graph_free(g);
     return fail(err);
   }
-  gboolean ok = write_traces(o, &out, &err) && write_summary(o, &out, NULL, &err);
+  int rc = write_outputs(o, &out, NULL, &set);
   sim_outcome_clear(&out);
-  return ok ? 0 : fail(err);
+  return rc;
 }
 
 /* What predict, validate and calibrate simulate each row with: the resolved profile, memory and options. */
@@ -423,7 +479,13 @@ static int cmd_validate(cli_opts *o)
                     "oom; the messages above say why a row was left out, and rows measured error or unavailable "
                     "carry neither a time nor a memory label)");
   g_autoptr(GArray) stats = val_summarize(rv, (int)rows->len);
-  if (o->output && !val_write_rows(o->output, rv, (int)rows->len, &err)) return fail(err);
+  /* the per-row table and the report on standard output, both or neither (as write_outputs) */
+  lsim_outset set;
+  lsim_outset_init(&set);
+  FILE *table;
+  if (!open_output(&set, o->output, &table, &err)) return fail(err);
+  if (table) val_put_rows(table, rv, (int)rows->len);
+  if (!lsim_outset_close(&set, &err)) return fail(err);
   if (!strcmp(o->format, "json")) {
     cJSON *j = val_json(stats, rv);
     char *s = cJSON_Print(j);
@@ -440,7 +502,11 @@ static int cmd_validate(cli_opts *o)
            p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9, p->nics_per_node, o->rq.capacity_gib);
     val_print_text(stdout, stats, rv);
   }
-  return 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    lsim_outset_abort(&set);
+    return 2; /* main's last flush says why */
+  }
+  return lsim_outset_publish(&set, &err) ? 0 : fail(err);
 }
 
 static int cmd_calibrate(cli_opts *o)
@@ -506,7 +572,9 @@ static int cmd_calibrate(cli_opts *o)
   return 0;
 }
 
-/* A ranked rendering to -o or standard output, and the --plot picture. */
+/* A ranked rendering to -o or standard output, and the --plot picture: both or neither (lsim_outset; the
+ * rendering on standard output printed once the picture is whole, and the picture kept only if it
+ * could be). */
 static int write_ranked(const cli_opts *o, const csv_table *canonical)
 {
   GError *err = NULL;
@@ -515,15 +583,21 @@ static int write_ranked(const cli_opts *o, const csv_table *canonical)
   g_autoptr(csv_table) ranked = sweep_rank(canonical);
   g_autoptr(GString) text = g_string_new(NULL);
   sweep_render(ranked, &v, text);
-  if (o->plot && !sweep_plot(ranked, o->plot, &err)) return fail(err);
-  if (!o->output) {
-    fwrite(text->str, 1, text->len, stdout);
-    return 0;
+  lsim_outset set;
+  lsim_outset_init(&set);
+  FILE *plot, *out;
+  gboolean ok = open_output(&set, o->plot, &plot, &err) && open_output(&set, o->output, &out, &err) &&
+                (!plot || sweep_plot_put(ranked, plot, &err));
+  if (ok && out) fwrite(text->str, 1, text->len, out);
+  if (!ok || !lsim_outset_close(&set, &err)) {
+    lsim_outset_abort(&set);
+    return fail(err);
   }
-  lsim_outfile f;
-  if (!lsim_outfile_open(&f, o->output, &err)) return fail(err);
-  fwrite(text->str, 1, text->len, f.f);
-  return lsim_outfile_commit(&f, &err) ? 0 : fail(err);
+  if (!out && (fwrite(text->str, 1, text->len, stdout) != text->len || fflush(stdout) != 0)) {
+    lsim_outset_abort(&set);
+    return 2; /* main's last flush says why */
+  }
+  return lsim_outset_publish(&set, &err) ? 0 : fail(err);
 }
 
 /* The outputs of sweep and merge: -o and --plot, checked before any work. */
@@ -694,6 +768,11 @@ int main(int argc, char **argv)
     fputs(USAGE, stdout);
     return stdout_flushed(0);
   }
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--version")) {
+      printf("layoutsim %s\n", LSIM_VERSION);
+      return stdout_flushed(0);
+    }
   for (int i = 2; i < argc; i++)
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return stdout_flushed(help_command(argv[1]));
   for (size_t i = 0; i < G_N_ELEMENTS(COMMANDS); i++) {

@@ -279,6 +279,119 @@ static gboolean check_combinations(const cli_opts *o, GError **err)
   return msg == NULL;
 }
 
+/* Edit distance of a and b (optimal string alignment: an insertion, a deletion, a substitution or a
+ * swap of two neighbours each count 1), for "did you mean". */
+static int edit_distance(const char *a, const char *b)
+{
+  int n = (int)strlen(a), m = (int)strlen(b);
+  g_autofree int *d = g_new(int, (gsize)(n + 1) * (m + 1));
+#define D(i, j) d[(i) * (m + 1) + (j)]
+  for (int i = 0; i <= n; i++) D(i, 0) = i;
+  for (int j = 0; j <= m; j++) D(0, j) = j;
+  for (int i = 1; i <= n; i++)
+    for (int j = 1; j <= m; j++) {
+      int v = MIN(D(i - 1, j) + 1, D(i, j - 1) + 1);
+      v = MIN(v, D(i - 1, j - 1) + (a[i - 1] != b[j - 1]));
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) v = MIN(v, D(i - 2, j - 2) + 1);
+      D(i, j) = v;
+    }
+  int r = D(n, m);
+#undef D
+  return r;
+}
+
+/* The options of `longs` the name is a prefix of, those that apply to `command` (all when none does),
+ * as "--a, --b"; NULL when none. */
+static char *expansions(const struct option *longs, const char *name, size_t len, unsigned command)
+{
+  GString *out = NULL;
+  for (int pass = 0; pass < 2 && !out; pass++)
+    for (const struct option *l = longs; l->name; l++) {
+      if (strncmp(l->name, name, len) || (pass == 0 && !(applies_to(l->val) & command))) continue;
+      if (!out) out = g_string_new(NULL);
+      g_string_append_printf(out, "%s--%s", out->len ? ", " : "", l->name);
+    }
+  return out ? g_string_free(out, FALSE) : NULL;
+}
+
+/* The option of `longs` nearest to name (edit distance at most a third of its length, at least 2), one
+ * that applies to `command` first; NULL when none is near. */
+static const char *nearest(const struct option *longs, const char *name, unsigned command)
+{
+  const char *best = NULL;
+  int best_d = MAX(2, (int)strlen(name) / 3) + 1, best_applies = 0;
+  for (const struct option *l = longs; l->name; l++) {
+    int d = edit_distance(name, l->name), applies = (applies_to(l->val) & command) != 0;
+    if (d < best_d || (d == best_d && applies > best_applies)) {
+      best = l->name;
+      best_d = d;
+      best_applies = applies;
+    }
+  }
+  return best;
+}
+
+static gboolean is_bool_word(const char *s)
+{
+  static const char *const W[] = {"0", "1", "true", "false", "on", "off"};
+  for (size_t i = 0; i < G_N_ELEMENTS(W); i++)
+    if (!strcmp(s, W[i])) return TRUE;
+  return FALSE;
+}
+
+/* The long options of argv as written, before getopt_long reads them: it would take a unique prefix
+ * for the option (--glob for --global-batch, and a later option beginning so would change what it
+ * means), so only full names are allowed; a name that is no option gets the nearest one; a flag's
+ * optional value goes after '=' (--sp 1 would make 1 an argument). */
+static gboolean check_long_names(const struct option *longs, const char *command_name, unsigned command, int argc,
+                                 char **argv, GError **err)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) return TRUE; /* the rest are arguments */
+    if ((!strcmp(a, "-o") || !strcmp(a, "-j")) && i + 1 < argc) i++; /* their value, whatever it is */
+    if (strncmp(a, "--", 2)) continue;
+    const char *name = a + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const struct option *l = longs;
+    while (l->name && (strlen(l->name) != len || strncmp(l->name, name, len))) l++;
+    g_autofree char *shown = g_strndup(a, len + 2);
+    if (l->name) {
+      if (l->has_arg == no_argument && eq) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: takes no value, got '%s' (allowed: %s alone)", shown,
+                    eq + 1, shown);
+        return FALSE;
+      }
+      if (l->has_arg == optional_argument && !eq && i + 1 < argc && is_bool_word(argv[i + 1]) &&
+          (applies_to(l->val) & command)) {
+        gboolean on = FALSE;
+        parse_bool(l->name, argv[i + 1], &on, NULL);
+        g_autofree char *plain = on ? g_strdup_printf("%s alone", shown) : g_strdup_printf("no %s", shown);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: its value goes after '=': '%s %s' makes '%s' an "
+                    "argument (allowed: %s=%s, or %s)", shown, shown, argv[i + 1], argv[i + 1], shown, argv[i + 1],
+                    plain);
+        return FALSE;
+      }
+      if (l->has_arg == required_argument && !eq) i++; /* its value, which may begin with "--" */
+      continue;
+    }
+    g_autofree char *typed = g_strndup(name, len);
+    g_autofree char *full = len ? expansions(longs, name, len, command) : NULL;
+    const char *near = full ? NULL : nearest(longs, typed, command);
+    if (full)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: an abbreviation, which layoutsim does not take (allowed: "
+                  "the full name%s: %s)", shown, strchr(full, ',') ? ", one of" : "", full);
+    else if (near)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option; did you mean --%s? (allowed: the options "
+                  "of layoutsim help %s)", shown, near, command_name);
+    else
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option (allowed: the options of layoutsim help %s)",
+                  shown, command_name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err)
 {
   o->command_bit = command;
@@ -289,6 +402,7 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   memcpy(longs, LONG, sizeof LONG);
   for (struct option *l = longs; l->name; l++) /* sweep: --sp takes a list (--sp 0,1) */
     if (l->val == O_SP && command == CMD_SWEEP) l->has_arg = required_argument;
+  if (!check_long_names(longs, command_name, command, argc, argv, err)) return FALSE;
   while ((c = getopt_long(argc, argv, ":o:j:", longs, &idx)) != -1) { /* ':' first: a missing value is ':' */
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
     if (c == ':') {
@@ -296,10 +410,9 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
                   command_name);
       return FALSE;
     }
-    if (c == '?') {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "%s: unknown or ambiguous option, or a value given to a flag (allowed: the options of layoutsim help "
-                  "%s)", what, command_name);
+    if (c == '?') { /* a long option's name was checked above: an unknown short one */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option (allowed: the options of layoutsim help %s)",
+                  what, command_name);
       return FALSE;
     }
     if (!(applies_to(c) & command)) {
@@ -338,6 +451,12 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   if (!whatif_apply(&o->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
   if (!needs_model) return TRUE;
   if (!resolve_model(o, &rq->m, err)) return FALSE;
+  if (rq->l.sp && rq->l.tp == 1) { /* as sweep counts it: the layout of sp off, not one of its own */
+    g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--sp: on at tp 1 changes nothing (sequence parallelism "
+                        "splits the sequence of the norm and residual regions over the tensor-parallel ranks, and tp 1 "
+                        "has one) (allowed at tp 1: no --sp, or --sp=0; or --sp with --tp 2, 4 or 8)");
+    return FALSE;
+  }
   /* the study's global batch: about 4.2M tokens per step (2048 sequences at 2k, 512 at 8k) */
   if (o->global_batch_set) return TRUE;
   rq->l.global_batch = MAX(1, 4194304 / rq->l.seq_len);

@@ -14,7 +14,8 @@
 typedef enum {
   LSIM_INPUT_MODEL,   /* a model JSON file: 1 MiB (a real one is about 100 bytes) */
   LSIM_INPUT_PROFILE, /* a hardware profile JSON file: 1 MiB (the shipped one: 5 KB) */
-  LSIM_INPUT_GRAPH,   /* a task graph JSON file: 1 GiB (replaying it takes about 10 times that in memory) */
+  LSIM_INPUT_GRAPH,   /* a task graph JSON file: 1 GiB (reading it takes about 10 times that in memory: replay
+                       * refuses one whose text and JSON tree exceed the memory budget, footprint.h) */
   LSIM_INPUT_TABLE,   /* a CSV table of layouts or measured runs: 64 MiB (the study's: 10 KB per 140 rows) */
   LSIM_INPUT_N
 } lsim_input_kind;

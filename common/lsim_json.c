@@ -58,11 +58,46 @@ static gboolean check_no_repeated_key(const cJSON *j, const char *path, GError *
   return FALSE;
 }
 
-cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err)
+/* A block malloc returns for n bytes: its 8-byte header, rounded to 16, at least 32 (glibc, 64-bit). */
+static double malloc_block(double n) { return MAX(32.0, ceil((n + 8) / 16) * 16); }
+
+double lsim_json_parse_bytes(const char *text, gsize len)
+{
+  /* a value is the root, the first in a container or one after a comma: counting the commas and the
+   * openings outside strings counts them, and an empty container once too many */
+  double values = 1, strings = 0;
+  gboolean in_string = FALSE;
+  gsize start = 0;
+  for (gsize i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') {
+        in_string = FALSE;
+        strings += malloc_block((double)(i - start) + 1); /* each string, key or value, a copy of its own */
+      }
+    } else if (c == '"') {
+      in_string = TRUE;
+      start = i + 1;
+    } else if (c == ',' || c == '[' || c == '{') {
+      values++;
+    }
+  }
+  return values * malloc_block(sizeof(cJSON)) + strings;
+}
+
+cJSON *lsim_json_read_file_within(const char *path, lsim_input_kind kind, double max_bytes, GError **err)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
   if (!lsim_input_read(path, kind, &text, &len, err)) return NULL;
+  double need = max_bytes > 0 ? len + lsim_json_parse_bytes(text, len) : 0;
+  if (need > max_bytes) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: reading its %" G_GSIZE_FORMAT " bytes would take about %.1f "
+                "GiB of memory (its text and a JSON node per value), more than the budget of %.0f GiB (allowed: a "
+                "file of fewer values)", path, len, need / (1 << 30), max_bytes / (1 << 30));
+    return NULL;
+  }
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, FALSE);
   if (!j) {
@@ -83,6 +118,11 @@ cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err)
     return NULL;
   }
   return j;
+}
+
+cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err)
+{
+  return lsim_json_read_file_within(path, kind, 0, err);
 }
 
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err)

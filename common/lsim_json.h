@@ -18,6 +18,12 @@
  * failure (not such a file, not JSON, text after the value, a key given twice in one object).
  * Caller owns the tree. */
 cJSON *lsim_json_read_file(const char *path, lsim_input_kind kind, GError **err);
+/* The same, refusing (err) before parsing a file whose text and tree would take more than max_bytes
+ * (lsim_json_parse_bytes; 0: no bound). */
+cJSON *lsim_json_read_file_within(const char *path, lsim_input_kind kind, double max_bytes, GError **err);
+/* What cJSON allocates to parse `text`: a node per value (sizeof(cJSON) and malloc's header) and a copy
+ * of each string; counted, not parsed (an empty array or object counts as holding a value). */
+double lsim_json_parse_bytes(const char *text, gsize len);
 /* Write a tree to path through lsim_outfile (a regular file atomically: no partial file on error). */
 gboolean lsim_json_write_file(const cJSON *j, const char *path, GError **err);
 

@@ -324,26 +324,102 @@ gboolean lsim_outfile_same_target(const char *a, const char *b)
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
+gboolean lsim_outfile_close(lsim_outfile *tf, GError **err)
 {
   int code = ferror(tf->f) ? EIO : 0;
   if (fclose(tf->f) != 0 && !code) code = errno;
+  tf->f = NULL;
   if (code && tf->sink->first_errno) code = tf->sink->first_errno; /* the reason, not the flag */
-  if (tf->tmp_path) {
-    if (!code && rename(tf->tmp_path, tf->dest) != 0) code = errno;
-    if (code) unlink(tf->tmp_path);
+  if (!code) return TRUE;
+  if (tf->tmp_path) unlink(tf->tmp_path);
+  io_error(err, tf->path, g_strerror(code));
+  release(tf);
+  return FALSE;
+}
+
+gboolean lsim_outfile_publish(lsim_outfile *tf, GError **err)
+{
+  int code = tf->tmp_path && rename(tf->tmp_path, tf->dest) != 0 ? errno : 0;
+  if (code) {
+    unlink(tf->tmp_path);
+    io_error(err, tf->path, g_strerror(code));
   }
-  if (code) io_error(err, tf->path, g_strerror(code));
   release(tf);
   return code == 0;
 }
 
+gboolean lsim_outfile_commit(lsim_outfile *tf, GError **err)
+{
+  return lsim_outfile_close(tf, err) && lsim_outfile_publish(tf, err);
+}
+
 void lsim_outfile_abort(lsim_outfile *tf)
 {
-  if (!tf->f) return;
-  fclose(tf->f);
+  if (!tf->path) return; /* never opened, or already committed or aborted */
+  if (tf->f) fclose(tf->f);
   if (tf->tmp_path) unlink(tf->tmp_path);
   release(tf);
+}
+
+void lsim_outset_init(lsim_outset *set) { set->files = g_ptr_array_new(); }
+
+FILE *lsim_outset_open(lsim_outset *set, const char *path, GError **err)
+{
+  lsim_outfile *tf = g_new0(lsim_outfile, 1);
+  if (!lsim_outfile_open(tf, path, err)) {
+    g_free(tf);
+    return NULL;
+  }
+  g_ptr_array_add(set->files, tf);
+  return tf->f;
+}
+
+const char *lsim_outset_open_named(lsim_outset *set, const char *path, GError **err)
+{
+  lsim_outfile *tf = g_new0(lsim_outfile, 1);
+  if (!lsim_outfile_open_named(tf, path, err)) {
+    g_free(tf);
+    return NULL;
+  }
+  g_ptr_array_add(set->files, tf);
+  return lsim_outfile_write_path(tf);
+}
+
+static void outset_clear(lsim_outset *set)
+{
+  for (guint i = 0; i < set->files->len; i++) {
+    lsim_outfile_abort(set->files->pdata[i]); /* nothing left of a committed one */
+    g_free(set->files->pdata[i]);
+  }
+  g_ptr_array_free(set->files, TRUE);
+  set->files = NULL;
+}
+
+gboolean lsim_outset_close(lsim_outset *set, GError **err)
+{
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < set->files->len; i++) ok = lsim_outfile_close(set->files->pdata[i], err);
+  if (!ok) outset_clear(set);
+  return ok;
+}
+
+gboolean lsim_outset_publish(lsim_outset *set, GError **err)
+{
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < set->files->len; i++) ok = lsim_outfile_publish(set->files->pdata[i], err);
+  outset_clear(set);
+  return ok;
+}
+
+gboolean lsim_outset_commit(lsim_outset *set, GError **err)
+{
+  /* every file whole first; then the renames, none of which can fail for want of space */
+  return lsim_outset_close(set, err) && lsim_outset_publish(set, err);
+}
+
+void lsim_outset_abort(lsim_outset *set)
+{
+  if (set->files) outset_clear(set);
 }
 
 gboolean lsim_outfile_check(const char *path, GError **err)

@@ -456,10 +456,12 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   gboolean tracing = o && o->simgrid_paje_path;
   /* SimGrid writes the trace by name as the run goes: to lsim_outfile's temporary file, renamed once
    * the run succeeded (SimGrid's open file follows the rename), or straight into a FIFO or device.
-   * Opening it here fails with one line rather than inside SimGrid. */
+   * Opening it here fails with one line rather than inside SimGrid. A caller that holds it as one of
+   * its outputs has opened it, and renames it with them. */
   lsim_outfile paje = {0};
-  if (tracing && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
-  const char *paje_file = tracing ? lsim_outfile_write_path(&paje) : NULL;
+  gboolean own_paje = tracing && !o->simgrid_paje_held;
+  if (own_paje && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
+  const char *paje_file = own_paje ? lsim_outfile_write_path(&paje) : tracing ? o->simgrid_paje_path : NULL;
   init_simgrid(o, paje_file);
   plat_build(pp);
   if (tracing) declare_trace_states();
@@ -485,7 +487,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
   engine_clear(&eng);
-  if (tracing && !lsim_outfile_commit(&paje, err)) {
+  if (own_paje && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);
     return NULL;
   }

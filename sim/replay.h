@@ -25,6 +25,10 @@ typedef struct replay_options {
    * NULL for none. Slow and memory-hungry: SimGrid 3.32 holds its events until the end of the run. */
   const char *simgrid_paje_path;
   gboolean simgrid_paje_links; /* also SimGrid's link bandwidth_used and host speed_used variables */
+  /* simgrid_paje_path is the name to write of an output the caller holds (lsim_outset_open_named), which
+   * it commits with its other outputs or removes: replay_run does neither (FALSE: it opens the path
+   * through lsim_outfile and commits it once the run succeeded) */
+  gboolean simgrid_paje_held;
   const char *log_threshold; /* e.g. "critical" (default) */
 } replay_options;
 

@@ -86,6 +86,36 @@ START_TEST(test_step_flops_sum_equals_closed_form_for_many_layouts)
 }
 END_TEST
 
+/* The memory guard counts a graph's events before it exists (gen_stage_events): the count is the
+ * length of every generated program, whatever the stage, degrees, sp, checkpointing and ZeRO-1. */
+START_TEST(test_counted_events_are_the_generated_programs_lengths)
+{
+  model m = tiny();
+  model wide = {.name = "wide", .layers = 2, .hidden = 16384, .heads = 128, .ffn = 65536, .vocab = 64000};
+  layout ls[] = {mk(1, 1, 1, 1, 4, 128, CKPT_NONE, 0), mk(8, 2, 2, 1, 8, 128, CKPT_NONE, 0),
+                 mk(16, 4, 4, 2, 16, 256, CKPT_EVERY_LAYER, 1), mk(8, 1, 8, 1, 16, 128, CKPT_NONE, 0),
+                 mk(8, 2, 4, 1, 4, 128, CKPT_EVERY_LAYER, 1), mk(4, 1, 1, 1, 4, 64, CKPT_NONE, 0),
+                 mk(8, 1, 2, 1, 12, 64, CKPT_NONE, 0)};
+  ls[5].zero1 = FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
+    const model *mm = i >= 5 ? &wide : &m; /* wide: more than one gradient bucket per stage */
+    g_autoptr(graph) g = gen(mm, &ls[i], FALSE);
+    partition part;
+    ck_assert(partition_make(&part, mm, ls[i].pp, ls[i].tp, PARTITION_AUTO, NULL));
+    for (int r = 0; r < g->world_size; r++) {
+      const graph_program *p = g_ptr_array_index(g->programs, r);
+      gen_stage_size sz;
+      gen_stage_events(mm, &ls[i], &part, r / (ls[i].dp * ls[i].tp), &sz);
+      ck_assert_msg(sz.events == p->events->len, "layout %zu rank %d: counted %.0f, generated %u", i, r, sz.events,
+                    p->events->len);
+      ck_assert(sz.bucket_events <= sz.step_events);
+      if (i >= 5) ck_assert_msg(sz.bucket_events >= 6, "layout %zu: %.0f bucket events", i, sz.bucket_events);
+    }
+    partition_clear(&part);
+  }
+}
+END_TEST
+
 START_TEST(test_every_layer_checkpointing_adds_exactly_one_forward)
 {
   model m = tiny();
@@ -510,6 +540,7 @@ int main(void)
   TCase *tc = tcase_create("generator");
   tcase_add_test(tc, test_step_flops_sum_equals_closed_form_for_many_layouts);
   tcase_add_test(tc, test_every_layer_checkpointing_adds_exactly_one_forward);
+  tcase_add_test(tc, test_counted_events_are_the_generated_programs_lengths);
   tcase_add_test(tc, test_every_send_has_its_recv);
   tcase_add_test(tc, test_mirror_peers_are_the_explicit_programs_peers);
   tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);

@@ -510,6 +510,46 @@ START_TEST(test_a_full_device_says_no_space_left_for_a_large_and_a_small_output)
 }
 END_TEST
 
+/* A run's outputs commit together: when one of them fails (a device that is full), no other replaces
+ * its target, and no temporary file stays; when all can be written, all are. */
+START_TEST(test_a_set_of_outputs_commits_all_or_none)
+{
+  g_autofree char *a = tmp_path("a.txt"), *b = tmp_path("b.txt");
+  write_through(a, "old a");
+  GError *err = NULL;
+  lsim_outset set;
+  lsim_outset_init(&set);
+  FILE *fa = lsim_outset_open(&set, a, &err), *fb = lsim_outset_open(&set, b, &err);
+  FILE *full = lsim_outset_open(&set, "/dev/full", &err);
+  ck_assert(fa && fb && full);
+  fputs("new a", fa);
+  fputs("new b", fb);
+  fputs("nowhere", full);
+  ck_assert(!lsim_outset_commit(&set, &err));
+  ck_assert_str_eq(err->message, "/dev/full: cannot write (No space left on device)");
+  g_clear_error(&err);
+  g_autofree char *kept = contents(a);
+  ck_assert_str_eq(kept, "old a");
+  ck_assert(!g_file_test(b, G_FILE_TEST_EXISTS));
+  ck_assert_int_eq(entries(tmpdir), 1); /* a.txt alone: no temporary file */
+  lsim_outset_abort(&set); /* after a commit: nothing to do */
+
+  lsim_outset_init(&set); /* aborted before its commit: the same */
+  fputs("new a", lsim_outset_open(&set, a, NULL));
+  lsim_outset_abort(&set);
+  ck_assert_int_eq(entries(tmpdir), 1);
+
+  lsim_outset_init(&set);
+  fputs("new a", lsim_outset_open(&set, a, NULL));
+  fputs("new b", lsim_outset_open(&set, b, NULL));
+  ck_assert(lsim_outset_commit(&set, &err));
+  g_autofree char *ta = contents(a), *tb = contents(b);
+  ck_assert_str_eq(ta, "new a");
+  ck_assert_str_eq(tb, "new b");
+  ck_assert_int_eq(entries(tmpdir), 2);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("outfile");
@@ -536,6 +576,7 @@ int main(void)
   tcase_add_test(tc, test_a_dying_worker_removes_only_its_own_file);
   tcase_add_test(tc, test_a_signal_ignored_later_stays_ignored);
   tcase_add_test(tc, test_a_full_device_says_no_space_left_for_a_large_and_a_small_output);
+  tcase_add_test(tc, test_a_set_of_outputs_commits_all_or_none);
   suite_add_tcase(s, tc);
   return check_run_forked(s);
 }

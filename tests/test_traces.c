@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/report.h"
 #include "analysis/simulate.h"
 #include "check_main.h"
 #include "check_tmpdir.h"
@@ -1279,6 +1280,33 @@ START_TEST(test_trace_ranks_dp0_lists_and_bad_values)
 }
 END_TEST
 
+/* HFU is below MFU without recompute, and the text summary says why in one line: MFU's 6N holds the
+ * input embedding (6Vh per token) and the norm weights (6(2L+1)h), which no kernel executes; attention
+ * is counted alike in both. The share it names is the gap: HFU = MFU (1 - share). */
+START_TEST(test_text_summary_says_why_hfu_is_below_mfu_and_the_share_it_names_is_the_gap)
+{
+  sim_outcome out = {0};
+  simulate(&out, NULL);
+  model m;
+  ck_assert(model_load_named("llama-7b", &m, NULL));
+  double h = m.hidden, share = (6 * m.vocab * h + 6 * (2.0 * m.layers + 1) * h) / model_flops_per_token(&m, 2048);
+  ck_assert_msg(fabs(out.met->hfu - out.met->mfu * (1 - share)) < 1e-9, "HFU %.6f, MFU %.6f, share %.6f", out.met->hfu,
+                out.met->mfu, share);
+  sim_request rq = {.m = m, .l = layout_default()};
+  rq.l.seq_len = 2048;
+  g_autofree char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  report_text(f, &out, &rq, &(gpu_profile){.name = "test"});
+  fclose(f);
+  g_autofree char *want = g_strdup_printf("\n  (HFU < MFU: MFU's 6N counts the embedding lookup and the norm weights, "
+                                          "%.1f%% of its FLOPs here, which no kernel executes)\n", 100 * share);
+  const char *note = strstr(text, want), *hfu = strstr(text, "\nHFU ");
+  ck_assert_msg(note && hfu && note == strchr(hfu + 1, '\n'), "%s", text); /* the line after HFU's */
+  sim_outcome_clear(&out);
+}
+END_TEST
+
 START_TEST(test_unwritable_output_fails_with_the_path_and_leaves_no_file)
 {
   g_autoptr(graph) g = test_graph();
@@ -1320,7 +1348,8 @@ int main(int argc, char **argv)
       test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it,
       test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction,
       test_trace_ranks_dp0_lists_and_bad_values,
-      test_unwritable_output_fails_with_the_path_and_leaves_no_file};
+      test_unwritable_output_fails_with_the_path_and_leaves_no_file,
+      test_text_summary_says_why_hfu_is_below_mfu_and_the_share_it_names_is_the_gap};
   const TTest *const paje[] = {test_paje_simgrid_state_durations_add_up_to_the_step_per_gpu_within_1us,
                                test_paje_has_simgrids_containers_and_its_states_but_the_zero_length_ones,
                                test_paje_links_carry_the_bytes_simgrid_measures_where_transfers_do_not_share_a_link};

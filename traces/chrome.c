@@ -221,21 +221,26 @@ static void header(const timeline *tl, const tl_ranks *sel, FILE *f)
           tl->g->world_size, sel->n);
 }
 
+void trace_chrome_put(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, FILE *f)
+{
+  g_autofree gboolean *selected = g_new0(gboolean, tl->g->world_size);
+  for (int i = 0; i < sel->n; i++) selected[sel->rank[i]] = TRUE;
+  chrome_w w = {.tl = tl, .mm = mm, .f = f, .selected = selected, .first = TRUE};
+  w.sent = g_hash_table_new(g_direct_hash, g_direct_equal);
+  w.received = g_hash_table_new(g_direct_hash, g_direct_equal);
+  header(tl, sel, f);
+  int last_pid = -1;
+  for (int i = 0; i < sel->n; i++) write_rank(&w, sel->rank[i], &last_pid);
+  fputs("\n]}\n", f);
+  g_hash_table_destroy(w.sent);
+  g_hash_table_destroy(w.received);
+}
+
 gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,
                             GError **err)
 {
   lsim_outfile tf;
   if (!lsim_outfile_open(&tf, path, err)) return FALSE;
-  g_autofree gboolean *selected = g_new0(gboolean, tl->g->world_size);
-  for (int i = 0; i < sel->n; i++) selected[sel->rank[i]] = TRUE;
-  chrome_w w = {.tl = tl, .mm = mm, .f = tf.f, .selected = selected, .first = TRUE};
-  w.sent = g_hash_table_new(g_direct_hash, g_direct_equal);
-  w.received = g_hash_table_new(g_direct_hash, g_direct_equal);
-  header(tl, sel, tf.f);
-  int last_pid = -1;
-  for (int i = 0; i < sel->n; i++) write_rank(&w, sel->rank[i], &last_pid);
-  fputs("\n]}\n", tf.f);
-  g_hash_table_destroy(w.sent);
-  g_hash_table_destroy(w.received);
+  trace_chrome_put(tl, sel, mm, tf.f);
   return lsim_outfile_commit(&tf, err);
 }

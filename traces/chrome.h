@@ -13,10 +13,13 @@
 #define CHROME_H
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "timeline.h"
 
-/* Write the ranks `sel` of `tl` to `path` through lsim_outfile (atomically for a regular file). */
+/* Write the ranks `sel` of `tl` to f (its errors are f's: lsim_outfile checks them). */
+void trace_chrome_put(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, FILE *f);
+/* The same to `path` through lsim_outfile (atomically for a regular file). */
 gboolean trace_chrome_write(const timeline *tl, const tl_ranks *sel, const tl_mem_model *mm, const char *path,
                             GError **err);
 

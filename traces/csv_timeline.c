@@ -19,15 +19,20 @@ static gboolean write_row(const tl_interval *iv, gpointer data)
   return TRUE;
 }
 
-gboolean trace_csv_write(const timeline *tl, const tl_ranks *sel, const char *path, GError **err)
+void trace_csv_put(const timeline *tl, const tl_ranks *sel, FILE *f)
 {
-  lsim_outfile tf;
-  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
-  fputs(TRACE_CSV_HEADER "\n", tf.f);
-  csv_w w = {.f = tf.f};
+  fputs(TRACE_CSV_HEADER "\n", f);
+  csv_w w = {.f = f};
   for (int i = 0; i < sel->n; i++) {
     w.rank = sel->rank[i];
     tl_foreach_tiled(tl, w.rank, write_row, &w);
   }
+}
+
+gboolean trace_csv_write(const timeline *tl, const tl_ranks *sel, const char *path, GError **err)
+{
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_csv_put(tl, sel, tf.f);
   return lsim_outfile_commit(&tf, err);
 }

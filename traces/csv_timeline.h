@@ -12,11 +12,15 @@
 #define CSV_TIMELINE_H
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "timeline.h"
 
 #define TRACE_CSV_HEADER "rank,stream,kind,name,start_s,end_s,micro_batch,layer"
 
+/* The intervals of the ranks `sel` to f (its errors are f's: lsim_outfile checks them). */
+void trace_csv_put(const timeline *tl, const tl_ranks *sel, FILE *f);
+/* The same to `path` through lsim_outfile (atomically for a regular file). */
 gboolean trace_csv_write(const timeline *tl, const tl_ranks *sel, const char *path, GError **err);
 
 #endif

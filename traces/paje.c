@@ -579,12 +579,10 @@ static void destroy_all(paje_w *w, ns_t t)
   }
 }
 
-gboolean trace_paje_write(const timeline *tl, const plat_params *pp, gboolean links, const char *path, GError **err)
+void trace_paje_put(const timeline *tl, const plat_params *pp, gboolean links, FILE *f)
 {
-  lsim_outfile tf;
-  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
   int world = tl->g->world_size, hosts = pp->nodes * pp->gpus_per_node;
-  paje_w w = {.f = tf.f, .tl = tl, .pp = pp, .next_alias = 1, .links = links};
+  paje_w w = {.f = f, .tl = tl, .pp = pp, .next_alias = 1, .links = links};
   w.containers = g_array_new(FALSE, FALSE, 2 * sizeof(int));
   w.host_alias = g_new0(int, MAX(hosts, 1));
   w.cur = g_new0(tl_cursor, MAX(world, 1));
@@ -617,5 +615,12 @@ gboolean trace_paje_write(const timeline *tl, const plat_params *pp, gboolean li
   g_free(w.cur);
   g_free(w.host_alias);
   g_array_free(w.containers, TRUE);
+}
+
+gboolean trace_paje_write(const timeline *tl, const plat_params *pp, gboolean links, const char *path, GError **err)
+{
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_paje_put(tl, pp, links, tf.f);
   return lsim_outfile_commit(&tf, err);
 }

@@ -29,12 +29,15 @@
 #define PAJE_H
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "platforms/cluster.h"
 #include "timeline.h"
 
-/* Write `tl`, replayed on the platform `pp`, to `path` through lsim_outfile (atomically for a
- * regular file); `links` adds the links' bandwidth_used. */
+/* Write `tl`, replayed on the platform `pp`, to f (its errors are f's: lsim_outfile checks them);
+ * `links` adds the links' bandwidth_used. */
+void trace_paje_put(const timeline *tl, const plat_params *pp, gboolean links, FILE *f);
+/* The same to `path` through lsim_outfile (atomically for a regular file). */
 gboolean trace_paje_write(const timeline *tl, const plat_params *pp, gboolean links, const char *path, GError **err);
 
 #endif

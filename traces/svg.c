@@ -590,13 +590,11 @@ gboolean trace_svg_window_parse(const char *spec, double step_s, double *start_s
   return TRUE;
 }
 
-gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err)
+void trace_svg_timeline_put(const timeline *tl, const trace_svg_info *info, FILE *f)
 {
   geom g = {.t0_s = 0, .t1_s = tl->step_time_s};
-  if (info->window) {
-    if (!trace_svg_window_parse(info->window, tl->step_time_s, &g.t0_s, &g.t1_s, err)) return FALSE;
-    g.t1_s = MIN(g.t1_s, tl->step_time_s);
-  }
+  if (info->window && trace_svg_window_parse(info->window, tl->step_time_s, &g.t0_s, &g.t1_s, NULL))
+    g.t1_s = MIN(g.t1_s, tl->step_time_s); /* the caller checked it (trace_svg_window_parse) */
   svg_rows rows;
   rows_make(tl, info->max_gpu_rows, &rows);
 
@@ -626,10 +624,7 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   double bottom = top + rows.n * row_h;
   int height = (int)ceil(bottom + 44);
 
-  lsim_outfile tf;
-  gboolean ok = lsim_outfile_open(&tf, path, err);
-  if (ok) {
-    FILE *f = tf.f;
+  {
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" data-plot-x=\"%d\" data-plot-w=\"%d\" data-t0-s=\"%.9f\" "
                "data-t1-s=\"%.9f\">\n",
@@ -671,7 +666,6 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
     legend(f, g.plot_x, legend_y, present);
     fputs("</svg>\n", f);
     g_free(col_s);
-    ok = lsim_outfile_commit(&tf, err);
   }
   for (int i = 0; i < 4; i++) g_free(head[i]);
   for (int i = 0; i < rows.n; i++) {
@@ -682,7 +676,16 @@ gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, cons
   g_free(full);
   g_free(show);
   rows_clear(&rows);
-  return ok;
+}
+
+gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err)
+{
+  double t0, t1;
+  if (info->window && !trace_svg_window_parse(info->window, tl->step_time_s, &t0, &t1, err)) return FALSE;
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_svg_timeline_put(tl, info, tf.f);
+  return lsim_outfile_commit(&tf, err);
 }
 
 /* ---- memory over time ------------------------------------------------- */
@@ -739,8 +742,7 @@ static void mem_walk_rank(mem_w *w)
 static const char *const STAGE_COLOURS[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1",
                                             "#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"};
 
-gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
-                          GError **err)
+void trace_svg_memory_put(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, FILE *f)
 {
   svg_rows rows;
   rows_per_stage(tl, &rows); /* always one curve per stage */
@@ -758,10 +760,7 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   }
   int top = 46 + 14 * ((n + 4) / 5), plot_h = 360, height = top + plot_h + 50;
   double y_gib = MAX(10, ceil(ymax * 1.05 / GIB / 10) * 10); /* at least one 10 GiB tick */
-  lsim_outfile tf;
-  gboolean ok = lsim_outfile_open(&tf, path, err);
-  if (ok) {
-    FILE *f = tf.f;
+  {
 #define Y_OF(b) (top + plot_h - (b) / GIB / y_gib * plot_h)
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\">\n",
@@ -810,7 +809,6 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
             x_mem(peak_t[best], tl->step_time_s) + 6, Y_OF(peak[best]) - 6, peak[best] / GIB);
     fputs("</svg>\n", f);
 #undef Y_OF
-    ok = lsim_outfile_commit(&tf, err);
   }
   for (int i = 0; i < n; i++) g_free(cols[i]);
   g_free(cols);
@@ -818,5 +816,13 @@ gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double cap
   g_free(peak_t);
   g_free(w.col);
   rows_clear(&rows);
-  return ok;
+}
+
+gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
+                          GError **err)
+{
+  lsim_outfile tf;
+  if (!lsim_outfile_open(&tf, path, err)) return FALSE;
+  trace_svg_memory_put(tl, mm, capacity_bytes, tf.f);
+  return lsim_outfile_commit(&tf, err);
 }

@@ -30,6 +30,7 @@
 #define SVG_H
 
 #include <glib.h>
+#include <stdio.h>
 
 #include "timeline.h"
 
@@ -45,8 +46,12 @@ typedef struct trace_svg_info {
  * and what is allowed. */
 gboolean trace_svg_window_parse(const char *spec, double step_s, double *start_s, double *end_s, GError **err);
 
+/* The Gantt chart to f (its errors are f's: lsim_outfile checks them), or to `path` through lsim_outfile. */
+void trace_svg_timeline_put(const timeline *tl, const trace_svg_info *info, FILE *f);
 gboolean trace_svg_timeline(const timeline *tl, const trace_svg_info *info, const char *path, GError **err);
 
+/* The memory plot to f, or to `path` through lsim_outfile. */
+void trace_svg_memory_put(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, FILE *f);
 gboolean trace_svg_memory(const timeline *tl, const tl_mem_model *mm, double capacity_bytes, const char *path,
                           GError **err);
 

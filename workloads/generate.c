@@ -33,7 +33,10 @@ typedef struct emit {
   const model *m;
   const layout *l;
   const partition *part;
-  GArray *ev;      /* the program being written */
+  GArray *ev;      /* the program being written; NULL: only count the events (gen_stage_events) */
+  double counted;  /* events counted when ev is NULL */
+  double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */
+  graph_event scratch; /* what a counted event is written to */
   int stage;
   int tp_group, dp_group, pp_group;
   int prev_rank, next_rank;
@@ -46,6 +49,11 @@ static graph_event *push(emit *x, graph_kind kind, graph_op op)
 {
   graph_event e = {.kind = (uint8_t)kind, .op = (uint8_t)op, .phase = (uint8_t)x->phase, .micro_batch = x->mb,
                    .layer = x->layer, .peer = -1, .launches = 1};
+  if (!x->ev) {
+    x->counted++;
+    x->scratch = e;
+    return &x->scratch;
+  }
   g_array_append_val(x->ev, e);
   return &g_array_index(x->ev, graph_event, x->ev->len - 1);
 }
@@ -144,7 +152,10 @@ static void saves(emit *x, graph_event *e, const mem_ctx *mc)
   e->mem_transient_bytes += mem_transient_bytes(mc, e->op, bwd);
 }
 
-static graph_event *last_event(emit *x) { return &g_array_index(x->ev, graph_event, x->ev->len - 1); }
+static graph_event *last_event(emit *x)
+{
+  return x->ev ? &g_array_index(x->ev, graph_event, x->ev->len - 1) : &x->scratch;
+}
 
 static void attention_core(emit *x, const mem_ctx *mc)
 {
@@ -363,9 +374,13 @@ static void optimizer_step(emit *x, double stage_params)
   x->phase = PH_DP;
   if (l->sp && tp_on(x)) collective(x, COLL_ALL_REDUCE, x->tp_group, 2.0 * x->m->hidden * BF16);
   if (l->dp > 1) {
-    int buckets = (int)ceil(stage_params / GRAD_BUCKET_ELEMENTS);
+    double buckets = ceil(stage_params / GRAD_BUCKET_ELEMENTS);
+    if (!x->ev) { /* counting: a model file's buckets may outnumber int (gen_stage_events) */
+      x->counted += 3 * buckets;
+      x->bucket_counted += 3 * buckets;
+    }
     double per = stage_params / buckets;
-    for (int b = 0; b < buckets; b++) {
+    for (int b = 0; x->ev && b < (int)buckets; b++) {
       /* bf16 gradients are flattened, cast to fp32, all-reduced, and copied back */
       double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS));
       stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1)->mem_transient_bytes = held;
@@ -383,8 +398,13 @@ static void optimizer_step(emit *x, double stage_params)
       mem_adam_transient_bytes(l, shard);
   if (l->zero1 && l->dp > 1) {
     x->phase = PH_DP;
-    int shards = MAX(1, (int)floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
-    for (int i = 0; i < shards; i++) collective(x, COLL_ALL_GATHER, x->dp_group, stage_params / shards * BF16);
+    double shards = MAX(1, floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
+    if (!x->ev) {
+      x->counted += shards;
+      x->bucket_counted += shards;
+    }
+    for (int i = 0; x->ev && i < (int)shards; i++)
+      collective(x, COLL_ALL_GATHER, x->dp_group, stage_params / shards * BF16);
   }
 }
 
@@ -491,6 +511,36 @@ static void emit_rank(graph *g, const model *m, const layout *l, const partition
   p->mem_optimizer_bytes = st.optimizer_bytes;
   p->mem_buffers_bytes = st.buffers_bytes;
   p->mem_static_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.buffers_bytes;
+}
+
+void gen_stage_events(const model *m, const layout *l, const partition *part, int stage, gen_stage_size *out)
+{
+  mem_ctx mc;
+  mem_ctx_init(&mc, m, l);
+  /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
+  emit x = {.m = m, .l = l, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
+            .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .prev_rank = stage > 0 ? 0 : -1,
+            .next_rank = stage < l->pp - 1 ? 0 : -1, .T = (double)l->micro_batch * l->seq_len};
+  x.Tl = l->sp ? x.T / l->tp : x.T;
+  x.phase = PH_FORWARD;
+  stage_forward(&x, &mc);
+  double forward = x.counted;
+  x.phase = PH_BACKWARD;
+  stage_backward(&x, &mc);
+  double backward = x.counted - forward;
+  x.counted = 0;
+  optimizer_step(&x, mem_stage_params(m, l, part, stage));
+  /* the sends and receives, as the schedule has them */
+  g_autoptr(GArray) instrs = sched_1f1b(stage, l->pp, l->grad_accum);
+  double p2p = 0;
+  for (guint i = 0; i < instrs->len; i++) {
+    sched_kind k = g_array_index(instrs, sched_instr, i).kind;
+    p2p += k == SCHED_RECV_ACT || k == SCHED_SEND_ACT || k == SCHED_RECV_GRAD || k == SCHED_SEND_GRAD;
+  }
+  out->micro_batch_events = forward + backward + p2p / MAX(l->grad_accum, 1);
+  out->step_events = x.counted;
+  out->bucket_events = x.bucket_counted;
+  out->events = (forward + backward) * l->grad_accum + p2p + x.counted;
 }
 
 /* Index of the first event of the optimizer step (where mirrors become active). */

@@ -36,4 +36,15 @@ int gen_rank(const layout *l, int stage, int dpi, int tpi);
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err);
 
+/* How many events gen_graph writes into the program of a rank of `stage` (exactly; every rank of a
+ * stage has as many), counted without writing them: doubles, since a model file's gradient buckets
+ * may outnumber an int. The layout must be validated (grad_accum set). */
+typedef struct gen_stage_size {
+  double events;             /* the whole program */
+  double micro_batch_events; /* per micro-batch: its forward, backward (and recompute), sends and receives */
+  double step_events;        /* once per step: gradient reduction and optimizer */
+  double bucket_events;      /* of step_events, the gradient buckets' (3 each) and the parameter all-gathers' */
+} gen_stage_size;
+void gen_stage_events(const model *m, const layout *l, const partition *part, int stage, gen_stage_size *out);
+
 #endif

@@ -500,9 +500,11 @@ static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GErro
   return TRUE;
 }
 
-graph *graph_load(const char *path, GError **err)
+graph *graph_load(const char *path, GError **err) { return graph_load_within(path, 0, err); }
+
+graph *graph_load_within(const char *path, double max_bytes, GError **err)
 {
-  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_GRAPH, err);
+  cJSON *j = lsim_json_read_file_within(path, LSIM_INPUT_GRAPH, max_bytes, err);
   if (!j) return NULL;
   graph *g = NULL;
   const char *fmt = opt_str(j, "format");

@@ -127,6 +127,9 @@ int graph_peer_for(const graph *g, const graph_program *p, int peer);
 
 gboolean graph_save(const graph *g, const char *path, GError **err);
 graph *graph_load(const char *path, GError **err);
+/* The same, refusing (err) a file whose text and JSON tree would take more than max_bytes to read
+ * (lsim_json_read_file_within; 0: no bound). */
+graph *graph_load_within(const char *path, double max_bytes, GError **err);
 /* Structural checks: peers and groups in range, sends matched by recvs in order. */
 gboolean graph_check(const graph *g, GError **err);
 

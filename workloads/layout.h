@@ -46,7 +46,8 @@ gboolean layout_attn_is_flash(layout_attn a);
 gboolean layout_attn_fused_norm(layout_attn a);
 
 /* Most micro-batches per step a layout may have: the task graph grows linearly with them (about 0.1 MB
- * each for a 40-layer stage, some 1.5 KB per layer: about 1 GB at the limit), and the study's layouts need at most 2048. */
+ * each for a 40-layer stage, some 1.5 KB per layer), and the study's layouts need at most 2048. Within it, what
+ * a run would take in memory is bounded by analysis/footprint.h. */
 #define LAYOUT_MAX_MICRO_BATCHES 8192
 /* Most GPUs a layout may use: one simulated rank each, so the graph's limit. */
 #define LAYOUT_MAX_GPUS GRAPH_MAX_RANKS

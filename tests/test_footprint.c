@@ -1,0 +1,226 @@
+/* test_footprint -- the memory estimate of a simulation (analysis/footprint.h) against what the
+ * simulation takes: the peak resident set (ru_maxrss) of a child process running `layoutsim
+ * simulate` (the binary meson built, in $LAYOUTSIM), for layouts each dominated by another part of
+ * the estimate (the micro-batches' events, data parallelism's mirrored ranks and the routes between
+ * nodes, a deep pipeline, every rank simulated one by one, gradient buckets, SimGrid's Paje trace);
+ * and the guard: requests over the budget are refused before anything is allocated, at once. The
+ * estimate is made from the same command line, read by layoutsim's own option parser. */
+#include <check.h>
+
+#include "check_main.h"
+#include "check_tmpdir.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/footprint.h"
+#include "cli/options.h"
+#include "common/lsim_json.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* "COMMAND ARGS" split at blanks, a word @NAME standing for the file NAME of the test's directory. */
+static char **command_line(const char *args)
+{
+  char **argv = g_strsplit(args, " ", -1);
+  for (char **a = argv; *a; a++)
+    if (**a == '@') {
+      char *file = tmp_path(*a + 1);
+      g_free(*a);
+      *a = file;
+    }
+  return argv;
+}
+
+/* The estimate of what `layoutsim simulate ARGS` will take, as layoutsim reads ARGS. */
+static void estimate(const char *args, footprint *fp)
+{
+  g_auto(GStrv) argv = command_line(args); /* argv[0] "simulate", as main hands it to cli_parse */
+  cli_opts o;
+  cli_opts_init(&o);
+  GError *err = NULL;
+  ck_assert_msg(cli_parse(&o, "simulate", CMD_SIMULATE, (int)g_strv_length(argv), argv, &err) &&
+                    cli_resolve(&o, TRUE, &err) && sim_request_prepare(&o.rq, &err) &&
+                    footprint_of_request(&o.rq, TRUE, fp, &err),
+                "%s: %s", args, err ? err->message : "");
+  cli_opts_clear(&o);
+}
+
+/* Run `layoutsim COMMAND ARGS` (standard output to /dev/null; standard error to `errors` unless NULL)
+ * with at most `as_bytes` of address space and 60 s; its exit status, peak RSS (bytes) and wall time. */
+static int run(const char *args, double as_bytes, double *rss_bytes, double *seconds, const char *errors)
+{
+  const char *bin = getenv("LAYOUTSIM");
+  ck_assert_msg(bin != NULL, "LAYOUTSIM names the layoutsim binary (tests/meson.build sets it)");
+  g_auto(GStrv) argv = command_line(args);
+  g_autofree char **full = g_new0(char *, g_strv_length(argv) + 2);
+  full[0] = "layoutsim";
+  memcpy(full + 1, argv, sizeof(char *) * g_strv_length(argv));
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    struct rlimit as = {(rlim_t)as_bytes, (rlim_t)as_bytes};
+    int null = open("/dev/null", O_WRONLY), e = errors ? open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 2;
+    if (setrlimit(RLIMIT_AS, &as) != 0 || null < 0 || e < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+        dup2(e, STDERR_FILENO) < 0)
+      _exit(127);
+    alarm(60); /* kept across exec */
+    unsetenv("MALLOC_PERTURB_"); /* meson test's: it would fill (so make resident) every actor's 8 MiB stack */
+    execv(bin, full);
+    _exit(127);
+  }
+  int status;
+  struct rusage ru;
+  ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  *seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  *rss_bytes = ru.ru_maxrss * 1024.0; /* Linux: kilobytes */
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A model file NAME of the test's directory. */
+static void write_model(const char *name, int layers, int hidden, int heads, int ffn, int vocab)
+{
+  g_autofree char *path = tmp_path(name);
+  g_autofree char *json = g_strdup_printf("{\"name\": \"%.*s\", \"layers\": %d, \"hidden\": %d, \"heads\": %d, "
+                                          "\"ffn\": %d, \"vocab\": %d}", (int)(strchr(name, '.') - name), name,
+                                          layers, hidden, heads, ffn, vocab);
+  ck_assert(g_file_set_contents(path, json, -1, NULL));
+}
+
+/* Layouts of different shapes (dp from 1 to 2048, pp from 1 to 80, 1 to 8192 micro-batches), each
+ * with the part of the estimate it exercises most (beside the fixed process). */
+static const struct {
+  const char *what;
+  footprint_part part;
+  const char *args;
+} SHAPES[] = {
+    {"4096 micro-batches on 1 GPU", FP_EVENTS, "simulate --model llama-7b --gpus 1 --global-batch 4096 --seq-len 128"},
+    {"dp 768 tp 8: 768 nodes", FP_ROUTES,
+     "simulate --model llama-7b --gpus 6144 --tp 8 --global-batch 768 --seq-len 128"},
+    {"65b pp 80 tp 8, 256 micro-batches", FP_EVENTS,
+     "simulate --model llama-65b --gpus 640 --tp 8 --pp 80 --global-batch 256"},
+    {"2048 ranks one by one, 1 layer", FP_ACTORS,
+     "simulate --model-file @small.json --gpus 2048 --global-batch 2048 --seq-len 128 --no-symmetry"},
+    {"dp 2 of 8 huge layers: buckets", FP_BUCKETS,
+     "simulate --model-file @buckets.json --gpus 2 --global-batch 2 --seq-len 8"},
+    {"--paje-simgrid, 8 GPUs", FP_TRACE,
+     "simulate --model llama-7b --gpus 8 --global-batch 128 --seq-len 128 --paje-simgrid @t.trace"},
+    {"13b tp 2 pp 4 dp 16, 512 micro-batches", FP_EVENTS,
+     "simulate --model llama-13b --gpus 128 --tp 2 --pp 4 --global-batch 8192"},
+    {"issue 19: dp 1024, 8192 micro-batches", FP_EVENTS, "simulate --gpus 1024 --global-batch 8388608"},
+};
+
+START_TEST(test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss)
+{
+  write_model("small.json", 1, 512, 8, 1024, 1000);
+  /* 8 enormous layers: 8 x 35,185 gradient buckets per GPU (3 events each), far more than a micro-batch's */
+  write_model("buckets.json", 8, 1048576, 65536, 4194304, 1024);
+  printf("%-40s %9s %9s %6s %7s  largest part but the process\n", "layout", "est. MiB", "RSS MiB", "ratio", "time s");
+  for (size_t i = 0; i < G_N_ELEMENTS(SHAPES); i++) {
+    footprint fp;
+    estimate(SHAPES[i].args, &fp);
+    double rss, seconds;
+    ck_assert_int_eq(run(SHAPES[i].args, 64.0 * 1024 * MIB, &rss, &seconds, NULL), 0); /* 8 MiB stacks: mapped */
+    double ratio = fp.total_bytes / rss;
+    int big = FP_EVENTS;
+    for (int p = FP_EVENTS; p < FP_N; p++)
+      if (fp.bytes[p] > fp.bytes[big]) big = p;
+    printf("%-40s %9.1f %9.1f %6.2f %7.2f  %s, %.1f MiB\n", SHAPES[i].what, fp.total_bytes / MIB, rss / MIB, ratio,
+           seconds, footprint_part_name((footprint_part)big), fp.bytes[big] / MIB);
+    fflush(stdout);
+    ck_assert_msg(big == (int)SHAPES[i].part, "%s: its largest part is %s", SHAPES[i].what,
+                  footprint_part_name((footprint_part)big));
+    ck_assert_msg(ratio >= 0.5 && ratio <= 2.0, "%s: estimate %.1f MiB, measured %.1f MiB", SHAPES[i].what,
+                  fp.total_bytes / MIB, rss / MIB);
+  }
+}
+END_TEST
+
+/* `layoutsim replay G.json` peaks while it reads the file, its text and JSON tree beside the graph it
+ * builds: lsim_json_parse_bytes against the peak RSS, and the replay's own estimate below it. */
+START_TEST(test_reading_a_graph_file_is_estimated_within_a_factor_of_two)
+{
+  double rss, seconds;
+  const char *write = "graph --model llama-7b --gpus 1 --global-batch 256 --seq-len 128 -o @g.json";
+  ck_assert_int_eq(run(write, 16.0 * 1024 * MIB, &rss, &seconds, NULL), 0);
+  g_autofree char *path = tmp_path("g.json"), *text = NULL;
+  gsize len;
+  ck_assert(g_file_get_contents(path, &text, &len, NULL));
+  g_autoptr(graph) g = graph_load(path, NULL);
+  ck_assert(g != NULL);
+  gpu_profile prof;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &prof, NULL));
+  footprint fp;
+  footprint_of_graph(g, &prof, NULL, &fp);
+  double reading = fp.bytes[FP_PROCESS] + len + lsim_json_parse_bytes(text, len) + fp.events * sizeof(graph_event);
+  double want = MAX(reading, fp.total_bytes);
+  ck_assert_int_eq(run("replay @g.json", 16.0 * 1024 * MIB, &rss, &seconds, NULL), 0);
+  printf("%-40s %9.1f %9.1f %6.2f %7.2f  reading it, %.1f MiB; replaying it %.1f MiB\n", "replay of a graph file",
+         want / MIB, rss / MIB, want / rss, seconds, reading / MIB, fp.total_bytes / MIB);
+  ck_assert_msg(reading > fp.total_bytes && want / rss >= 0.5 && want / rss <= 2.0,
+                "estimate %.1f MiB, measured %.1f MiB", want / MIB, rss / MIB);
+}
+END_TEST
+
+/* The issue's reproductions of requests inside every documented limit that exhausted memory, and the
+ * other parts that grow: refused at once (under a 3.8 GiB address space, the issue's ulimit -v 4000000),
+ * exit status 2, one line naming the option to change; no output left behind. */
+START_TEST(test_requests_over_the_budget_are_refused_at_once_naming_the_option)
+{
+  /* 1024 layers of 2^20 wide: 1.44e8 events of gradient buckets on 8 GPUs (issue 19) */
+  write_model("huge.json", 1024, 1048576, 65536, 4194304, 16777216);
+  static const char *const cases[][2] = {
+      {"simulate --model-file @huge.json --gpus 8 --global-batch 8", "model: 'huge' would take about "},
+      {"graph --model-file @huge.json --gpus 8 --global-batch 8 -o @g.json", "model: 'huge' would take about "},
+      {"simulate --model llama-7b --gpus 64 --global-batch 524288 --no-symmetry",
+       "global_batch: 524288 would take about "},
+      {"simulate --gpus 1024 --global-batch 8388608 --paje-simgrid @t.trace", "--paje-simgrid: "},
+      {"replay @wide.json", "/wide.json: reading its 250000094 bytes would take about "},
+  };
+  /* a graph file of 125 million group members: 250 MB of text, 10 GB of JSON tree */
+  g_autofree char *wide = tmp_path("wide.json");
+  FILE *f = fopen(wide, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"format\":\"layoutsim-graph\",\"world_size\":1,\"groups\":[{\"label\":\"dp\",\"ranks\":[0", f);
+  for (int i = 1; i < 125000000; i++) fputs(",0", f);
+  fputs("]}],\"programs\":[]}\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  g_autofree char *errors = tmp_path("stderr");
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double rss, seconds;
+    int rc = run(cases[i][0], 4000000.0 * 1024, &rss, &seconds, errors);
+    g_autofree char *msg = NULL;
+    ck_assert(g_file_get_contents(errors, &msg, NULL, NULL));
+    ck_assert_msg(rc == 2, "%s: exit status %d (%s)", cases[i][0], rc, msg);
+    ck_assert_msg(seconds < 1.0, "%s: refused after %.2f s", cases[i][0], seconds);
+    gboolean one_line = strchr(msg, '\n') == msg + strlen(msg) - 1;
+    gboolean named = g_str_has_prefix(msg, "layoutsim: ") && strstr(msg, cases[i][1]) && strstr(msg, "(allowed: ");
+    ck_assert_msg(named && one_line, "%s: %s", cases[i][0], msg);
+  }
+  g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
+  for (const char *name; (name = g_dir_read_name(dir));)
+    ck_assert_msg(!g_str_has_prefix(name, "t.trace") && !g_str_has_prefix(name, "g.json"), "%s left behind", name);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("footprint");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+  tcase_add_test(tc, test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss);
+  tcase_add_test(tc, test_reading_a_graph_file_is_estimated_within_a_factor_of_two);
+  tcase_add_test(tc, test_requests_over_the_budget_are_refused_at_once_naming_the_option);
+  suite_add_tcase(s, tc);
+  return check_run(s);
+}

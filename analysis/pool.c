@@ -141,7 +141,9 @@ static prediction run_job(const sim_request *req, int m)
   p.mfu = met->mfu;
   p.bubble_fraction = met->bubble_fraction;
   memcpy(p.seconds, met->seconds, sizeof p.seconds);
-  sim_outcome_clear(&o);
+  /* not freed: the worker exits as soon as the prediction is written, and the kernel takes the
+   * whole address space back at once (freeing the graph and the replay's arrays piece by piece
+   * took about 15% of bench/sweep.sh: 39 s -> 33-35 s) */
   return p;
 }
 

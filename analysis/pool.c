@@ -93,9 +93,8 @@ static prediction invalid(GError *err)
 }
 
 /* The memory verdict of rq at m micro-batches (0: its own count), from the graph at min(m, pp + 1)
- * micro-batches (no SimGrid: the parent may call it). *rq_at becomes the request at m. FALSE with
- * *p invalid when the request fails. */
-static gboolean memory_verdict(const sim_request *req, int m, sim_request *rq_at, prediction *p)
+ * micro-batches (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails. */
+static gboolean memory_verdict(const sim_request *req, int m, prediction *p)
 {
   sim_request rq = *req;
   GError *err = NULL;
@@ -104,7 +103,6 @@ static gboolean memory_verdict(const sim_request *req, int m, sim_request *rq_at
     rq.l.global_batch = rq.l.dp * rq.l.micro_batch * m;
     if (!sim_request_prepare(&rq, &err)) goto fail;
   }
-  *rq_at = rq;
   *p = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
   sim_request mrq = rq;
   mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, rq.l.pp + 1);
@@ -258,11 +256,10 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     while (next < queue->len && running < jobs) {
       const job *jb = &g_array_index(queue, job, next);
       if (jb->stage == 0 && (cfg->memory_only || cfg->prune_oom)) { /* the verdict first, here: no process */
-        sim_request at;
         prediction p;
         g_autofree char *key = memory_key(rqs[jb->req]);
         const prediction *known = g_hash_table_lookup(verdicts, key);
-        gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &at, &p);
+        gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &p);
         if (known) p = *known;
         else g_hash_table_insert(verdicts, g_steal_pointer(&key), g_memdup2(&p, sizeof p));
         if (!ok || cfg->memory_only || p.status == PRED_OOM) {

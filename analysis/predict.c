@@ -1,19 +1,12 @@
-/* predict -- see predict.h. Workers are forked before SimGrid is touched in
- * the parent; each writes one fixed-size `prediction` (smaller than
- * PIPE_BUF, so the write is atomic) to its pipe and exits. */
+/* predict -- see predict.h. The rows become requests here; the worker pool (pool.c) evaluates them. */
 #include "predict.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/lsim_error.h"
 #include "workloads/partition.h"
-
-#define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* the required columns, then the optional ones */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
@@ -141,12 +134,12 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   return layout_validate(l, &rq->m, err);
 }
 
-prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
+/* Every row's request (rq[r], NULL in todo[r] for an invalid row, whose reason goes to out[r]), then
+ * the pool. */
+static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_request *rq, sim_request **todo)
 {
   guint rows = t->rows->len;
   prediction *out = g_new0(prediction, rows ? rows : 1);
-  g_autofree sim_request *rq = g_new0(sim_request, rows ? rows : 1);
-  g_autofree sim_request **todo = g_new0(sim_request *, rows ? rows : 1);
   for (guint r = 0; r < rows; r++) {
     GError *err = NULL;
     if (predict_row_request(t, r, cfg, &rq[r], &err)) {
@@ -159,6 +152,14 @@ prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
   }
   pool_run(todo, rows, &cfg->pool, out);
   return out;
+}
+
+prediction *predict_table(const csv_table *t, const predict_cfg *cfg)
+{
+  guint rows = t->rows->len ? t->rows->len : 1;
+  g_autofree sim_request *rq = g_new0(sim_request, rows);
+  g_autofree sim_request **todo = g_new0(sim_request *, rows);
+  return predict_rows(t, cfg, rq, todo);
 }
 
 static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
@@ -188,18 +189,14 @@ static void set_pred_cells(csv_table *t, guint r, const int *cols, const predict
 
 /* Row r's platform cells, as its request has them (the command's values where the row had none), so
  * that a predicted table records what it was computed with. A row that is invalid keeps its cells. */
-static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, const prediction *p)
+static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, const sim_request *rq,
+                               const prediction *p)
 {
-  sim_request rq;
-  GError *err = NULL;
-  if (p->status == PRED_INVALID || !predict_row_request(t, r, cfg, &rq, &err)) {
-    g_clear_error(&err);
-    return;
-  }
+  if (!rq || p->status == PRED_INVALID) return;
   int c = csv_column(t, "profile");
-  if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->profile_arg ? cfg->profile_arg : rq.prof.name);
+  if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->profile_arg ? cfg->profile_arg : rq->prof.name);
   for (int a = 0; a < WHATIF_N; a++) {
-    double v = a == WHATIF_GPU_MEMORY ? rq.capacity_gib : whatif_profile_value(a, &rq.prof);
+    double v = a == WHATIF_GPU_MEMORY ? rq->capacity_gib : whatif_profile_value(a, &rq->prof);
     g_autofree char *s = g_strdup_printf("%.10g", v);
     csv_set(t, r, csv_column(t, whatif_column(a)), s);
   }
@@ -209,11 +206,14 @@ gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, 
 {
   g_autoptr(csv_table) t = csv_read(in, err);
   if (!t || !predict_check_columns(t, in, err)) return FALSE;
-  g_autofree prediction *p = predict_table(t, cfg);
+  guint rows = t->rows->len ? t->rows->len : 1;
+  g_autofree sim_request *rq = g_new0(sim_request, rows);
+  g_autofree sim_request **todo = g_new0(sim_request *, rows);
+  g_autofree prediction *p = predict_rows(t, cfg, rq, todo);
   if (csv_column(t, "profile") < 0) csv_add_column(t, "profile");
   for (int a = 0; a < WHATIF_N; a++)
     if (csv_column(t, whatif_column(a)) < 0) csv_add_column(t, whatif_column(a));
-  for (guint r = 0; r < t->rows->len; r++) set_platform_cells(t, r, cfg, &p[r]);
+  for (guint r = 0; r < t->rows->len; r++) set_platform_cells(t, r, cfg, todo[r], &p[r]);
   int cols[G_N_ELEMENTS(PRED_COLUMNS)];
   for (size_t i = 0; i < G_N_ELEMENTS(PRED_COLUMNS); i++) cols[i] = csv_add_column(t, PRED_COLUMNS[i]);
   for (guint r = 0; r < t->rows->len; r++) set_pred_cells(t, r, cols, &p[r]);

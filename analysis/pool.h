@@ -32,6 +32,7 @@
 #include <glib.h>
 
 #include "simulate.h"
+#include "trust.h"
 
 typedef enum { POOL_AUTO, POOL_FULL, POOL_FAST } pool_fidelity;
 
@@ -48,6 +49,7 @@ typedef struct prediction {
   double peak_gib, capacity_gib;
   int peak_stage;
   double fragmentation_limit; /* see metrics.h */
+  trust_assessment trust;     /* set by the caller that has a trust table (trust.h); zero otherwise */
   char error[240];
 } prediction;
 

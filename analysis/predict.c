@@ -151,6 +151,11 @@ static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_
     g_error_free(err);
   }
   pool_run(todo, rows, &cfg->pool, out);
+  if (cfg->trust)
+    for (guint r = 0; r < rows; r++)
+      if (todo[r] && out[r].status != PRED_INVALID)
+        trust_assess(cfg->trust, todo[r], out[r].peak_gib, out[r].capacity_gib, out[r].fragmentation_limit,
+                     &out[r].trust);
   return out;
 }
 
@@ -167,14 +172,14 @@ static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
 /* The columns predict writes, in this order; they replace any of the same name in the input. */
 static const char *const PRED_COLUMNS[] = {"pred_status", "pred_step_time_s", "pred_mfu", "pred_peak_mem_gib",
                                            "pred_bubble_fraction", "pred_fragmentation_limit", "pred_fidelity",
-                                           "pred_error"};
+                                           "pred_band_pct", "pred_headroom_gib", "pred_flags", "pred_error"};
 
 /* Every pred_* cell of row r (cols: their indices, in PRED_COLUMNS' order), empty where p has no
  * value, so nothing of an earlier run survives when a predicted table is predicted again. */
 static void set_pred_cells(csv_table *t, guint r, const int *cols, const prediction *p)
 {
   const double nums[] = {p->step_time_s, p->mfu, p->peak_gib, p->bubble_fraction, p->fragmentation_limit};
-  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 3 == G_N_ELEMENTS(PRED_COLUMNS));
+  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 6 == G_N_ELEMENTS(PRED_COLUMNS));
   /* a layout that did not fit was not replayed (pool.h): it has a memory, not a time */
   const gboolean timed[] = {TRUE, TRUE, FALSE, TRUE, FALSE};
   csv_set(t, r, cols[0], predict_status_name(p->status));
@@ -183,7 +188,15 @@ static void set_pred_cells(csv_table *t, guint r, const int *cols, const predict
     g_autofree char *v = empty ? g_strdup("") : fmt(nums[i]);
     csv_set(t, r, cols[1 + i], v);
   }
-  csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 2], pred_how_name(p->how));
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 1], pred_how_name(p->how));
+  /* how far to trust it (trust.h): the band of a time, the headroom and the flags of any verdict */
+  gboolean assessed = p->status != PRED_INVALID && p->trust.nodes > 0;
+  g_autofree char *band = assessed && p->how != PRED_HOW_MEMORY ? fmt(p->trust.band_pct) : g_strdup("");
+  g_autofree char *room = assessed ? fmt(p->trust.headroom_gib) : g_strdup("");
+  g_autofree char *flags = assessed ? trust_flags_string(p->trust.flags) : g_strdup("");
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 2], band);
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 3], room);
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 4], flags);
   csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);
 }
 

@@ -28,6 +28,7 @@ typedef struct predict_cfg {
   double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;
   const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */
+  const trust_table *trust; /* how far to trust each row's prediction (NULL: not assessed) */
   gboolean no_profile_column; /* refuse a `profile` column (calibrate fits the command's profile) */
   pool_cfg pool;
 } predict_cfg;

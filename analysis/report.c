@@ -100,7 +100,33 @@ static cJSON *memory_json(const metrics *m)
   return j;
 }
 
-cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profile *prof)
+/* The assessment of the outcome of rq (FALSE without a request or a table). */
+static gboolean assess(const sim_outcome *o, const sim_request *rq, const trust_table *trust, trust_assessment *a)
+{
+  if (!rq || !trust) return FALSE;
+  const metrics *m = o->met;
+  trust_assess(trust, rq, m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB, m->mem_fragmentation_limit, a);
+  return TRUE;
+}
+
+static cJSON *trust_json(const trust_assessment *a, const trust_table *t, const sim_request *rq, const metrics *m)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "table", t->name);
+  cJSON_AddNumberToObject(j, "band_pct", a->band_pct);
+  cJSON_AddStringToObject(j, "band_class", trust_class_name(a->cls));
+  cJSON_AddNumberToObject(j, "headroom_gib", a->headroom_gib);
+  cJSON_AddBoolToObject(j, "oom_risk", (a->flags & (1u << TRUST_NEAR_OOM)) != 0);
+  cJSON *flags = cJSON_AddArrayToObject(j, "flags");
+  for (int i = 0; i < TRUST_N_FLAGS; i++)
+    if (a->flags & (1u << i)) cJSON_AddItemToArray(flags, cJSON_CreateString(trust_flag_name((trust_flag)i)));
+  g_auto(GStrv) w = trust_warnings(t, rq, a, m->mem_fragmentation_limit);
+  cJSON *warn = cJSON_AddArrayToObject(j, "warnings");
+  for (char **p = w; *p; p++) cJSON_AddItemToArray(warn, cJSON_CreateString(*p));
+  return j;
+}
+
+cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profile *prof, const trust_table *trust)
 {
   const metrics *m = o->met;
   cJSON *j = cJSON_CreateObject();
@@ -136,12 +162,17 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
   cJSON_AddItemToObject(j, "memory", memory_json(m));
   cJSON_AddItemToObject(j, "layout", layout_json(o, rq));
   cJSON_AddItemToObject(j, "platform", platform_json(o, prof));
+  trust_assessment a;
+  if (assess(o, rq, trust, &a)) cJSON_AddItemToObject(j, "trust", trust_json(&a, trust, rq, m));
   return j;
 }
 
-void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu_profile *prof)
+void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu_profile *prof,
+                 const trust_table *trust)
 {
   const metrics *m = o->met;
+  trust_assessment a;
+  gboolean assessed = assess(o, rq, trust, &a);
   if (rq) {
     const layout *l = &rq->l;
     const char *part = g_hash_table_lookup(o->g->meta, "partition");
@@ -163,7 +194,11 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);
-  fprintf(f, "step time      %10.3f s\n", m->step_time_s);
+  if (assessed)
+    fprintf(f, "step time      %10.3f s  +- %.1f%% (%s runs of the calibration: P90 error; docs/trust.md)\n",
+            m->step_time_s, a.band_pct, trust_class_name(a.cls));
+  else
+    fprintf(f, "step time      %10.3f s\n", m->step_time_s);
   if (m->tokens_per_s >= 0) fprintf(f, "tokens/s       %10.0f\n", m->tokens_per_s);
   if (m->mfu >= 0) fprintf(f, "MFU            %10.1f %%\n", 100 * m->mfu);
   if (m->hfu >= 0) fprintf(f, "HFU            %10.1f %%\n", 100 * m->hfu);
@@ -171,6 +206,11 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   fprintf(f, "bubble         %10.1f %%\n", 100 * m->bubble_fraction);
   fprintf(f, "peak memory    %10.1f GiB of %.1f (stage %d)\n", m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB,
           m->mem_peak_stage);
+  if (assessed) {
+    fprintf(f, "headroom       %10.1f GiB%s\n", a.headroom_gib, a.flags & (1u << TRUST_NEAR_OOM) ? "  OOM RISK" : "");
+    g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);
+    for (char **p = w; *p; p++) fprintf(f, "warning: %s\n", *p);
+  }
   fprintf(f, "\nstage  bubble%%  fwd_s    bwd_s    recomp_s tp_s     pp_s     dp_s     opt_s    idle_s   mem_GiB\n");
   for (int s = 0; s < m->stages; s++) {
     const stage_metrics *st = &m->stage[s];

@@ -11,7 +11,7 @@ static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "sp", "partition", "profile", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
-    "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
+    "band_pct", "flags", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
 G_STATIC_ASSERT(TL_N == 8);
 
@@ -228,7 +228,12 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   set(t, r, "fidelity", pred_how_name(p->how));
   set_num(t, r, "peak_mem_gib", p->peak_gib);
   set_num(t, r, "headroom_gib", p->capacity_gib - p->peak_gib);
+  if (p->trust.nodes > 0) {
+    g_autofree char *flags = trust_flags_string(p->trust.flags);
+    set(t, r, "flags", flags);
+  }
   if (p->how == PRED_HOW_MEMORY) return; /* not replayed: no times */
+  if (p->trust.nodes > 0) set_num(t, r, "band_pct", p->trust.band_pct);
   set_num(t, r, "step_time_s", p->step_time_s);
   set_num(t, r, "mfu", p->mfu);
   set_num(t, r, "tokens_per_s", p->tokens_per_s);
@@ -267,6 +272,9 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
   pool_run(todo, k, &s->pool, out);
+  for (guint i = 0; s->trust && i < k; i++)
+    if (out[i].status != PRED_INVALID)
+      trust_assess(s->trust, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit, &out[i].trust);
   for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);

@@ -43,6 +43,7 @@ typedef struct sweep_spec {
   GArray *whatif[WHATIF_N]; /* double; NULL: the profile's own */
   int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
   pool_cfg pool;
+  const trust_table *trust; /* how far to trust each prediction (band_pct, flags); NULL: not assessed */
 } sweep_spec;
 
 /* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */

@@ -219,8 +219,8 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
       key = g_strdup(k);
       shown = fit = nonfit = 0;
       g_autofree char *pl = sweep_platform_label(t, r);
-      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %6s %9s %7s %8s %8s  %s\n", pl, "rank", "layout", "step_s",
-                             "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "gap to best");
+      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %5s %6s %9s %7s %8s %8s  %s\n", pl, "rank", "layout", "step_s",
+                             "+-%", "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "gap to best [flags]");
     }
     const char *st = cell(t, r, "status");
     if (!strcmp(st, "oom")) nonfit++;
@@ -233,10 +233,12 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
     g_autofree char *gap = shown == 1 ? g_strdup("best")
                                       : *cause ? g_strdup_printf("+%s%% (%s)", cell(t, r, "gap_pct"), cause)
                                                : g_strdup_printf("+%s%%", cell(t, r, "gap_pct"));
-    g_string_append_printf(out, "%4s  %-38s %9.3f %6.2f %9.0f %7.2f %8.1f %8.1f  %s\n", cell(t, r, "rank"), lay,
-                           num(t, r, "step_time_s"), 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
+    const char *flags = cell(t, r, "flags");
+    g_autofree char *band = *cell(t, r, "band_pct") ? g_strdup_printf("%5.1f", num(t, r, "band_pct")) : g_strdup("    -");
+    g_string_append_printf(out, "%4s  %-38s %9.3f %s %6.2f %9.0f %7.2f %8.1f %8.1f  %s%s%s%s\n", cell(t, r, "rank"), lay,
+                           num(t, r, "step_time_s"), band, 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
                            100 * num(t, r, "bubble_fraction"), num(t, r, "peak_mem_gib"), num(t, r, "headroom_gib"),
-                           gap);
+                           gap, *flags ? " [" : "", flags, *flags ? "]" : "");
   }
   if (v->show_invalid && c.invalid) {
     g_string_append(out, "\ninvalid layouts:\n");
@@ -309,8 +311,8 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     cJSON *o = cJSON_CreateObject();
     static const char *const cols[] = {"rank", "index", "tp", "pp", "micro_batch", "sp", "checkpointing",
                                        "attention_kernel", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
-                                       "bubble_fraction", "peak_mem_gib", "headroom_gib", "gap_pct", "gap_cause",
-                                       "error"};
+                                       "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
+                                       "gap_pct", "gap_cause", "error"};
     for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
     if (!strcmp(st, "ok")) {
       cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "platforms/whatif.h"
 
 double val_mape_pct(const double *pred, const double *meas, int n)
 {
@@ -180,6 +181,7 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
       gboolean measured = fill_row(t, r, &v, &bad);
       v.pred = p[r].status;
       v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
+      v.trust = p[r].trust;
       const char *why = !measured ? bad->message : p[r].status == PRED_INVALID ? p[r].error : NULL;
       if (why) g_snprintf(v.invalid, sizeof v.invalid, "%s line %u: %s", paths[f], csv_row_line(t, r), why);
       g_array_append_val(rows, v);
@@ -377,4 +379,59 @@ void val_put_rows(FILE *f, const val_row *rows, int n)
   g_autoptr(GString) text = g_string_new(NULL);
   csv_format(t, text);
   fwrite(text->str, 1, text->len, f);
+}
+
+gboolean val_trust_table(const val_row *rows, int n, const trust_table *prior, const gpu_profile *prof,
+                         const char *comment, trust_table *out, GError **err)
+{
+  *out = *prior;
+  g_strlcpy(out->comment, comment, sizeof out->comment);
+  g_strlcpy(out->profile, prof->name, sizeof out->profile);
+  out->ib_gbps = whatif_profile_value(WHATIF_IB_GBPS, prof);
+  out->nvlink_gbps = whatif_profile_value(WHATIF_NVLINK_GBPS, prof);
+  out->nics_per_node = whatif_profile_value(WHATIF_NICS_PER_NODE, prof);
+  g_autofree double *err_pct = g_new(double, n ? n : 1);
+  int covered = 0, timed = 0;
+  out->scores_rows = out->scores_oom = 0;
+  for (int i = 0; i < n; i++) {
+    const val_row *v = &rows[i];
+    if (v->invalid[0] || v->meas == MEAS_OTHER || v->pred == PRED_INVALID || v->trust.nodes <= 0) continue;
+    const trust_assessment *a = &v->trust;
+    if (covered++ == 0) {
+      out->model_params_min = out->model_params_max = a->model_params;
+      out->seq_len_min = out->seq_len_max = a->seq_len;
+      out->nodes_min = out->nodes_max = a->nodes;
+    }
+    out->model_params_min = MIN(out->model_params_min, a->model_params);
+    out->model_params_max = MAX(out->model_params_max, a->model_params);
+    out->seq_len_min = MIN(out->seq_len_min, a->seq_len);
+    out->seq_len_max = MAX(out->seq_len_max, a->seq_len);
+    out->nodes_min = MIN(out->nodes_min, a->nodes);
+    out->nodes_max = MAX(out->nodes_max, a->nodes);
+    if ((a->flags & (1u << TRUST_SCORES)) && v->pred == PRED_OK) {
+      out->scores_rows++;
+      out->scores_oom += v->meas == MEAS_OOM;
+    }
+    timed += is_timed(v);
+  }
+  if (timed == 0) {
+    g_set_error_literal(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                        "--trust-out: no row measured ok and predicted ok (allowed: tables with timed rows)");
+    return FALSE;
+  }
+  for (int c = 0; c < TRUST_N_CLASSES; c++) {
+    int k = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      const val_row *v = &rows[i];
+      if (v->invalid[0] || !is_timed(v) || v->trust.nodes <= 0 || trust_class_of(v->trust.flags) != (trust_class)c) continue;
+      double e = 100 * (v->pred_step_s - v->meas_step_s) / v->meas_step_s;
+      sum += e;
+      err_pct[k++] = fabs(e);
+    }
+    out->cls[c].rows = k;
+    out->cls[c].p90_pct = k ? val_percentile(err_pct, k, 0.9) : 0;
+    out->cls[c].bias_pct = k ? sum / k : 0;
+  }
+  return TRUE;
 }

@@ -36,6 +36,7 @@ typedef struct val_row {
   pred_status pred;
   double pred_step_s;
   char invalid[200]; /* a bad measurement or PRED_INVALID: "FILE row N: reason" (row left out); else "" */
+  trust_assessment trust; /* of the prediction, when the predict_cfg had a trust table (trust.nodes > 0) */
 } val_row;
 
 typedef struct val_stats {
@@ -81,6 +82,14 @@ GArray *val_summarize(const val_row *rows, int n);
 
 void val_print_text(FILE *f, const GArray *stats, const val_row *rows);
 cJSON *val_json(const GArray *stats, const val_row *rows);
+/* The trust table of the rows (trust.h), which must have been predicted with a trust table: what
+ * they cover (model sizes, sequence lengths, nodes; the platform is prof, the command's), each band
+ * class's timed rows, P90 of the absolute error and mean signed error, and the rows of the large-
+ * scores regime predicted to fit with how many ran out of memory. The name, the regime threshold,
+ * the fragmentation margin and the extrapolation factor are prior's. FALSE when no row is timed. */
+gboolean val_trust_table(const val_row *rows, int n, const trust_table *prior, const gpu_profile *prof,
+                         const char *comment, trust_table *out, GError **err);
+
 /* Per-row detail (setting, layout, measured and predicted status and time, error) as CSV. */
 gboolean val_write_rows(const char *path, const val_row *rows, int n, GError **err);
 /* The same to f (its write errors are f's: lsim_outfile checks them). */

@@ -63,12 +63,16 @@ static const char *const USAGE =
     "                               attention_kernel, micro_batch, tp, pp, sp; optional, per\n"
     "                               row, an empty cell keeping the command's value: partition,\n"
     "                               model_file, profile, ib_gbps, nvlink_gbps, nics_per_node,\n"
-    "                               gpu_memory); a sweep's CSV is such a table\n"
-    "  validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv]\n"
+    "                               gpu_memory); a sweep's CSV is such a table. Every\n"
+    "                               prediction (here, in simulate and sweep) carries its error\n"
+    "                               band, memory headroom and trust flags (docs/trust.md)\n"
+    "  validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv] [--trust-out T.json]\n"
     "                               predict measured runs (the predict columns plus status and\n"
     "                               step_time_s) and report, per (model, seq_len, gpus): OOM-label\n"
     "                               accuracy, step-time MAPE and P90, Spearman, best layout;\n"
-    "                               -o writes the per-row comparison (docs/calibration.md)\n"
+    "                               -o writes the per-row comparison (docs/calibration.md);\n"
+    "                               --trust-out the trust table of the rows: what they cover and\n"
+    "                               the error of each regime (analysis/trust/, docs/trust.md)\n"
     "  calibrate FILE.csv... -o PROFILE.json [--fit WHAT] [--max-evals N] [-j N] [--full]\n"
     "                               fit the profile's free constants to measured runs\n"
     "                               (timing: least squares on log step time, Levenberg-Marquardt\n"
@@ -219,13 +223,13 @@ static int fail_msg(const char *msg)
 static void put_summary(FILE *f, const cli_opts *o, const sim_outcome *out, const sim_request *rq)
 {
   if (!strcmp(o->format, "json")) {
-    cJSON *j = report_json(out, rq, &o->rq.prof);
+    cJSON *j = report_json(out, rq, &o->rq.prof, &o->trust);
     char *s = cJSON_Print(j);
     fprintf(f, "%s\n", s);
     cJSON_free(s);
     cJSON_Delete(j);
   } else {
-    report_text(f, out, rq, &o->rq.prof);
+    report_text(f, out, rq, &o->rq.prof, &o->trust);
   }
 }
 
@@ -257,9 +261,9 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
 static gboolean outputs_writable(const cli_opts *o, GError **err)
 {
   const char *paths[] = {o->output, o->chrome_trace, o->timeline_svg, o->memory_svg, o->timeline_csv, o->paje,
-                         o->rq.replay.simgrid_paje_path};
+                         o->rq.replay.simgrid_paje_path, o->trust_out};
   static const char *const names[] = {"-o", "--chrome-trace", "--timeline-svg", "--memory-svg", "--timeline-csv",
-                                      "--paje", "--paje-simgrid"};
+                                      "--paje", "--paje-simgrid", "--trust-out"};
   G_STATIC_ASSERT(G_N_ELEMENTS(names) == G_N_ELEMENTS(paths));
   for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
     if (!paths[i]) continue;
@@ -427,6 +431,7 @@ static int cmd_replay(cli_opts *o)
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
   predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
+                     .trust = &o->trust,
                      .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                               .progress = progress}};
   return cfg;
@@ -482,9 +487,25 @@ static int cmd_validate(cli_opts *o)
   /* the per-row table and the report on standard output, both or neither (as write_outputs) */
   lsim_outset set;
   lsim_outset_init(&set);
-  FILE *table;
-  if (!open_output(&set, o->output, &table, &err)) return fail(err);
+  FILE *table, *trust_f;
+  if (!open_output(&set, o->output, &table, &err) || !open_output(&set, o->trust_out, &trust_f, &err)) {
+    lsim_outset_abort(&set);
+    return fail(err);
+  }
   if (table) val_put_rows(table, rv, (int)rows->len);
+  if (trust_f) {
+    trust_table tt;
+    g_autoptr(GString) files = g_string_new(NULL);
+    for (guint i = 0; i < o->positional->len; i++)
+      g_string_append_printf(files, "%s%s", i ? " " : "", (const char *)o->positional->pdata[i]);
+    g_autofree char *comment = g_strdup_printf("Written by layoutsim validate %s --profile %s --trust-out: how far to "
+                                               "trust a prediction (docs/trust.md)", files->str, o->profile_name);
+    if (!val_trust_table(rv, (int)rows->len, &o->trust, &o->rq.prof, comment, &tt, &err)) {
+      lsim_outset_abort(&set);
+      return fail(err);
+    }
+    trust_put(&tt, trust_f);
+  }
   if (!lsim_outset_close(&set, &err)) return fail(err);
   if (!strcmp(o->format, "json")) {
     cJSON *j = val_json(stats, rv);

@@ -15,7 +15,7 @@ enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT
 };
 
 static const struct option LONG[] = {
@@ -63,6 +63,7 @@ static const struct option LONG[] = {
     {"show-invalid", no_argument, NULL, O_SHOW_INVALID},
     {"plot", required_argument, NULL, O_PLOT},
     {"shard", required_argument, NULL, O_SHARD},
+    {"trust-out", required_argument, NULL, O_TRUST_OUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -85,7 +86,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
-    {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP},
+    {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP}, {O_TRUST_OUT, CMD_VALIDATE},
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
@@ -219,6 +220,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SHOW_INVALID: o->show_invalid = TRUE; return TRUE;
   case O_PLOT: o->plot = arg; return TRUE;
   case O_SHARD: return parse_shard(o, arg, err);
+  case O_TRUST_OUT: o->trust_out = arg; return TRUE;
   case 'o': o->output = arg; return TRUE;
   case 'j':
     return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
@@ -447,6 +449,9 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
   if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
+  /* the commands that say how far to trust a prediction (trust.h) */
+  if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) && !trust_load_named("study", &o->trust, err))
+    return FALSE;
   rq->capacity_gib = rq->prof.memory_gib;
   if (!whatif_apply(&o->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
   if (!needs_model) return TRUE;
@@ -557,7 +562,8 @@ void cli_sweep_spec_clear(sweep_spec *s)
 gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
 {
   memset(s, 0, sizeof *s);
-  if (!resolve_model(o, &s->m, err)) return FALSE;
+  if (!resolve_model(o, &s->m, err) || !trust_load_named("study", &o->trust, err)) return FALSE;
+  s->trust = &o->trust;
   s->model_file = o->model_file;
   s->seq_len = o->rq.l.seq_len;
   s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;

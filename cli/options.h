@@ -12,11 +12,13 @@
 #include "analysis/pool.h"
 #include "analysis/simulate.h"
 #include "analysis/sweep.h"
+#include "analysis/trust.h"
 #include "platforms/whatif.h"
 
 typedef struct cli_opts {
   unsigned command_bit;  /* CMD_*: the command being run (set by cli_parse) */
   sim_request rq;
+  trust_table trust;     /* how far to trust a prediction (analysis/trust.h): the study's table */
   const char *model_name, *model_file, *profile_name;
   gboolean model_set;    /* --model given (a conflict with --model-file) */
   int vocab;             /* 0: model's own */
@@ -30,6 +32,7 @@ typedef struct cli_opts {
   gboolean global_batch_set;
   const char *format;    /* text | json (sweep, merge: also csv) */
   const char *output;    /* -o */
+  const char *trust_out; /* validate --trust-out FILE: the trust table of the rows (analysis/trust.h) */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
   const char *paje;      /* --paje: written from the timeline (--paje-simgrid is rq.replay's) */
   gboolean paje_links;   /* --paje-links: link variables in both Paje traces */

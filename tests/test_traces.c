@@ -1297,7 +1297,7 @@ START_TEST(test_text_summary_says_why_hfu_is_below_mfu_and_the_share_it_names_is
   g_autofree char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  report_text(f, &out, &rq, &(gpu_profile){.name = "test"});
+  report_text(f, &out, &rq, &(gpu_profile){.name = "test"}, NULL);
   fclose(f);
   g_autofree char *want = g_strdup_printf("\n  (HFU < MFU: MFU's 6N counts the embedding lookup and the norm weights, "
                                           "%.1f%% of its FLOPs here, which no kernel executes)\n", 100 * share);

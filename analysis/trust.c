@@ -1,0 +1,233 @@
+/* trust -- see trust.h and docs/trust.md. */
+#include "trust.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+#include "platforms/whatif.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef struct field {
+  const char *key;
+  size_t off;
+  double lo, hi;
+} field;
+
+#define F(k, lo, hi) {#k, offsetof(trust_table, k), lo, hi}
+#define C(c, name, k, lo, hi) {name "_" #k, offsetof(trust_table, cls[TRUST_CLASS_##c]) + offsetof(trust_class_stats, k), lo, hi}
+static const field FIELDS[] = {
+    F(ib_gbps, 0, 1e6),           F(nvlink_gbps, 0, 1e6),          F(nics_per_node, 1, 128),
+    F(model_params_min, 0, 1e16), F(model_params_max, 0, 1e16),    F(seq_len_min, 1, 1e7),
+    F(seq_len_max, 1, 1e7),       F(nodes_min, 1, 1e6),            F(nodes_max, 1, 1e6),
+    C(BASE, "base", rows, 0, 1e9),        C(BASE, "base", p90_pct, 0, 1e4),        C(BASE, "base", bias_pct, -1e4, 1e4),
+    C(PP2, "pp2", rows, 0, 1e9),         C(PP2, "pp2", p90_pct, 0, 1e4),         C(PP2, "pp2", bias_pct, -1e4, 1e4),
+    C(TP8_CKPT, "tp8_checkpointing", rows, 0, 1e9),    C(TP8_CKPT, "tp8_checkpointing", p90_pct, 0, 1e4),    C(TP8_CKPT, "tp8_checkpointing", bias_pct, -1e4, 1e4),
+    F(score_block_gib, 0, 1e6),   F(scores_rows, 0, 1e9),          F(scores_oom, 0, 1e9),
+    F(fragmentation_margin, 0, 1), F(extrapolation_factor, 1, 100),
+};
+#undef F
+#undef C
+
+static const char *const OTHER_KEYS[] = {"name", "comment", "profile"};
+
+static double *slot(trust_table *t, const field *f) { return (double *)((char *)t + f->off); }
+
+gboolean trust_load_file(const char *path, trust_table *out, GError **err)
+{
+  memset(out, 0, sizeof *out);
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
+  if (!j) return FALSE;
+  gboolean ok = FALSE;
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
+  guint n = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
+  if (!cJSON_IsObject(j)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: a trust table is a JSON object (got %s)", path,
+                lsim_json_type_name(j));
+    goto out;
+  }
+  if (!lsim_json_known_keys(j, keys, n, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err) ||
+      !lsim_json_name(j, "profile", out->profile, sizeof out->profile, path, err))
+    goto out;
+  const char *c = NULL;
+  if (cJSON_GetObjectItemCaseSensitive(j, "comment") && !lsim_json_string(j, "comment", &c, path, err)) goto out;
+  if (c) g_strlcpy(out->comment, c, sizeof out->comment);
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
+    double *v = slot(out, &FIELDS[i]);
+    if (!lsim_json_number(j, FIELDS[i].key, v, path, err)) goto out;
+    if (!(*v >= FIELDS[i].lo && *v <= FIELDS[i].hi)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s: %g is out of range (allowed: %g to %g)", path,
+                  FIELDS[i].key, *v, FIELDS[i].lo, FIELDS[i].hi);
+      goto out;
+    }
+  }
+  if (out->model_params_min > out->model_params_max || out->seq_len_min > out->seq_len_max ||
+      out->nodes_min > out->nodes_max) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: a *_min above its *_max (allowed: min <= max)", path);
+    goto out;
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(j);
+  return ok;
+}
+
+gboolean trust_load_named(const char *name, trust_table *out, GError **err)
+{
+  if (strchr(name, '/') || strstr(name, ".json")) return trust_load_file(name, out, err);
+  g_autofree char *file = g_strconcat(name, ".json", NULL);
+  g_autofree char *path = lsim_data_path("analysis/trust", file);
+  return trust_load_file(path, out, err);
+}
+
+void trust_put(const trust_table *t, FILE *f)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "name", t->name);
+  if (t->comment[0]) cJSON_AddStringToObject(j, "comment", t->comment);
+  cJSON_AddStringToObject(j, "profile", t->profile);
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
+    cJSON_AddNumberToObject(j, FIELDS[i].key, *slot((trust_table *)t, &FIELDS[i]));
+  char *text = cJSON_Print(j);
+  fprintf(f, "%s\n", text);
+  cJSON_free(text);
+  cJSON_Delete(j);
+}
+
+static const char *const FLAG_NAMES[TRUST_N_FLAGS] = {
+    "pp2-cost", "tp8-checkpointing", "large-scores", "near-oom",
+    "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform"};
+static const char *const CLASS_NAMES[TRUST_N_CLASSES] = {"base", "pp2", "tp8-checkpointing"};
+
+const char *trust_flag_name(trust_flag f) { return FLAG_NAMES[f]; }
+const char *trust_class_name(trust_class c) { return CLASS_NAMES[c]; }
+
+/* GiB of the fp32 scores of one rank and micro-batch: b * heads / tp * s^2 elements (docs/memory.md). */
+static double score_block_gib(const sim_request *rq)
+{
+  const layout *l = &rq->l;
+  return 4.0 * l->micro_batch * rq->m.heads / l->tp * (double)l->seq_len * l->seq_len / GIB;
+}
+
+guint trust_regime_flags(const trust_table *t, const sim_request *rq)
+{
+  const layout *l = &rq->l;
+  guint f = 0;
+  if (l->pp == 2 && l->tp <= 2) f |= 1u << TRUST_PP2;
+  if (l->tp == 8 && l->ckpt == CKPT_EVERY_LAYER) f |= 1u << TRUST_TP8_CKPT;
+  if (!layout_attn_is_flash(l->attn) && t->score_block_gib > 0 && score_block_gib(rq) >= t->score_block_gib)
+    f |= 1u << TRUST_SCORES;
+  return f;
+}
+
+trust_class trust_class_of(guint flags)
+{
+  if (flags & (1u << TRUST_PP2)) return TRUST_CLASS_PP2;
+  if (flags & (1u << TRUST_TP8_CKPT)) return TRUST_CLASS_TP8_CKPT;
+  return TRUST_CLASS_BASE;
+}
+
+/* Outside [lo, hi], with a relative slack for values written with fewer digits than computed. */
+static gboolean outside(double v, double lo, double hi) { return v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9); }
+
+static gboolean platform_differs(const trust_table *t, const gpu_profile *p)
+{
+  return strcmp(p->name, t->profile) || fabs(whatif_profile_value(WHATIF_IB_GBPS, p) - t->ib_gbps) > 1e-6 * t->ib_gbps ||
+         fabs(whatif_profile_value(WHATIF_NVLINK_GBPS, p) - t->nvlink_gbps) > 1e-6 * t->nvlink_gbps ||
+         whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node;
+}
+
+void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
+                  double fragmentation_limit, trust_assessment *out)
+{
+  memset(out, 0, sizeof *out);
+  const layout *l = &rq->l;
+  out->model_params = model_params(&rq->m);
+  out->score_block_gib = score_block_gib(rq);
+  out->seq_len = l->seq_len;
+  out->nodes = (l->gpus + rq->prof.gpus_per_node - 1) / rq->prof.gpus_per_node;
+  out->headroom_gib = capacity_gib - peak_gib;
+  guint f = trust_regime_flags(t, rq);
+  if (fabs(fragmentation_limit - rq->prof.fragmentation) <= t->fragmentation_margin) f |= 1u << TRUST_NEAR_OOM;
+  if (outside(out->model_params, t->model_params_min, t->model_params_max)) f |= 1u << TRUST_OUT_MODEL;
+  if (outside(l->seq_len, t->seq_len_min, t->seq_len_max)) f |= 1u << TRUST_OUT_SEQ;
+  if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
+  if (platform_differs(t, &rq->prof)) f |= 1u << TRUST_OUT_PLATFORM;
+  out->flags = f;
+  out->cls = trust_class_of(f);
+  const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
+  gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM);
+  out->band_pct = c->p90_pct * (extrapolated ? t->extrapolation_factor : 1);
+}
+
+char *trust_flags_string(guint flags)
+{
+  GString *s = g_string_new(NULL);
+  for (int i = 0; i < TRUST_N_FLAGS; i++)
+    if (flags & (1u << i)) g_string_append_printf(s, "%s%s", s->len ? ";" : "", FLAG_NAMES[i]);
+  return g_string_free(s, FALSE);
+}
+
+static double billions(double n) { return n / 1e9; }
+
+char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_assessment *a,
+                      double fragmentation_limit)
+{
+  GPtrArray *w = g_ptr_array_new();
+  const trust_class_stats *pp2 = &t->cls[TRUST_CLASS_PP2], *tp8 = &t->cls[TRUST_CLASS_TP8_CKPT];
+  if (a->flags & (1u << TRUST_PP2))
+    g_ptr_array_add(w, g_strdup_printf("pp 2 at tp <= 2: the calibration runs of this regime took longer than predicted "
+                                       "(%g runs, mean error %+.1f%%, P90 %.1f%%; docs/calibration.md): read the "
+                                       "step time as a lower bound",
+                                       pp2->rows, pp2->bias_pct, pp2->p90_pct));
+  if (a->flags & (1u << TRUST_TP8_CKPT))
+    g_ptr_array_add(w, g_strdup_printf("tp 8 with checkpointing: about 30-40 ms per micro-batch per stage that the model "
+                                       "lacks (%g calibration runs, mean error %+.1f%%; docs/calibration.md): "
+                                       "optimistic, more so at small micro-batches",
+                                       tp8->rows, tp8->bias_pct));
+  if (a->flags & (1u << TRUST_SCORES))
+    g_ptr_array_add(w, g_strdup_printf("unfused attention with a %.1f GiB fp32 score block per rank: of %g such "
+                                       "calibration runs predicted to fit, %g ran out of memory (docs/trust.md): "
+                                       "the memory verdict is optimistic",
+                                       a->score_block_gib, t->scores_rows, t->scores_oom));
+  if (a->flags & (1u << TRUST_NEAR_OOM))
+    g_ptr_array_add(w, g_strdup_printf("OOM risk: the verdict flips at fragmentation %.3f, within %.2f of the profile's "
+                                       "%.3f (headroom %.1f GiB; docs/trust.md)",
+                                       fragmentation_limit, t->fragmentation_margin, rq->prof.fragmentation,
+                                       a->headroom_gib));
+  GString *out = g_string_new(NULL);
+  if (a->flags & (1u << TRUST_OUT_MODEL))
+    g_string_append_printf(out, "%smodel size %.1fB (calibrated %.1fB-%.1fB)", out->len ? ", " : "",
+                           billions(a->model_params), billions(t->model_params_min), billions(t->model_params_max));
+  if (a->flags & (1u << TRUST_OUT_SEQ))
+    g_string_append_printf(out, "%ssequence length %d (calibrated %g-%g)", out->len ? ", " : "", a->seq_len,
+                           t->seq_len_min, t->seq_len_max);
+  if (a->flags & (1u << TRUST_OUT_NODES))
+    g_string_append_printf(out, "%s%d %s (calibrated %g-%g)", out->len ? ", " : "", a->nodes,
+                           a->nodes == 1 ? "node" : "nodes", t->nodes_min, t->nodes_max);
+  if (a->flags & (1u << TRUST_OUT_PLATFORM)) {
+    const gpu_profile *p = &rq->prof;
+    if (strcmp(p->name, t->profile))
+      g_string_append_printf(out, "%sprofile %s (calibrated %s)", out->len ? ", " : "", p->name, t->profile);
+    const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
+                          whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
+    const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};
+    const whatif_axis axes[] = {WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE};
+    for (size_t i = 0; i < G_N_ELEMENTS(axes); i++)
+      if (fabs(now[i] - then[i]) > 1e-6 * then[i])
+        g_string_append_printf(out, "%s%s %g (calibrated %g)", out->len ? ", " : "", whatif_column(axes[i]), now[i],
+                               then[i]);
+  }
+  if (out->len)
+    g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
+                                       out->str, t->extrapolation_factor));
+  g_string_free(out, TRUE);
+  g_ptr_array_add(w, NULL);
+  return (char **)g_ptr_array_free(w, FALSE);
+}

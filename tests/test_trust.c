@@ -1,0 +1,278 @@
+/* test_trust -- how far a prediction is trusted (analysis/trust.h): one layout of each regime
+ * carries its flag and no other, the band comes from its class and is widened outside the
+ * calibration data, the OOM risk flips at the fragmentation margin, the table file is strict and
+ * round-trips, and validate's table (val_trust_table) has hand-computed statistics. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/trust.h"
+#include "analysis/validate.h"
+#include "check_main.h"
+#include "check_tmpdir.h"
+#include "test_layout.h"
+
+/* A table by hand: calibrated on llama-13b..65b, seq 2048, 4-16 nodes of the A100 profile. */
+static trust_table table(void)
+{
+  trust_table t = {.name = "t", .profile = "a100-sxm4-80gb", .ib_gbps = 200, .nvlink_gbps = 2400, .nics_per_node = 8,
+                   .model_params_min = 13e9, .model_params_max = 70e9, .seq_len_min = 2048, .seq_len_max = 2048,
+                   .nodes_min = 4, .nodes_max = 16, .score_block_gib = 2, .scores_rows = 10, .scores_oom = 7,
+                   .fragmentation_margin = 0.05, .extrapolation_factor = 1.5};
+  t.cls[TRUST_CLASS_BASE] = (trust_class_stats){100, 6, -0.3};
+  t.cls[TRUST_CLASS_PP2] = (trust_class_stats){50, 15, -3.5};
+  t.cls[TRUST_CLASS_TP8_CKPT] = (trust_class_stats){18, 10, -4.6};
+  return t;
+}
+
+/* llama-13b on 64 GPUs (8 nodes) of the shipped profile: inside the table's coverage. */
+static sim_request request(int tp, int pp, int mb, layout_ckpt ckpt, layout_attn attn)
+{
+  sim_request rq = {0};
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-13b", &rq.m, &err));
+  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  rq.l = test_layout(64, tp, pp, mb, ckpt);
+  rq.l.attn = attn;
+  rq.capacity_gib = 80;
+  return rq;
+}
+
+/* The assessment far from the memory boundary (fragmentation limit 1 against the profile's 0.14). */
+static trust_assessment assess(const trust_table *t, const sim_request *rq)
+{
+  trust_assessment a;
+  trust_assess(t, rq, 40, 80, 1.0, &a);
+  return a;
+}
+
+START_TEST(test_base_layout_has_no_flag_and_the_base_band)
+{
+  trust_table t = table();
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  trust_assessment a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 0);
+  ck_assert_int_eq(a.cls, TRUST_CLASS_BASE);
+  ck_assert_double_eq(a.band_pct, 6);
+  ck_assert_double_eq(a.headroom_gib, 40);
+  ck_assert_int_eq(a.nodes, 8);
+  g_autofree char *s = trust_flags_string(a.flags);
+  ck_assert_str_eq(s, "");
+}
+END_TEST
+
+START_TEST(test_pp2_at_tp_up_to_2_is_its_class)
+{
+  trust_table t = table();
+  for (int tp = 1; tp <= 8; tp *= 2) {
+    sim_request rq = request(tp, 2, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+    trust_assessment a = assess(&t, &rq);
+    ck_assert_uint_eq(a.flags, tp <= 2 ? 1u << TRUST_PP2 : 0);
+    ck_assert_double_eq(a.band_pct, tp <= 2 ? 15 : 6);
+  }
+  sim_request rq = request(1, 4, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM); /* pp 4 is not the pp 2 regime */
+  ck_assert_uint_eq(assess(&t, &rq).flags, 0);
+}
+END_TEST
+
+START_TEST(test_tp8_with_checkpointing_is_its_class)
+{
+  trust_table t = table();
+  sim_request rq = request(8, 1, 1, CKPT_EVERY_LAYER, ATTN_FLASH2_RMSNORM);
+  trust_assessment a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_TP8_CKPT);
+  ck_assert_int_eq(a.cls, TRUST_CLASS_TP8_CKPT);
+  ck_assert_double_eq(a.band_pct, 10);
+  rq = request(8, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert_uint_eq(assess(&t, &rq).flags, 0);
+  /* a class without rows in the table falls back to the base band */
+  t.cls[TRUST_CLASS_TP8_CKPT].rows = 0;
+  rq = request(8, 1, 1, CKPT_EVERY_LAYER, ATTN_FLASH2_RMSNORM);
+  ck_assert_double_eq(assess(&t, &rq).band_pct, 6);
+}
+END_TEST
+
+/* llama-13b: 40 heads. tp 2, mb 8, s 2048: 8 * 20 * 2048^2 fp32 = 2.5 GiB, over the 2 GiB threshold;
+ * mb 4 is 1.25 GiB, under it; FlashAttention never materializes the scores. */
+START_TEST(test_large_unfused_score_block_is_flagged_by_its_size)
+{
+  trust_table t = table();
+  sim_request rq = request(2, 1, 8, CKPT_EVERY_LAYER, ATTN_TORCH);
+  trust_assessment a = assess(&t, &rq);
+  ck_assert_double_eq_tol(a.score_block_gib, 2.5, 1e-12);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_SCORES);
+  ck_assert_int_eq(a.cls, TRUST_CLASS_BASE); /* a memory flag: the time band is the base one */
+  rq = request(2, 1, 8, CKPT_EVERY_LAYER, ATTN_FUSED_SOFTMAX);
+  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_SCORES);
+  rq = request(2, 1, 4, CKPT_EVERY_LAYER, ATTN_TORCH);
+  ck_assert_uint_eq(assess(&t, &rq).flags, 0);
+  rq = request(2, 1, 8, CKPT_EVERY_LAYER, ATTN_FLASH2);
+  ck_assert_uint_eq(assess(&t, &rq).flags, 0);
+  rq = request(2, 1, 8, CKPT_EVERY_LAYER, ATTN_TORCH);
+  g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
+  ck_assert_uint_eq(g_strv_length(w), 1);
+  ck_assert_ptr_nonnull(strstr(w[0], "2.5 GiB"));
+  ck_assert_ptr_nonnull(strstr(w[0], "of 10 such calibration runs predicted to fit, 7 ran out of memory"));
+}
+END_TEST
+
+/* The profile's fragmentation is 0.1392: the verdict is near when the limit is within 0.05 of it,
+ * on either side. */
+START_TEST(test_oom_risk_flips_at_the_fragmentation_margin)
+{
+  trust_table t = table();
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  double f = rq.prof.fragmentation;
+  const struct { double limit; gboolean risk; } cases[] = {
+      {f + 0.049, TRUE}, {f + 0.051, FALSE}, {f - 0.049, TRUE}, {f - 0.051, FALSE}, {f, TRUE}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    trust_assessment a;
+    trust_assess(&t, &rq, 79, 80, cases[i].limit, &a);
+    ck_assert_msg(!!(a.flags & (1u << TRUST_NEAR_OOM)) == cases[i].risk, "limit %g", cases[i].limit);
+    ck_assert_double_eq(a.headroom_gib, 1);
+  }
+}
+END_TEST
+
+START_TEST(test_outside_the_calibration_data_widens_the_band)
+{
+  trust_table t = table();
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  rq.l.seq_len = 8192;
+  trust_assessment a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_SEQ);
+  ck_assert_double_eq(a.band_pct, 9); /* 6 * 1.5 */
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  rq.l.gpus = 256; /* 32 nodes */
+  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_NODES);
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  GError *err = NULL;
+  ck_assert(model_load_named("llama-7b", &rq.m, &err));
+  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_MODEL);
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  rq.prof.ib_bytes_per_s *= 2; /* the what-if --ib-gbps 400 */
+  a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_PLATFORM);
+  g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
+  ck_assert_ptr_nonnull(strstr(w[0], "ib_gbps 400 (calibrated 200)"));
+  rq = request(1, 2, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  g_strlcpy(rq.prof.name, "h100", sizeof rq.prof.name);
+  a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_PP2 | 1u << TRUST_OUT_PLATFORM);
+  ck_assert_double_eq(a.band_pct, 22.5); /* the pp2 band, widened */
+  g_autofree char *s = trust_flags_string(a.flags);
+  ck_assert_str_eq(s, "pp2-cost;outside:platform");
+}
+END_TEST
+
+START_TEST(test_table_file_round_trips_and_is_strict)
+{
+  trust_table t = table(), back;
+  g_autofree char *path = tmp_path("t.json");
+  FILE *f = fopen(path, "w");
+  trust_put(&t, f);
+  fclose(f);
+  GError *err = NULL;
+  ck_assert_msg(trust_load_file(path, &back, &err), "%s", err ? err->message : "");
+  ck_assert_int_eq(memcmp(&t, &back, sizeof t), 0);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  const struct { const char *from, *to, *message; } bad[] = {
+      {"\"pp2_p90_pct\":", "\"pp2_p09_pct\":", "pp2_p09_pct"},               /* a misspelt key */
+      {"\"fragmentation_margin\":\t0.05", "\"fragmentation_margin\":\t2", "fragmentation_margin: 2 is out of range"},
+      {"\"nodes_min\":\t4", "\"nodes_min\":\t40", "a *_min above its *_max"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    ck_assert_ptr_nonnull(strstr(text, bad[i].from));
+    g_autoptr(GString) s = g_string_new(text);
+    g_string_replace(s, bad[i].from, bad[i].to, 1);
+    ck_assert(g_file_set_contents(path, s->str, -1, NULL));
+    ck_assert(!trust_load_file(path, &back, &err));
+    ck_assert_msg(strstr(err->message, bad[i].message), "%s", err->message);
+    g_clear_error(&err);
+  }
+}
+END_TEST
+
+START_TEST(test_shipped_table_loads)
+{
+  trust_table t;
+  GError *err = NULL;
+  ck_assert_msg(trust_load_named("study", &t, &err), "%s", err ? err->message : "");
+  ck_assert_str_eq(t.profile, "a100-sxm4-80gb");
+  ck_assert(t.cls[TRUST_CLASS_BASE].rows > 0 && t.cls[TRUST_CLASS_BASE].p90_pct > 0);
+}
+END_TEST
+
+/* A row of validate for val_trust_table: measured and predicted times, flags from a request. */
+static val_row vrow(const trust_table *t, const sim_request *rq, meas_status m, double ms, pred_status p, double ps)
+{
+  val_row v = {.meas = m, .meas_step_s = ms, .pred = p, .pred_step_s = ps};
+  trust_assess(t, rq, 40, 80, 1.0, &v.trust);
+  return v;
+}
+
+START_TEST(test_validate_table_statistics_by_hand)
+{
+  trust_table prior = table();
+  sim_request base = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  sim_request pp2 = request(1, 2, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  sim_request big = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  big.l.gpus = 128; /* 16 nodes */
+  sim_request scores = request(2, 1, 8, CKPT_EVERY_LAYER, ATTN_TORCH);
+  val_row rows[] = {
+      vrow(&prior, &base, MEAS_OK, 10, PRED_OK, 9),   /* -10% */
+      vrow(&prior, &base, MEAS_OK, 10, PRED_OK, 10.2), /* +2% */
+      vrow(&prior, &big, MEAS_OK, 20, PRED_OK, 21),   /* +5% */
+      vrow(&prior, &pp2, MEAS_OK, 10, PRED_OK, 8),    /* -20%: the pp2 class */
+      vrow(&prior, &scores, MEAS_OOM, NAN, PRED_OK, 30),
+      vrow(&prior, &scores, MEAS_OK, 10, PRED_OK, 10),
+      vrow(&prior, &base, MEAS_OOM, NAN, PRED_OOM, 5), /* labelled, not timed */
+  };
+  rows[1].invalid[0] = 'x'; /* left out of every statistic */
+  trust_table t;
+  GError *err = NULL;
+  ck_assert(val_trust_table(rows, G_N_ELEMENTS(rows), &prior, &base.prof, "c", &t, &err));
+  /* base class: |-10|, |+5|, |0| (the scores row is base for time) -> P90 of {0, 5, 10} = 9, mean -5/3 */
+  ck_assert_double_eq(t.cls[TRUST_CLASS_BASE].rows, 3);
+  ck_assert_double_eq_tol(t.cls[TRUST_CLASS_BASE].p90_pct, 9, 1e-9);
+  ck_assert_double_eq_tol(t.cls[TRUST_CLASS_BASE].bias_pct, -5.0 / 3, 1e-9);
+  ck_assert_double_eq(t.cls[TRUST_CLASS_PP2].rows, 1);
+  ck_assert_double_eq_tol(t.cls[TRUST_CLASS_PP2].p90_pct, 20, 1e-9);
+  ck_assert_double_eq(t.cls[TRUST_CLASS_TP8_CKPT].rows, 0);
+  ck_assert_double_eq(t.scores_rows, 2);
+  ck_assert_double_eq(t.scores_oom, 1);
+  ck_assert_double_eq(t.nodes_min, 8);
+  ck_assert_double_eq(t.nodes_max, 16);
+  ck_assert_double_eq(t.seq_len_min, 2048);
+  ck_assert_double_eq(t.model_params_min, model_params(&base.m));
+  ck_assert_double_eq(t.fragmentation_margin, prior.fragmentation_margin); /* kept from the prior */
+  ck_assert_str_eq(t.comment, "c");
+  /* no timed row: refused */
+  ck_assert(!val_trust_table(rows + 6, 1, &prior, &base.prof, "c", &t, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "--trust-out"));
+  g_clear_error(&err);
+}
+END_TEST
+
+static Suite *trust_suite(void)
+{
+  Suite *s = suite_create("trust");
+  TCase *tc = tcase_create("regimes");
+  tcase_add_test(tc, test_base_layout_has_no_flag_and_the_base_band);
+  tcase_add_test(tc, test_pp2_at_tp_up_to_2_is_its_class);
+  tcase_add_test(tc, test_tp8_with_checkpointing_is_its_class);
+  tcase_add_test(tc, test_large_unfused_score_block_is_flagged_by_its_size);
+  tcase_add_test(tc, test_oom_risk_flips_at_the_fragmentation_margin);
+  tcase_add_test(tc, test_outside_the_calibration_data_widens_the_band);
+  tcase_add_test(tc, test_shipped_table_loads);
+  tcase_add_test(tc, test_validate_table_statistics_by_hand);
+  suite_add_tcase(s, tc);
+  TCase *tf = tcase_create("file");
+  tcase_add_checked_fixture(tf, tmpdir_setup, tmpdir_teardown);
+  tcase_add_test(tf, test_table_file_round_trips_and_is_strict);
+  suite_add_tcase(s, tf);
+  return s;
+}
+
+int main(void) { return check_run(trust_suite()); }

@@ -19,7 +19,7 @@
 # Attention: Megatron's fused scale-mask-softmax (no FlashAttention in Megatron-DeepSpeed of 2022-23).
 # Every layer is recomputed for `recompute` full; the partition is Megatron's/DeepSpeed's
 # type:transformer (`layers`: the same number of layers on every stage).
-function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, NR, cell("model_name"), reason > skips }
+function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, NR, cell("model_name"), reason >> skips }
 function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {

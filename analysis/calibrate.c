@@ -29,7 +29,7 @@ typedef struct cparam {
   gboolean log_scale;
 } cparam;
 
-#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, k), lo, hi, lg}
+#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg}
 /* The free constants and their plausible ranges (docs/profile.md says why). */
 static const cparam PARAMS[] = {
     P(gemm_efficiency, 0.60, 0.95, FALSE),

@@ -128,7 +128,7 @@ gboolean calmem_run(const char *const *paths, int n_paths, const predict_cfg *cf
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "calibrate: no row labelled ok or oom to fit the memory model");
     return FALSE;
   }
-  double prior = cfg->prof.fragmentation;
+  double prior = cfg->prof.stack.fragmentation;
   calmem_choose((calmem_row *)rows->data, (int)rows->len, CALMEM_FRAG_LO, CALMEM_FRAG_HI, prior, out);
   if (log) {
     fprintf(log, "calibrate: fragmentation %.4f (chosen interval %.4f .. %.4f of %.2f .. %.2f; prior %.4f)\n",

@@ -79,7 +79,7 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
   double event_bytes = EVENT_GRAPH_BYTES + (replay ? EVENT_REPLAY_BYTES : 0), all_events = 0;
   for (int s = 0; s < l->pp; s++) {
     gen_stage_size sz;
-    gen_stage_events(&rq->m, l, &part, s, &sz);
+    gen_stage_events(&rq->m, l, &rq->gen.code, &part, s, &sz);
     out->events += sz.events * explicit_per_stage;
     out->bucket_events += sz.bucket_events * explicit_per_stage;
     out->bytes[FP_EVENTS] += (sz.events - sz.bucket_events) * explicit_per_stage * event_bytes;

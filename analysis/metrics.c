@@ -16,7 +16,7 @@ static double meta_double(const graph *g, const char *key)
 
 double metrics_mem_overhead_bytes(const gpu_profile *p, double dynamic_bytes)
 {
-  return (p->cuda_context_gib + p->nccl_buffers_gib) * GIB + p->fragmentation * dynamic_bytes;
+  return (p->stack.cuda_context_gib + p->stack.nccl_buffers_gib) * GIB + p->stack.fragmentation * dynamic_bytes;
 }
 
 /* The memory walk of workloads/memory, fed in timeline order so the peak has a time. */

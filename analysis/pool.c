@@ -153,11 +153,14 @@ static char *memory_key(const sim_request *rq)
   const model *m = &rq->m;
   const layout *l = &rq->l;
   const gpu_profile *p = &rq->prof;
-  return g_strdup_printf("%s %d %d %d %d %d|%d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g %.17g",
+  const stack_profile *st = &p->stack;
+  return g_strdup_printf("%s %d %d %d %d %d|%d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g %.17g|"
+                         "%g %g %g",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, l->gpus, l->tp, l->pp, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->zero1, rq->gen.partition,
-                         rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->cuda_context_gib,
-                         p->nccl_buffers_gib, p->fragmentation, rq->capacity_gib, p->memory_gib);
+                         rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,
+                         p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
+                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes);
 }
 
 typedef struct job {

@@ -11,7 +11,7 @@
 /* the required columns, then the optional ones */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
-                                      "profile", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+                                      "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -77,19 +77,25 @@ static gboolean row_model(const csv_table *t, guint r, const predict_cfg *cfg, m
   return TRUE;
 }
 
-/* The row's platform: its own profile (with the command's what-ifs) or the command's, then its own what-ifs. */
+/* The row's platform: its own profile (with the command's what-ifs) or the command's, its own stack or the
+ * command's, then its own what-ifs. */
 static gboolean row_platform(const csv_table *t, guint r, const predict_cfg *cfg, sim_request *rq, GError **err)
 {
-  const char *prof = row_opt(t, r, "profile");
+  const char *prof = row_opt(t, r, "profile"), *stack = row_opt(t, r, "stack");
+  const char *own = *prof ? "profile" : *stack ? "stack" : NULL;
+  if (own && cfg->no_profile_column) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' in a table row; calibrate fits the stack of --stack on "
+                "the profile of --profile (allowed: an empty %s column, or none)", own, *prof ? prof : stack, own);
+    return FALSE;
+  }
   if (*prof) {
-    if (cfg->no_profile_column) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "profile: '%s' in a table row; calibrate fits the profile of "
-                  "--profile (allowed: an empty profile column, or none)", prof);
-      return FALSE;
-    }
     if (!profile_load_named(prof, &rq->prof, err)) return FALSE;
     rq->capacity_gib = rq->prof.memory_gib;
     if (!whatif_apply(&cfg->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
+  }
+  if (*stack) {
+    if (!stack_load_named(stack, &rq->prof.stack, err)) return FALSE;
+    if (!cfg->partition_set) rq->gen.partition = rq->prof.stack.partition;
   }
   plat_whatif w = {{0}};
   for (int a = 0; a < WHATIF_N; a++) {
@@ -127,10 +133,10 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   l->sp = sp == 1;
   if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
-  /* optional: how the run split its layers over the stages; empty = the command's --partition */
+  if (!row_platform(t, r, cfg, rq, err)) return FALSE;
+  /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");
   if (*part && !partition_parse_method(part, &rq->gen.partition, err)) return FALSE;
-  if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   return layout_validate(l, &rq->m, err);
 }
 
@@ -151,11 +157,15 @@ static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_
     g_error_free(err);
   }
   pool_run(todo, rows, &cfg->pool, out);
-  if (cfg->trust)
-    for (guint r = 0; r < rows; r++)
-      if (todo[r] && out[r].status != PRED_INVALID)
-        trust_assess(cfg->trust, todo[r], out[r].peak_gib, out[r].capacity_gib, out[r].fragmentation_limit,
-                     &out[r].trust);
+  if (cfg->assess_trust) {
+    g_autoptr(GHashTable) trusts = trust_cache_new();
+    for (guint r = 0; r < rows; r++) {
+      const trust_table *tt = NULL;
+      g_autoptr(GError) bad = NULL; /* a stack's table that does not load: its rows go without a band */
+      if (todo[r] && out[r].status != PRED_INVALID && trust_lookup(trusts, todo[r]->prof.stack.name, &tt, &bad) && tt)
+        trust_assess(tt, todo[r], out[r].peak_gib, out[r].capacity_gib, out[r].fragmentation_limit, &out[r].trust);
+    }
+  }
   return out;
 }
 
@@ -208,6 +218,8 @@ static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, co
   if (!rq || p->status == PRED_INVALID) return;
   int c = csv_column(t, "profile");
   if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->profile_arg ? cfg->profile_arg : rq->prof.name);
+  c = csv_column(t, "stack");
+  if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->stack_arg ? cfg->stack_arg : rq->prof.stack.name);
   for (int a = 0; a < WHATIF_N; a++) {
     double v = a == WHATIF_GPU_MEMORY ? rq->capacity_gib : whatif_profile_value(a, &rq->prof);
     g_autofree char *s = g_strdup_printf("%.10g", v);
@@ -224,6 +236,7 @@ gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, 
   g_autofree sim_request **todo = g_new0(sim_request *, rows);
   g_autofree prediction *p = predict_rows(t, cfg, rq, todo);
   if (csv_column(t, "profile") < 0) csv_add_column(t, "profile");
+  if (csv_column(t, "stack") < 0) csv_add_column(t, "stack");
   for (int a = 0; a < WHATIF_N; a++)
     if (csv_column(t, whatif_column(a)) < 0) csv_add_column(t, whatif_column(a));
   for (guint r = 0; r < t->rows->len; r++) set_platform_cells(t, r, cfg, todo[r], &p[r]);

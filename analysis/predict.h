@@ -5,7 +5,7 @@
  *
  * Columns: the layout (model, seq_len, global_batch, vocab, gpus,
  * checkpointing, attention_kernel, micro_batch, tp, pp, sp) and, optional,
- * per-row overrides: partition, model_file, profile, ib_gbps, nvlink_gbps,
+ * per-row overrides: partition, model_file, profile, stack, ib_gbps, nvlink_gbps,
  * nics_per_node, gpu_memory (an empty cell: the command's value).
  *
  * Owns: row -> request translation, the pred_* columns.
@@ -24,12 +24,14 @@
 typedef struct predict_cfg {
   gpu_profile prof;     /* the command's profile, its what-ifs applied */
   const char *profile_arg; /* how the command named it (--profile NAME|FILE), for the output's profile column */
+  const char *stack_arg;   /* the same for --stack (the stack column) */
+  gboolean partition_set;  /* --partition given: else a row's partition is its stack's (gen.partition: the command's) */
   plat_whatif whatif;   /* the command's what-ifs, also applied to a row's own profile */
   double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;
   const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */
-  const trust_table *trust; /* how far to trust each row's prediction (NULL: not assessed) */
-  gboolean no_profile_column; /* refuse a `profile` column (calibrate fits the command's profile) */
+  gboolean assess_trust;  /* give each row the band, headroom and flags of its stack's trust table (trust.h) */
+  gboolean no_profile_column; /* refuse a `profile` or `stack` column (calibrate fits the command's stack on its profile) */
   pool_cfg pool;
 } predict_cfg;
 

@@ -69,6 +69,7 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   cJSON *j = cJSON_CreateObject();
   int nodes = (o->g->world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   cJSON_AddStringToObject(j, "profile", p->name);
+  cJSON_AddStringToObject(j, "stack", p->stack.name);
   cJSON_AddNumberToObject(j, "nodes", nodes);
   cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
   cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
@@ -188,8 +189,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);
   }
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
-  fprintf(f, "platform: %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g\n", prof->name,
-          prof->ib_bytes_per_s * 8 / 1e9, prof->nvlink_bytes_per_s * 8 / 1e9, prof->nics_per_node,
+  fprintf(f, "platform: %s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g\n", prof->name,
+          prof->stack.name, prof->ib_bytes_per_s * 8 / 1e9, prof->nvlink_bytes_per_s * 8 / 1e9, prof->nics_per_node,
           m->mem_capacity_bytes / GIB);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",

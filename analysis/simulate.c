@@ -55,6 +55,7 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
     return FALSE;
   }
   rq->gen.gpus_per_node = node;
+  rq->gen.code = stack_gen_code(&rq->prof.stack); /* what the stack's code runs */
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
   if (rq->prof.nics_per_node < node) rq->gen.symmetry = FALSE;
   return TRUE;

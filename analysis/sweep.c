@@ -9,7 +9,7 @@
 /* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
-    "micro_batch", "tp", "pp", "sp", "partition", "profile", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "micro_batch", "tp", "pp", "sp", "partition", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
@@ -34,7 +34,7 @@ gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
 
 /* One platform point: a profile with its what-ifs, and a GPU count. */
 typedef struct point {
-  const char *profile_name;
+  const char *profile_name, *stack_name;
   gpu_profile prof;
   double capacity_gib;
   int gpus;
@@ -132,11 +132,14 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_int(t, r, "tp", l->tp);
   set_int(t, r, "pp", l->pp);
   set_int(t, r, "sp", l->sp);
-  set(t, r, "partition", partition_method_name(s->gen.partition));
+  gen_options gen = s->gen;
+  if (!s->partition_set) gen.partition = pt->prof.stack.partition;
+  set(t, r, "partition", partition_method_name(gen.partition));
   set(t, r, "profile", pt->profile_name);
+  set(t, r, "stack", pt->stack_name);
   for (int a = 0; a < WHATIF_N; a++)
     set_num(t, r, whatif_column(a), a == WHATIF_GPU_MEMORY ? pt->capacity_gib : whatif_profile_value(a, &pt->prof));
-  sim_request rq = {.m = s->m, .l = *l, .gen = s->gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
+  sim_request rq = {.m = s->m, .l = *l, .gen = gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
   GError *err = NULL;
   if (l->sp && l->tp == 1)
     g_set_error(&err, LSIM_ERROR, LSIM_ERROR_INVALID,
@@ -190,14 +193,15 @@ static void enumerate_point(enumeration *e, const point *pt)
 static double whatif_at(const sweep_spec *s, int a, guint i) { return s->whatif[a] ? g_array_index(s->whatif[a], double, i) : 0; }
 static guint whatif_len(const sweep_spec *s, int a) { return s->whatif[a] ? s->whatif[a]->len : 1; }
 
-/* Every platform point, in the enumeration's order (profile, gpus, then the what-ifs); FALSE with err
- * on a profile that does not load or what-ifs it cannot take. */
+/* Every platform point, in the enumeration's order (profile, stack, gpus, then the what-ifs); FALSE with
+ * err on a profile or stack that does not load or what-ifs it cannot take. */
 static GArray *platform_points(const sweep_spec *s, GError **err)
 {
   GArray *pts = g_array_new(FALSE, FALSE, sizeof(point));
-  for (guint k = 0; k < s->profiles->len; k++) {
+  for (guint k = 0; k < s->profiles->len * s->stacks->len; k++) {
     gpu_profile base;
-    if (!profile_load_named(s->profiles->pdata[k], &base, err)) {
+    const char *profile = s->profiles->pdata[k / s->stacks->len], *stack = s->stacks->pdata[k % s->stacks->len];
+    if (!profile_load_with_stack(profile, stack, &base, err)) {
       g_array_free(pts, TRUE);
       return NULL;
     }
@@ -208,7 +212,7 @@ static GArray *platform_points(const sweep_spec *s, GError **err)
             for (guint i3 = 0; i3 < whatif_len(s, 3); i3++) {
               G_STATIC_ASSERT(WHATIF_N == 4);
               plat_whatif w = {{whatif_at(s, 0, i0), whatif_at(s, 1, i1), whatif_at(s, 2, i2), whatif_at(s, 3, i3)}};
-              point pt = {.profile_name = s->profiles->pdata[k], .prof = base, .capacity_gib = base.memory_gib,
+              point pt = {.profile_name = profile, .stack_name = stack, .prof = base, .capacity_gib = base.memory_gib,
                           .gpus = ival(s->gpus, g)};
               if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
                 g_array_free(pts, TRUE);
@@ -272,9 +276,12 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
   pool_run(todo, k, &s->pool, out);
-  for (guint i = 0; s->trust && i < k; i++)
-    if (out[i].status != PRED_INVALID)
-      trust_assess(s->trust, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit, &out[i].trust);
+  for (guint i = 0; s->trusts && i < k; i++) {
+    const trust_table *tt = NULL;
+    g_autoptr(GError) bad = NULL; /* a stack's table that does not load: its rows go without a band */
+    if (out[i].status != PRED_INVALID && trust_lookup(s->trusts, todo[i]->prof.stack.name, &tt, &bad) && tt)
+      trust_assess(tt, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit, &out[i].trust);
+  }
   for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);

@@ -1,6 +1,6 @@
 /* sweep -- the layout search: every combination of the layout axes (tp, pp,
  * micro-batch, sequence parallelism, checkpointing, attention kernel)
- * crossed with the platform axes (profile, GPUs, InfiniBand and NVLink
+ * crossed with the platform axes (profile, stack, GPUs, InfiniBand and NVLink
  * bandwidth, NICs per node, memory per GPU), each a list given by the user
  * or, for a layout axis left out, every value valid for the model and the
  * cluster. Invalid layouts are counted by reason, the memory verdict comes
@@ -39,11 +39,13 @@ typedef struct sweep_spec {
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */
+  GPtrArray *stacks;      /* stack names or files, at least one */
+  gboolean partition_set; /* gen.partition given (else each stack's own) */
   GArray *gpus;           /* int, at least one */
   GArray *whatif[WHATIF_N]; /* double; NULL: the profile's own */
   int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
   pool_cfg pool;
-  const trust_table *trust; /* how far to trust each prediction (band_pct, flags); NULL: not assessed */
+  GHashTable *trusts;     /* trust tables by stack (trust_lookup): each prediction's band and flags; NULL: none */
 } sweep_spec;
 
 /* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */

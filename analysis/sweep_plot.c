@@ -80,11 +80,12 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
     axis = a;
   }
   gboolean profiles_vary = FALSE;
-  for (guint r = 1; r < t->rows->len; r++) profiles_vary |= strcmp(cell(t, r, "profile"), cell(t, 0, "profile")) != 0;
+  for (guint r = 1; r < t->rows->len; r++)
+    profiles_vary |= strcmp(cell(t, r, "profile"), cell(t, 0, "profile")) || strcmp(cell(t, r, "stack"), cell(t, 0, "stack"));
   if (axis < 0 || profiles_vary) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--plot: %s (allowed: a list for one of --ib-gbps, "
-                "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile)",
-                profiles_vary ? "the profile varies" : "no platform axis is swept");
+                "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile and stack)",
+                profiles_vary ? "the profile or the stack varies" : "no platform axis is swept");
     return FALSE;
   }
   const char *col = AXES[axis];
@@ -156,7 +157,7 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
         ".title{font-size:14px;font-weight:bold}</style>\n<rect width=\"1000\" height=\"560\" fill=\"white\"/>\n", f);
   /* the platform values but the swept one */
   g_autoptr(GString) pl = g_string_new(NULL);
-  static const char *const FIXED[] = {"profile", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+  static const char *const FIXED[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
   for (size_t i = 0; i < G_N_ELEMENTS(FIXED); i++)
     if (strcmp(FIXED[i], col))
       g_string_append_printf(pl, "%s%s %s", pl->len ? ", " : "", FIXED[i], cell(t, 0, FIXED[i]));

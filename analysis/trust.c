@@ -86,6 +86,30 @@ gboolean trust_load_named(const char *name, trust_table *out, GError **err)
   return trust_load_file(path, out, err);
 }
 
+GHashTable *trust_cache_new(void) { return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free); }
+
+gboolean trust_lookup(GHashTable *cache, const char *stack, const trust_table **out, GError **err)
+{
+  gpointer v;
+  if (g_hash_table_lookup_extended(cache, stack, NULL, &v)) {
+    *out = v;
+    return TRUE;
+  }
+  g_autofree char *file = g_strconcat(stack, ".json", NULL);
+  g_autofree char *path = lsim_data_path("analysis/trust", file);
+  trust_table *t = NULL;
+  if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+    t = g_new(trust_table, 1);
+    if (!trust_load_file(path, t, err)) {
+      g_free(t);
+      return FALSE;
+    }
+  }
+  g_hash_table_insert(cache, g_strdup(stack), t);
+  *out = t;
+  return TRUE;
+}
+
 void trust_put(const trust_table *t, FILE *f)
 {
   cJSON *j = cJSON_CreateObject();
@@ -154,7 +178,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->nodes = (l->gpus + rq->prof.gpus_per_node - 1) / rq->prof.gpus_per_node;
   out->headroom_gib = capacity_gib - peak_gib;
   guint f = trust_regime_flags(t, rq);
-  if (fabs(fragmentation_limit - rq->prof.fragmentation) <= t->fragmentation_margin) f |= 1u << TRUST_NEAR_OOM;
+  if (fabs(fragmentation_limit - rq->prof.stack.fragmentation) <= t->fragmentation_margin) f |= 1u << TRUST_NEAR_OOM;
   if (outside(out->model_params, t->model_params_min, t->model_params_max)) f |= 1u << TRUST_OUT_MODEL;
   if (outside(l->seq_len, t->seq_len_min, t->seq_len_max)) f |= 1u << TRUST_OUT_SEQ;
   if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
@@ -199,7 +223,7 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
   if (a->flags & (1u << TRUST_NEAR_OOM))
     g_ptr_array_add(w, g_strdup_printf("OOM risk: the verdict flips at fragmentation %.3f, within %.2f of the profile's "
                                        "%.3f (headroom %.1f GiB; docs/trust.md)",
-                                       fragmentation_limit, t->fragmentation_margin, rq->prof.fragmentation,
+                                       fragmentation_limit, t->fragmentation_margin, rq->prof.stack.fragmentation,
                                        a->headroom_gib));
   GString *out = g_string_new(NULL);
   if (a->flags & (1u << TRUST_OUT_MODEL))

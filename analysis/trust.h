@@ -71,6 +71,11 @@ typedef struct trust_assessment {
 gboolean trust_load_file(const char *path, trust_table *out, GError **err);
 /* analysis/trust/NAME.json, or a path (a '/' or ".json"). */
 gboolean trust_load_named(const char *name, trust_table *out, GError **err);
+/* The trust table of a stack (analysis/trust/STACK.json), through cache (a table of trust_cache_new):
+ * *out NULL when the stack has none (its predictions carry no band); FALSE with err when its file
+ * does not load. */
+GHashTable *trust_cache_new(void);
+gboolean trust_lookup(GHashTable *cache, const char *stack, const trust_table **out, GError **err);
 /* The table as JSON text on f (its write errors are f's: lsim_outfile checks them). */
 void trust_put(const trust_table *t, FILE *f);
 

@@ -5,8 +5,8 @@
 #   1. bench/study-runs.sh writes the study's runs, annotated with each run's partition and time_fit,
 #      to WORK_DIR/study;
 #   2. for each of llama-13b and llama-65b: layoutsim calibrate (fragmentation and timing, from the
-#      prior profile, 31 evaluations) on that model's files -> WORK_DIR/cal-MODEL.json;
-#   3. layoutsim validate of the other model's files with that profile: all their rows, then the rows
+#      prior stack study-prior, 31 evaluations) on that model's files -> WORK_DIR/cal-MODEL.json (a stack);
+#   3. layoutsim validate of the other model's files with that stack: all their rows, then the rows
 #      a timing fit would use (without those marked time_fit no by study-runs.sh, whose oom rows go
 #      too, so the OOM accuracy there is over fewer labels; copies in WORK_DIR/fit-rows).
 # WORK_DIR must lie outside the repository (it holds copies of the study's data). About 25 minutes
@@ -26,9 +26,9 @@ for fit in 13b 65b; do
   train=("$2"/study/llama"$fit"-*.csv) test=("$2"/study/llama"$other"-*.csv)
   [ ${#train[@]} -gt 0 ] && [ ${#test[@]} -gt 0 ] || die "no llama$fit-*.csv or llama$other-*.csv in '$1'"
   echo "== fit on llama-$fit, validate on llama-$other"
-  "$bin" calibrate "${train[@]}" --profile a100-sxm4-80gb-prior -o "$2/cal-$fit.json" --max-evals 31 -j "$jobs" \
+  "$bin" calibrate "${train[@]}" --stack study-prior -o "$2/cal-$fit.json" --max-evals 31 -j "$jobs" \
     2> >(grep -E "best objective|fragmentation [0-9]|rows measured ok" >&2)
-  "$bin" validate "${test[@]}" --profile "$2/cal-$fit.json" -j "$jobs"
+  "$bin" validate "${test[@]}" --stack "$2/cal-$fit.json" -j "$jobs"
   echo "== the same, without the rows marked time_fit no"
   mkdir -p "$2/fit-rows"
   kept=()
@@ -37,5 +37,5 @@ for fit in 13b 65b; do
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_fit") c = i } !c || NR == 1 || $c != "no"' "$f" > "$dst"
     kept+=("$dst")
   done
-  "$bin" validate "${kept[@]}" --profile "$2/cal-$fit.json" -j "$jobs"
+  "$bin" validate "${kept[@]}" --stack "$2/cal-$fit.json" -j "$jobs"
 done

@@ -62,10 +62,10 @@ static const char *const USAGE =
     "                               seq_len, global_batch, vocab, gpus, checkpointing,\n"
     "                               attention_kernel, micro_batch, tp, pp, sp; optional, per\n"
     "                               row, an empty cell keeping the command's value: partition,\n"
-    "                               model_file, profile, ib_gbps, nvlink_gbps, nics_per_node,\n"
-    "                               gpu_memory); a sweep's CSV is such a table. Every\n"
-    "                               prediction (here, in simulate and sweep) carries its error\n"
-    "                               band, memory headroom and trust flags (docs/trust.md)\n"
+    "                               model_file, profile, stack, ib_gbps, nvlink_gbps,\n"
+    "                               nics_per_node, gpu_memory); a sweep's CSV is such a table.\n"
+    "                               Every prediction (here, in simulate and sweep) carries its\n"
+    "                               error band, memory headroom and trust flags (docs/trust.md)\n"
     "  validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv] [--trust-out T.json]\n"
     "                               predict measured runs (the predict columns plus status and\n"
     "                               step_time_s) and report, per (model, seq_len, gpus): OOM-label\n"
@@ -73,13 +73,14 @@ static const char *const USAGE =
     "                               -o writes the per-row comparison (docs/calibration.md);\n"
     "                               --trust-out the trust table of the rows: what they cover and\n"
     "                               the error of each regime (analysis/trust/, docs/trust.md)\n"
-    "  calibrate FILE.csv... -o PROFILE.json [--fit WHAT] [--max-evals N] [-j N] [--full]\n"
-    "                               fit the profile's free constants to measured runs\n"
+    "  calibrate FILE.csv... -o STACK.json [--fit WHAT] [--max-evals N] [-j N] [--full]\n"
+    "                               fit the free constants of the --stack (the prior) on the\n"
+    "                               --profile to measured runs\n"
     "                               (timing: least squares on log step time, Levenberg-Marquardt\n"
     "                               with finite-difference derivatives, leaving out rows\n"
     "                               whose time_fit is no; memory:\n"
     "                               fragmentation from the ok/oom labels;\n"
-    "                               docs/calibration.md) and write the fitted profile\n"
+    "                               docs/calibration.md) and write the fitted stack\n"
     "  help [COMMAND]               this text, or one command's entry and the options\n"
     "  --version                    the version: layoutsim " LSIM_VERSION "\n"
     "\n"
@@ -102,26 +103,32 @@ static const char *const USAGE =
     "  --attention-kernel K    torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
     "                          flash2+rmsnorm (default)\n"
     "  --no-zero1              keep full optimizer states on every data-parallel rank\n"
-    "  --partition METHOD      auto (default: balanced, as the study code's example config, or\n"
-    "                          uniform where balanced leaves a stage empty) | balanced |\n"
-    "                          uniform (the library default); docs/model.md\n"
+    "  --partition METHOD      auto (balanced, as the study code's example config, or uniform\n"
+    "                          where balanced leaves a stage empty) | balanced | uniform (the\n"
+    "                          study's library default) | layers (the layers split evenly:\n"
+    "                          Megatron, DeepSpeed's type:transformer); default: the stack's\n"
+    "                          (study: auto); docs/model.md\n"
     "  sweep: --tp, --pp, --micro-batch, --sp, --checkpointing and --attention-kernel take a\n"
     "  comma-separated list (--tp 1,2,4 --sp 0,1), --pp, --micro-batch and --gpus also ranges\n"
     "  (--pp 1-16); left out, every value valid for the model and the cluster\n"
     "\n"
     "PLATFORM options:\n"
-    "  --profile NAME|FILE     hardware profile (default a100-sxm4-80gb; docs/profile.md)\n"
+    "  --profile NAME|FILE     hardware profile: the machine's datasheet figures (default\n"
+    "                          a100-sxm4-80gb; docs/profile.md)\n"
+    "  --stack NAME|FILE       software stack: the training code's kernel and NCCL efficiencies,\n"
+    "                          memory overheads and graph (default study; megatron-deepspeed;\n"
+    "                          docs/stacks.md)\n"
     "  --gpu-memory GIB        memory per GPU for the OOM verdict (default: the profile's)\n"
     "  --ib-gbps X             InfiniBand bandwidth per NIC, Gbit/s (default 200)\n"
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default 2400)\n"
     "  --nics-per-node N       InfiniBand NICs per node (default 8, one per GPU)\n"
-    "  sweep: --profile, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node and --gpu-memory\n"
-    "  take a comma-separated list: the sweep covers their cross product\n"
+    "  sweep: --profile, --stack, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node and\n"
+    "  --gpu-memory take a comma-separated list: the sweep covers their cross product\n"
     "\n"
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text); sweep and merge: text|csv|json\n"
     "  -o, --output FILE       write the summary to FILE (graph: the graph; predict: the table;\n"
-    "                          validate: the per-row comparison; calibrate: the fitted profile;\n"
+    "                          validate: the per-row comparison; calibrate: the fitted stack;\n"
     "                          sweep, merge: the ranking; default: standard output)\n"
     "  --top K                 sweep, merge: the K best layouts of each platform point (default:\n"
     "                          text 10, CSV and JSON all)\n"
@@ -179,12 +186,13 @@ static const char *const USAGE =
     "  --check-fast            compare fast mode with full simulations on the rows the timing\n"
     "                          fit uses; fit and write nothing\n"
     "  --prior-weight W        weight of the pull of each constant towards its value in the\n"
-    "                          starting profile (default 0.001; 0: none; docs/calibration.md)\n"
+    "                          starting stack (default 0.001; 0: none; docs/calibration.md)\n"
     "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
     "                          fragmentation constant, from the ok/oom labels)\n"
     "\n"
     "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
-    "a --profile file), 64 MiB (a predict, validate or calibrate table) or 1 GiB (a graph).\n"
+    "a --profile or --stack file), 64 MiB (a predict, validate or calibrate table) or 1 GiB\n"
+    "(a graph).\n"
     "\n"
     "Options: long options by their full names (--global-batch, not --glob); a value after\n"
     "a blank or '=' (--tp 2, --tp=2), a flag's optional value after '=' only (--sp=1).\n"
@@ -223,18 +231,18 @@ static int fail_msg(const char *msg)
 static void put_summary(FILE *f, const cli_opts *o, const sim_outcome *out, const sim_request *rq)
 {
   if (!strcmp(o->format, "json")) {
-    cJSON *j = report_json(out, rq, &o->rq.prof, &o->trust);
+    cJSON *j = report_json(out, rq, &o->rq.prof, o->trust);
     char *s = cJSON_Print(j);
     fprintf(f, "%s\n", s);
     cJSON_free(s);
     cJSON_Delete(j);
   } else {
-    report_text(f, out, rq, &o->rq.prof, &o->trust);
+    report_text(f, out, rq, &o->rq.prof, o->trust);
   }
 }
 
 /* Whether output `path` would replace a file the command reads: its positional files (graph,
- * tables), --model-file and a --profile file. predict IN -o IN, filling in its columns in place,
+ * tables), --model-file and a --profile or --stack file. predict IN -o IN, filling in its columns in place,
  * is the one exception. */
 static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_output_option)
 {
@@ -245,9 +253,11 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
    * the rows of a table may name any of them) */
   g_auto(GStrv) models = model_builtin_paths();
   g_autofree char *profile = profile_path(o->profile_name);
+  g_autofree char *stack = stack_path(o->stack_name);
   g_autoptr(GPtrArray) files = g_ptr_array_new();
   g_ptr_array_add(files, (gpointer)o->model_file);
   g_ptr_array_add(files, profile);
+  g_ptr_array_add(files, stack);
   for (char **m = models; *m; m++) g_ptr_array_add(files, *m);
   for (guint i = 0; i < files->len; i++) {
     const char *f = files->pdata[i];
@@ -336,7 +346,7 @@ static int write_outputs(const cli_opts *o, const sim_outcome *out, const sim_re
                 open_output(set, o->timeline_csv, &csv, &err) && open_output(set, o->timeline_svg, &svg, &err) &&
                 open_output(set, o->memory_svg, &mem_svg, &err) && open_output(set, o->paje, &paje, &err);
   const gpu_profile *pr = &o->rq.prof;
-  g_autofree char *platform = g_strdup_printf("%s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g", pr->name,
+  g_autofree char *platform = g_strdup_printf("%s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g", pr->name, pr->stack.name,
                                               pr->ib_bytes_per_s * 8 / 1e9, pr->nvlink_bytes_per_s * 8 / 1e9,
                                               pr->nics_per_node, o->rq.capacity_gib);
   if (ok) {
@@ -430,8 +440,8 @@ static int cmd_replay(cli_opts *o)
 /* What predict, validate and calibrate simulate each row with: the resolved profile, memory and options. */
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
-  predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
-                     .trust = &o->trust,
+  predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .stack_arg = o->stack_name,
+                     .partition_set = o->partition_set, .assess_trust = TRUE, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
                      .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                               .progress = progress}};
   return cfg;
@@ -500,7 +510,20 @@ static int cmd_validate(cli_opts *o)
       g_string_append_printf(files, "%s%s", i ? " " : "", (const char *)o->positional->pdata[i]);
     g_autofree char *comment = g_strdup_printf("Written by layoutsim validate %s --profile %s --trust-out: how far to "
                                                "trust a prediction (docs/trust.md)", files->str, o->profile_name);
-    if (!val_trust_table(rv, (int)rows->len, &o->trust, &o->rq.prof, comment, &tt, &err)) {
+    /* the thresholds and margins a table keeps: the stack's own table's, else the default stack's */
+    const trust_table *prior = o->trust;
+    if (!prior && !trust_lookup(o->trusts, STACK_DEFAULT, &prior, &err)) {
+      lsim_outset_abort(&set);
+      return fail(err);
+    }
+    if (!prior) {
+      lsim_outset_abort(&set);
+      return fail_msg("validate: --trust-out: no trust table of the stack '" STACK_DEFAULT "' to take the margins from "
+                      "(allowed: LAYOUTSIM_DATA set to the layoutsim source tree)");
+    }
+    trust_table base = *prior;
+    g_strlcpy(base.name, o->rq.prof.stack.name, sizeof base.name);
+    if (!val_trust_table(rv, (int)rows->len, &base, &o->rq.prof, comment, &tt, &err)) {
       lsim_outset_abort(&set);
       return fail(err);
     }
@@ -518,6 +541,10 @@ static int cmd_validate(cli_opts *o)
       printf("profile %s (%s)\n", o->rq.prof.name, o->profile_name);
     else
       printf("profile %s\n", o->rq.prof.name);
+    if (strcmp(o->stack_name, o->rq.prof.stack.name)) /* a stack file (or a prior) */
+      printf("stack %s (%s)\n", o->rq.prof.stack.name, o->stack_name);
+    else
+      printf("stack %s\n", o->rq.prof.stack.name);
     const gpu_profile *p = &o->rq.prof; /* what every row was computed with, but where a row sets its own */
     printf("platform: ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g (a row's own columns override them)\n",
            p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9, p->nics_per_node, o->rq.capacity_gib);
@@ -533,9 +560,9 @@ static int cmd_validate(cli_opts *o)
 static int cmd_calibrate(cli_opts *o)
 {
   GError *err = NULL;
-  if (o->positional->len < 1) return fail_msg("calibrate: expects one or more measured tables (layoutsim calibrate FILE.csv... -o PROFILE.json)");
+  if (o->positional->len < 1) return fail_msg("calibrate: expects one or more measured tables (layoutsim calibrate FILE.csv... -o STACK.json)");
   if (!o->output && !o->calib_check_fast)
-    return fail_msg("calibrate: --output FILE is required (where to write the fitted profile)");
+    return fail_msg("calibrate: --output FILE is required (where to write the fitted stack)");
   if (o->calib_fit && o->calib_check_fast)
     return fail_msg("calibrate: --check-fast compares the timing simulations and fits nothing; it takes no --fit");
   if (o->calib_fit && !strcmp(o->calib_fit, "memory") && (o->max_evals > 0 || o->calib_full || o->prior_weight_set))
@@ -570,7 +597,7 @@ static int cmd_calibrate(cli_opts *o)
   if (strcmp(fit, "timing")) {
     calmem_fit mf;
     if (!calmem_run(paths, (int)o->positional->len, &cc.pred, stderr, &mf, &err)) return fail(err);
-    fitted.fragmentation = mf.fragmentation;
+    fitted.stack.fragmentation = mf.fragmentation;
   }
   if (strcmp(fit, "memory")) {
     cc.pred.prof = fitted;
@@ -585,11 +612,11 @@ static int cmd_calibrate(cli_opts *o)
                              ? g_strdup_printf("--fit %s, %s mode, %d evaluations max, prior weight %g", fit,
                                                cc.fast ? "fast" : "full", cc.max_evals, cc.prior_weight)
                              : g_strdup("--fit memory");
-  g_snprintf(fitted.comment, sizeof fitted.comment,
-             "Fitted by layoutsim calibrate (%s) from %s, starting at profile '%s'; docs/profile.md and docs/calibration.md.",
-             how, files->str, o->profile_name);
+  g_snprintf(fitted.stack.comment, sizeof fitted.stack.comment,
+             "Fitted by layoutsim calibrate (%s) from %s on profile '%s', starting at stack '%s'; docs/stacks.md and "
+             "docs/calibration.md.", how, files->str, o->profile_name, o->stack_name);
   g_string_free(files, TRUE);
-  if (!profile_save(&fitted, o->output, &err)) return fail(err);
+  if (!stack_save(&fitted.stack, o->output, &err)) return fail(err);
   return 0;
 }
 
@@ -660,10 +687,10 @@ static int cmd_sweep(cli_opts *o)
   if (o->plot) { /* before the work: the picture needs exactly one swept platform axis */
     int swept = spec.gpus->len > 1;
     for (int a = 0; a < WHATIF_N; a++) swept += spec.whatif[a] && spec.whatif[a]->len > 1;
-    if (swept != 1 || spec.profiles->len > 1) {
+    if (swept != 1 || spec.profiles->len > 1 || spec.stacks->len > 1) {
       cli_sweep_spec_clear(&spec);
       return fail_msg("--plot: needs exactly one swept platform axis (allowed: a list for one of --ib-gbps, "
-                      "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile)");
+                      "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile and stack)");
     }
   }
   g_autoptr(csv_table) t = sweep_run(&spec, &err);

@@ -15,7 +15,7 @@ enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK
 };
 
 static const struct option LONG[] = {
@@ -34,6 +34,7 @@ static const struct option LONG[] = {
     {"no-zero1", no_argument, NULL, O_NO_ZERO1},
     {"partition", required_argument, NULL, O_PARTITION},
     {"profile", required_argument, NULL, O_PROFILE},
+    {"stack", required_argument, NULL, O_STACK},
     {"gpu-memory", required_argument, NULL, O_GPU_MEM},
     {"ib-gbps", required_argument, NULL, O_IB},
     {"nvlink-gbps", required_argument, NULL, O_NVLINK},
@@ -77,7 +78,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
     {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT},
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
-    {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
+    {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
@@ -90,7 +91,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
-static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE};
+static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE, O_STACK};
 G_STATIC_ASSERT(G_N_ELEMENTS(LISTS) == G_N_ELEMENTS(((cli_opts *)0)->lists));
 
 static int list_slot(int val)
@@ -121,13 +122,19 @@ void cli_opts_init(cli_opts *o)
   o->rq.gen = gen_default_options();
   o->model_name = "llama-13b";
   o->profile_name = "a100-sxm4-80gb";
+  o->stack_name = STACK_DEFAULT;
   o->format = "text";
   o->jobs = (int)g_get_num_processors();
   o->shard_i = o->shard_n = 1;
   o->positional = g_ptr_array_new();
+  o->trusts = trust_cache_new();
 }
 
-void cli_opts_clear(cli_opts *o) { g_ptr_array_free(o->positional, TRUE); }
+void cli_opts_clear(cli_opts *o)
+{
+  g_ptr_array_free(o->positional, TRUE);
+  g_hash_table_destroy(o->trusts);
+}
 
 static gboolean bad(GError **err, const char *opt, const char *s, const char *allowed)
 {
@@ -200,8 +207,9 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_CKPT: return layout_parse_ckpt(arg, &l->ckpt, err);
   case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
   case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
-  case O_PARTITION: return partition_parse_method(arg, &o->rq.gen.partition, err);
+  case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
+  case O_STACK: o->stack_name = arg; return TRUE;
   /* the profile's ranges (platforms/whatif.c) */
   case O_GPU_MEM: return whatif_parse(WHATIF_GPU_MEMORY, "--gpu-memory", arg, &o->whatif.v[WHATIF_GPU_MEMORY], err);
   case O_IB: return whatif_parse(WHATIF_IB_GBPS, "--ib-gbps", arg, &o->whatif.v[WHATIF_IB_GBPS], err);
@@ -448,9 +456,11 @@ static gboolean resolve_model(const cli_opts *o, model *m, GError **err)
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
-  if (!profile_load_named(o->profile_name, &rq->prof, err)) return FALSE;
-  /* the commands that say how far to trust a prediction (trust.h) */
-  if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) && !trust_load_named("study", &o->trust, err))
+  if (!profile_load_with_stack(o->profile_name, o->stack_name, &rq->prof, err)) return FALSE;
+  if (!o->partition_set) rq->gen.partition = rq->prof.stack.partition;
+  /* the commands that say how far to trust a prediction (trust.h): the table of the stack, if it has one */
+  if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) &&
+      !trust_lookup(o->trusts, rq->prof.stack.name, &o->trust, err))
     return FALSE;
   rq->capacity_gib = rq->prof.memory_gib;
   if (!whatif_apply(&o->whatif, &rq->prof, &rq->capacity_gib, err)) return FALSE;
@@ -556,14 +566,15 @@ void cli_sweep_spec_clear(sweep_spec *s)
     if (s->whatif[a]) g_array_unref(s->whatif[a]);
   if (s->gpus) g_array_unref(s->gpus);
   if (s->profiles) g_ptr_array_unref(s->profiles);
+  if (s->stacks) g_ptr_array_unref(s->stacks);
   memset(s, 0, sizeof *s);
 }
 
 gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
 {
   memset(s, 0, sizeof *s);
-  if (!resolve_model(o, &s->m, err) || !trust_load_named("study", &o->trust, err)) return FALSE;
-  s->trust = &o->trust;
+  if (!resolve_model(o, &s->m, err)) return FALSE;
+  s->trusts = o->trusts;
   s->model_file = o->model_file;
   s->seq_len = o->rq.l.seq_len;
   s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;
@@ -573,6 +584,8 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->pool = (pool_cfg){.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                        .progress = "sweep"};
   s->profiles = g_ptr_array_new_with_free_func(g_free);
+  s->stacks = g_ptr_array_new_with_free_func(g_free);
+  s->partition_set = o->partition_set;
   s->gpus = g_array_new(FALSE, FALSE, sizeof(int));
   static const whatif_axis WHATIF_OF[] = {WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY};
   for (int slot = 0; slot < (int)G_N_ELEMENTS(LISTS); slot++) {
@@ -582,8 +595,9 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS;
     g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
     if (!items) return FALSE;
-    if (val == O_PROFILE) {
-      for (guint i = 0; i < items->len; i++) g_ptr_array_add(s->profiles, g_strdup(items->pdata[i]));
+    if (val == O_PROFILE || val == O_STACK) {
+      for (guint i = 0; i < items->len; i++)
+        g_ptr_array_add(val == O_PROFILE ? s->profiles : s->stacks, g_strdup(items->pdata[i]));
       continue;
     }
     gboolean is_whatif = slot >= 6 && slot <= 9;
@@ -613,5 +627,6 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     }
   if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
   if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
+  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, g_strdup(o->stack_name));
   return TRUE;
 }

@@ -18,13 +18,15 @@
 typedef struct cli_opts {
   unsigned command_bit;  /* CMD_*: the command being run (set by cli_parse) */
   sim_request rq;
-  trust_table trust;     /* how far to trust a prediction (analysis/trust.h): the study's table */
-  const char *model_name, *model_file, *profile_name;
+  const char *model_name, *model_file, *profile_name, *stack_name;
+  gboolean partition_set; /* --partition given (else each stack's own)  */
+  GHashTable *trusts;    /* trust tables by stack name (trust_lookup) */
+  const trust_table *trust; /* the stack's, how far to trust a prediction (analysis/trust.h); NULL: none */
   gboolean model_set;    /* --model given (a conflict with --model-file) */
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
-  const char *lists[12]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
+  const char *lists[13]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
   int top;               /* sweep, merge --top; 0: the format's default */
   gboolean show_invalid; /* sweep, merge --show-invalid */
   const char *plot;      /* sweep, merge --plot FILE.svg */

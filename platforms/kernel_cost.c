@@ -18,19 +18,19 @@ static double quantization(const gpu_profile *p, double a, double b, double ta, 
 
 double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
 {
-  if (m < 1 || n < 1 || k < 1) return p->gemm_efficiency;
-  double q1 = quantization(p, m, n, p->gemm_tile_m, p->gemm_tile_n);
-  double q2 = quantization(p, m, n, p->gemm_tile_n, p->gemm_tile_m);
-  return p->gemm_efficiency * (q1 > q2 ? q1 : q2) * k / (k + p->gemm_k_half);
+  if (m < 1 || n < 1 || k < 1) return p->stack.gemm_efficiency;
+  double q1 = quantization(p, m, n, p->stack.gemm_tile_m, p->stack.gemm_tile_n);
+  double q2 = quantization(p, m, n, p->stack.gemm_tile_n, p->stack.gemm_tile_m);
+  return p->stack.gemm_efficiency * (q1 > q2 ? q1 : q2) * k / (k + p->stack.gemm_k_half);
 }
 
 double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim)
 {
-  double base = variant == ATTN_FLASH2 || variant == ATTN_FLASH2_RMSNORM ? p->flash2_efficiency : p->flash1_efficiency;
-  return base * seq / (seq + p->attn_seq_half) * head_dim / (head_dim + p->attn_head_dim_half);
+  double base = variant == ATTN_FLASH2 || variant == ATTN_FLASH2_RMSNORM ? p->stack.flash2_efficiency : p->stack.flash1_efficiency;
+  return base * seq / (seq + p->stack.attn_seq_half) * head_dim / (head_dim + p->stack.attn_head_dim_half);
 }
 
-static double memory_s(const gpu_profile *p, double bytes) { return bytes / (p->hbm_bytes_per_s * p->hbm_efficiency); }
+static double memory_s(const gpu_profile *p, double bytes) { return bytes / (p->hbm_bytes_per_s * p->stack.hbm_efficiency); }
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
@@ -58,13 +58,13 @@ static double attention_s(const gpu_profile *p, const graph_event *e)
   }
   /* QK^T and AV: batched (s x d).(d x s) and (s x s).(s x d) GEMMs over the full score matrix;
    * batch * heads of them fill every wave, so only the short head-dim reduction costs */
-  double eff = p->gemm_efficiency * e->k / (e->k + p->gemm_k_half);
+  double eff = p->stack.gemm_efficiency * e->k / (e->k + p->stack.gemm_k_half);
   return e->flops / (p->peak_flops * eff) + memory_s(p, e->bytes);
 }
 
 double kcost_seconds(const gpu_profile *p, const graph_event *e)
 {
-  double launch = e->launches * p->launch_overhead_s;
+  double launch = e->launches * p->stack.launch_overhead_s;
   switch (e->op) {
   case OP_QKV:
   case OP_ATTN_OUT:

@@ -56,6 +56,7 @@ struct rank_rt {
   GPtrArray *mirrors; /* rank_rt* whose source is this rank, by active_from */
   guint next_mirror;
   double pending_s;
+  double host_s; /* when the host has issued every event up to the current one (host_issue) */
   int cur; /* event being executed, for deadlock reports */
   replay_rank *out;
 };
@@ -158,7 +159,16 @@ static double run_event_seconds(rank_rt *r, int k)
   if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e);
   int gid = graph_group_for(r->prog, e->peer);
   return coll_alone_seconds((graph_coll)e->variant, &r->eng->groups[gid], r->eng->lone[gid], e->bytes,
-                            r->eng->prof->nccl_step_latency_s);
+                            r->eng->prof->stack.nccl_step_latency_s);
+}
+
+/* The host issues the GPU's work in program order, host_dispatch_s per kernel launch, and runs ahead of the
+ * GPU while the kernels take longer than their dispatch: a kernel starts once the GPU is free and the host
+ * has issued it (r->host_s, the time the host has issued everything up to here). */
+static double host_issue(rank_rt *r, const graph_event *e)
+{
+  r->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * r->eng->prof->stack.host_dispatch_s;
+  return r->host_s;
 }
 
 static int run_compute(rank_rt *r, int i)
@@ -167,7 +177,11 @@ static int run_compute(rank_rt *r, int i)
   if (r->eng->tracing) flush_pending(r); /* the state must start where the event starts */
   double t = simgrid_get_clock() + r->pending_s, total = r->pending_s;
   for (int k = i; k < j; k++) {
-    double d = run_event_seconds(r, k);
+    double d = run_event_seconds(r, k), wait = r->eng->prof->stack.host_dispatch_s > 0 ? host_issue(r, &r->ev[k]) - t : 0;
+    if (wait > 0) { /* the GPU waits for the host */
+      t += wait;
+      total += wait;
+    }
     r->out->start_s[k] = t;
     t += d;
     total += d;
@@ -194,6 +208,10 @@ static sg_mailbox_t p2p_mailbox(int src, int dst)
 static void run_comm(rank_rt *r, int i)
 {
   const graph_event *e = &r->ev[i];
+  if (r->eng->prof->stack.host_dispatch_s > 0) { /* issued by the host like a kernel */
+    double wait = host_issue(r, e) - (simgrid_get_clock() + r->pending_s);
+    if (wait > 0) r->pending_s += wait;
+  }
   flush_pending(r);
   r->out->start_s[i] = simgrid_get_clock();
   trace_push(r, e);
@@ -215,11 +233,13 @@ static void run_comm(rank_rt *r, int i)
       active[k] = !(mp->mirror_of == src && i < mp->active_from);
     }
     r->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
-                             r->eng->prof->nccl_step_latency_s);
+                             r->eng->prof->stack.nccl_step_latency_s);
     if (r->eng->tracing) flush_pending(r);
   }
   trace_pop(r);
   r->out->end_s[i] = simgrid_get_clock() + r->pending_s;
+  /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p) */
+  if ((e->kind == EV_SEND || e->kind == EV_RECV) && r->host_s < r->out->end_s[i]) r->host_s = r->out->end_s[i];
 }
 
 static void rank_main(int argc, char **argv)
@@ -250,9 +270,9 @@ static void rank_main(int argc, char **argv)
 plat_params replay_platform_for(const gpu_profile *p, int world_size)
 {
   plat_params pp = {.gpus_per_node = p->gpus_per_node, .nics_per_node = p->nics_per_node, .gpu_flops = p->peak_flops,
-                    .nvlink_bytes_per_s = p->nvlink_bytes_per_s * p->nccl_bw_efficiency_nvlink,
+                    .nvlink_bytes_per_s = p->nvlink_bytes_per_s * p->stack.nccl_bw_efficiency_nvlink,
                     .nvlink_latency_s = p->nvlink_latency_s,
-                    .ib_bytes_per_s = p->ib_bytes_per_s * p->nccl_bw_efficiency_ib,
+                    .ib_bytes_per_s = p->ib_bytes_per_s * p->stack.nccl_bw_efficiency_ib,
                     .ib_latency_s = p->ib_latency_s};
   pp.nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   return pp;

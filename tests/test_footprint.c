@@ -158,7 +158,7 @@ START_TEST(test_reading_a_graph_file_is_estimated_within_a_factor_of_two)
   g_autoptr(graph) g = graph_load(path, NULL);
   ck_assert(g != NULL);
   gpu_profile prof;
-  ck_assert(profile_load_named("a100-sxm4-80gb", &prof, NULL));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &prof, NULL));
   footprint fp;
   footprint_of_graph(g, &prof, NULL, &fp);
   double reading = fp.bytes[FP_PROCESS] + len + lsim_json_parse_bytes(text, len) + fp.events * sizeof(graph_event);

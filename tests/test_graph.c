@@ -12,6 +12,7 @@
 
 #include "workloads/generate.h"
 #include "workloads/partition.h"
+#include "workloads/ops.h"
 #include "workloads/schedule.h"
 
 static model tiny(void)
@@ -97,6 +98,7 @@ START_TEST(test_counted_events_are_the_generated_programs_lengths)
                  mk(8, 2, 4, 1, 4, 128, CKPT_EVERY_LAYER, 1), mk(4, 1, 1, 1, 4, 64, CKPT_NONE, 0),
                  mk(8, 1, 2, 1, 12, 64, CKPT_NONE, 0)};
   ls[5].zero1 = FALSE;
+  gen_code code = gen_default_code();
   for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
     const model *mm = i >= 5 ? &wide : &m; /* wide: more than one gradient bucket per stage */
     g_autoptr(graph) g = gen(mm, &ls[i], FALSE);
@@ -105,7 +107,7 @@ START_TEST(test_counted_events_are_the_generated_programs_lengths)
     for (int r = 0; r < g->world_size; r++) {
       const graph_program *p = g_ptr_array_index(g->programs, r);
       gen_stage_size sz;
-      gen_stage_events(mm, &ls[i], &part, r / (ls[i].dp * ls[i].tp), &sz);
+      gen_stage_events(mm, &ls[i], &code, &part, r / (ls[i].dp * ls[i].tp), &sz);
       ck_assert_msg(sz.events == p->events->len, "layout %zu rank %d: counted %.0f, generated %u", i, r, sz.events,
                     p->events->len);
       ck_assert(sz.bucket_events <= sz.step_events);
@@ -534,6 +536,56 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
 }
 END_TEST
 
+/* The stack's code shape (gen_code): the study's MLP input projection is two GEMMs, each followed in
+ * backward by a tensor-parallel all-reduce of its input gradient (3 per layer with QKV's); Megatron's
+ * fused one has 2. The forward keeps its 2 either way, the MLP's FLOPs stay the same, and with
+ * fused_norm every norm is one kernel; the gradient all-reduce moves grad_reduce_bytes per parameter. */
+START_TEST(test_stack_code_sets_backward_tp_all_reduces_and_fusion)
+{
+  model m = tiny();
+  double grad_bytes_of[2];
+  for (int fused = 0; fused <= 1; fused++) {
+    layout l = mk(4, 2, 1, 1, 4, 64, CKPT_NONE, FALSE); /* dp 2, 2 micro-batches */
+    l.attn = ATTN_FLASH2;
+    GError *err = NULL;
+    ck_assert(layout_validate(&l, &m, &err));
+    gen_options o = gen_default_options();
+    o.code.mlp_in_gemms = fused ? 1 : 2;
+    o.code.fused_norm = fused;
+    o.code.grad_reduce_bytes = fused ? 2 : 4;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    const graph_program *p = g_ptr_array_index(g->programs, 0);
+    int fwd_ar = 0, bwd_ar = 0, norms = 0, norm_launches = 0, up_launches = 0;
+    double up_flops = 0, grad_bytes = 0;
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      const graph_group *gr = e->kind == EV_COLLECTIVE ? g_ptr_array_index(g->groups, e->peer) : NULL;
+      if (gr && !strcmp(gr->label, "tp") && e->variant == COLL_ALL_REDUCE && e->layer >= 0)
+        *(e->phase == PH_BACKWARD ? &bwd_ar : &fwd_ar) += 1;
+      if (gr && !strcmp(gr->label, "dp") && e->variant == COLL_ALL_REDUCE) grad_bytes += e->bytes;
+      if (e->op == OP_NORM && e->layer >= 0 && e->phase == PH_FORWARD) {
+        norms++;
+        norm_launches += e->launches;
+      }
+      if (e->op == OP_MLP_UP && e->phase == PH_FORWARD) {
+        up_flops += e->flops;
+        up_launches += e->launches;
+      }
+    }
+    int layer_mbs = m.layers * l.grad_accum;
+    ck_assert_int_eq(fwd_ar, 2 * layer_mbs);
+    ck_assert_int_eq(bwd_ar, (fused ? 2 : 3) * layer_mbs);
+    ck_assert_int_eq(up_launches, (fused ? 1 : 2) * layer_mbs);
+    ck_assert_double_eq_tol(up_flops, 2.0 * 2 * l.micro_batch * l.seq_len * m.hidden * (m.ffn / 2.0) * layer_mbs, 1);
+    ck_assert_int_eq(norm_launches, norms * (fused ? 1 : OPS_NORM_TORCH_KERNELS)); /* flash2+rmsnorm is not set */
+    ck_assert_double_gt(grad_bytes, 0);
+    grad_bytes_of[fused] = grad_bytes;
+  }
+  ck_assert_double_eq_tol(grad_bytes_of[1] / grad_bytes_of[0], 2.0 / 4.0, 1e-12); /* fp16 against fp32 */
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("graph");
@@ -553,6 +605,7 @@ int main(void)
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
+  tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

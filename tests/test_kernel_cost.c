@@ -14,16 +14,16 @@ static gpu_profile prof(void)
   p.peak_flops = 312e12;
   p.hbm_bytes_per_s = 2.0e12;
   p.sm_count = 108;
-  p.gemm_tile_m = 256;
-  p.gemm_tile_n = 128;
-  p.gemm_efficiency = 0.8;
-  p.gemm_k_half = 128;
-  p.hbm_efficiency = 0.8;
-  p.flash1_efficiency = 0.3;
-  p.flash2_efficiency = 0.6;
-  p.attn_seq_half = 300;
-  p.attn_head_dim_half = 24;
-  p.launch_overhead_s = 4e-6;
+  p.stack.gemm_tile_m = 256;
+  p.stack.gemm_tile_n = 128;
+  p.stack.gemm_efficiency = 0.8;
+  p.stack.gemm_k_half = 128;
+  p.stack.hbm_efficiency = 0.8;
+  p.stack.flash1_efficiency = 0.3;
+  p.stack.flash2_efficiency = 0.6;
+  p.stack.attn_seq_half = 300;
+  p.stack.attn_head_dim_half = 24;
+  p.stack.launch_overhead_s = 4e-6;
   return p;
 }
 
@@ -57,7 +57,7 @@ END_TEST
 START_TEST(test_backward_gemm_is_dgrad_plus_wgrad_shapes)
 {
   gpu_profile p = prof();
-  p.launch_overhead_s = 0;
+  p.stack.launch_overhead_s = 0;
   graph_event f = {.kind = EV_COMPUTE, .op = OP_MLP_DOWN, .phase = PH_FORWARD, .m = 2048, .n = 5120, .k = 13824,
                    .launches = 1};
   f.flops = 2.0 * 2048 * 5120 * 13824;
@@ -76,7 +76,7 @@ END_TEST
 START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
 {
   gpu_profile p = prof();
-  p.launch_overhead_s = 0;
+  p.stack.launch_overhead_s = 0;
   double s = 2048, d = 128, bh = 40;
   graph_event e = {.kind = EV_COMPUTE, .op = OP_ATTENTION, .phase = PH_FORWARD, .variant = ATTN_FLASH2,
                    .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 1};

@@ -18,9 +18,9 @@
 static gpu_profile test_profile(void)
 {
   gpu_profile p;
-  ck_assert(profile_load_named("a100-sxm4-80gb", &p, NULL));
-  p.nccl_step_latency_s = 0; /* pure link model: alpha = route latency */
-  p.nccl_bw_efficiency_nvlink = p.nccl_bw_efficiency_ib = 1.0;
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &p, NULL));
+  p.stack.nccl_step_latency_s = 0; /* pure link model: alpha = route latency */
+  p.stack.nccl_bw_efficiency_nvlink = p.stack.nccl_bw_efficiency_ib = 1.0;
   return p;
 }
 

@@ -1,6 +1,6 @@
-/* test_profile -- what a profile file may hold: the documented fields and
- * the optional free-text `comment`, each key once; the shipped profiles and
- * a profile calibrate saves load back unchanged. */
+/* test_profile -- what a hardware profile file and a stack file may hold: the
+ * documented fields and the optional free-text `comment`, each key once; the
+ * shipped profiles and stacks, and a stack calibrate saves, load back unchanged. */
 #include <check.h>
 
 #include "check_main.h"
@@ -11,20 +11,25 @@
 
 #include "common/lsim_json.h"
 #include "platforms/profile.h"
+#include "platforms/stack.h"
 
-/* The shipped a100-sxm4-80gb profile as a tree to edit (caller deletes). */
-static cJSON *shipped_tree(void)
+/* A shipped file as a tree to edit (caller deletes). */
+static cJSON *tree_of(const char *dir, const char *file)
 {
-  g_autofree char *path = lsim_data_path("platforms/profiles", "a100-sxm4-80gb.json");
+  g_autofree char *path = lsim_data_path(dir, file);
   GError *err = NULL;
   cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, &err);
   ck_assert_msg(j != NULL, "%s", err ? err->message : "");
   return j;
 }
 
-/* Write j to a temporary file and load it as a profile; returns the error message with the
- * file's path replaced by "P" (caller frees), NULL if it loaded. */
-static char *load_error(const cJSON *j, gpu_profile *out)
+/* The shipped a100-sxm4-80gb profile and study stack as trees to edit (caller deletes). */
+static cJSON *shipped_tree(void) { return tree_of("platforms/profiles", "a100-sxm4-80gb.json"); }
+static cJSON *stack_tree(void) { return tree_of("platforms/stacks", "study.json"); }
+
+/* Write j to a temporary file and load it as a profile (out) or, out NULL, a stack (*st); returns the
+ * error message with the file's path replaced by "P" (caller frees), NULL if it loaded. */
+static char *load_error_of(const cJSON *j, gpu_profile *out, stack_profile *st)
 {
   GError *err = NULL;
   g_autofree char *path = NULL;
@@ -32,7 +37,7 @@ static char *load_error(const cJSON *j, gpu_profile *out)
   ck_assert_msg(fd >= 0, "tmp file: %s", err ? err->message : "?");
   close(fd);
   ck_assert(lsim_json_write_file(j, path, &err));
-  gboolean ok = profile_load_file(path, out, &err);
+  gboolean ok = out ? profile_load_file(path, out, &err) : stack_load_file(path, st, &err);
   g_unlink(path);
   if (ok) return NULL;
   ck_assert(g_str_has_prefix(err->message, path));
@@ -41,9 +46,13 @@ static char *load_error(const cJSON *j, gpu_profile *out)
   return msg;
 }
 
-START_TEST(test_every_shipped_profile_loads)
+static char *load_error(const cJSON *j, gpu_profile *out) { return load_error_of(j, out, NULL); }
+static char *stack_error(const cJSON *j, stack_profile *out) { return load_error_of(j, NULL, out); }
+
+/* How many shipped files of `dir` load (as profiles, or as stacks), each with its comment. */
+static int shipped_files_load(const char *dir_name, const char *any_file, gboolean stacks)
 {
-  g_autofree char *any = lsim_data_path("platforms/profiles", "a100-sxm4-80gb.json");
+  g_autofree char *any = lsim_data_path(dir_name, any_file);
   g_autofree char *dir_path = g_path_get_dirname(any);
   GDir *dir = g_dir_open(dir_path, 0, NULL);
   ck_assert_ptr_nonnull(dir);
@@ -53,29 +62,101 @@ START_TEST(test_every_shipped_profile_loads)
     g_autofree char *path = g_build_filename(dir_path, f, NULL);
     gpu_profile p;
     GError *err = NULL;
-    ck_assert_msg(profile_load_file(path, &p, &err), "%s", err ? err->message : "");
-    ck_assert_msg(p.comment[0], "%s: its comment was not read", f);
+    gboolean ok = stacks ? stack_load_file(path, &p.stack, &err) : profile_load_file(path, &p, &err);
+    ck_assert_msg(ok, "%s", err ? err->message : "");
+    ck_assert_msg(stacks ? p.stack.comment[0] : p.comment[0], "%s: its comment was not read", f);
     n++;
   }
   g_dir_close(dir);
-  ck_assert_int_ge(n, 2);
+  return n;
+}
+
+START_TEST(test_every_shipped_profile_and_stack_loads)
+{
+  ck_assert_int_ge(shipped_files_load("platforms/profiles", "a100-sxm4-80gb.json", FALSE), 1);
+  /* study, megatron-deepspeed and their priors */
+  ck_assert_int_ge(shipped_files_load("platforms/stacks", "study.json", TRUE), 4);
 }
 END_TEST
 
-/* What calibrate writes (profile_save) is a profile file: it loads back to the same values. */
-START_TEST(test_saved_profile_loads_back_unchanged)
+/* What calibrate writes (stack_save) is a stack file: it loads back to the same values. */
+START_TEST(test_saved_stack_loads_back_unchanged)
 {
-  gpu_profile p, q;
-  ck_assert(profile_load_named("a100-sxm4-80gb", &p, NULL));
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("lsim-profile-XXXXXX.json", &path, NULL);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  GError *err = NULL;
-  ck_assert(profile_save(&p, path, &err));
-  ck_assert_msg(profile_load_file(path, &q, &err), "%s", err ? err->message : "");
-  g_unlink(path);
-  ck_assert_mem_eq(&p, &q, sizeof p);
+  const char *names[] = {"study", "megatron-deepspeed"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    stack_profile p, q;
+    ck_assert(stack_load_named(names[i], &p, NULL));
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("lsim-stack-XXXXXX.json", &path, NULL);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    GError *err = NULL;
+    ck_assert(stack_save(&p, path, &err));
+    ck_assert_msg(stack_load_file(path, &q, &err), "%s", err ? err->message : "");
+    g_unlink(path);
+    ck_assert_mem_eq(&p, &q, sizeof p);
+  }
+}
+END_TEST
+
+/* The machine and the software are two files: a profile of before the split, with a stack constant in
+ * it, and a stack file with a datasheet figure, are refused naming the key; a stack file's keys are
+ * each read once. */
+START_TEST(test_profile_and_stack_keys_do_not_mix)
+{
+  gpu_profile p;
+  stack_profile st;
+  cJSON *old = shipped_tree();
+  cJSON_AddNumberToObject(old, "gemm_efficiency", 0.78);
+  g_autofree char *m_old = load_error(old, &p);
+  ck_assert_msg(g_str_has_prefix(m_old, "P: unknown key 'gemm_efficiency' (allowed: name, comment, gpus_per_node, "),
+                "%s", m_old);
+  cJSON_Delete(old);
+
+  cJSON *hw = stack_tree();
+  cJSON_AddNumberToObject(hw, "peak_flops", 312e12);
+  g_autofree char *m_hw = stack_error(hw, &st);
+  ck_assert_msg(g_str_has_prefix(m_hw, "P: unknown key 'peak_flops' (allowed: name, comment, partition, gemm_tile_m, "),
+                "%s", m_hw);
+  cJSON_Delete(hw);
+
+  cJSON *dup = stack_tree();
+  cJSON_AddNumberToObject(dup, "launch_overhead_s", 1e-6);
+  g_autofree char *m_dup = stack_error(dup, &st);
+  ck_assert_str_eq(m_dup, "P: key 'launch_overhead_s' appears more than once (each key may appear once)");
+  cJSON_Delete(dup);
+
+  cJSON *miss = stack_tree();
+  cJSON_DeleteItemFromObjectCaseSensitive(miss, "nccl_step_latency_s");
+  g_autofree char *m_miss = stack_error(miss, &st);
+  ck_assert_msg(m_miss && strstr(m_miss, "nccl_step_latency_s"), "%s", m_miss ? m_miss : "(loaded)");
+  cJSON_Delete(miss);
+}
+END_TEST
+
+/* A stack's fields are refused outside their ranges, naming the field: the code's counts are integers, the
+ * gradient precision 2 or 4 bytes, the partition one of the generator's. */
+START_TEST(test_bad_stack_fields_are_refused_naming_the_field)
+{
+  stack_profile st;
+  static const struct { const char *key; double v; const char *s, *want; } cases[] = {
+      {"gemm_efficiency", 1.0000001, NULL, "P: gemm_efficiency = 1.0000001 is outside its allowed range [0.05, 1]"},
+      {"mlp_in_gemms", 3, NULL, "P: mlp_in_gemms = 3 is outside its allowed range [1, 2] or not an integer"},
+      {"fused_norm", 0.5, NULL, "P: fused_norm = 0.5 is outside its allowed range [0, 1] or not an integer"},
+      {"grad_reduce_bytes", 3, NULL, "P: grad_reduce_bytes = 3 is not a precision (allowed: 2, 4)"},
+      {"fragmentation", -0.1, NULL, "P: fragmentation = -0.1 is outside its allowed range [0, 1]"},
+      {"partition", 0, "halves", "P: partition: unknown 'halves' (allowed: auto, balanced, uniform, layers)"},
+      {"partition", 0, NULL, "P: field 'partition' must be a string"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cJSON *t = stack_tree();
+    cJSON_ReplaceItemInObjectCaseSensitive(t, cases[i].key, cases[i].s ? cJSON_CreateString(cases[i].s)
+                                                                      : cJSON_CreateNumber(cases[i].v));
+    g_autofree char *m = stack_error(t, &st);
+    cJSON_Delete(t);
+    ck_assert_msg(m != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(m, cases[i].want);
+  }
 }
 END_TEST
 
@@ -86,9 +167,9 @@ START_TEST(test_profile_file_takes_each_known_key_once)
 {
   gpu_profile p;
   cJSON *dup = shipped_tree();
-  cJSON_AddNumberToObject(dup, "gemm_efficiency", 0.1); /* cJSON appends a second member */
+  cJSON_AddNumberToObject(dup, "peak_flops", 0.1); /* cJSON appends a second member */
   g_autofree char *m_dup = load_error(dup, &p);
-  ck_assert_str_eq(m_dup, "P: key 'gemm_efficiency' appears more than once (each key may appear once)");
+  ck_assert_str_eq(m_dup, "P: key 'peak_flops' appears more than once (each key may appear once)");
   cJSON_Delete(dup);
 
   cJSON *typo = shipped_tree();
@@ -97,7 +178,7 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, gpus_per_node, "
                                          "nics_per_node, peak_flops, "),
                 "%s", m_typo);
-  ck_assert_ptr_nonnull(strstr(m_typo, ", attn_head_dim_half)"));
+  ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count)"));
   cJSON_Delete(typo);
 
   cJSON *no_comment = shipped_tree();
@@ -166,7 +247,6 @@ START_TEST(test_profile_messages_show_the_number_as_given)
   gpu_profile p;
   static const struct { const char *key; double v; const char *want; } cases[] = {
       {"sm_count", 108.0000001, "P: sm_count = 108.0000001 is outside its allowed range [1, 10000] or not an integer"},
-      {"gemm_efficiency", 1.0000001, "P: gemm_efficiency = 1.0000001 is outside its allowed range [0.05, 1]"},
       {"memory_gib", 0.0999999999, "P: memory_gib = 0.0999999999 is outside its allowed range [0.1, 100000]"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -184,8 +264,10 @@ int main(void)
 {
   Suite *s = suite_create("profile");
   TCase *tc = tcase_create("files");
-  tcase_add_test(tc, test_every_shipped_profile_loads);
-  tcase_add_test(tc, test_saved_profile_loads_back_unchanged);
+  tcase_add_test(tc, test_every_shipped_profile_and_stack_loads);
+  tcase_add_test(tc, test_saved_stack_loads_back_unchanged);
+  tcase_add_test(tc, test_profile_and_stack_keys_do_not_mix);
+  tcase_add_test(tc, test_bad_stack_fields_are_refused_naming_the_field);
   tcase_add_test(tc, test_profile_file_takes_each_known_key_once);
   tcase_add_test(tc, test_nics_must_divide_the_node);
   tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);

@@ -18,7 +18,7 @@ static sim_request request(const char *model, layout l)
   sim_request rq = {.l = l, .gen = gen_default_options()};
   GError *err = NULL;
   ck_assert_msg(model_load_named(model, &rq.m, &err), "%s", err ? err->message : "");
-  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err));
   rq.capacity_gib = rq.prof.memory_gib;
   return rq;
 }
@@ -115,6 +115,8 @@ START_TEST(test_default_space_is_every_valid_layout)
   ck_assert(model_load_named("llama-7b", &s.m, &err));
   s.profiles = g_ptr_array_new();
   g_ptr_array_add(s.profiles, "a100-sxm4-80gb");
+  s.stacks = g_ptr_array_new();
+  g_ptr_array_add(s.stacks, "study");
   s.gpus = g_array_new(FALSE, FALSE, sizeof(int));
   int eight = 8;
   g_array_append_val(s.gpus, eight);
@@ -134,6 +136,7 @@ START_TEST(test_default_space_is_every_valid_layout)
   g_array_unref(tp);
   g_array_unref(s.gpus);
   g_ptr_array_unref(s.profiles);
+  g_ptr_array_unref(s.stacks);
 }
 END_TEST
 
@@ -185,7 +188,7 @@ START_TEST(test_platform_columns_override_the_command_per_row)
                                      "gpu_memory"};
   predict_cfg cfg = {.gen = gen_default_options()};
   GError *err = NULL;
-  ck_assert(profile_load_named("a100-sxm4-80gb", &cfg.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &cfg.prof, &err));
   cfg.capacity_gib = cfg.prof.memory_gib;
   const char *set[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "400", "4", "40"};
   const char *keep[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "", "", ""};

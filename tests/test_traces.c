@@ -52,7 +52,7 @@ static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const c
   sim_request rq = {0};
   GError *err = NULL;
   ck_assert(model_load_named("llama-7b", &rq.m, &err));
-  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err));
   rq.l = layout_default();
   rq.l.gpus = PP * DP * tp;
   rq.l.pp = PP;
@@ -117,7 +117,7 @@ static void simulate_any(sim_outcome *out, int gpus, int tp, int pp, int global_
   sim_request rq = {0};
   GError *err = NULL;
   ck_assert(model_load_named("llama-7b", &rq.m, &err));
-  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err));
   rq.l = layout_default();
   rq.l.gpus = gpus;
   rq.l.pp = pp;
@@ -803,7 +803,7 @@ static void simulate_svg_layout(sim_outcome *out, const svg_layout *sl)
   sim_request rq = {0};
   GError *err = NULL;
   ck_assert(model_load_named("llama-7b", &rq.m, &err));
-  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err));
   rq.l = layout_default();
   rq.l.gpus = sl->gpus;
   rq.l.tp = sl->tp;

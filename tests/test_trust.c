@@ -31,7 +31,7 @@ static sim_request request(int tp, int pp, int mb, layout_ckpt ckpt, layout_attn
   sim_request rq = {0};
   GError *err = NULL;
   ck_assert(model_load_named("llama-13b", &rq.m, &err));
-  ck_assert(profile_load_named("a100-sxm4-80gb", &rq.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err));
   rq.l = test_layout(64, tp, pp, mb, ckpt);
   rq.l.attn = attn;
   rq.capacity_gib = 80;
@@ -122,7 +122,7 @@ START_TEST(test_oom_risk_flips_at_the_fragmentation_margin)
 {
   trust_table t = table();
   sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
-  double f = rq.prof.fragmentation;
+  double f = rq.prof.stack.fragmentation;
   const struct { double limit; gboolean risk; } cases[] = {
       {f + 0.049, TRUE}, {f + 0.051, FALSE}, {f - 0.049, TRUE}, {f - 0.051, FALSE}, {f, TRUE}};
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

@@ -398,7 +398,7 @@ static predict_cfg small_cfg(void)
 {
   predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80, .pool = {.jobs = 2, .prune_oom = TRUE}};
   GError *err = NULL;
-  ck_assert(profile_load_named("a100-sxm4-80gb", &cfg.prof, &err));
+  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &cfg.prof, &err));
   cfg.gen.gpus_per_node = cfg.prof.gpus_per_node;
   return cfg;
 }
@@ -513,12 +513,12 @@ START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
   GError *err = NULL;
   ck_assert(calib_run(p_one, 1, &cc, &f_one, &err));
   ck_assert(calib_run(p_two, 1, &cc, &f_two, &err));
-  ck_assert_double_eq(f_one.gemm_efficiency, f_two.gemm_efficiency);
-  ck_assert_double_eq(f_one.launch_overhead_s, f_two.launch_overhead_s);
-  ck_assert_double_eq(f_one.nccl_bw_efficiency_ib, f_two.nccl_bw_efficiency_ib);
+  ck_assert_double_eq(f_one.stack.gemm_efficiency, f_two.stack.gemm_efficiency);
+  ck_assert_double_eq(f_one.stack.launch_overhead_s, f_two.stack.launch_overhead_s);
+  ck_assert_double_eq(f_one.stack.nccl_bw_efficiency_ib, f_two.stack.nccl_bw_efficiency_ib);
   /* the control: the same table with the row counted fits something else */
   ck_assert(calib_run(p_yes, 1, &cc, &f_yes, &err));
-  ck_assert_double_ne(f_one.gemm_efficiency, f_yes.gemm_efficiency);
+  ck_assert_double_ne(f_one.stack.gemm_efficiency, f_yes.stack.gemm_efficiency);
   ck_assert(!calib_run(p_bad, 1, &cc, &f_bad, &err));
   g_autofree char *want = g_strdup_printf("%s line 2: time_fit: unknown 'maybe' (allowed: yes, no, or empty = yes)", bad);
   ck_assert_str_eq(err->message, want);
@@ -562,9 +562,9 @@ START_TEST(test_predict_rewrites_every_pred_column)
   GError *err = NULL;
   ck_assert_msg(predict_file(in, out, &cfg, &err), "%s", err ? err->message : "");
   g_autoptr(csv_table) t = csv_read(out, &err);
-  /* no column added twice; pred_fidelity, pred_band_pct, pred_headroom_gib, pred_flags and the platform's five
+  /* no column added twice; pred_fidelity, pred_band_pct, pred_headroom_gib, pred_flags and the platform's six
    * are new */
-  ck_assert_uint_eq(t->header->len, 27);
+  ck_assert_uint_eq(t->header->len, 28);
   ck_assert_str_eq(csv_cell(t, 0, csv_column(t, "pred_status")), "invalid");
   const char *emptied[] = {"pred_step_time_s", "pred_mfu", "pred_peak_mem_gib", "pred_bubble_fraction",
                            "pred_fragmentation_limit"};
@@ -696,8 +696,8 @@ static void limit_child(void *arg, double out[SIM_CHILD_MAX])
   const double *frag = arg;
   sim_request rq = {0};
   GError *err = NULL;
-  if (!model_load_named("llama-7b", &rq.m, &err) || !profile_load_named("a100-sxm4-80gb", &rq.prof, &err)) _exit(3);
-  rq.prof.fragmentation = *frag;
+  if (!model_load_named("llama-7b", &rq.m, &err) || !profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, &err)) _exit(3);
+  rq.prof.stack.fragmentation = *frag;
   rq.l = layout_default();
   rq.l.gpus = 8;
   rq.l.pp = 2;

@@ -20,9 +20,14 @@
 /* allreduce_bucket_size of the study's optimizer: elements per gradient bucket. */
 #define GRAD_BUCKET_ELEMENTS 500000000.0
 
+gen_code gen_default_code(void)
+{
+  return (gen_code){.mlp_in_gemms = 2, .fused_norm = FALSE, .grad_reduce_bytes = FP32};
+}
+
 gen_options gen_default_options(void)
 {
-  gen_options o = {.partition = PARTITION_AUTO, .symmetry = TRUE, .gpus_per_node = 8};
+  gen_options o = {.partition = PARTITION_AUTO, .code = gen_default_code(), .symmetry = TRUE, .gpus_per_node = 8};
   return o;
 }
 
@@ -32,6 +37,7 @@ int gen_rank(const layout *l, int stage, int dpi, int tpi) { return stage * l->d
 typedef struct emit {
   const model *m;
   const layout *l;
+  const gen_code *code;
   const partition *part;
   GArray *ev;      /* the program being written; NULL: only count the events (gen_stage_events) */
   double counted;  /* events counted when ev is NULL */
@@ -124,7 +130,7 @@ static void sp_scatter_backward(emit *x)
 
 static void norm(emit *x)
 {
-  gboolean fused = layout_attn_fused_norm(x->l->attn);
+  gboolean fused = x->code->fused_norm || layout_attn_fused_norm(x->l->attn);
   double el = x->Tl * x->m->hidden;
   int k = bwd_mult(x);
   graph_event *e = stream(x, OP_NORM, el, k * el * (fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL),
@@ -176,6 +182,13 @@ static void attention_core(emit *x, const mem_ctx *mc)
   saves(x, e, mc);
 }
 
+/* The MLP's input projection (gate and up, f/t columns each): two GEMMs (the study's w1, w3) or one of 2f/t
+ * columns (fused); the same FLOPs, fewer launches and other tile counts. */
+static graph_event *mlp_in(emit *x, double f, double h, double t)
+{
+  return x->code->mlp_in_gemms == 1 ? gemm(x, OP_MLP_UP, x->T, 2 * f / t, h, 1) : gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+}
+
 /* The forward (or recompute) ops of one transformer layer, in order. */
 static void layer_forward(emit *x, const mem_ctx *mc)
 {
@@ -198,7 +211,7 @@ static void layer_forward(emit *x, const mem_ctx *mc)
   norm(x);
   saves(x, last_event(x), mc);
   sp_gather(x);
-  e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+  e = mlp_in(x, f, h, t);
   saves(x, e, mc);
   e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
   saves(x, e, mc);
@@ -209,7 +222,7 @@ static void layer_forward(emit *x, const mem_ctx *mc)
 }
 
 /* The backward ops of one layer, in reverse order, with Megatron's collectives:
- * no sp: all-reduce after the two MLP-in GEMMs (one each) and after QKV;
+ * no sp: all-reduce after the MLP-in GEMMs (one each: two, or one fused) and after QKV;
  * sp: all-gather of the output gradient before each row-parallel GEMM's
  * backward, reduce-scatter after each column-parallel GEMM's backward. */
 static void layer_backward(emit *x, const mem_ctx *mc)
@@ -223,12 +236,10 @@ static void layer_backward(emit *x, const mem_ctx *mc)
   saves(x, e, mc);
   e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
   saves(x, e, mc);
-  e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+  e = mlp_in(x, f, h, t);
   saves(x, e, mc);
-  if (tp_on(x) && !x->l->sp) {
+  for (int i = 0; tp_on(x) && !x->l->sp && i < x->code->mlp_in_gemms; i++) /* one per GEMM's input gradient */
     collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
-    collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
-  }
   sp_gather(x);
   norm(x);
   saves(x, last_event(x), mc);
@@ -381,12 +392,12 @@ static void optimizer_step(emit *x, double stage_params)
     }
     double per = stage_params / buckets;
     for (int b = 0; x->ev && b < (int)buckets; b++) {
-      /* bf16 gradients are flattened, cast to fp32, all-reduced, and copied back */
-      double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS));
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1)->mem_transient_bytes = held;
-      collective(x, COLL_ALL_REDUCE, x->dp_group, per * FP32);
+      /* bf16 gradients are flattened (cast to fp32 in the study's code), all-reduced, and copied back */
+      double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS)), g = x->code->grad_reduce_bytes;
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
+      collective(x, COLL_ALL_REDUCE, x->dp_group, per * g);
       last_event(x)->mem_transient_bytes = held;
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + FP32), 1)->mem_transient_bytes = held;
+      stream(x, OP_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
     }
   }
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
@@ -490,14 +501,14 @@ static void groups_clear(groups *gs)
   g_free(gs->pp);
 }
 
-static void emit_rank(graph *g, const model *m, const layout *l, const partition *part, const groups *gs, int s,
-                      int d, int t)
+static void emit_rank(graph *g, const model *m, const layout *l, const gen_code *code, const partition *part,
+                      const groups *gs, int s, int d, int t)
 {
   int rank = gen_rank(l, s, d, t);
   graph_program *p = graph_program_of(g, rank);
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
-  emit x = {.m = m, .l = l, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
+  emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
             .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
             .prev_rank = s > 0 ? gen_rank(l, s - 1, d, t) : -1, .next_rank = s < l->pp - 1 ? gen_rank(l, s + 1, d, t) : -1,
             .T = (double)l->micro_batch * l->seq_len};
@@ -513,12 +524,13 @@ static void emit_rank(graph *g, const model *m, const layout *l, const partition
   p->mem_static_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.buffers_bytes;
 }
 
-void gen_stage_events(const model *m, const layout *l, const partition *part, int stage, gen_stage_size *out)
+void gen_stage_events(const model *m, const layout *l, const gen_code *code, const partition *part, int stage,
+                      gen_stage_size *out)
 {
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
-  emit x = {.m = m, .l = l, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
+  emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
             .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .prev_rank = stage > 0 ? 0 : -1,
             .next_rank = stage < l->pp - 1 ? 0 : -1, .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
@@ -582,7 +594,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
     for (int d = 0; d < l->dp; d++)
       for (int t = 0; t < l->tp; t++) {
         if (o->symmetry && (d > 0 || t > 0)) continue;
-        emit_rank(g, m, l, &part, &gs, s, d, t);
+        emit_rank(g, m, l, &o->code, &part, &gs, s, d, t);
       }
   if (o->symmetry)
     for (int s = 0; s < l->pp; s++) {

@@ -2,7 +2,8 @@
  * as per-rank programs (graph.h), following the study's code
  * (Aleph-Alpha/scaling): 1F1B schedule (schedule.h), stage partition
  * (partition.h), Megatron tensor parallelism (2 all-reduces per layer
- * forward, 3 backward; with sp 2 all-gathers + 2 reduce-scatters each way),
+ * forward, 3 backward, or 2 with the MLP input GEMMs fused (gen_code);
+ * with sp 2 all-gathers + 2 reduce-scatters each way),
  * vocab-parallel embedding, LM head whose logits are all-gathered and whose
  * fp32 cross-entropy runs on every tp rank, and at the end of the step the
  * optimizer: fp32 gradient all-reduce over dp in 500M-element buckets, grad
@@ -21,8 +22,22 @@
 #include "model.h"
 #include "partition.h"
 
+/* What a training code does that shows in the task graph, where codes differ (a software stack's: the stack
+ * profile sets it, platforms/stack.h; docs/stacks.md). The defaults are the study's code. */
+typedef struct gen_code {
+  int mlp_in_gemms;         /* the MLP's column-parallel input projection as 2 GEMMs (the study's w1 and w3 apart,
+                             * each with its own tensor-parallel all-reduce of the input gradient in backward: 3
+                             * per layer) or 1 (Megatron's fused [w1; w3] or h -> 4h: 2 per layer) */
+  gboolean fused_norm;      /* every norm one fused kernel (Megatron's); FALSE: only with flash2+rmsnorm (the study) */
+  double grad_reduce_bytes; /* bytes per gradient element of the data-parallel all-reduce: 4 (the study casts the
+                             * bf16 gradients to fp32 first) or 2 (DeepSpeed's fp16 engine reduces them as they are) */
+} gen_code;
+
+gen_code gen_default_code(void);
+
 typedef struct gen_options {
   partition_method partition;
+  gen_code code;         /* the training code's graph shape */
   gboolean symmetry;     /* emit one explicit program per stage and mirrors for the rest */
   int gpus_per_node;     /* for the rank -> node placement recorded in the graph meta */
   gboolean mirrors_active_in_step; /* mirrors run the optimizer step themselves (off: they stay mirrors
@@ -45,6 +60,7 @@ typedef struct gen_stage_size {
   double step_events;        /* once per step: gradient reduction and optimizer */
   double bucket_events;      /* of step_events, the gradient buckets' (3 each) and the parameter all-gathers' */
 } gen_stage_size;
-void gen_stage_events(const model *m, const layout *l, const partition *part, int stage, gen_stage_size *out);
+void gen_stage_events(const model *m, const layout *l, const gen_code *code, const partition *part, int stage,
+                      gen_stage_size *out);
 
 #endif

@@ -12,8 +12,9 @@ gboolean partition_parse_method(const char *s, partition_method *out, GError **e
   if (strcmp(s, "uniform") == 0) *out = PARTITION_UNIFORM;
   else if (strcmp(s, "balanced") == 0) *out = PARTITION_BALANCED;
   else if (strcmp(s, "auto") == 0) *out = PARTITION_AUTO;
+  else if (strcmp(s, "layers") == 0) *out = PARTITION_LAYERS;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: unknown '%s' (allowed: auto, balanced, uniform)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: unknown '%s' (allowed: auto, balanced, uniform, layers)", s);
     return FALSE;
   }
   return TRUE;
@@ -21,7 +22,20 @@ gboolean partition_parse_method(const char *s, partition_method *out, GError **e
 
 const char *partition_method_name(partition_method m)
 {
-  return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : "auto";
+  return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : m == PARTITION_LAYERS ? "layers"
+                                                                                                       : "auto";
+}
+
+/* DeepSpeed's type:transformer (Megatron-DeepSpeed's PipelineModule) and Megatron-LM: the transformer layers
+ * split evenly (the first L % pp stages one more), the embedding with the first, the final norm and head with
+ * the last stage's. */
+static void by_layers(int *bounds, int layers, int pp)
+{
+  int base = layers / pp, extra = layers % pp;
+  bounds[0] = 0;
+  bounds[1] = 1 + base + (extra > 0);
+  for (int s = 1; s < pp; s++) bounds[s + 1] = bounds[s] + base + (s < extra ? 1 : 0);
+  bounds[pp] = layers + 3;
 }
 
 static void uniform(int *bounds, int items, int pp)
@@ -90,8 +104,9 @@ gboolean partition_make(partition *out, const model *m, int pp, int tp, partitio
   int items = m->layers + 3;
   out->pp = pp;
   out->first_item = g_new(int, pp + 1);
-  out->method = method == PARTITION_UNIFORM ? PARTITION_UNIFORM : PARTITION_BALANCED;
+  out->method = method == PARTITION_UNIFORM || method == PARTITION_LAYERS ? method : PARTITION_BALANCED;
   if (method == PARTITION_UNIFORM) uniform(out->first_item, items, pp);
+  else if (method == PARTITION_LAYERS) by_layers(out->first_item, m->layers, pp);
   else balanced(out->first_item, m, items, pp, tp);
   if (method == PARTITION_AUTO && !all_stages_hold_items(out)) {
     out->method = PARTITION_UNIFORM;

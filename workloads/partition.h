@@ -8,7 +8,9 @@
  * probe can leave the last stages empty (llama-65b at pp 16: 14 stages of
  * 6 layers take all 83 items), a layout the study's code cannot run. AUTO
  * (the default) is BALANCED, or UNIFORM where BALANCED leaves a stage empty;
- * partition.method says which one was used.
+ * partition.method says which one was used. LAYERS is DeepSpeed's
+ * type:transformer (Megatron-DeepSpeed) and Megatron-LM's: the L layers split
+ * evenly, embedding on the first stage, final norm and head on the last.
  *
  * Owns: struct partition. May not touch: schedules, hardware.
  */
@@ -19,7 +21,7 @@
 
 #include "model.h"
 
-typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO } partition_method;
+typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO, PARTITION_LAYERS } partition_method;
 
 typedef struct partition {
   int pp;

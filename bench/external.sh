@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The public measured runs of other stacks (../shared/validation/*.csv, its README): every row today's
+# features can express, converted by bench/external-rows.awk (GPT models as the Llama-style SwiGLU
+# stand-in of equal MLP FLOPs, model files written into WORK_DIR), validated with the stack that ran
+# it, and `layoutsim validate`'s statistics per file and per model size; then, per file, the rows
+# skipped and why (GPT block, interleaved schedule, H100, GQA, context parallelism, ...).
+#   vtrain_single.csv, bloom176b.csv: Megatron-DeepSpeed -> --stack megatron-deepspeed
+#   narayanan2021.csv: Megatron-LM (no stack of its own yet) -> --stack megatron-deepspeed, its nearest
+#   nvidia_dgxc_h100.csv: NeMo on H100 (no H100 profile) -> every row skipped
+# WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
+# Usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]
+set -euo pipefail
+die() { echo "external: $*" >&2; exit 2; }
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]"
+jobs=${3:-2}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
+here=$(cd "$(dirname "$0")" && pwd -P)
+repo=$(cd "$here/.." && pwd -P)
+bin="$repo/build/layoutsim"
+[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+[ -d "$1" ] || die "no directory '$1'"
+mkdir -p "$2"
+work=$(cd "$2" && pwd -P)
+case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+mkdir -p "$work/models"
+: > "$work/skipped.tsv"
+shopt -s nullglob
+files=("$1"/*.csv)
+[ ${#files[@]} -gt 0 ] || die "no *.csv in '$1'"
+for f in "${files[@]}"; do
+  name=$(basename "$f" .csv)
+  out="$work/$name.csv"
+  awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" \
+    -f "$here/csv.awk" -f "$here/external-rows.awk" "$f" > "$out"
+  rows=$(($(wc -l < "$f") - 1))
+  kept=$(($(wc -l < "$out") - 1))
+  echo "== $name: $kept of $rows rows expressible"
+  [ "$kept" -gt 0 ] || continue
+  "$bin" validate "$out" --stack megatron-deepspeed -j "$jobs" -o "$work/$name-rows.csv" | sed 's/^/  /'
+  # per model size: the statistics of validate over each size's rows (its settings are (model, seq_len, gpus))
+  awk -v who=external -f "$here/csv.awk" -f /dev/stdin "$work/$name-rows.csv" <<'AWK'
+NR == 1 { need("setting error_pct", "as validate -o writes") ; next }
+{
+  s = cell("setting"); sub(/-swiglu-standin.*/, "", s); sub(/ seq .*/, "", s)
+  n[s]++
+  if (cell("error_pct") != "") { e = cell("error_pct") + 0; t[s]++; a[s] += e < 0 ? -e : e; b[s] += e }
+}
+END {
+  if (bad) exit 2
+  printf "  per model size (all its GPU counts):\n  %-28s %6s %6s %8s %8s\n", "model (stand-in)", "rows", "timed", "mape%", "bias%"
+  for (s in n) printf "  %-28s %6d %6d %8.2f %+8.2f\n", s, n[s], t[s], t[s] ? a[s] / t[s] : 0, t[s] ? b[s] / t[s] : 0
+}
+AWK
+done
+echo "== skipped rows, per file and reason"
+awk -F'\t' '{ n[$1 "\t" $4]++ } END { for (k in n) { split(k, a, "\t"); sub(/.*\//, "", a[1]); printf "  %-24s %4d  %s\n", a[1], n[k], a[2] } }' \
+  "$work/skipped.tsv" | sort

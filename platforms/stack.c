@@ -1,0 +1,98 @@
+/* stack -- see stack.h. */
+#include "stack.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "common/lsim_json.h"
+#include "plat_file.h"
+
+#define F(k, lo, hi) {#k, offsetof(stack_profile, k), lo, hi, FALSE}
+#define FI(k, lo, hi) {#k, offsetof(stack_profile, k), lo, hi, TRUE}
+static const plat_field FIELDS[] = {
+    /* kernels */
+    FI(gemm_tile_m, 8, 1024),        FI(gemm_tile_n, 8, 1024),        F(gemm_efficiency, 0.05, 1),
+    F(gemm_k_half, 0, 1e5),          F(hbm_efficiency, 0.05, 1),      F(flash1_efficiency, 0.05, 1),
+    F(flash2_efficiency, 0.05, 1),   F(attn_seq_half, 0, 1e6),        F(attn_head_dim_half, 0, 1e4),
+    F(launch_overhead_s, 0, 1e-2),   F(host_dispatch_s, 0, 1e-2),
+    /* collectives */
+    F(nccl_bw_efficiency_nvlink, 0.05, 1), F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2),
+    /* memory */
+    F(cuda_context_gib, 0, 100),     F(nccl_buffers_gib, 0, 100),     F(fragmentation, 0, 1),
+    /* the code's graph */
+    FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
+};
+#undef F
+#undef FI
+
+static const char *const OTHER_KEYS[] = {"name", "comment", "partition"};
+
+static gboolean check_keys(const cJSON *j, const char *path, GError **err)
+{
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
+  guint n = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
+  return lsim_json_known_keys(j, keys, n, path, err);
+}
+
+gboolean stack_load_file(const char *path, stack_profile *out, GError **err)
+{
+  cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
+  if (!j) return FALSE;
+  memset(out, 0, sizeof *out);
+  gboolean ok = FALSE;
+  const char *c = NULL, *part = NULL;
+  GError *perr = NULL;
+  if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
+  if (cJSON_GetObjectItemCaseSensitive(j, "comment") && !lsim_json_string(j, "comment", &c, path, err)) goto out;
+  if (c) g_strlcpy(out->comment, c, sizeof out->comment);
+  if (!plat_file_read_fields(j, FIELDS, G_N_ELEMENTS(FIELDS), out, path, err)) goto out;
+  if (out->grad_reduce_bytes != 2 && out->grad_reduce_bytes != 4) {
+    /* inside the range, but only 2 (fp16/bf16) and 4 (fp32) are precisions */
+    char *shown = lsim_number(out->grad_reduce_bytes);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: grad_reduce_bytes = %s is not a precision (allowed: 2, 4)",
+                path, shown);
+    g_free(shown);
+    goto out;
+  }
+  if (!lsim_json_string(j, "partition", &part, path, err)) goto out;
+  if (!partition_parse_method(part, &out->partition, &perr)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", path, perr->message);
+    g_error_free(perr);
+    goto out;
+  }
+  ok = TRUE;
+out:
+  cJSON_Delete(j);
+  return ok;
+}
+
+char *stack_path(const char *name) { return plat_file_path("platforms/stacks", name); }
+
+gboolean stack_load_named(const char *name, stack_profile *out, GError **err)
+{
+  g_autofree char *path = stack_path(name);
+  if (!plat_file_names_a_file(name) && !plat_file_check_shipped("stack", name, path, err)) return FALSE;
+  return stack_load_file(path, out, err);
+}
+
+gboolean stack_save(const stack_profile *s, const char *path, GError **err)
+{
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "name", s->name);
+  if (s->comment[0]) cJSON_AddStringToObject(j, "comment", s->comment);
+  cJSON_AddStringToObject(j, "partition", partition_method_name(s->partition));
+  plat_file_add_fields(j, FIELDS, G_N_ELEMENTS(FIELDS), s);
+  gboolean ok = lsim_json_write_file(j, path, err);
+  cJSON_Delete(j);
+  return ok;
+}
+
+gen_code stack_gen_code(const stack_profile *s)
+{
+  return (gen_code){.mlp_in_gemms = (int)s->mlp_in_gemms, .fused_norm = s->fused_norm != 0,
+                    .grad_reduce_bytes = s->grad_reduce_bytes};
+}

@@ -1,0 +1,59 @@
+/* stack -- a training code's software stack on a GPU type: how fast its kernels and
+ * collectives run against the hardware profile's datasheet figures (efficiencies,
+ * per-launch and per-step latencies), the memory it holds beside the model (CUDA
+ * context, NCCL buffers, allocator fragmentation), and what it does differently in
+ * the task graph (fused kernels, tensor-parallel all-reduces, gradient precision,
+ * pipeline partition). Loaded from one JSON file (platforms/stacks/NAME.json;
+ * docs/stacks.md documents every field); `layoutsim calibrate` fits and writes one.
+ *
+ * The machine is the hardware profile's (profile.h); a simulation runs a profile with
+ * a stack (gpu_profile.stack).
+ *
+ * Owns: struct stack_profile, loading and saving it. May not touch: SimGrid, the datasheet figures.
+ */
+#ifndef STACK_H
+#define STACK_H
+
+#include <glib.h>
+
+#include "workloads/generate.h"
+#include "workloads/partition.h"
+
+typedef struct stack_profile {
+  char name[64];
+  char comment[512];           /* free text, kept on save */
+  /* kernels (platforms/kernel_cost.h) */
+  double gemm_tile_m, gemm_tile_n; /* output tile of the GEMM library's large bf16 kernels */
+  double gemm_efficiency;      /* fraction of peak a large, well-quantized GEMM reaches */
+  double gemm_k_half;          /* reduction length at which a GEMM loses half its efficiency */
+  double hbm_efficiency;       /* fraction of HBM bandwidth a streaming kernel reaches */
+  double flash1_efficiency, flash2_efficiency; /* FlashAttention fraction of peak on its causal work, s, d -> inf */
+  double attn_seq_half, attn_head_dim_half;   /* sequence length, head dim at which it is halved */
+  double launch_overhead_s;    /* GPU-side gap per kernel launch */
+  double host_dispatch_s;      /* host (Python, PyTorch) time to issue one kernel: a kernel cannot start before
+                                * the host has issued it (sim/replay.c); 0: the host is always ahead */
+  /* collectives (sim/collective.c) */
+  double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
+  double nccl_step_latency_s;  /* per ring step, on top of link latency */
+  /* memory beside the model (docs/memory.md) */
+  double cuda_context_gib, nccl_buffers_gib, fragmentation;
+  /* the code's graph (workloads/generate.h gen_code) */
+  double mlp_in_gemms;         /* 1 or 2 */
+  double fused_norm;           /* 0 or 1 */
+  double grad_reduce_bytes;    /* 2 or 4 */
+  partition_method partition;  /* how it splits layers over pipeline stages when a layout does not say */
+} stack_profile;
+
+/* The stack every command runs unless told otherwise. */
+#define STACK_DEFAULT "study"
+
+gboolean stack_load_file(const char *path, stack_profile *out, GError **err);
+gboolean stack_load_named(const char *name, stack_profile *out, GError **err);
+/* The file a --stack value names: itself if it looks like a path (a '/' or ".json"), else the shipped
+ * stack of that name (which may not exist). Caller frees. */
+char *stack_path(const char *name);
+gboolean stack_save(const stack_profile *s, const char *path, GError **err);
+/* What the generator does for this stack. */
+gen_code stack_gen_code(const stack_profile *s);
+
+#endif

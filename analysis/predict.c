@@ -162,7 +162,8 @@ static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_
     for (guint r = 0; r < rows; r++) {
       const trust_table *tt = NULL;
       g_autoptr(GError) bad = NULL; /* a stack's table that does not load: its rows go without a band */
-      if (todo[r] && out[r].status != PRED_INVALID && trust_lookup(trusts, todo[r]->prof.stack.name, &tt, &bad) && tt)
+      if (todo[r] && out[r].status != PRED_INVALID && trust_lookup(trusts, todo[r]->prof.stack.name, &tt, &bad) &&
+          (tt = tt ? tt : cfg->trust_fallback))
         trust_assess(tt, todo[r], out[r].peak_gib, out[r].capacity_gib, out[r].fragmentation_limit, &out[r].trust);
     }
   }

@@ -31,6 +31,8 @@ typedef struct predict_cfg {
   gen_options gen;
   const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */
   gboolean assess_trust;  /* give each row the band, headroom and flags of its stack's trust table (trust.h) */
+  const trust_table *trust_fallback; /* the table of a row whose stack has none (validate --trust-out: the flags
+                                      * of the rows it writes a table from); NULL: such a row is not assessed */
   gboolean no_profile_column; /* refuse a `profile` or `stack` column (calibrate fits the command's stack on its profile) */
   pool_cfg pool;
 } predict_cfg;

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Leave one setting out: for each measured file of the study (one setting each: model, sequence
 # length, GPUs), calibrate on the other files and validate on it, next to the in-sample line of the
-# shipped profile (docs/calibration.md, "Leave one setting out"). A finer cut than bench/loo.sh's
+# shipped stack (docs/calibration.md, "Leave one setting out"). A finer cut than bench/loo.sh's
 # leave one model out: how the simulator does on a setting it was not fitted to when the other
 # settings of the same model were.
 #   1. bench/study-runs.sh writes the study's runs, annotated with each run's partition and time_fit,
 #      to WORK_DIR/study;
-#   2. per file F: layoutsim calibrate (fragmentation and timing, from the prior profile, 31
-#      evaluations) on the others -> WORK_DIR/cal-without-F.json, then layoutsim validate F with it
-#      and with the shipped profile.
+#   2. per file F: layoutsim calibrate (fragmentation and timing, from the prior stack study-prior,
+#      31 evaluations) on the others -> WORK_DIR/cal-without-F.json (a stack), then layoutsim
+#      validate F with it and with the shipped stack.
 # WORK_DIR must lie outside the repository (it holds copies of the study's data). About 12 minutes
 # per file on 2 cores. Usage: bash bench/loso.sh PAPER_DIR WORK_DIR [JOBS]
 set -euo pipefail
@@ -27,9 +27,9 @@ for held in "${all[@]}"; do
   name=$(basename "$held" .csv)
   train=()
   for f in "${all[@]}"; do [ "$f" = "$held" ] || train+=("$f"); done
-  echo "== fit without $name, validate on it (then the shipped profile, in sample)"
-  "$bin" calibrate "${train[@]}" --profile a100-sxm4-80gb-prior -o "$2/cal-without-$name.json" --max-evals 31 \
+  echo "== fit without $name, validate on it (then the shipped stack, in sample)"
+  "$bin" calibrate "${train[@]}" --stack study-prior -o "$2/cal-without-$name.json" --max-evals 31 \
     -j "$jobs" 2> >(grep -E "best objective|fragmentation [0-9]" >&2)
-  "$bin" validate "$held" --profile "$2/cal-without-$name.json" -j "$jobs" | tail -n +3
+  "$bin" validate "$held" --stack "$2/cal-without-$name.json" -j "$jobs" | tail -n +3
   "$bin" validate "$held" -j "$jobs" | tail -n 2
 done

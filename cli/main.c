@@ -477,6 +477,19 @@ static int cmd_validate(cli_opts *o)
   predict_cfg cfg = predict_cfg_of(o, "validate");
   model mf;
   if (!table_model_file(o, &cfg, &mf, &err)) return fail(err);
+  /* --trust-out: the thresholds and margins a table keeps come from the stack's own table, else the
+   * default stack's, and the rows of a stack without a table are flagged by it */
+  trust_table prior;
+  if (o->trust_out) {
+    const trust_table *p = o->trust;
+    if (!p && !trust_lookup(o->trusts, STACK_DEFAULT, &p, &err)) return fail(err);
+    if (!p)
+      return fail_msg("validate: --trust-out: no trust table of the stack '" STACK_DEFAULT "' to take the margins "
+                      "from (allowed: LAYOUTSIM_DATA set to the layoutsim source tree)");
+    prior = *p;
+    g_strlcpy(prior.name, o->rq.prof.stack.name, sizeof prior.name);
+    cfg.trust_fallback = &prior;
+  }
   g_autoptr(GArray) rows =
       val_predict_files((const char *const *)o->positional->pdata, (int)o->positional->len, &cfg, &err);
   if (!rows) return fail(err);
@@ -508,22 +521,10 @@ static int cmd_validate(cli_opts *o)
     g_autoptr(GString) files = g_string_new(NULL);
     for (guint i = 0; i < o->positional->len; i++)
       g_string_append_printf(files, "%s%s", i ? " " : "", (const char *)o->positional->pdata[i]);
-    g_autofree char *comment = g_strdup_printf("Written by layoutsim validate %s --profile %s --trust-out: how far to "
-                                               "trust a prediction (docs/trust.md)", files->str, o->profile_name);
-    /* the thresholds and margins a table keeps: the stack's own table's, else the default stack's */
-    const trust_table *prior = o->trust;
-    if (!prior && !trust_lookup(o->trusts, STACK_DEFAULT, &prior, &err)) {
-      lsim_outset_abort(&set);
-      return fail(err);
-    }
-    if (!prior) {
-      lsim_outset_abort(&set);
-      return fail_msg("validate: --trust-out: no trust table of the stack '" STACK_DEFAULT "' to take the margins from "
-                      "(allowed: LAYOUTSIM_DATA set to the layoutsim source tree)");
-    }
-    trust_table base = *prior;
-    g_strlcpy(base.name, o->rq.prof.stack.name, sizeof base.name);
-    if (!val_trust_table(rv, (int)rows->len, &base, &o->rq.prof, comment, &tt, &err)) {
+    g_autofree char *comment = g_strdup_printf("Written by layoutsim validate %s --profile %s --stack %s --trust-out: how "
+                                               "far to trust a prediction (docs/trust.md)", files->str, o->profile_name,
+                                               o->stack_name);
+    if (!val_trust_table(rv, (int)rows->len, &prior, &o->rq.prof, comment, &tt, &err)) {
       lsim_outset_abort(&set);
       return fail(err);
     }

@@ -46,12 +46,18 @@ gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err)
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
-  int node = rq->prof.gpus_per_node;
-  if (node % rq->l.tp != 0) {
+  int node = rq->prof.gpus_per_node, tp = rq->l.tp;
+  /* a tensor-parallel group fills part of one node or whole nodes (NCCL's rings then cross the NICs) */
+  if (node % tp != 0 && tp % node != 0) {
+    GString *ok = g_string_new(NULL);
+    for (int t = 1; t <= 8 * node; t++)
+      if ((node % t == 0 || t % node == 0) && rq->m.heads % t == 0 && rq->m.vocab % t == 0)
+        g_string_append_printf(ok, "%s%d", ok->len ? ", " : "", t);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "tp: %d does not divide the %d GPUs of a node of profile '%s' (tensor-parallel groups stay inside "
-                "a node)",
-                rq->l.tp, node, rq->prof.name);
+                "tp: %d neither divides nor is a multiple of the %d GPUs of a node of profile '%s' (a tensor-parallel "
+                "group fills part of one node or whole nodes; allowed for %s up to %d: %s)",
+                tp, node, rq->prof.name, rq->m.name, 8 * node, ok->str);
+    g_string_free(ok, TRUE);
     return FALSE;
   }
   rq->gen.gpus_per_node = node;

@@ -194,11 +194,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
   case O_VOCAB: return parse_int_in("vocab", arg, 1, MODEL_MAX_VOCAB, &o->vocab, err); /* a model file's limit */
   case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
-  case O_TP: /* one 8-GPU node at most; which of these a model allows, layout_validate says */
-    if (strcmp(arg, "1") && strcmp(arg, "2") && strcmp(arg, "4") && strcmp(arg, "8"))
-      return bad(err, "tp", arg, "1, 2, 4 or 8");
-    l->tp = atoi(arg);
-    return TRUE;
+  case O_TP: /* which of these a model and a node allow, layout_validate and sim_request_prepare say */
+    return parse_int_in("tp", arg, 1, LAYOUT_MAX_GPUS, &l->tp, err);
   case O_PP: return cli_parse_positive_int("pp", arg, &l->pp, err);
   case O_SP: return parse_bool("sp", arg, &l->sp, err);
   case O_MB: return cli_parse_positive_int("micro-batch", arg, &l->micro_batch, err);

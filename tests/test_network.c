@@ -157,6 +157,7 @@ END_TEST
 typedef struct step_case {
   const char *graph_path; /* when set: replay this file */
   gboolean symmetry;
+  int tp, gpus, pp;       /* when tp is set: the layout's tp, gpus and pp instead of small_request's */
 } step_case;
 
 static sim_request small_request(void)
@@ -182,6 +183,11 @@ static void run_step(void *arg, double out[SIM_CHILD_MAX])
   step_case *c = arg;
   sim_request rq = small_request();
   rq.gen.symmetry = c->symmetry;
+  if (c->tp) {
+    rq.l.tp = c->tp;
+    rq.l.gpus = c->gpus;
+    rq.l.pp = c->pp;
+  }
   sim_outcome o = {0};
   GError *err = NULL;
   gboolean ok;
@@ -210,7 +216,7 @@ START_TEST(test_replay_of_saved_graph_equals_simulate)
   ck_assert_int_ge(fd, 0);
   close(fd);
   ck_assert(graph_save(g, path, NULL));
-  step_case direct = {NULL, TRUE}, replayed = {path, TRUE};
+  step_case direct = {.symmetry = TRUE}, replayed = {.graph_path = path, .symmetry = TRUE};
   double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
   sim_child_run(run_step, &direct, a);
   sim_child_run(run_step, &replayed, b);
@@ -222,7 +228,7 @@ END_TEST
 
 START_TEST(test_symmetric_graph_equals_fully_explicit_graph)
 {
-  step_case sym = {NULL, TRUE}, full = {NULL, FALSE};
+  step_case sym = {.symmetry = TRUE}, full = {.symmetry = FALSE};
   double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
   sim_child_run(run_step, &sym, a);
   sim_child_run(run_step, &full, b);
@@ -256,17 +262,42 @@ START_TEST(test_replay_refuses_a_mirrored_graph_where_gpus_share_nics)
 }
 END_TEST
 
-START_TEST(test_prepare_rejects_tp_groups_across_nodes)
+/* A tensor-parallel group fills part of one node or whole nodes; anything else splits a node between groups. */
+START_TEST(test_prepare_takes_tp_groups_of_whole_nodes)
 {
   sim_request rq = small_request();
   rq.prof.gpus_per_node = 4;
   rq.prof.nics_per_node = 4;
-  rq.l.tp = 8;
+  rq.l.tp = 8; /* two whole nodes */
   rq.l.pp = 1;
   GError *err = NULL;
+  ck_assert_msg(sim_request_prepare(&rq, &err), "%s", err ? err->message : "");
+  rq.prof.gpus_per_node = rq.prof.nics_per_node = 16; /* a fraction of one: 16 % 8 */
+  ck_assert(sim_request_prepare(&rq, &err));
+  rq.prof.gpus_per_node = rq.prof.nics_per_node = 6; /* neither */
+  rq.l.gpus = 48;
+  rq.l.global_batch = 48;
   ck_assert(!sim_request_prepare(&rq, &err));
-  ck_assert_msg(g_str_has_prefix(err->message, "tp: 8 does not divide the 4 GPUs"), "%s", err->message);
+  ck_assert_msg(g_str_has_prefix(err->message, "tp: 8 neither divides nor is a multiple of the 6 GPUs"), "%s",
+                err->message);
+  ck_assert_msg(strstr(err->message, "allowed for llama-7b up to 48: 1, 2)"), "%s", err->message);
   g_error_free(err);
+}
+END_TEST
+
+/* tp 16 over two 8-GPU nodes: its rings cross the NICs, and mirroring the second replica gives what
+ * simulating every rank gives. */
+START_TEST(test_symmetric_graph_equals_explicit_with_tp_across_nodes)
+{
+  step_case sym = {.symmetry = TRUE, .tp = 16, .gpus = 32, .pp = 1}, full = {.tp = 16, .gpus = 32, .pp = 1},
+            in_node = {.symmetry = TRUE, .tp = 8, .gpus = 32, .pp = 2};
+  double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX], c[SIM_CHILD_MAX];
+  sim_child_run(run_step, &sym, a);
+  sim_child_run(run_step, &full, b);
+  sim_child_run(run_step, &in_node, c);
+  for (int i = 0; i < 4; i++)
+    ck_assert_msg(fabs(a[i] - b[i]) <= 1e-9 * fabs(b[i]), "value %d: %.17g vs %.17g", i, a[i], b[i]);
+  ck_assert_msg(a[0] > c[0], "tp 16 across nodes %.6f s, tp 8 pp 2 in nodes %.6f s", a[0], c[0]);
 }
 END_TEST
 
@@ -277,7 +308,8 @@ int main(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency);
   tcase_add_test(tc, test_prepare_turns_symmetry_off_where_gpus_share_nics);
-  tcase_add_test(tc, test_prepare_rejects_tp_groups_across_nodes);
+  tcase_add_test(tc, test_prepare_takes_tp_groups_of_whole_nodes);
+  tcase_add_test(tc, test_symmetric_graph_equals_explicit_with_tp_across_nodes);
   tcase_add_test(tc, test_replay_refuses_a_mirrored_graph_where_gpus_share_nics);
   tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);

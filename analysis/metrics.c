@@ -141,14 +141,19 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   m->stages = tl_stages(tl);
   m->stage = g_new0(stage_metrics, m->stages);
   g_autofree int *count = g_new0(int, m->stages);
+  g_autofree double *en = g_new0(double, (gsize)world * EN_N); /* per rank, per energy class */
   for (int r = 0; r < world; r++) {
-    double *sec = &m->rank_seconds[(gsize)r * TL_N];
+    double *sec = &m->rank_seconds[(gsize)r * TL_N], *esec = &en[(gsize)r * EN_N];
     const graph_program *prog = g_ptr_array_index(g->programs, r);
     const graph_program *src = prog->mirror_of >= 0 ? g_ptr_array_index(g->programs, prog->mirror_of) : NULL;
-    if (src && prog->mirror_of < r && prog->active_from >= (int)src->events->len) /* its source's intervals throughout */
+    if (src && prog->mirror_of < r && prog->active_from >= (int)src->events->len) { /* its source's intervals throughout */
       memcpy(sec, &m->rank_seconds[(gsize)prog->mirror_of * TL_N], sizeof(double) * TL_N);
-    else
+      memcpy(esec, &en[(gsize)prog->mirror_of * EN_N], sizeof(double) * EN_N);
+    } else {
       tl_rank_seconds(tl, r, sec);
+      energy_rank_seconds(tl, r, p, esec);
+    }
+    for (int c = 0; c < EN_N; c++) m->energy_seconds[c] += esec[c];
     int s = tl_stage_of(tl, r);
     if (count[s]++ == 0) stage_memory(tl, p, r, &m->stage[s]);
     for (int c = 0; c < TL_N; c++) {
@@ -168,6 +173,9 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
   m->mfu = model_flops > 0 && denom > 0 ? model_flops / denom : -1;
   m->hfu = denom > 0 ? flops / denom : -1;
   memory_verdict(m, p, capacity_gib);
+  m->energy_gpu_j = energy_joules(p, m->energy_seconds);
+  m->energy_node_j = energy_node_joules(p, world, m->step_time_s);
+  m->energy_j = m->energy_gpu_j + m->energy_node_j;
   return m;
 }
 

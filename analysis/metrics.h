@@ -3,7 +3,7 @@
  * peak)), HFU (all executed FLOPs, recompute included), the bubble fraction
  * (time a GPU waits in pipeline send/recv and pipeline-group collectives -- the
  * timeline's pp-wait category -- divided by step time, docs/metrics.md),
- * the time breakdown, and peak memory per stage.
+ * the time breakdown, peak memory per stage and the energy of the step.
  *
  * Owns: struct metrics and its computation from a timeline.
  * May not touch: SimGrid, the generator.
@@ -13,6 +13,7 @@
 
 #include <glib.h>
 
+#include "energy.h"
 #include "platforms/profile.h"
 #include "traces/timeline.h"
 
@@ -48,6 +49,9 @@ typedef struct metrics {
    * (negative: does not fit even without fragmentation). calibrate fits the
    * fragmentation constant to measured ok/oom labels with it. */
   double mem_fragmentation_limit;
+  /* Energy of the step (energy.h, docs/energy.md): the GPUs' by what they do, the nodes' beside them. */
+  double energy_seconds[EN_N]; /* summed over all ranks */
+  double energy_gpu_j, energy_node_j, energy_j;
 } metrics;
 
 /* Overheads the profile adds to the graph's memory: CUDA context, NCCL

@@ -64,6 +64,8 @@ prediction pool_combine(const prediction *p1, const prediction *p2, int m)
   p.m2 = p2->m;
   p.step_time_s = pool_extrapolate(p1->step_time_s, p1->m, p2->step_time_s, p2->m, m);
   for (int c = 0; c < TL_N; c++) p.seconds[c] = pool_extrapolate(p1->seconds[c], p1->m, p2->seconds[c], p2->m, m);
+  /* power times the seconds of each kind of work, each affine in m, and the nodes' share of the step time */
+  p.energy_j = pool_extrapolate(p1->energy_j, p1->m, p2->energy_j, p2->m, m);
   p.bubble_fraction = p.step_time_s > 0 ? p.seconds[TL_PP_WAIT] / p.step_time_s : 0;
   /* model FLOPs and tokens per step are linear in m */
   double scale = p.step_time_s > 0 ? p1->step_time_s / p.step_time_s * m / p1->m : 0;
@@ -138,6 +140,7 @@ static prediction run_job(const sim_request *req, int m)
   p.tokens_per_s = met->tokens_per_s;
   p.mfu = met->mfu;
   p.bubble_fraction = met->bubble_fraction;
+  p.energy_j = met->energy_j;
   memcpy(p.seconds, met->seconds, sizeof p.seconds);
   /* not freed: the worker exits as soon as the prediction is written, and the kernel takes the
    * whole address space back at once (freeing the graph and the replay's arrays piece by piece

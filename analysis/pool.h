@@ -46,6 +46,7 @@ typedef struct prediction {
   int m, m1, m2;              /* micro-batches per step; the fast path's two counts (0 unless fast) */
   double step_time_s, tokens_per_s, mfu, bubble_fraction;
   double seconds[TL_N];       /* breakdown, mean over ranks (metrics.h) */
+  double energy_j;            /* of the step, GPUs and nodes (energy.h) */
   double peak_gib, capacity_gib;
   int peak_stage;
   double fragmentation_limit; /* see metrics.h */

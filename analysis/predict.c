@@ -183,14 +183,15 @@ static char *fmt(double v) { return g_strdup_printf("%.6g", v); }
 /* The columns predict writes, in this order; they replace any of the same name in the input. */
 static const char *const PRED_COLUMNS[] = {"pred_status", "pred_step_time_s", "pred_mfu", "pred_peak_mem_gib",
                                            "pred_bubble_fraction", "pred_fragmentation_limit", "pred_fidelity",
-                                           "pred_band_pct", "pred_headroom_gib", "pred_flags", "pred_error"};
+                                           "pred_band_pct", "pred_headroom_gib", "pred_flags", "pred_energy_j",
+                                           "pred_kwh_per_mtok", "pred_error"};
 
 /* Every pred_* cell of row r (cols: their indices, in PRED_COLUMNS' order), empty where p has no
  * value, so nothing of an earlier run survives when a predicted table is predicted again. */
 static void set_pred_cells(csv_table *t, guint r, const int *cols, const prediction *p)
 {
   const double nums[] = {p->step_time_s, p->mfu, p->peak_gib, p->bubble_fraction, p->fragmentation_limit};
-  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 6 == G_N_ELEMENTS(PRED_COLUMNS));
+  G_STATIC_ASSERT(G_N_ELEMENTS(nums) + 8 == G_N_ELEMENTS(PRED_COLUMNS));
   /* a layout that did not fit was not replayed (pool.h): it has a memory, not a time */
   const gboolean timed[] = {TRUE, TRUE, FALSE, TRUE, FALSE};
   csv_set(t, r, cols[0], predict_status_name(p->status));
@@ -208,6 +209,13 @@ static void set_pred_cells(csv_table *t, guint r, const int *cols, const predict
   csv_set(t, r, cols[G_N_ELEMENTS(nums) + 2], band);
   csv_set(t, r, cols[G_N_ELEMENTS(nums) + 3], room);
   csv_set(t, r, cols[G_N_ELEMENTS(nums) + 4], flags);
+  /* energy: of a replayed step only (energy.h) */
+  gboolean timed_row = p->status != PRED_INVALID && p->how != PRED_HOW_MEMORY;
+  double tokens = p->tokens_per_s * p->step_time_s;
+  g_autofree char *joules = timed_row ? fmt(p->energy_j) : g_strdup("");
+  g_autofree char *kwh = timed_row && tokens > 0 ? fmt(p->energy_j / 3.6e6 / (tokens / 1e6)) : g_strdup("");
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 5], joules);
+  csv_set(t, r, cols[G_N_ELEMENTS(nums) + 6], kwh);
   csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);
 }
 

@@ -21,6 +21,12 @@ static void hfu_note(FILE *f, const sim_request *rq)
   fputs(", which no kernel executes)\n", f);
 }
 
+double report_kwh_per_mtok(const metrics *m)
+{
+  double tokens = m->tokens_per_s * m->step_time_s;
+  return tokens > 0 ? m->energy_j / 3.6e6 / (tokens / 1e6) : -1;
+}
+
 static cJSON *breakdown_json(const double sec[TL_N])
 {
   cJSON *b = cJSON_CreateObject();
@@ -163,6 +169,14 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
   cJSON_AddItemToObject(j, "memory", memory_json(m));
   cJSON_AddItemToObject(j, "layout", layout_json(o, rq));
   cJSON_AddItemToObject(j, "platform", platform_json(o, prof));
+  cJSON *e = cJSON_AddObjectToObject(j, "energy");
+  cJSON_AddNumberToObject(e, "step_j", m->energy_j);
+  cJSON_AddNumberToObject(e, "gpus_j", m->energy_gpu_j);
+  cJSON_AddNumberToObject(e, "nodes_j", m->energy_node_j);
+  if (m->tokens_per_s > 0) cJSON_AddNumberToObject(e, "kwh_per_million_tokens", report_kwh_per_mtok(m));
+  static const char *const CLS[EN_N] = {"compute_s", "memory_s", "comm_s", "idle_s"};
+  cJSON *es = cJSON_AddObjectToObject(e, "gpu_seconds");
+  for (int c = 0; c < EN_N; c++) cJSON_AddNumberToObject(es, CLS[c], m->energy_seconds[c]);
   trust_assessment a;
   if (assess(o, rq, trust, &a)) cJSON_AddItemToObject(j, "trust", trust_json(&a, trust, rq, m));
   return j;
@@ -207,6 +221,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   fprintf(f, "bubble         %10.1f %%\n", 100 * m->bubble_fraction);
   fprintf(f, "peak memory    %10.1f GiB of %.1f (stage %d)\n", m->mem_peak_bytes / GIB, m->mem_capacity_bytes / GIB,
           m->mem_peak_stage);
+  fprintf(f, "energy         %10.3f MJ per step", m->energy_j / 1e6);
+  if (m->tokens_per_s > 0) fprintf(f, ", %.3f kWh per million tokens", report_kwh_per_mtok(m));
+  fprintf(f, " (GPUs %.0f%%, nodes %.0f%%; %s; docs/energy.md)\n", m->energy_j > 0 ? 100 * m->energy_gpu_j / m->energy_j : 0,
+          m->energy_j > 0 ? 100 * m->energy_node_j / m->energy_j : 0, prof->name);
   if (assessed) {
     fprintf(f, "headroom       %10.1f GiB%s\n", a.headroom_gib, a.flags & (1u << TRUST_NEAR_OOM) ? "  OOM RISK" : "");
     g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);

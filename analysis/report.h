@@ -16,6 +16,8 @@
 /* rq may be NULL (replay of a graph file): layout and model come from the graph meta then. With a
  * request and a trust table (else NULL), the summary says how far to trust it (trust.h): the band
  * of the step time, the memory headroom, the flags and their warnings. */
+/* kWh per million tokens of a step (< 0 without tokens). */
+double report_kwh_per_mtok(const metrics *m);
 cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profile *prof, const trust_table *trust);
 void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu_profile *prof,
                  const trust_table *trust);

@@ -11,7 +11,7 @@ static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "sp", "partition", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
-    "band_pct", "flags", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
+    "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
 G_STATIC_ASSERT(TL_N == 8);
 
@@ -242,6 +242,8 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   set_num(t, r, "mfu", p->mfu);
   set_num(t, r, "tokens_per_s", p->tokens_per_s);
   set_num(t, r, "bubble_fraction", p->bubble_fraction);
+  set_num(t, r, "energy_j", p->energy_j);
+  if (p->tokens_per_s > 0) set_num(t, r, "kwh_per_mtok", p->energy_j / 3.6e6 / (p->tokens_per_s * p->step_time_s / 1e6));
   for (int c = 0; c < TL_N; c++) {
     g_autofree char *name = g_strdup_printf("t_%s_s", tl_cat_name(c));
     g_strdelimit(name, "-", '_');

@@ -312,7 +312,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     static const char *const cols[] = {"rank", "index", "tp", "pp", "micro_batch", "sp", "checkpointing",
                                        "attention_kernel", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
-                                       "gap_pct", "gap_cause", "error"};
+                                       "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "error"};
     for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
     if (!strcmp(st, "ok")) {
       cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");

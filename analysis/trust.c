@@ -238,7 +238,8 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
   if (a->flags & (1u << TRUST_OUT_PLATFORM)) {
     const gpu_profile *p = &rq->prof;
     if (strcmp(p->name, t->profile))
-      g_string_append_printf(out, "%sprofile %s (calibrated %s)", out->len ? ", " : "", p->name, t->profile);
+      g_string_append_printf(out, "%sprofile %s (calibrated %s%s)", out->len ? ", " : "", p->name, t->profile,
+                             p->calibrated ? "" : "; the profile itself is not calibrated: datasheet figures only");
     const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
                           whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
     const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};

@@ -15,6 +15,8 @@ static const plat_field FIELDS[] = {
     F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
     F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),
     F(ib_latency_s, 0, 1e-2),       FI(sm_count, 1, 10000),
+    F(power_idle_w, 0, 1e5),        F(power_compute_w, 0, 1e5),      F(power_memory_w, 0, 1e5),
+    F(power_comm_w, 0, 1e5),        F(node_power_w, 0, 1e6),
 };
 #undef F
 #undef FI
@@ -22,7 +24,7 @@ static const plat_field FIELDS[] = {
 /* Every key a profile file may have: the FIELDS, and these (all required but `comment`). Any
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
-static const char *const OTHER_KEYS[] = {"name", "comment", "gpus_per_node", "nics_per_node"};
+static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -52,6 +54,13 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   gboolean ok = FALSE;
   if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
   if (!read_comment(j, out, path, err)) goto out;
+  const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
+  if (!cJSON_IsBool(cal)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "
+                "to measured runs on this GPU, or false)", path, cal ? lsim_json_type_name(cal) : "missing");
+    goto out;
+  }
+  out->calibrated = cJSON_IsTrue(cal);
   /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
    * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
   const struct { const char *key; int *dst; } node[] = {{"gpus_per_node", &out->gpus_per_node},

@@ -25,6 +25,10 @@ typedef struct gpu_profile {
   double ib_bytes_per_s;      /* per NIC per direction */
   double ib_latency_s;
   double sm_count;            /* streaming multiprocessors (wave quantization) */
+  gboolean calibrated;        /* a stack has been fitted to measured runs on this GPU (else datasheet figures only) */
+  /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */
+  double power_idle_w, power_compute_w, power_memory_w, power_comm_w;
+  double node_power_w;        /* CPUs, NICs, NVSwitches, fans, power supplies: a stated constant */
   stack_profile stack;        /* the software stack run on it (not part of the profile file) */
 } gpu_profile;
 

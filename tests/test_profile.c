@@ -73,9 +73,44 @@ static int shipped_files_load(const char *dir_name, const char *any_file, gboole
 
 START_TEST(test_every_shipped_profile_and_stack_loads)
 {
-  ck_assert_int_ge(shipped_files_load("platforms/profiles", "a100-sxm4-80gb.json", FALSE), 1);
+  ck_assert_int_ge(shipped_files_load("platforms/profiles", "a100-sxm4-80gb.json", FALSE), 3);
   /* study, megatron-deepspeed and their priors */
   ck_assert_int_ge(shipped_files_load("platforms/stacks", "study.json", TRUE), 4);
+}
+END_TEST
+
+/* The datasheet figures of the shipped GPUs, and which of them a stack was fitted on: the A100 (the
+ * study's runs); the H100 and H200 are not calibrated, and a profile must say which it is. */
+START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
+{
+  const struct { const char *name; double tflops, hbm_tbs, gib, nvlink_gbs, ib_gbs, sms, board_w; gboolean cal; } gpus[] = {
+      {"a100-sxm4-80gb", 312, 2.039, 80, 300, 25, 108, 400, TRUE},
+      {"h100-sxm5-80gb", 989.4, 3.35, 80, 450, 50, 132, 700, FALSE},
+      {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700, FALSE}};
+  for (size_t i = 0; i < G_N_ELEMENTS(gpus); i++) {
+    gpu_profile p;
+    GError *err = NULL;
+    ck_assert_msg(profile_load_named(gpus[i].name, &p, &err), "%s", err ? err->message : "");
+    ck_assert_double_eq_tol(p.peak_flops, gpus[i].tflops * 1e12, 1);
+    ck_assert_double_eq_tol(p.hbm_bytes_per_s, gpus[i].hbm_tbs * 1e12, 1);
+    ck_assert_double_eq(p.memory_gib, gpus[i].gib);
+    ck_assert_double_eq_tol(p.nvlink_bytes_per_s, gpus[i].nvlink_gbs * 1e9, 1);
+    ck_assert_double_eq_tol(p.ib_bytes_per_s, gpus[i].ib_gbs * 1e9, 1);
+    ck_assert_double_eq(p.sm_count, gpus[i].sms);
+    ck_assert_double_eq(p.power_compute_w, gpus[i].board_w); /* dense GEMMs run at the board limit */
+    ck_assert(p.power_idle_w < p.power_comm_w && p.power_comm_w < p.power_memory_w && p.power_memory_w <= p.power_compute_w);
+    ck_assert_int_eq(p.calibrated, gpus[i].cal);
+  }
+  cJSON *j = shipped_tree();
+  cJSON_DeleteItemFromObject(j, "calibrated");
+  gpu_profile p;
+  g_autofree char *missing = load_error(j, &p);
+  ck_assert_str_eq(missing, "P: calibrated: missing (allowed: true, when a stack has been fitted to measured runs on "
+                            "this GPU, or false)");
+  cJSON_AddNumberToObject(j, "calibrated", 1);
+  g_autofree char *number = load_error(j, &p);
+  ck_assert_ptr_nonnull(strstr(number, "calibrated: a number (allowed: true"));
+  cJSON_Delete(j);
 }
 END_TEST
 
@@ -109,7 +144,7 @@ START_TEST(test_profile_and_stack_keys_do_not_mix)
   cJSON *old = shipped_tree();
   cJSON_AddNumberToObject(old, "gemm_efficiency", 0.78);
   g_autofree char *m_old = load_error(old, &p);
-  ck_assert_msg(g_str_has_prefix(m_old, "P: unknown key 'gemm_efficiency' (allowed: name, comment, gpus_per_node, "),
+  ck_assert_msg(g_str_has_prefix(m_old, "P: unknown key 'gemm_efficiency' (allowed: name, comment, calibrated, gpus_per_node, "),
                 "%s", m_old);
   cJSON_Delete(old);
 
@@ -175,10 +210,10 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   cJSON *typo = shipped_tree();
   cJSON_AddNumberToObject(typo, "gemm_eff", 0.5);
   g_autofree char *m_typo = load_error(typo, &p);
-  ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, gpus_per_node, "
+  ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, calibrated, gpus_per_node, "
                                          "nics_per_node, peak_flops, "),
                 "%s", m_typo);
-  ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count)"));
+  ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count, power_idle_w, power_compute_w, power_memory_w, power_comm_w, node_power_w)"));
   cJSON_Delete(typo);
 
   cJSON *no_comment = shipped_tree();
@@ -265,6 +300,7 @@ int main(void)
   Suite *s = suite_create("profile");
   TCase *tc = tcase_create("files");
   tcase_add_test(tc, test_every_shipped_profile_and_stack_loads);
+  tcase_add_test(tc, test_shipped_gpus_datasheet_figures_and_calibration_mark);
   tcase_add_test(tc, test_saved_stack_loads_back_unchanged);
   tcase_add_test(tc, test_profile_and_stack_keys_do_not_mix);
   tcase_add_test(tc, test_bad_stack_fields_are_refused_naming_the_field);

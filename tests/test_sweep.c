@@ -69,6 +69,8 @@ START_TEST(test_fast_prediction_equals_the_full_replay)
   ck_assert_double_eq_tol(fast.mfu / full.mfu, 1.0, 1e-9);
   for (int c = 0; c < TL_N; c++) ck_assert_double_eq_tol(fast.seconds[c], full.seconds[c], 1e-9 * full.step_time_s);
   ck_assert_double_eq_tol(fast.peak_gib, full.peak_gib, 1e-9);
+  ck_assert(full.energy_j > 0);
+  ck_assert_double_eq_tol(fast.energy_j / full.energy_j, 1.0, 1e-9); /* power x affine seconds: affine too */
 }
 END_TEST
 

@@ -7,6 +7,7 @@
 
 #include "common/lsim_error.h"
 #include "platforms/whatif.h"
+#include "sweep_report.h"
 
 double val_mape_pct(const double *pred, const double *meas, int n)
 {
@@ -157,8 +158,9 @@ static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
   g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s %s", CELL("model"), CELL("seq_len"), CELL("gpus"),
              strcmp(CELL("gpus"), "1") ? "GPUs" : "GPU");
-  g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
-             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
+  g_autofree char *sched = sweep_schedule_suffix(CELL("schedule"), CELL("virtual_stages"));
+  g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s%s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
+             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"), sched);
   gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);
   v->meas = measured ? val_parse_status(CELL("status")) : MEAS_OTHER;
 #undef CELL

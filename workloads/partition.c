@@ -21,7 +21,7 @@ gboolean partition_parse_method(const char *s, partition_method *out, GError **e
 
 const char *partition_method_name(partition_method m)
 {
-  return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : "auto";
+  return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : m == PARTITION_EVEN ? "even" : "auto";
 }
 
 static void uniform(int *bounds, int items, int pp)
@@ -78,26 +78,52 @@ static void balanced(int *bounds, const model *m, int items, int pp, int tp)
   lprobe(w, items, pp, upper, bounds);
 }
 
+/* Megatron-LM's: L/n layers per virtual stage, the embedding with the first, final norm and head with the last. */
+static void even(int *bounds, int layers, int n)
+{
+  bounds[0] = 0;
+  for (int v = 0; v < n; v++) bounds[v + 1] = 1 + (v + 1) * (layers / n);
+  bounds[n] = layers + 3;
+}
+
 static gboolean all_stages_hold_items(const partition *p)
 {
-  for (int s = 0; s < p->pp; s++)
+  for (int s = 0; s < p->pp * p->chunks; s++)
     if (p->first_item[s + 1] <= p->first_item[s]) return FALSE;
   return TRUE;
 }
 
 gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err)
 {
-  int items = m->layers + 3;
+  return partition_make_chunked(out, m, pp, 1, tp, method, err);
+}
+
+gboolean partition_make_chunked(partition *out, const model *m, int pp, int chunks, int tp, partition_method method,
+                                GError **err)
+{
+  int items = m->layers + 3, n = pp * chunks;
   out->pp = pp;
-  out->first_item = g_new(int, pp + 1);
+  out->chunks = chunks;
+  out->first_item = g_new(int, n + 1);
+  if (method == PARTITION_EVEN || (method == PARTITION_AUTO && chunks > 1)) {
+    if (m->layers % n != 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "partition: even needs the %d layers of %s divisible by %d "
+                  "virtual stages (allowed: auto, balanced, uniform)", m->layers, m->name, n);
+      partition_clear(out);
+      return FALSE;
+    }
+    out->method = PARTITION_EVEN;
+    even(out->first_item, m->layers, n);
+    return TRUE;
+  }
   out->method = method == PARTITION_UNIFORM ? PARTITION_UNIFORM : PARTITION_BALANCED;
-  if (method == PARTITION_UNIFORM) uniform(out->first_item, items, pp);
-  else balanced(out->first_item, m, items, pp, tp);
+  if (method == PARTITION_UNIFORM) uniform(out->first_item, items, n);
+  else balanced(out->first_item, m, items, n, tp);
   if (method == PARTITION_AUTO && !all_stages_hold_items(out)) {
     out->method = PARTITION_UNIFORM;
-    uniform(out->first_item, items, pp);
+    uniform(out->first_item, items, n);
   }
-  for (int s = 0; s < pp; s++)
+  for (int s = 0; s < n; s++)
     if (out->first_item[s + 1] <= out->first_item[s]) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d empty, without any item (%s has %d items, partition %s)",
                   pp, s, m->name, items, partition_method_name(out->method));
@@ -108,6 +134,8 @@ gboolean partition_make(partition *out, const model *m, int pp, int tp, partitio
 }
 
 void partition_clear(partition *p) { g_clear_pointer(&p->first_item, g_free); }
+
+int partition_vstage(const partition *p, int stage, int chunk) { return chunk * p->pp + stage; }
 
 
 gboolean partition_has_embedding(const partition *p, int stage) { return p->first_item[stage] == 0; }

@@ -125,6 +125,11 @@ gboolean partition_make_chunked(partition *out, const model *m, int pp, int chun
   }
   for (int s = 0; s < n; s++)
     if (out->first_item[s + 1] <= out->first_item[s]) {
+      if (chunks > 1)
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "virtual_stages: %d*%d virtual stages leave virtual stage %d "
+                    "empty, without any item (%s has %d items, partition %s; allowed: partition auto, which splits the "
+                    "layers evenly)", pp, chunks, s, m->name, items, partition_method_name(out->method));
+      else
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d empty, without any item (%s has %d items, partition %s)",
                   pp, s, m->name, items, partition_method_name(out->method));
       partition_clear(out);

@@ -305,6 +305,8 @@ static void run_gen(void *arg, double out[SIM_CHILD_MAX])
 static void gen_run(gen_case c, double out[SIM_CHILD_MAX]) { sim_child_run(run_gen, &c, out); }
 
 #define WITHIN(got, want, rel) \
+  if (getenv("TEST_SCHEDULE_DEBUG")) fprintf(stderr, "%.6g s, closed form %.6g s (%+.3f%%)\n", got, want, \
+                                             100 * ((got) / (want) - 1)); \
   ck_assert_msg(fabs((got) - (want)) <= (rel) * (want), "%.6g s, want %.6g s (%.3f%%)", got, want, \
                 100 * ((got) / (want) - 1))
 

@@ -11,6 +11,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
+#include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 G_STATIC_ASSERT(sizeof(prediction) < 4096); /* PIPE_BUF on Linux: one atomic write */
@@ -40,11 +41,17 @@ gboolean pool_parse_fidelity(const char *s, pool_fidelity *out, GError **err)
 
 gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2)
 {
-  /* from m = pp on every stage's 1F1B schedule has its whole shape (pp - s - 1 warm-up forwards, at least
-   * one forward-backward pair, the cool-down) and one more micro-batch adds one steady pair to every
-   * stage: T(m) is affine from there */
-  *m1 = MAX(pp, 2);
-  *m2 = *m1 + 1;
+  layout l = layout_default();
+  l.pp = pp;
+  return pool_fast_counts_of(f, &l, m, m1, m2);
+}
+
+gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, int *m2)
+{
+  /* the schedule says from which counts T(m) is affine (1F1B: from m = pp on every stage has its whole
+   * shape and one more micro-batch adds one steady pair to every stage), or that it does not know */
+  *m1 = *m2 = 0;
+  if (!sched_get(l->schedule)->affine_counts(l->pp, l->virtual_stages, m1, m2)) return FALSE;
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
   return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */
@@ -94,8 +101,8 @@ static prediction invalid(GError *err)
   return p;
 }
 
-/* The memory verdict of rq at m micro-batches (0: its own count), from the graph at min(m, pp + 1)
- * micro-batches (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails. */
+/* The memory verdict of rq at m micro-batches (0: its own count), from the graph at the count where the
+ * schedule's peak is reached (1F1B: min(m, pp + 1)) (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails. */
 static gboolean memory_verdict(const sim_request *req, int m, prediction *p)
 {
   sim_request rq = *req;
@@ -107,7 +114,8 @@ static gboolean memory_verdict(const sim_request *req, int m, prediction *p)
   }
   *p = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
   sim_request mrq = rq;
-  mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, rq.l.pp + 1);
+  int peak_m = sched_get(rq.l.schedule)->memory_micro_batches(rq.l.pp, rq.l.virtual_stages, rq.l.grad_accum);
+  mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, peak_m);
   if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
   graph *g = gen_graph(&mrq.m, &mrq.l, &mrq.gen, &err);
   if (!g) goto fail;
@@ -157,10 +165,11 @@ static char *memory_key(const sim_request *rq)
   const layout *l = &rq->l;
   const gpu_profile *p = &rq->prof;
   const stack_profile *st = &p->stack;
-  return g_strdup_printf("%s %d %d %d %d %d|%d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g %.17g|"
+  return g_strdup_printf("%s %d %d %d %d %d|%d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g %.17g|"
                          "%g %g %g",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, l->gpus, l->tp, l->pp, l->sp,
-                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->zero1, rq->gen.partition,
+                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->zero1, l->schedule,
+                         l->virtual_stages, rq->gen.partition,
                          rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
                          st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes);
@@ -244,7 +253,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     GError *err = NULL;
     gboolean valid = sim_request_prepare(&rq, &err);
     own_m[i] = valid ? rq.l.grad_accum : 0;
-    if (valid && !cfg->memory_only && pool_fast_counts(cfg->fidelity, rq.l.pp, rq.l.grad_accum, &m1, &m2)) {
+    if (valid && !cfg->memory_only && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) {
       fast_m[i] = m2;
       jb.m = m1;
     }

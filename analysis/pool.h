@@ -5,19 +5,22 @@
  * that turn rows into requests.
  *
  * How a request is evaluated (its `how`, reported per row):
- *  - memory first: the task graph at min(m, pp + 1) micro-batches gives the
- *    peak memory of every stage without a replay (a stage holds
- *    min(pp - s, m) micro-batches, so the peak is reached there); with
- *    `prune_oom`, a layout that does not fit is reported with its peak and
- *    not replayed (how = memory);
- *  - fast: from m = p (the pipeline depth) on, every stage of the
- *    deterministic 1F1B schedule has its whole shape (warm-up, at least one
- *    steady forward-backward pair, cool-down) and each further micro-batch
- *    adds one steady pair to every stage, so every time of the step (step
- *    time, each breakdown category) is affine in m; two replays at m1 = p and
- *    m2 = p + 1 micro-batches (at least 2 and 3) give it exactly
- *    (docs/calibration.md, "Fast mode"). Model FLOPs and tokens are linear
- *    in m, so MFU and tokens/s follow;
+ *  - memory first: the task graph at the micro-batch count where the
+ *    schedule says every stage's peak is reached (schedule.h,
+ *    memory_micro_batches: min(m, pp + 1) for 1F1B, whose stage s holds
+ *    min(pp - s, m) micro-batches; m for GPipe) gives the peak memory of
+ *    every stage without a replay; with `prune_oom`, a layout that does not
+ *    fit is reported with its peak and not replayed (how = memory);
+ *  - fast: two replays at the schedule's affine counts m1 < m2 (schedule.h,
+ *    affine_counts) give every time of the step (step time, each breakdown
+ *    category) exactly by affine extrapolation. For 1F1B, from m = p (the
+ *    pipeline depth) on every stage of the deterministic schedule has its
+ *    whole shape (warm-up, at least one steady forward-backward pair,
+ *    cool-down) and each further micro-batch adds one steady pair to every
+ *    stage: m1 = p and m2 = p + 1 (at least 2 and 3; docs/calibration.md,
+ *    "Fast mode"). A schedule that claims no counts is always replayed
+ *    whole. Model FLOPs and tokens are linear in m, so MFU and tokens/s
+ *    follow;
  *  - full: one replay of the whole step.
  * Fidelity auto takes fast where its argument holds and it saves at least
  * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
@@ -67,8 +70,10 @@ const char *pred_how_name(pred_how h);
 gboolean pool_parse_fidelity(const char *s, pool_fidelity *out, GError **err);
 const char *pool_fidelity_name(pool_fidelity f);
 
-/* The micro-batch counts of the fast path for a layout with pp stages and m micro-batches
- * (m1 = pp, m2 = pp + 1, at least 2 and 3): FALSE when `f` does not take it for m. */
+/* The micro-batch counts of the fast path for layout l (its schedule's affine counts) at m micro-batches:
+ * FALSE when `f` does not take it for m or the schedule claims none. */
+gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, int *m2);
+/* The same for the default schedule (1F1B) with pp stages: m1 = pp, m2 = pp + 1, at least 2 and 3. */
 gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2);
 /* Affine extrapolation T(m) from T(m1), T(m2). */
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m);

@@ -7,6 +7,7 @@
 
 #include "common/lsim_error.h"
 #include "workloads/partition.h"
+#include "workloads/schedule.h"
 
 /* the required columns, then the optional ones */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
@@ -137,6 +138,10 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");
   if (*part && !partition_parse_method(part, &rq->gen.partition, err)) return FALSE;
+  /* optional: the pipeline schedule and its chunks per stage; empty = the study's 1F1B, one chunk */
+  const char *sched = row_opt(t, r, "schedule");
+  if (*sched && !sched_parse(sched, &l->schedule, err)) return FALSE;
+  if (*row_opt(t, r, "virtual_stages") && !row_int(t, r, "virtual_stages", &l->virtual_stages, err)) return FALSE;
   return layout_validate(l, &rq->m, err);
 }
 

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "workloads/schedule.h"
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static const char *gpus_word(int n) { return n == 1 ? "GPU" : "GPUs"; }
@@ -67,6 +69,8 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddBoolToObject(j, "zero1", l->zero1);
   const char *used = g_hash_table_lookup(o->g->meta, "partition"); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
+  cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
+  cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
   return j;
 }
 
@@ -198,6 +202,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
       fprintf(f, " (balanced would leave a stage empty)");
+    if (l->schedule != 0) fprintf(f, ", %s schedule", sched_name(l->schedule)); /* the study's 1F1B goes unsaid */
+    if (l->virtual_stages > 1) fprintf(f, " (%d chunks per stage)", l->virtual_stages);
     fputc('\n', f);
   } else {
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);

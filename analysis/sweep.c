@@ -5,11 +5,12 @@
 
 #include "common/lsim_error.h"
 #include "workloads/partition.h"
+#include "workloads/schedule.h"
 
 /* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
-    "micro_batch", "tp", "pp", "sp", "partition", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "micro_batch", "tp", "pp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
@@ -45,7 +46,7 @@ static int ival(const GArray *a, guint i) { return g_array_index(a, int, i); }
 /* The values of a layout axis at (point, tp, pp): the user's list, or every valid one. */
 static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int gb)
 {
-  if (s->layout[ax]) return g_array_ref(s->layout[ax]);
+  if (s->layout[ax] && ax != AX_VS) return g_array_ref(s->layout[ax]);
   GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
   const model *m = &s->m;
   int node = pt->prof.gpus_per_node;
@@ -66,6 +67,24 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     break;
   case AX_ATTN:
     for (int a = 0; a < ATTN_N_KERNELS; a++) g_array_append_val(v, a);
+    break;
+  case AX_SCHED: {
+    int study = 0;
+    g_array_append_val(v, study); /* left out: the study's 1F1B */
+    break;
+  }
+  case AX_VS: /* pp is the axis' pp; tp carries the schedule here (axis_values' caller) */
+    if (!sched_get(tp)->chunked) {
+      int one = 1;
+      g_array_append_val(v, one);
+      break;
+    }
+    if (s->layout[ax]) {
+      g_array_unref(v);
+      return g_array_ref(s->layout[ax]);
+    }
+    for (int c = 2; pp > 0 && c * pp <= m->layers; c++)
+      if (m->layers % (c * pp) == 0) g_array_append_val(v, c);
     break;
   case AX_MB: {
     int dp = tp * pp > 0 && pt->gpus % (tp * pp) == 0 ? pt->gpus / (tp * pp) : 0;
@@ -135,6 +154,8 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   gen_options gen = s->gen;
   if (!s->partition_set) gen.partition = pt->prof.stack.partition;
   set(t, r, "partition", partition_method_name(gen.partition));
+  set(t, r, "schedule", sched_name(l->schedule));
+  set_int(t, r, "virtual_stages", l->virtual_stages);
   set(t, r, "profile", pt->profile_name);
   set(t, r, "stack", pt->stack_name);
   for (int a = 0; a < WHATIF_N; a++)
@@ -169,22 +190,29 @@ static void enumerate_point(enumeration *e, const point *pt)
       g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, gb);
       g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, gb);
       g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, gb);
+      g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, gb);
       for (guint c = 0; c < sps->len; c++)
         for (guint d = 0; d < cks->len; d++)
           for (guint f = 0; f < ats->len; f++)
-            for (guint g = 0; g < mbs->len; g++) {
-              layout l = layout_default();
-              l.gpus = pt->gpus;
-              l.tp = tp;
-              l.pp = pp;
-              l.sp = ival(sps, c) != 0;
-              l.ckpt = (layout_ckpt)ival(cks, d);
-              l.attn = (layout_attn)ival(ats, f);
-              l.micro_batch = ival(mbs, g);
-              l.seq_len = s->seq_len;
-              l.global_batch = gb;
-              add_row(e, pt, &l);
-            }
+            for (guint g = 0; g < mbs->len; g++)
+              for (guint h = 0; h < scs->len; h++) { /* innermost: the study's enumeration keeps its indices */
+                g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, gb);
+                for (guint k = 0; k < vss->len; k++) {
+                  layout l = layout_default();
+                  l.gpus = pt->gpus;
+                  l.tp = tp;
+                  l.pp = pp;
+                  l.sp = ival(sps, c) != 0;
+                  l.ckpt = (layout_ckpt)ival(cks, d);
+                  l.attn = (layout_attn)ival(ats, f);
+                  l.micro_batch = ival(mbs, g);
+                  l.seq_len = s->seq_len;
+                  l.global_batch = gb;
+                  l.schedule = ival(scs, h);
+                  l.virtual_stages = ival(vss, k);
+                  add_row(e, pt, &l);
+                }
+              }
     }
   }
 }

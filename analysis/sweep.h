@@ -1,5 +1,8 @@
 /* sweep -- the layout search: every combination of the layout axes (tp, pp,
  * micro-batch, sequence parallelism, checkpointing, attention kernel)
+ * (and, when listed, the pipeline schedule and its virtual stages: left out,
+ * the study's 1F1B with one chunk per stage; a chunked schedule left
+ * without --virtual-stages takes every V >= 2 dividing layers/pp)
  * crossed with the platform axes (profile, stack, GPUs, InfiniBand and NVLink
  * bandwidth, NICs per node, memory per GPU), each a list given by the user
  * or, for a layout axis left out, every value valid for the model and the
@@ -29,7 +32,7 @@
 #include "pool.h"
 
 /* The layout axes, in the enumeration's order (outer to inner). */
-typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_N } sweep_layout_axis;
+typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_SCHED, AX_VS, AX_N } sweep_layout_axis;
 
 typedef struct sweep_spec {
   model m;

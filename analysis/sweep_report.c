@@ -43,8 +43,16 @@ char *sweep_platform_label(const csv_table *t, guint r)
 
 char *sweep_layout_label(const csv_table *t, guint r)
 {
-  return g_strdup_printf("tp%s pp%s mb%s sp%s %s %s", cell(t, r, "tp"), cell(t, r, "pp"), cell(t, r, "micro_batch"),
-                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"));
+  g_autofree char *sched = sweep_schedule_suffix(cell(t, r, "schedule"), cell(t, r, "virtual_stages"));
+  return g_strdup_printf("tp%s pp%s mb%s sp%s %s %s%s", cell(t, r, "tp"), cell(t, r, "pp"), cell(t, r, "micro_batch"),
+                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched);
+}
+
+char *sweep_schedule_suffix(const char *schedule, const char *virtual_stages)
+{
+  if (!*schedule || !strcmp(schedule, "1f1b")) return g_strdup(""); /* the study's: the label it always had */
+  if (*virtual_stages && strcmp(virtual_stages, "1")) return g_strdup_printf(" %s v%s", schedule, virtual_stages);
+  return g_strdup_printf(" %s", schedule);
 }
 
 /* The platform point of row r, as one string. */
@@ -291,7 +299,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     if (!strcmp(st, "invalid")) {
       cJSON *o = cJSON_CreateObject();
       static const char *const cols[] = {"index", "gpus", "tp", "pp", "micro_batch", "sp", "checkpointing",
-                                         "attention_kernel", "error"};
+                                         "attention_kernel", "schedule", "virtual_stages", "error"};
       for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
       cJSON_AddItemToArray(invalid, o);
       continue;
@@ -310,7 +318,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     shown += !strcmp(st, "ok");
     cJSON *o = cJSON_CreateObject();
     static const char *const cols[] = {"rank", "index", "tp", "pp", "micro_batch", "sp", "checkpointing",
-                                       "attention_kernel", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+                                       "attention_kernel", "schedule", "virtual_stages", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "error"};
     for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));

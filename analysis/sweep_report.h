@@ -35,6 +35,9 @@ void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out);
 csv_table *sweep_merge(const char *const *paths, int n, GError **err);
 /* The layout label of row r: "tp2 pp4 mb1 sp0 none flash2+rmsnorm" (caller frees). */
 char *sweep_layout_label(const csv_table *t, guint r);
+/* What a layout label adds for its schedule: "" for the study's 1F1B (or no schedule column), else
+ * " NAME" and " vV" with V chunks per stage. Caller frees. */
+char *sweep_schedule_suffix(const char *schedule, const char *virtual_stages);
 /* The platform label of row r: "profile a100-sxm4-80gb, 256 GPUs, ib_gbps 200, ..." (caller frees). */
 char *sweep_platform_label(const csv_table *t, guint r);
 

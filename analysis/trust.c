@@ -9,6 +9,7 @@
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 #include "platforms/whatif.h"
+#include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -33,7 +34,7 @@ static const field FIELDS[] = {
 #undef F
 #undef C
 
-static const char *const OTHER_KEYS[] = {"name", "comment", "profile"};
+static const char *const OTHER_KEYS[] = {"name", "comment", "profile", "schedule"};
 
 static double *slot(trust_table *t, const field *f) { return (double *)((char *)t + f->off); }
 
@@ -53,7 +54,8 @@ gboolean trust_load_file(const char *path, trust_table *out, GError **err)
     goto out;
   }
   if (!lsim_json_known_keys(j, keys, n, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err) ||
-      !lsim_json_name(j, "profile", out->profile, sizeof out->profile, path, err))
+      !lsim_json_name(j, "profile", out->profile, sizeof out->profile, path, err) ||
+      !lsim_json_name(j, "schedule", out->schedule, sizeof out->schedule, path, err))
     goto out;
   const char *c = NULL;
   if (cJSON_GetObjectItemCaseSensitive(j, "comment") && !lsim_json_string(j, "comment", &c, path, err)) goto out;
@@ -116,6 +118,7 @@ void trust_put(const trust_table *t, FILE *f)
   cJSON_AddStringToObject(j, "name", t->name);
   if (t->comment[0]) cJSON_AddStringToObject(j, "comment", t->comment);
   cJSON_AddStringToObject(j, "profile", t->profile);
+  cJSON_AddStringToObject(j, "schedule", t->schedule);
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
     cJSON_AddNumberToObject(j, FIELDS[i].key, *slot((trust_table *)t, &FIELDS[i]));
   char *text = cJSON_Print(j);
@@ -126,7 +129,7 @@ void trust_put(const trust_table *t, FILE *f)
 
 static const char *const FLAG_NAMES[TRUST_N_FLAGS] = {
     "pp2-cost", "tp8-checkpointing", "large-scores", "near-oom",
-    "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform"};
+    "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform", "outside:schedule"};
 static const char *const CLASS_NAMES[TRUST_N_CLASSES] = {"base", "pp2", "tp8-checkpointing"};
 
 const char *trust_flag_name(trust_flag f) { return FLAG_NAMES[f]; }
@@ -175,6 +178,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->model_params = model_params(&rq->m);
   out->score_block_gib = score_block_gib(rq);
   out->seq_len = l->seq_len;
+  out->schedule = l->schedule;
   out->nodes = (l->gpus + rq->prof.gpus_per_node - 1) / rq->prof.gpus_per_node;
   out->headroom_gib = capacity_gib - peak_gib;
   guint f = trust_regime_flags(t, rq);
@@ -183,10 +187,12 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (outside(l->seq_len, t->seq_len_min, t->seq_len_max)) f |= 1u << TRUST_OUT_SEQ;
   if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
   if (platform_differs(t, &rq->prof)) f |= 1u << TRUST_OUT_PLATFORM;
+  if (strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE;
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
-  gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM);
+  gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES |
+                               1u << TRUST_OUT_PLATFORM | 1u << TRUST_OUT_SCHEDULE);
   out->band_pct = c->p90_pct * (extrapolated ? t->extrapolation_factor : 1);
 }
 
@@ -249,6 +255,9 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
         g_string_append_printf(out, "%s%s %g (calibrated %g)", out->len ? ", " : "", whatif_column(axes[i]), now[i],
                                then[i]);
   }
+  if (a->flags & (1u << TRUST_OUT_SCHEDULE))
+    g_string_append_printf(out, "%sschedule %s (calibrated %s)", out->len ? ", " : "", sched_name(a->schedule),
+                           t->schedule);
   if (out->len)
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
                                        out->str, t->extrapolation_factor));

@@ -29,6 +29,7 @@ typedef enum {
   TRUST_OUT_SEQ,      /* sequence length */
   TRUST_OUT_NODES,    /* node count */
   TRUST_OUT_PLATFORM, /* another profile, or a what-if of its links */
+  TRUST_OUT_SCHEDULE, /* a pipeline schedule the calibration runs did not use */
   TRUST_N_FLAGS
 } trust_flag;
 
@@ -46,6 +47,7 @@ typedef struct trust_table {
   char comment[512];
   /* the platform of the calibration runs */
   char profile[64];
+  char schedule[32];  /* the pipeline schedule of every calibration run */
   double ib_gbps, nvlink_gbps, nics_per_node;
   /* what the calibration runs covered */
   double model_params_min, model_params_max, seq_len_min, seq_len_max, nodes_min, nodes_max;
@@ -65,7 +67,7 @@ typedef struct trust_assessment {
   double headroom_gib;  /* capacity - peak (negative: over) */
   /* what the flags were decided on */
   double model_params, score_block_gib;
-  int seq_len, nodes;
+  int seq_len, nodes, schedule;
 } trust_assessment;
 
 gboolean trust_load_file(const char *path, trust_table *out, GError **err);

@@ -7,6 +7,8 @@
 
 #include "common/lsim_error.h"
 #include "platforms/whatif.h"
+#include "workloads/schedule.h"
+#include "sweep_report.h"
 
 double val_mape_pct(const double *pred, const double *meas, int n)
 {
@@ -157,8 +159,9 @@ static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
   g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s %s", CELL("model"), CELL("seq_len"), CELL("gpus"),
              strcmp(CELL("gpus"), "1") ? "GPUs" : "GPU");
-  g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
-             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"));
+  g_autofree char *sched = sweep_schedule_suffix(CELL("schedule"), CELL("virtual_stages"));
+  g_snprintf(v->label, sizeof v->label, "tp%s pp%s mb%s sp%s %s %s%s", CELL("tp"), CELL("pp"), CELL("micro_batch"),
+             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"), sched);
   gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);
   v->meas = measured ? val_parse_status(CELL("status")) : MEAS_OTHER;
 #undef CELL
@@ -398,9 +401,15 @@ gboolean val_trust_table(const val_row *rows, int n, const trust_table *prior, c
     if (v->invalid[0] || v->meas == MEAS_OTHER || v->pred == PRED_INVALID || v->trust.nodes <= 0) continue;
     const trust_assessment *a = &v->trust;
     if (covered++ == 0) {
+      g_strlcpy(out->schedule, sched_name(a->schedule), sizeof out->schedule);
       out->model_params_min = out->model_params_max = a->model_params;
       out->seq_len_min = out->seq_len_max = a->seq_len;
       out->nodes_min = out->nodes_max = a->nodes;
+    }
+    if (strcmp(out->schedule, sched_name(a->schedule))) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--trust-out: rows of schedules %s and %s (allowed: rows of one "
+                  "schedule: a trust table's bands are its)", out->schedule, sched_name(a->schedule));
+      return FALSE;
     }
     out->model_params_min = MIN(out->model_params_min, a->model_params);
     out->model_params_max = MAX(out->model_params_max, a->model_params);

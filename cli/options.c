@@ -10,12 +10,13 @@
 
 #include "common/lsim_error.h"
 #include "traces/svg.h"
+#include "workloads/schedule.h"
 
 enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES
 };
 
 static const struct option LONG[] = {
@@ -33,6 +34,8 @@ static const struct option LONG[] = {
     {"attention-kernel", required_argument, NULL, O_ATTN},
     {"no-zero1", no_argument, NULL, O_NO_ZERO1},
     {"partition", required_argument, NULL, O_PARTITION},
+    {"schedule", required_argument, NULL, O_SCHEDULE},
+    {"virtual-stages", required_argument, NULL, O_VSTAGES},
     {"profile", required_argument, NULL, O_PROFILE},
     {"stack", required_argument, NULL, O_STACK},
     {"gpu-memory", required_argument, NULL, O_GPU_MEM},
@@ -78,6 +81,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
     {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT},
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
+    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
@@ -91,7 +95,8 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
-static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE, O_STACK};
+static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
+                            O_STACK, O_SCHEDULE, O_VSTAGES};
 G_STATIC_ASSERT(G_N_ELEMENTS(LISTS) == G_N_ELEMENTS(((cli_opts *)0)->lists));
 
 static int list_slot(int val)
@@ -205,6 +210,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
   case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
   case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
+  case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);
+  case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
   case O_STACK: o->stack_name = arg; return TRUE;
   /* the profile's ranges (platforms/whatif.c) */
@@ -527,6 +534,8 @@ static gboolean list_element(int slot, const char *s, int *iv, double *dv, GErro
   switch (LISTS[slot]) {
   case O_TP: return parse_int_in("tp", s, 1, 1024, iv, err); /* which of them a model allows: counted as invalid */
   case O_PP: return cli_parse_positive_int("pp", s, iv, err);
+  case O_SCHEDULE: return sched_parse(s, iv, err);
+  case O_VSTAGES: return parse_int_in("virtual-stages", s, 1, 1024, iv, err);
   case O_MB: return cli_parse_positive_int("micro-batch", s, iv, err);
   case O_GPUS: return parse_int_in("gpus", s, 1, LAYOUT_MAX_GPUS, iv, err);
   case O_SP:
@@ -589,7 +598,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     const char *v = o->lists[slot];
     if (!v) continue;
     int val = LISTS[slot];
-    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS;
+    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS || val == O_VSTAGES;
     g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
     if (!items) return FALSE;
     if (val == O_PROFILE || val == O_STACK) {
@@ -610,6 +619,8 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
       else g_array_append_val(arr, iv);
     }
     if (is_whatif) s->whatif[WHATIF_OF[slot - 6]] = arr;
+    else if (val == O_SCHEDULE) s->layout[AX_SCHED] = arr;
+    else if (val == O_VSTAGES) s->layout[AX_VS] = arr;
     else if (val == O_GPUS) {
       g_array_unref(s->gpus);
       s->gpus = arr;

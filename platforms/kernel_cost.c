@@ -38,7 +38,11 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
 {
   double m = e->m, n = e->n, k = e->k;
   double math;
-  if (e->phase == PH_BACKWARD) {
+  if (e->phase == PH_BACKWARD && e->variant == 1) { /* a split backward's B: dgrad only */
+    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, m, k, n));
+  } else if (e->phase == PH_BACKWARD && e->variant == 2) { /* its W: wgrad only */
+    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, k, n, m));
+  } else if (e->phase == PH_BACKWARD) {
     double half = e->flops / 2;
     math = half / (p->peak_flops * kcost_gemm_efficiency(p, m, k, n)) + /* dgrad: dY (m x n) . W^T */
            half / (p->peak_flops * kcost_gemm_efficiency(p, k, n, m));  /* wgrad: X^T (k x m) . dY */

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <simgrid/actor.h>
+#include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/instr.h>
@@ -198,10 +199,11 @@ static int run_compute(rank_rt *r, int i)
   return j;
 }
 
-static sg_mailbox_t p2p_mailbox(int src, int dst)
+/* The FIFO of messages from src to dst: one per channel (graph.h, GRAPH_P2P_GRAD_CHANNEL). */
+static sg_mailbox_t p2p_mailbox(int src, int dst, const graph_event *e)
 {
   char name[48];
-  snprintf(name, sizeof name, "p%d.%d", src, dst);
+  snprintf(name, sizeof name, (e->variant & GRAPH_P2P_GRAD_CHANNEL) ? "p%d.%d.g" : "p%d.%d", src, dst);
   return sg_mailbox_by_name(name);
 }
 
@@ -215,8 +217,10 @@ static void run_comm(rank_rt *r, int i)
   flush_pending(r);
   r->out->start_s[i] = simgrid_get_clock();
   trace_push(r, e);
-  if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer), &payload, (long)e->bytes);
-  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(e->peer, r->rank));
+  if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
+    sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
+  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes);
+  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(e->peer, r->rank, e));
   else {
     int gid = graph_group_for(r->prog, e->peer);
     const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);

@@ -11,6 +11,7 @@
 #include "analysis/sweep.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
+#include "workloads/schedule.h"
 #include "test_layout.h"
 
 static sim_request request(const char *model, layout l)
@@ -71,6 +72,40 @@ START_TEST(test_fast_prediction_equals_the_full_replay)
   ck_assert_double_eq_tol(fast.peak_gib, full.peak_gib, 1e-9);
   ck_assert(full.energy_j > 0);
   ck_assert_double_eq_tol(fast.energy_j / full.energy_j, 1.0, 1e-9); /* power x affine seconds: affine too */
+}
+END_TEST
+
+/* Each schedule's fast path stands for its full replay on one pipelined layout (pp 4, m 32): the
+ * counts it claims (1f1b, zb-h1: 4 and 5; interleaved V 2: 8 and 12) extrapolate every time exactly,
+ * GPipe claims none and is replayed whole; and the memory verdict without a replay, from the graph at
+ * the count where the schedule says its peak is reached, is the full replay's peak. */
+START_TEST(test_fast_equals_full_and_memory_verdict_for_every_schedule)
+{
+  static const struct { const char *name; int V, m1, m2; } cases[] = {
+      {"1f1b", 1, 4, 5}, {"gpipe", 1, 0, 0}, {"interleaved", 2, 8, 12}, {"zb-h1", 1, 4, 5}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    layout l = test_layout(8, 1, 4, 1, CKPT_NONE);
+    l.global_batch = 64;
+    l.seq_len = 512; /* GPipe holds all 32 micro-batches: at 1024 tokens they do not fit in 80 GiB */
+    ck_assert(sched_parse(cases[i].name, &l.schedule, NULL));
+    l.virtual_stages = cases[i].V;
+    sim_request rq = request("llama-7b", l), *rqs[] = {&rq};
+    prediction full, fast, mem;
+    pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_AUTO, .prune_oom = TRUE},
+             cm = {.jobs = 1, .memory_only = TRUE};
+    pool_run(rqs, 1, &cf, &full);
+    pool_run(rqs, 1, &cq, &fast);
+    pool_run(rqs, 1, &cm, &mem);
+    ck_assert_msg(full.status == PRED_OK, "%s: %s", cases[i].name, full.error);
+    ck_assert_int_eq(fast.how, cases[i].m1 ? PRED_HOW_FAST : PRED_HOW_FULL);
+    ck_assert_int_eq(fast.m1, cases[i].m1);
+    ck_assert_int_eq(fast.m2, cases[i].m2);
+    ck_assert_msg(fabs(fast.step_time_s / full.step_time_s - 1) < 1e-9, "%s: fast %.12g s, full %.12g s",
+                  cases[i].name, fast.step_time_s, full.step_time_s);
+    for (int c = 0; c < TL_N; c++) ck_assert_double_eq_tol(fast.seconds[c], full.seconds[c], 1e-9 * full.step_time_s);
+    ck_assert_double_eq_tol(fast.peak_gib, full.peak_gib, 1e-9);
+    ck_assert_double_eq_tol(mem.peak_gib, full.peak_gib, 1e-9);
+  }
 }
 END_TEST
 
@@ -258,6 +293,7 @@ int main(void)
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_combine_extrapolates_every_time_affinely_and_rescales_mfu);
   tcase_add_test(tc, test_fast_prediction_equals_the_full_replay);
+  tcase_add_test(tc, test_fast_equals_full_and_memory_verdict_for_every_schedule);
   tcase_add_test(tc, test_memory_verdict_without_replay_is_the_replays);
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);

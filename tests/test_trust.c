@@ -11,11 +11,12 @@
 #include "check_main.h"
 #include "check_tmpdir.h"
 #include "test_layout.h"
+#include "workloads/schedule.h"
 
 /* A table by hand: calibrated on llama-13b..65b, seq 2048, 4-16 nodes of the A100 profile. */
 static trust_table table(void)
 {
-  trust_table t = {.name = "t", .profile = "a100-sxm4-80gb", .ib_gbps = 200, .nvlink_gbps = 2400, .nics_per_node = 8,
+  trust_table t = {.name = "t", .profile = "a100-sxm4-80gb", .schedule = "1f1b", .ib_gbps = 200, .nvlink_gbps = 2400, .nics_per_node = 8,
                    .model_params_min = 13e9, .model_params_max = 70e9, .seq_len_min = 2048, .seq_len_max = 2048,
                    .nodes_min = 4, .nodes_max = 16, .score_block_gib = 2, .scores_rows = 10, .scores_oom = 7,
                    .fragmentation_margin = 0.05, .extrapolation_factor = 1.5};
@@ -162,6 +163,13 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
   ck_assert_double_eq(a.band_pct, 22.5); /* the pp2 band, widened */
   g_autofree char *s = trust_flags_string(a.flags);
   ck_assert_str_eq(s, "pp2-cost;outside:platform");
+  rq = request(1, 4, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert(sched_parse("zb-h1", &rq.l.schedule, NULL));
+  a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_SCHEDULE);
+  ck_assert_double_eq(a.band_pct, 9);
+  g_auto(GStrv) ws = trust_warnings(&t, &rq, &a, 1.0);
+  ck_assert_ptr_nonnull(strstr(ws[0], "schedule zb-h1 (calibrated 1f1b)"));
 }
 END_TEST
 

@@ -33,6 +33,10 @@ gen_options gen_default_options(void)
 
 int gen_rank(const layout *l, int stage, int dpi, int tpi) { return stage * l->dp * l->tp + dpi * l->tp + tpi; }
 
+/* Which part of a backward is emitted: all of it, or (split schedules, schedule.h) the input gradient B or
+ * the weight gradient W. A GEMM's event says which in its variant (kernel_cost.h). */
+typedef enum { BWD_WHOLE, BWD_INPUT, BWD_WEIGHT } bwd_part;
+
 /* Everything one stage's program emission needs. */
 typedef struct emit {
   const model *m;
@@ -44,8 +48,11 @@ typedef struct emit {
   double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */
   graph_event scratch; /* what a counted event is written to */
   int stage;
+  int vstage;      /* the virtual stage being emitted: chunk * pp + stage (the stage with one chunk) */
+  bwd_part bpart;
   int tp_group, dp_group, pp_group;
-  int prev_rank, next_rank;
+  int prev_rank, next_rank; /* the neighbours of the virtual stage (-1: none) */
+  int up_rank, down_rank;   /* the ranks of stages stage - 1 and stage + 1 around the pipeline */
   double T, Tl;    /* tokens per micro-batch; tokens in the sequence-parallel region */
   graph_phase phase;
   int mb, layer;
@@ -70,7 +77,8 @@ static gboolean backward(const emit *x) { return x->phase == PH_BACKWARD; }
 static graph_event *gemm(emit *x, graph_op op, double m, double n, double k, int count)
 {
   graph_event *e = push(x, EV_COMPUTE, op);
-  int mult = backward(x) ? 2 : 1;
+  int mult = backward(x) && x->bpart == BWD_WHOLE ? 2 : 1;
+  if (backward(x)) e->variant = (uint8_t)x->bpart; /* 1: dgrad only, 2: wgrad only */
   e->m = (int32_t)m;
   e->n = (int32_t)n;
   e->k = (int32_t)k;
@@ -148,10 +156,25 @@ static void residual(emit *x)
  * backward (+ at forward and recompute, - at backward) and what it holds only
  * while it runs. Under every-layer checkpointing the forward of a checkpointed
  * item keeps nothing (its input is kept by the caller). */
+static gboolean is_gemm(graph_op op)
+{
+  return op == OP_QKV || op == OP_ATTN_OUT || op == OP_MLP_UP || op == OP_MLP_DOWN || op == OP_LOGITS;
+}
+
+/* The output gradient of a GEMM's event (T x n, `launches` of them): what its W needs besides the input. */
+static double gemm_output_grad_bytes(const graph_event *e) { return BF16 * e->m * (double)e->n * e->launches; }
+
 static void saves(emit *x, graph_event *e, const mem_ctx *mc)
 {
   gboolean bwd = x->phase == PH_BACKWARD;
   double saved = mem_saved_bytes(mc, e->op);
+  if (bwd && x->bpart != BWD_WHOLE && is_gemm(e->op)) {
+    /* split backward: B keeps the GEMM's input and its output gradient alive until W has run */
+    double kept = saved + gemm_output_grad_bytes(e);
+    e->mem_delta_bytes += x->bpart == BWD_INPUT ? kept - saved : -kept;
+    e->mem_transient_bytes += mem_transient_bytes(mc, e->op, TRUE);
+    return;
+  }
   if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += saved;
   else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += saved;
   else if (bwd) e->mem_delta_bytes -= saved;
@@ -327,7 +350,7 @@ static double act_send_bytes(const emit *x)
  * each item's input, and backward first recomputes the item. */
 static void stage_forward(emit *x, const mem_ctx *mc)
 {
-  int first, count, stage = x->stage;
+  int first, count, stage = x->vstage;
   partition_layers(x->part, x->m, stage, &first, &count);
   graph_phase ph = x->phase;
   if (partition_has_embedding(x->part, stage)) embedding(x, mc);
@@ -343,7 +366,7 @@ static void stage_forward(emit *x, const mem_ctx *mc)
 
 static void stage_backward(emit *x, const mem_ctx *mc)
 {
-  int first, count, stage = x->stage;
+  int first, count, stage = x->vstage;
   partition_layers(x->part, x->m, stage, &first, &count);
   gboolean ckpt = x->l->ckpt == CKPT_EVERY_LAYER;
   gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
@@ -366,7 +389,7 @@ static void stage_backward(emit *x, const mem_ctx *mc)
     if (ckpt) last_event(x)->mem_delta_bytes -= mem_checkpoint_bytes(mc);
   }
   x->layer = -1;
-  if (partition_has_embedding(x->part, stage)) {
+  if (partition_has_embedding(x->part, stage) && x->bpart == BWD_WHOLE) { /* split: the embedding is all W */
     if (ckpt) { /* the embedding's recompute keeps nothing worth counting */
       x->phase = PH_RECOMPUTE;
       embedding(x, mc);
@@ -419,13 +442,73 @@ static void optimizer_step(emit *x, double stage_params)
   }
 }
 
+/* W of a split backward: the weight gradient of every GEMM, in the backward's order, and the embedding's
+ * backward (a weight gradient only). Each GEMM releases what its B kept alive. */
+static void stage_weight(emit *x, const mem_ctx *mc)
+{
+  const model *m = x->m;
+  double h = m->hidden, f = m->ffn, t = x->l->tp;
+  int first, count, v = x->vstage;
+  partition_layers(x->part, m, v, &first, &count);
+  graph_event *e;
+  if (partition_has_head(x->part, m, v)) {
+    e = gemm(x, OP_LOGITS, x->T, m->vocab / t, h, 1);
+    saves(x, e, mc);
+  }
+  for (int i = count - 1; i >= 0; i--) {
+    x->layer = first + i;
+    e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
+    saves(x, e, mc);
+    e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+    saves(x, e, mc);
+    e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
+    saves(x, e, mc);
+    e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
+    saves(x, e, mc);
+  }
+  x->layer = -1;
+  if (partition_has_embedding(x->part, v)) {
+    if (x->l->ckpt == CKPT_EVERY_LAYER) {
+      x->phase = PH_RECOMPUTE;
+      embedding(x, mc);
+      x->phase = PH_BACKWARD;
+    }
+    embedding(x, mc);
+  }
+}
+
+/* Point the emitter at chunk c of its stage: the virtual stage and its neighbours. */
+static void at_chunk(emit *x, int c)
+{
+  int last = x->l->pp * x->l->virtual_stages - 1;
+  x->vstage = c * x->l->pp + x->stage;
+  x->prev_rank = x->vstage > 0 ? x->up_rank : -1;
+  x->next_rank = x->vstage < last ? x->down_rank : -1;
+}
+
+/* The compute of one schedule instruction (a forward, a backward or a part of one). */
+static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k)
+{
+  x->bpart = k == SCHED_BACKWARD_B ? BWD_INPUT : k == SCHED_BACKWARD_W ? BWD_WEIGHT : BWD_WHOLE;
+  x->phase = k == SCHED_FORWARD ? PH_FORWARD : PH_BACKWARD;
+  if (k == SCHED_FORWARD) stage_forward(x, mc);
+  else if (k == SCHED_BACKWARD_W) stage_weight(x, mc);
+  else stage_backward(x, mc);
+  x->bpart = BWD_WHOLE;
+}
+
 static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
 {
   const layout *l = x->l;
-  g_autoptr(GArray) instrs = sched_1f1b(x->stage, l->pp, l->grad_accum);
+  const sched_def *sd = sched_get(l->schedule);
+  g_autoptr(GArray) instrs = sched_instructions(l->schedule, x->stage, l->pp, l->virtual_stages, l->grad_accum);
   double act_buf = mem_pipe_buffer_bytes(mc, FALSE), grad_buf = mem_pipe_buffer_bytes(mc, TRUE);
+  /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel
+   * apart from activations (a stage may get both from one neighbour around an interleaved pipeline) */
+  uint8_t eager = sd->eager_sends ? GRAPH_P2P_EAGER : 0, grad_channel = sd->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
+    at_chunk(x, in->chunk);
     x->mb = in->micro_batch;
     x->layer = -1;
     graph_event *e;
@@ -436,6 +519,7 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e = push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, OP_COMM);
       e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
       e->bytes = act_send_bytes(x);
+      if (in->kind == SCHED_SEND_ACT) e->variant = eager;
       if (in->kind == SCHED_RECV_ACT) e->mem_delta_bytes = act_buf; /* stage input, kept until its backward */
       break;
     case SCHED_RECV_GRAD:
@@ -444,23 +528,28 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e = push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, OP_COMM);
       e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
       e->bytes = x->Tl * x->m->hidden * BF16;
+      e->variant = grad_channel | (in->kind == SCHED_SEND_GRAD ? eager : 0);
       /* the output gradient lives until the backward ends; the input gradient until it is sent */
       e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
       break;
     case SCHED_FORWARD:
-      x->phase = PH_FORWARD;
-      stage_forward(x, mc);
+      emit_pass(x, mc, in->kind);
       if (x->next_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf; /* stage output, kept until RecvGrad */
       break;
     case SCHED_BACKWARD:
-      x->phase = PH_BACKWARD;
-      stage_backward(x, mc);
+    case SCHED_BACKWARD_B:
+      emit_pass(x, mc, in->kind);
       /* output and its gradient released; the input replaced by its gradient, sent next */
       if (x->next_rank >= 0) last_event(x)->mem_delta_bytes -= 2 * grad_buf;
       if (x->prev_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf - act_buf;
       break;
+    case SCHED_BACKWARD_W:
+      emit_pass(x, mc, in->kind);
+      break;
     case SCHED_OPTIMIZER:
       optimizer_step(x, stage_params);
+      break;
+    case SCHED_N_KINDS:
       break;
     }
   }
@@ -510,7 +599,7 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   mem_ctx_init(&mc, m, l);
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
             .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
-            .prev_rank = s > 0 ? gen_rank(l, s - 1, d, t) : -1, .next_rank = s < l->pp - 1 ? gen_rank(l, s + 1, d, t) : -1,
+            .up_rank = gen_rank(l, (s + l->pp - 1) % l->pp, d, t), .down_rank = gen_rank(l, (s + 1) % l->pp, d, t),
             .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   double stage_params = mem_stage_params(m, l, part, s);
@@ -531,28 +620,36 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   mem_ctx_init(&mc, m, l);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
-            .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .prev_rank = stage > 0 ? 0 : -1,
-            .next_rank = stage < l->pp - 1 ? 0 : -1, .T = (double)l->micro_batch * l->seq_len};
+            .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
+            .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
-  x.phase = PH_FORWARD;
-  stage_forward(&x, &mc);
-  double forward = x.counted;
-  x.phase = PH_BACKWARD;
-  stage_backward(&x, &mc);
-  double backward = x.counted - forward;
+  /* the events of each pass (kind, chunk), counted once; then the schedule's instructions add them up */
+  int V = l->virtual_stages;
+  g_autofree double *per_pass = g_new(double, SCHED_N_KINDS * V);
+  for (int k = 0; k < SCHED_N_KINDS * V; k++) per_pass[k] = -1;
+  g_autoptr(GArray) instrs = sched_instructions(l->schedule, stage, l->pp, V, l->grad_accum);
+  double compute = 0, p2p = 0;
+  for (guint i = 0; i < instrs->len; i++) {
+    const sched_instr *in = &g_array_index(instrs, sched_instr, i);
+    sched_kind k = in->kind;
+    if (k == SCHED_RECV_ACT || k == SCHED_SEND_ACT || k == SCHED_RECV_GRAD || k == SCHED_SEND_GRAD) p2p++;
+    if (k != SCHED_FORWARD && k != SCHED_BACKWARD && k != SCHED_BACKWARD_B && k != SCHED_BACKWARD_W) continue;
+    double *n = &per_pass[k * V + in->chunk];
+    if (*n < 0) {
+      at_chunk(&x, in->chunk);
+      double before = x.counted;
+      emit_pass(&x, &mc, k);
+      *n = x.counted - before;
+    }
+    compute += *n;
+  }
   x.counted = 0;
   optimizer_step(&x, mem_stage_params(m, l, part, stage));
-  /* the sends and receives, as the schedule has them */
-  g_autoptr(GArray) instrs = sched_1f1b(stage, l->pp, l->grad_accum);
-  double p2p = 0;
-  for (guint i = 0; i < instrs->len; i++) {
-    sched_kind k = g_array_index(instrs, sched_instr, i).kind;
-    p2p += k == SCHED_RECV_ACT || k == SCHED_SEND_ACT || k == SCHED_RECV_GRAD || k == SCHED_SEND_GRAD;
-  }
-  out->micro_batch_events = forward + backward + p2p / MAX(l->grad_accum, 1);
+  int mbs = MAX(l->grad_accum, 1);
+  out->micro_batch_events = compute / mbs + p2p / mbs;
   out->step_events = x.counted;
   out->bucket_events = x.bucket_counted;
-  out->events = (forward + backward) * l->grad_accum + p2p + x.counted;
+  out->events = compute + p2p + x.counted;
 }
 
 /* Index of the first event of the optimizer step (where mirrors become active). */
@@ -574,6 +671,11 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
                                       "checkpointing=%s attention_kernel=%s zero1=%d",
                                       l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch, l->global_batch, l->seq_len,
                                       layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero1));
+  if (l->schedule != 0 || l->virtual_stages != 1) { /* the study's 1F1B is the layout string's silent default */
+    g_autofree char *lay = g_hash_table_lookup(g->meta, "layout") ? g_strdup(g_hash_table_lookup(g->meta, "layout")) : NULL;
+    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s schedule=%s virtual_stages=%d", lay,
+                                                                     sched_name(l->schedule), l->virtual_stages));
+  }
   g_hash_table_insert(g->meta, g_strdup("gpus_per_node"), g_strdup_printf("%d", o->gpus_per_node));
   g_hash_table_insert(g->meta, g_strdup("tokens_per_step"), g_strdup_printf("%.17g", (double)l->global_batch * l->seq_len));
   g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
@@ -585,7 +687,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)
 {
   partition part;
-  if (!partition_make(&part, m, l->pp, l->tp, o->partition, err)) return NULL;
+  if (!partition_make_chunked(&part, m, l->pp, l->virtual_stages, l->tp, o->partition, err)) return NULL;
   graph *g = graph_new(l->gpus);
   groups gs;
   make_groups(g, l, &gs);

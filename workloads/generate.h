@@ -1,6 +1,6 @@
 /* generate -- the task graph generator: model + layout -> one training step
  * as per-rank programs (graph.h), following the study's code
- * (Aleph-Alpha/scaling): 1F1B schedule (schedule.h), stage partition
+ * (Aleph-Alpha/scaling): its 1F1B schedule or another of the table (schedule.h), stage partition
  * (partition.h), Megatron tensor parallelism (2 all-reduces per layer
  * forward, 3 backward, or 2 with the MLP input GEMMs fused (gen_code);
  * with sp 2 all-gathers + 2 reduce-scatters each way),

@@ -157,7 +157,10 @@ static void write_event(FILE *f, const graph_event *e)
   fprintf(f, "{\"kind\":\"%s\",\"op\":\"%s\",\"phase\":\"%s\"", KIND_NAMES[e->kind], OP_NAMES[e->op],
           PHASE_NAMES[e->phase]);
   if (e->kind == EV_COLLECTIVE) fprintf(f, ",\"collective\":\"%s\",\"group\":%d", COLL_NAMES[e->variant], e->peer);
-  else if (e->kind != EV_COMPUTE) fprintf(f, ",\"peer\":%d", e->peer);
+  else if (e->kind != EV_COMPUTE) {
+    fprintf(f, ",\"peer\":%d", e->peer);
+    if (e->variant) fprintf(f, ",\"variant\":%d", e->variant);
+  }
   else fprintf(f, ",\"variant\":%d", e->variant);
   if (e->micro_batch >= 0) fprintf(f, ",\"micro_batch\":%d", e->micro_batch);
   if (e->layer >= 0) fprintf(f, ",\"layer\":%d", e->layer);
@@ -357,6 +360,12 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
       return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) >= 1");
   } else {
     e->peer = opt_int(o, "peer", -1);
+    int variant = opt_int(o, "variant", 0), most = ki == EV_SEND ? GRAPH_P2P_EAGER | GRAPH_P2P_GRAD_CHANNEL
+                                                                  : GRAPH_P2P_GRAD_CHANNEL;
+    if (variant < 0 || variant > most || (variant & ~most))
+      return bad(err, where, rank, idx, ki == EV_SEND ? "field 'variant' of a send must be 0..3 (1: eager, 2: gradient "
+                 "channel)" : "field 'variant' of a recv must be 0 or 2 (2: gradient channel)");
+    e->variant = (uint8_t)variant;
   }
   return TRUE;
 }
@@ -602,7 +611,7 @@ static gboolean check_p2p(const graph *g, GError **err)
     for (guint i = 0; i < p->events->len; i++) {
       const graph_event *e = &g_array_index(p->events, graph_event, i);
       if (e->kind != EV_SEND) continue;
-      gint64 key = (gint64)r * g->world_size + e->peer;
+      gint64 key = ((gint64)r * g->world_size + e->peer) * 2 + ((e->variant & GRAPH_P2P_GRAD_CHANNEL) != 0);
       GArray *q = g_hash_table_lookup(sends, &key);
       if (!q) {
         gint64 *k = g_memdup2(&key, sizeof key);
@@ -619,7 +628,7 @@ static gboolean check_p2p(const graph *g, GError **err)
     for (guint i = 0; i < p->events->len; i++) {
       const graph_event *e = &g_array_index(p->events, graph_event, i);
       if (e->kind != EV_RECV) continue;
-      gint64 key = (gint64)e->peer * g->world_size + r;
+      gint64 key = ((gint64)e->peer * g->world_size + r) * 2 + ((e->variant & GRAPH_P2P_GRAD_CHANNEL) != 0);
       GArray *q = g_hash_table_lookup(sends, &key);
       gint64 *cnt = g_hash_table_lookup(seen, &key);
       if (!cnt) {
@@ -643,7 +652,7 @@ static gboolean check_p2p(const graph *g, GError **err)
     gint64 *cnt = g_hash_table_lookup(seen, k);
     guint got = cnt ? (guint)*cnt : 0;
     if (got != ((GArray *)v)->len) {
-      gint64 key = *(gint64 *)k;
+      gint64 key = *(gint64 *)k / 2;
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d sends %u messages to rank %d, which receives %u",
                   (int)(key / g->world_size), ((GArray *)v)->len, (int)(key % g->world_size), got);
       return FALSE;

@@ -55,7 +55,8 @@ typedef struct graph_event {
   uint8_t kind;    /* graph_kind */
   uint8_t op;      /* graph_op */
   uint8_t phase;   /* graph_phase */
-  uint8_t variant; /* collective: graph_coll; attention: kernel id; norm: 1 if fused */
+  uint8_t variant; /* collective: graph_coll; attention: kernel id; norm: 1 if fused; backward GEMM: 0 dgrad + wgrad,
+                    * 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
   int32_t micro_batch; /* -1 when none */
   int32_t layer;       /* transformer layer index, -1 when none */
   int32_t peer;        /* send/recv: the other global rank; collective: group id */
@@ -102,6 +103,12 @@ typedef struct graph {
  * and small enough that a byte count converts exactly to SimGrid's integral message sizes. */
 #define GRAPH_MAX_BYTES 1e18
 #define GRAPH_MAX_FLOPS 1e24
+
+/* A send's variant bits: EAGER, the sender does not wait for the receive (an isend; without it a send is a
+ * rendezvous); GRAD_CHANNEL (send and recv), the message travels in its own FIFO between the two ranks,
+ * apart from the messages without the bit. */
+#define GRAPH_P2P_EAGER 1
+#define GRAPH_P2P_GRAD_CHANNEL 2
 
 graph *graph_new(int world_size);
 void graph_free(graph *g);

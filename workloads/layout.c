@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "schedule.h"
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
                                                        "flash2", "flash2+rmsnorm"};
@@ -12,7 +13,8 @@ static const char *const CKPT_NAMES[] = {"none", "every_layer"};
 layout layout_default(void)
 {
   layout l = {.gpus = 64, .tp = 1, .pp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
-              .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero1 = TRUE};
+              .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero1 = TRUE,
+              .schedule = 0, .virtual_stages = 1};
   return l;
 }
 
@@ -110,5 +112,6 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 "global_batch: %d gives %d micro-batches per step (global_batch / (dp*micro_batch)); allowed: at most "
                 "%d (raise micro_batch or gpus, or lower global_batch)",
                 l->global_batch, l->grad_accum, LAYOUT_MAX_MICRO_BATCHES);
-  return TRUE;
+  if (l->schedule < 0 || l->schedule >= sched_count()) return fail(err, "schedule: unknown id %d", l->schedule);
+  return sched_check(l->schedule, l->pp, l->virtual_stages, l->grad_accum, m->layers, err);
 }

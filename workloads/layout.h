@@ -33,9 +33,11 @@ typedef struct layout {
   layout_attn attn;
   gboolean zero1;       /* ZeRO stage 1 optimizer-state sharding over dp */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
+  int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
+  int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */
 } layout;
 
-/* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm. */
+/* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm, 1F1B. */
 layout layout_default(void);
 
 gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err);
@@ -55,7 +57,7 @@ gboolean layout_attn_fused_norm(layout_attn a);
  * far above anything that fits in a GPU's memory. */
 #define LAYOUT_MAX_MICRO_BATCH_TOKENS (1 << 24)
 
-/* Check the layout against the model and fill the derived fields (dp, grad_accum). */
+/* Check the layout against the model and its schedule and fill the derived fields (dp, grad_accum). */
 gboolean layout_validate(layout *l, const model *m, GError **err);
 
 #endif

@@ -128,28 +128,34 @@ double mem_pipe_buffer_bytes(const mem_ctx *c, gboolean gradient)
 
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage)
 {
-  double h = m->hidden, t = l->tp;
-  int first, count;
-  partition_layers(p, m, stage, &first, &count);
-  double params = count * ((4.0 * h * h + 3.0 * h * m->ffn) / t + 2.0 * h);
-  if (partition_has_embedding(p, stage)) params += (double)m->vocab * h / t;
-  if (partition_has_final_norm(p, m, stage)) params += h;
-  if (partition_has_head(p, m, stage)) params += (double)m->vocab * h / t;
+  double h = m->hidden, t = l->tp, params = 0;
+  for (int c = 0; c < p->chunks; c++) { /* one chunk unless interleaved */
+    int v = partition_vstage(p, stage, c), first, count;
+    partition_layers(p, m, v, &first, &count);
+    params += count * ((4.0 * h * h + 3.0 * h * m->ffn) / t + 2.0 * h);
+    if (partition_has_embedding(p, v)) params += (double)m->vocab * h / t;
+    if (partition_has_final_norm(p, m, v)) params += h;
+    if (partition_has_head(p, m, v)) params += (double)m->vocab * h / t;
+  }
   return params;
 }
 
 void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out)
 {
   double n = mem_stage_params(m, l, p, stage);
-  int first, count;
-  partition_layers(p, m, stage, &first, &count);
+  int layers = 0;
+  for (int c = 0; c < p->chunks; c++) {
+    int first, count;
+    partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
+    layers += count;
+  }
   out->params_bytes = BF16 * n;
   out->grads_bytes = BF16 * n; /* param.grad, accumulated over micro-batches in bf16 */
   /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 keeps 1/dp of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
   out->optimizer_bytes = l->zero1 ? 3 * FP32 * n / l->dp : 4 * FP32 * n;
   /* rotary cos/sin tables (bf16, max_seq_len x head_dim each) per attention layer */
-  out->buffers_bytes = count * 2.0 * l->seq_len * model_head_dim(m) * BF16;
+  out->buffers_bytes = layers * 2.0 * l->seq_len * model_head_dim(m) * BF16;
 }
 
 double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage)

@@ -27,8 +27,9 @@ const char *partition_method_name(partition_method m)
 }
 
 /* DeepSpeed's type:transformer (Megatron-DeepSpeed's PipelineModule) and Megatron-LM: the transformer layers
- * split evenly (the first L % pp stages one more), the embedding with the first, the final norm and head with
- * the last stage's. */
+ * split evenly over the pp (virtual) stages (the first L % pp one more), the embedding with the first, the
+ * final norm and head with the last stage's. With V chunks per stage, Megatron-LM's interleaved schedule
+ * gives virtual stage v = c * pp + s L / (pp V) layers (the schedule requires the division to be exact). */
 static void by_layers(int *bounds, int layers, int pp)
 {
   int base = layers / pp, extra = layers % pp;
@@ -94,26 +95,40 @@ static void balanced(int *bounds, const model *m, int items, int pp, int tp)
 
 static gboolean all_stages_hold_items(const partition *p)
 {
-  for (int s = 0; s < p->pp; s++)
+  for (int s = 0; s < p->pp * p->chunks; s++)
     if (p->first_item[s + 1] <= p->first_item[s]) return FALSE;
   return TRUE;
 }
 
 gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err)
 {
-  int items = m->layers + 3;
+  return partition_make_chunked(out, m, pp, 1, tp, method, err);
+}
+
+gboolean partition_make_chunked(partition *out, const model *m, int pp, int chunks, int tp, partition_method method,
+                                GError **err)
+{
+  int items = m->layers + 3, n = pp * chunks;
   out->pp = pp;
-  out->first_item = g_new(int, pp + 1);
+  out->chunks = chunks;
+  out->first_item = g_new(int, n + 1);
+  /* chunked stages: Megatron-LM's even split of the layers, unless a method is asked for */
+  if (method == PARTITION_AUTO && chunks > 1) method = PARTITION_LAYERS;
   out->method = method == PARTITION_UNIFORM || method == PARTITION_LAYERS ? method : PARTITION_BALANCED;
-  if (method == PARTITION_UNIFORM) uniform(out->first_item, items, pp);
-  else if (method == PARTITION_LAYERS) by_layers(out->first_item, m->layers, pp);
-  else balanced(out->first_item, m, items, pp, tp);
+  if (method == PARTITION_UNIFORM) uniform(out->first_item, items, n);
+  else if (method == PARTITION_LAYERS) by_layers(out->first_item, m->layers, n);
+  else balanced(out->first_item, m, items, n, tp);
   if (method == PARTITION_AUTO && !all_stages_hold_items(out)) {
     out->method = PARTITION_UNIFORM;
-    uniform(out->first_item, items, pp);
+    uniform(out->first_item, items, n);
   }
-  for (int s = 0; s < pp; s++)
+  for (int s = 0; s < n; s++)
     if (out->first_item[s + 1] <= out->first_item[s]) {
+      if (chunks > 1)
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "virtual_stages: %d*%d virtual stages leave virtual stage %d "
+                    "empty, without any item (%s has %d items, partition %s; allowed: partition auto, which splits the "
+                    "layers evenly)", pp, chunks, s, m->name, items, partition_method_name(out->method));
+      else
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "pp: %d stages leave stage %d empty, without any item (%s has %d items, partition %s)",
                   pp, s, m->name, items, partition_method_name(out->method));
       partition_clear(out);
@@ -123,6 +138,8 @@ gboolean partition_make(partition *out, const model *m, int pp, int tp, partitio
 }
 
 void partition_clear(partition *p) { g_clear_pointer(&p->first_item, g_free); }
+
+int partition_vstage(const partition *p, int stage, int chunk) { return chunk * p->pp + stage; }
 
 
 gboolean partition_has_embedding(const partition *p, int stage) { return p->first_item[stage] == 0; }

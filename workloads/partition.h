@@ -12,6 +12,14 @@
  * type:transformer (Megatron-DeepSpeed) and Megatron-LM's: the L layers split
  * evenly, embedding on the first stage, final norm and head on the last.
  *
+ * With V chunks per stage (the interleaved schedule) the items are split
+ * over pp*V virtual stages, chunk c of stage s being virtual stage c*pp + s,
+ * as Megatron-LM does: EVEN (what AUTO resolves to there) gives every
+ * virtual stage L/(pp*V) layers, the embedding joining the first and the
+ * final norm and head the last; UNIFORM and BALANCED split over the virtual
+ * stages as they split over stages. The functions below that take a
+ * `stage` take a virtual stage: with one chunk it is the stage.
+ *
  * Owns: struct partition. May not touch: schedules, hardware.
  */
 #ifndef PARTITION_H
@@ -25,14 +33,20 @@ typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO, PARTITION_
 
 typedef struct partition {
   int pp;
-  partition_method method; /* the method used: UNIFORM or BALANCED (AUTO resolved) */
-  int *first_item; /* pp+1 item boundaries: stage s holds items [first_item[s], first_item[s+1]) */
+  partition_method method; /* the method used: UNIFORM, BALANCED or EVEN (AUTO resolved) */
+  int *first_item; /* pp*chunks+1 item boundaries: virtual stage v holds items [first_item[v], first_item[v+1]) */
+  int chunks;      /* chunks per stage (1 unless interleaved) */
 } partition;
 
 gboolean partition_parse_method(const char *s, partition_method *out, GError **err);
 const char *partition_method_name(partition_method m);
 /* Fails (err) if a stage would hold no item. Caller frees with partition_clear. */
 gboolean partition_make(partition *out, const model *m, int pp, int tp, partition_method method, GError **err);
+/* The same with `chunks` chunks per stage (pp*chunks virtual stages). */
+gboolean partition_make_chunked(partition *out, const model *m, int pp, int chunks, int tp, partition_method method,
+                                GError **err);
+/* Virtual stage of chunk c of stage s: c*pp + s. */
+int partition_vstage(const partition *p, int stage, int chunk);
 void partition_clear(partition *p);
 
 /* Item kinds: item 0 is the embedding, 1..L the layers, L+1 the final norm, L+2 the head. */

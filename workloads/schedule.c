@@ -1,64 +1,92 @@
-/* schedule -- see schedule.h. The micro-batch id functions are those of the
- * study's code, verbatim (floor divisions on non-negative step ids). */
+/* schedule -- see schedule.h. The table, lookups and the helpers every schedule shares. */
 #include "schedule.h"
 
-static const char *const NAMES[] = {"recv_act", "send_act", "recv_grad", "send_grad", "forward", "backward",
-                                    "optimizer"};
+#include <string.h>
+
+#include "common/lsim_error.h"
+
+/* The schedules, the default first. Adding one: its file defines `const sched_def sched_def_NAME`, and
+ * one X(NAME) here (docs/schedules.md). */
+#define SCHEDULES(X) X(1f1b) X(gpipe) X(interleaved) X(zbh1)
+
+#define DECLARE(n) extern const sched_def sched_def_##n;
+SCHEDULES(DECLARE)
+#define ENTRY(n) &sched_def_##n,
+static const sched_def *const TABLE[] = {SCHEDULES(ENTRY)};
+
+static const char *const NAMES[SCHED_N_KINDS] = {"recv_act", "send_act",  "recv_grad",  "send_grad", "forward",
+                                                 "backward", "optimizer", "backward_b", "backward_w"};
 
 const char *sched_kind_name(sched_kind k) { return NAMES[k]; }
 
-static int floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int sched_count(void) { return (int)G_N_ELEMENTS(TABLE); }
 
-/* Micro-batch of `step` for stage r of P, and whether it is a forward. */
-static int step_micro_batch(int step, int r, int P, gboolean *fwd)
+const sched_def *sched_get(int id) { return id >= 0 && id < sched_count() ? TABLE[id] : TABLE[0]; }
+
+const char *sched_name(int id) { return sched_get(id)->name; }
+
+char *sched_names(const char *sep)
 {
-  gboolean even_step = step % 2 == 0, even_stage = r % 2 == 0;
-  if (step < 0) {
-    *fwd = FALSE;
-    return -1000000;
-  }
-  if (even_step && even_stage) {
-    *fwd = TRUE;
-    return floordiv(step, 2) - floordiv(r, 2);
-  }
-  if (!even_step && !even_stage) {
-    *fwd = TRUE;
-    return floordiv(step - 1, 2) - floordiv(r, 2);
-  }
-  *fwd = FALSE;
-  if (even_step) return floordiv(step, 2) - P + floordiv(r + 1, 2);
-  return floordiv(step - 1, 2) - P + 1 + floordiv(r, 2);
+  GString *s = g_string_new(NULL);
+  for (int i = 0; i < sched_count(); i++) g_string_append_printf(s, "%s%s", i ? sep : "", TABLE[i]->name);
+  return g_string_free(s, FALSE);
 }
 
-static void push(GArray *a, sched_kind k, int mb)
+gboolean sched_parse(const char *name, int *id, GError **err)
 {
-  sched_instr in = {k, mb};
-  g_array_append_val(a, in);
+  for (int i = 0; i < sched_count(); i++)
+    if (!strcmp(name, TABLE[i]->name)) {
+      *id = i;
+      return TRUE;
+    }
+  g_autofree char *names = sched_names(", ");
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "schedule: unknown '%s' (allowed: %s)", name, names);
+  return FALSE;
 }
 
-GArray *sched_1f1b(int r, int P, int m)
+gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError **err)
+{
+  const sched_def *d = sched_get(id);
+  if (chunks < 1) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "virtual_stages: must be a positive integer (got %d)", chunks);
+    return FALSE;
+  }
+  if (!d->chunked && chunks != 1) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "virtual_stages: %d needs the interleaved schedule; schedule %s holds one chunk per stage "
+                "(allowed with %s: 1)", chunks, d->name, d->name);
+    return FALSE;
+  }
+  return d->check ? d->check(stages, chunks, m, layers, err) : TRUE;
+}
+
+GArray *sched_instructions(int id, int stage, int stages, int chunks, int m)
 {
   GArray *out = g_array_new(FALSE, FALSE, sizeof(sched_instr));
-  int total = 2 * (m + P - 1);
-  int prev = -1;
-  gboolean prev_valid = FALSE;
-  for (int step = 0; step < total; step++) {
-    gboolean fwd;
-    int mb = step_micro_batch(step, r, P, &fwd);
-    gboolean valid = mb >= 0 && mb < m;
-    if (fwd) {
-      if (valid && r > 0) push(out, SCHED_RECV_ACT, mb);
-      if (prev_valid && r > 0) push(out, SCHED_SEND_GRAD, prev);
-    } else {
-      if (prev_valid && r < P - 1) push(out, SCHED_SEND_ACT, prev);
-      if (valid && r < P - 1) push(out, SCHED_RECV_GRAD, mb);
-    }
-    if (valid) push(out, fwd ? SCHED_FORWARD : SCHED_BACKWARD, mb);
-    if (step == total - 1) push(out, SCHED_OPTIMIZER, -1);
-    prev = mb;
-    prev_valid = valid;
-  }
+  sched_get(id)->emit(out, stage, stages, chunks, m);
   return out;
+}
+
+void sched_push(GArray *out, sched_kind k, int mb, int chunk)
+{
+  sched_instr in = {k, mb, chunk};
+  g_array_append_val(out, in);
+}
+
+void sched_push_with_p2p(GArray *out, sched_kind k, int mb, int chunk, int stage, int stages, int chunks)
+{
+  int v = chunk * stages + stage, last = stages * chunks - 1;
+  if (k == SCHED_FORWARD) {
+    if (v > 0) sched_push(out, SCHED_RECV_ACT, mb, chunk);
+    sched_push(out, k, mb, chunk);
+    if (v < last) sched_push(out, SCHED_SEND_ACT, mb, chunk);
+  } else if (k == SCHED_BACKWARD || k == SCHED_BACKWARD_B) {
+    if (v < last) sched_push(out, SCHED_RECV_GRAD, mb, chunk);
+    sched_push(out, k, mb, chunk);
+    if (v > 0) sched_push(out, SCHED_SEND_GRAD, mb, chunk);
+  } else {
+    sched_push(out, k, mb, chunk);
+  }
 }
 
 int sched_pipe_buffers(int r, int P, int m)

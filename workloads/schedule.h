@@ -1,11 +1,20 @@
-/* schedule -- the synchronous 1F1B pipeline schedule of the study's code
- * (Aleph-Alpha/scaling, pipeline_schedule/train.py, after DeepSpeed's
- * TrainSchedule): 2*(m + pp - 1) steps per stage; even/odd stages alternate
- * forward and backward by step parity; the activation of a forward is sent
- * one step later; within a step RecvActivation precedes SendGrad and
- * SendActivation precedes RecvGrad.
+/* schedule -- pipeline schedules as a table of modules. A schedule turns
+ * (stage, stages, chunks, micro-batches) into the ordered instructions of
+ * one stage: forward, backward (or backward split into B, the input
+ * gradient, and W, the weight gradient, as zero-bubble schedules do), send
+ * and receive of micro-batch i and model chunk c, and the optimizer step at
+ * the end. A stage holds `chunks` chunks of layers: chunk c of stage s is
+ * virtual stage c*stages + s (Megatron-LM's interleaving; one chunk
+ * otherwise). Everything that depends on the schedule (the fast path's
+ * micro-batch counts, where the memory peak is reached, the constraints on
+ * m and layers, whether a send waits for its receive) is asked of its table
+ * entry, never assumed elsewhere.
  *
- * Owns: the instruction list of one stage. May not touch: costs, ranks.
+ * One file per schedule (sched_1f1b.c, sched_gpipe.c, sched_interleaved.c,
+ * sched_zbh1.c), each exporting one `sched_def`; schedule.c holds the table
+ * and the helpers they share. Adding one: docs/schedules.md.
+ *
+ * Owns: the instruction lists and the schedule table. May not touch: costs, ranks, memory bytes.
  */
 #ifndef SCHEDULE_H
 #define SCHEDULE_H
@@ -17,17 +26,62 @@ typedef enum {
   SCHED_SEND_ACT,
   SCHED_RECV_GRAD,
   SCHED_SEND_GRAD,
-  SCHED_FORWARD,  /* includes the loss on the last stage */
-  SCHED_BACKWARD,
-  SCHED_OPTIMIZER /* reduce grads + optimizer step, once at the end */
+  SCHED_FORWARD,  /* includes the loss on the last virtual stage */
+  SCHED_BACKWARD, /* input and weight gradients together */
+  SCHED_OPTIMIZER, /* reduce grads + optimizer step, once at the end */
+  SCHED_BACKWARD_B, /* the input gradient only (what the previous stage waits for); the tp all-reduces */
+  SCHED_BACKWARD_W, /* the weight gradient of a micro-batch whose B ran before */
+  SCHED_N_KINDS
 } sched_kind;
 
 typedef struct sched_instr {
   sched_kind kind;
   int micro_batch; /* -1 for SCHED_OPTIMIZER */
+  int chunk;       /* model chunk of the stage, 0..chunks-1 (0 for SCHED_OPTIMIZER) */
 } sched_instr;
 
-/* Instructions of `stage` (0-based) of `stages`, for `micro_batches` micro-batches. Caller frees. */
+/* One schedule. Every function gets the pipeline depth `stages` (pp) and `chunks` (virtual stages per
+ * stage, 1 unless the schedule is chunked). */
+typedef struct sched_def {
+  const char *name;  /* as --schedule and the `schedule` column take it */
+  const char *about; /* one line: what it is and after whom */
+  gboolean chunked;  /* takes --virtual-stages above 1 */
+  /* A send does not wait for its receive (isend, as Megatron-LM's p2p): the sender goes on at once and the
+   * receiver waits for the data. FALSE: a rendezvous (the study's blocking torch.distributed.send). */
+  gboolean eager_sends;
+  /* Append the instructions of `stage`, for m micro-batches (the layout is checked: `check` passed). */
+  void (*emit)(GArray *out, int stage, int stages, int chunks, int m);
+  /* Micro-batch counts m1 < m2 from which every time of the step is affine in m (the fast path), or FALSE
+   * when that is not known for this schedule (the pool then replays the whole step). */
+  gboolean (*affine_counts)(int stages, int chunks, int *m1, int *m2);
+  /* A count m' <= m at which every stage's memory peak at m is already reached. */
+  int (*memory_micro_batches)(int stages, int chunks, int m);
+  /* Constraints on m and on the layers; NULL: none. FALSE with err naming the option, its value and what is
+   * allowed. */
+  gboolean (*check)(int stages, int chunks, int m, int layers, GError **err);
+} sched_def;
+
+/* The table: index 0 is the default (1f1b, the study's). */
+int sched_count(void);
+const sched_def *sched_get(int id);
+/* Id of `name`; FALSE with err listing the names. */
+gboolean sched_parse(const char *name, int *id, GError **err);
+const char *sched_name(int id);
+/* "1f1b, gpipe, ..." (for help and errors). Caller frees. */
+char *sched_names(const char *sep);
+/* Check the schedule's own constraints and that chunks is 1 where it is not chunked. */
+gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError **err);
+/* The instructions of `stage` under schedule `id`. Caller frees. */
+GArray *sched_instructions(int id, int stage, int stages, int chunks, int m);
+
+/* For schedules: append one instruction. */
+void sched_push(GArray *out, sched_kind k, int mb, int chunk);
+/* For schedules: append compute instruction `k` of micro-batch mb and chunk c with its communication: the
+ * receive of its input before it (activation before a forward, gradient before a backward or B) and the send of
+ * its output after it, where virtual stage c*stages + stage has a neighbour there. W has none. */
+void sched_push_with_p2p(GArray *out, sched_kind k, int mb, int chunk, int stage, int stages, int chunks);
+
+/* The study's 1F1B (sched_1f1b.c), one chunk. Caller frees. */
 GArray *sched_1f1b(int stage, int stages, int micro_batches);
 /* Pipe buffers the study's code allocates: max(2, min(stages - stage + 1, micro_batches)). */
 int sched_pipe_buffers(int stage, int stages, int micro_batches);

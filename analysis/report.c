@@ -87,6 +87,8 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   cJSON_AddNumberToObject(j, "nvlink_gbps", p->nvlink_bytes_per_s * 8 / 1e9);
   cJSON_AddNumberToObject(j, "ib_gbps", p->ib_bytes_per_s * 8 / 1e9);
   cJSON_AddNumberToObject(j, "memory_gib", p->memory_gib);
+  cJSON_AddNumberToObject(j, "leaf_nodes", p->leaf_nodes);
+  cJSON_AddNumberToObject(j, "oversubscription", p->oversubscription);
   return j;
 }
 
@@ -209,9 +211,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);
   }
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
-  fprintf(f, "platform: %s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g\n", prof->name,
+  fprintf(f, "platform: %s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, leaf_nodes %g, "
+          "oversubscription %g\n", prof->name,
           prof->stack.name, prof->ib_bytes_per_s * 8 / 1e9, prof->nvlink_bytes_per_s * 8 / 1e9, prof->nics_per_node,
-          m->mem_capacity_bytes / GIB);
+          m->mem_capacity_bytes / GIB, prof->leaf_nodes, prof->oversubscription);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);

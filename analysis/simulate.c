@@ -4,18 +4,33 @@
 #include "common/lsim_error.h"
 #include "footprint.h"
 
+/* Whether leaf groups of world_size GPUs share oversubscribed uplinks: traffic of mirrored ranks, which
+ * the replay does not send, would then slow the traffic it does send. */
+static gboolean shared_uplinks(const gpu_profile *p, int world_size)
+{
+  int nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
+  return p->leaf_nodes > 0 && nodes > p->leaf_nodes && p->oversubscription > 1;
+}
+
 /* A graph reduced by symmetry (mirrored ranks) stands for ranks with links of their own: where GPUs
- * share NICs it would hide their contention (docs/model.md). */
+ * share NICs or leaf groups share oversubscribed uplinks it would hide their contention (docs/model.md). */
 static gboolean check_mirrors(const graph *g, const gpu_profile *prof, GError **err)
 {
-  if (prof->nics_per_node >= prof->gpus_per_node) return TRUE;
+  gboolean uplinks = shared_uplinks(prof, g->world_size);
+  if (prof->nics_per_node >= prof->gpus_per_node && !uplinks) return TRUE;
   for (int r = 0; r < g->world_size; r++) {
     const graph_program *p = g_ptr_array_index(g->programs, r);
     if (p->mirror_of < 0) continue;
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "nics_per_node: %d GPUs share a NIC, but the graph mirrors ranks (symmetry reduction), which assumes "
-                "a NIC per GPU (allowed: a graph written with --no-symmetry, or %d NICs per node)",
-                prof->gpus_per_node / prof->nics_per_node, prof->gpus_per_node);
+    if (uplinks)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "oversubscription: %g above leaf groups of %g nodes, but the graph mirrors ranks (symmetry reduction), "
+                  "which assumes links of their own (allowed: a graph written with --no-symmetry, or oversubscription 1)",
+                  prof->oversubscription, prof->leaf_nodes);
+    else
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "nics_per_node: %d GPUs share a NIC, but the graph mirrors ranks (symmetry reduction), which assumes "
+                  "a NIC per GPU (allowed: a graph written with --no-symmetry, or %d NICs per node)",
+                  prof->gpus_per_node / prof->nics_per_node, prof->gpus_per_node);
     return FALSE;
   }
   return TRUE;
@@ -63,7 +78,7 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
   rq->gen.gpus_per_node = node;
   rq->gen.code = stack_gen_code(&rq->prof.stack); /* what the stack's code runs */
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
-  if (rq->prof.nics_per_node < node) rq->gen.symmetry = FALSE;
+  if (rq->prof.nics_per_node < node || shared_uplinks(&rq->prof, rq->l.gpus)) rq->gen.symmetry = FALSE;
   return TRUE;
 }
 

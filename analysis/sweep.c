@@ -11,6 +11,7 @@
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "leaf_nodes", "oversubscription",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
@@ -233,21 +234,24 @@ static GArray *platform_points(const sweep_spec *s, GError **err)
       g_array_free(pts, TRUE);
       return NULL;
     }
-    for (guint g = 0; g < s->gpus->len; g++)
-      for (guint i0 = 0; i0 < whatif_len(s, 0); i0++)
-        for (guint i1 = 0; i1 < whatif_len(s, 1); i1++)
-          for (guint i2 = 0; i2 < whatif_len(s, 2); i2++)
-            for (guint i3 = 0; i3 < whatif_len(s, 3); i3++) {
-              G_STATIC_ASSERT(WHATIF_N == 4);
-              plat_whatif w = {{whatif_at(s, 0, i0), whatif_at(s, 1, i1), whatif_at(s, 2, i2), whatif_at(s, 3, i3)}};
-              point pt = {.profile_name = profile, .stack_name = stack, .prof = base, .capacity_gib = base.memory_gib,
-                          .gpus = ival(s->gpus, g)};
-              if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
-                g_array_free(pts, TRUE);
-                return NULL;
-              }
-              g_array_append_val(pts, pt);
-            }
+    /* gpus, then the what-ifs in their order (the last fastest): an odometer over their lengths */
+    guint len[1 + WHATIF_N], at[1 + WHATIF_N] = {0};
+    len[0] = s->gpus->len;
+    for (int a = 0; a < WHATIF_N; a++) len[1 + a] = whatif_len(s, a);
+    for (gboolean more = TRUE; more;) {
+      plat_whatif w;
+      for (int a = 0; a < WHATIF_N; a++) w.v[a] = whatif_at(s, a, at[1 + a]);
+      point pt = {.profile_name = profile, .stack_name = stack, .prof = base, .capacity_gib = base.memory_gib,
+                  .gpus = ival(s->gpus, at[0])};
+      if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
+        g_array_free(pts, TRUE);
+        return NULL;
+      }
+      g_array_append_val(pts, pt);
+      int d = WHATIF_N;
+      while (d >= 0 && ++at[d] == len[d]) at[d--] = 0;
+      more = d >= 0;
+    }
   }
   return pts;
 }

@@ -10,9 +10,11 @@
 #include "sweep_report.h"
 
 #define N_LINES 5
-static const char *const AXES[] = {"ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory", "gpus"};
+static const char *const AXES[] = {"ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory", "leaf_nodes",
+                                   "oversubscription", "gpus"};
 static const char *const AXIS_LABEL[] = {"InfiniBand bandwidth per NIC (Gbit/s)", "NVLink bandwidth per GPU (Gbit/s)",
-                                         "InfiniBand NICs per node", "memory per GPU (GiB)", "GPUs"};
+                                         "InfiniBand NICs per node", "memory per GPU (GiB)", "nodes per leaf group",
+                                         "oversubscription above the leaves", "GPUs"};
 static const char *const COLOURS[N_LINES] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1"};
 
 static const char *cell(const csv_table *t, guint r, const char *col) { return csv_cell(t, r, csv_column(t, col)); }
@@ -157,7 +159,8 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
         ".title{font-size:14px;font-weight:bold}</style>\n<rect width=\"1000\" height=\"560\" fill=\"white\"/>\n", f);
   /* the platform values but the swept one */
   g_autoptr(GString) pl = g_string_new(NULL);
-  static const char *const FIXED[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+  static const char *const FIXED[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+                                      "leaf_nodes", "oversubscription"};
   for (size_t i = 0; i < G_N_ELEMENTS(FIXED); i++)
     if (strcmp(FIXED[i], col))
       g_string_append_printf(pl, "%s%s %s", pl->len ? ", " : "", FIXED[i], cell(t, 0, FIXED[i]));

@@ -167,7 +167,7 @@ static gboolean platform_differs(const trust_table *t, const gpu_profile *p)
 {
   return strcmp(p->name, t->profile) || fabs(whatif_profile_value(WHATIF_IB_GBPS, p) - t->ib_gbps) > 1e-6 * t->ib_gbps ||
          fabs(whatif_profile_value(WHATIF_NVLINK_GBPS, p) - t->nvlink_gbps) > 1e-6 * t->nvlink_gbps ||
-         whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node;
+         whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node || (p->leaf_nodes > 0 && p->oversubscription > 1);
 }
 
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
@@ -254,6 +254,9 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
       if (fabs(now[i] - then[i]) > 1e-6 * then[i])
         g_string_append_printf(out, "%s%s %g (calibrated %g)", out->len ? ", " : "", whatif_column(axes[i]), now[i],
                                then[i]);
+    if (p->leaf_nodes > 0 && p->oversubscription > 1)
+      g_string_append_printf(out, "%soversubscription %g above leaves of %g nodes (calibrated on a non-blocking fabric)",
+                             out->len ? ", " : "", p->oversubscription, p->leaf_nodes);
   }
   if (a->flags & (1u << TRUST_OUT_SCHEDULE))
     g_string_append_printf(out, "%sschedule %s (calibrated %s)", out->len ? ", " : "", sched_name(a->schedule),

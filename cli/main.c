@@ -131,8 +131,14 @@ static const char *const USAGE =
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default: the\n"
     "                          profile's)\n"
     "  --nics-per-node N       InfiniBand NICs per node (default: the profile's)\n"
-    "  sweep: --profile, --stack, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node and\n"
-    "  --gpu-memory take a comma-separated list: the sweep covers their cross product\n"
+    "  --leaf-nodes N          nodes under one leaf group of the fabric, whose traffic to other\n"
+    "                          groups shares one uplink (default: the profile's; 0 in the shipped\n"
+    "                          ones: one non-blocking fabric; docs/model.md)\n"
+    "  --oversubscription R    a leaf group's NIC bandwidth over its uplink's (default: the\n"
+    "                          profile's, 1: non-blocking)\n"
+    "  sweep: --profile, --stack, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node,\n"
+    "  --gpu-memory, --leaf-nodes and --oversubscription take a comma-separated list: the\n"
+    "  sweep covers their cross product\n"
     "\n"
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text); sweep and merge: text|csv|json\n"
@@ -355,9 +361,10 @@ static int write_outputs(const cli_opts *o, const sim_outcome *out, const sim_re
                 open_output(set, o->timeline_csv, &csv, &err) && open_output(set, o->timeline_svg, &svg, &err) &&
                 open_output(set, o->memory_svg, &mem_svg, &err) && open_output(set, o->paje, &paje, &err);
   const gpu_profile *pr = &o->rq.prof;
-  g_autofree char *platform = g_strdup_printf("%s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g", pr->name, pr->stack.name,
+  g_autofree char *platform = g_strdup_printf("%s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, "
+                                              "leaf_nodes %g, oversubscription %g", pr->name, pr->stack.name,
                                               pr->ib_bytes_per_s * 8 / 1e9, pr->nvlink_bytes_per_s * 8 / 1e9,
-                                              pr->nics_per_node, o->rq.capacity_gib);
+                                              pr->nics_per_node, o->rq.capacity_gib, pr->leaf_nodes, pr->oversubscription);
   if (ok) {
     trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
                            .platform = platform};
@@ -556,8 +563,9 @@ static int cmd_validate(cli_opts *o)
     else
       printf("stack %s\n", o->rq.prof.stack.name);
     const gpu_profile *p = &o->rq.prof; /* what every row was computed with, but where a row sets its own */
-    printf("platform: ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g (a row's own columns override them)\n",
-           p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9, p->nics_per_node, o->rq.capacity_gib);
+    printf("platform: ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, leaf_nodes %g, oversubscription %g "
+           "(a row's own columns override them)\n", p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9,
+           p->nics_per_node, o->rq.capacity_gib, p->leaf_nodes, p->oversubscription);
     val_print_text(stdout, stats, rv);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {

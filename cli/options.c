@@ -16,7 +16,8 @@ enum {
   O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES
+  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
+  O_LEAF, O_OVERSUB
 };
 
 static const struct option LONG[] = {
@@ -42,6 +43,8 @@ static const struct option LONG[] = {
     {"ib-gbps", required_argument, NULL, O_IB},
     {"nvlink-gbps", required_argument, NULL, O_NVLINK},
     {"nics-per-node", required_argument, NULL, O_NICS},
+    {"leaf-nodes", required_argument, NULL, O_LEAF},
+    {"oversubscription", required_argument, NULL, O_OVERSUB},
     {"no-symmetry", no_argument, NULL, O_NO_SYM},
     {"format", required_argument, NULL, O_FORMAT},
     {"output", required_argument, NULL, 'o'},
@@ -83,7 +86,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
-    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
+    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
     {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES},
@@ -96,7 +99,18 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
 static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
-                            O_STACK, O_SCHEDULE, O_VSTAGES};
+                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB};
+
+/* The options that set a what-if (whatif.h), by axis. */
+static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_LEAF, O_OVERSUB};
+
+/* The what-if axis an option sets, or -1. */
+static int whatif_of_option(int val)
+{
+  for (int a = 0; a < WHATIF_N; a++)
+    if (WHATIF_OPTIONS[a] == val) return a;
+  return -1;
+}
 G_STATIC_ASSERT(G_N_ELEMENTS(LISTS) == G_N_ELEMENTS(((cli_opts *)0)->lists));
 
 static int list_slot(int val)
@@ -194,6 +208,11 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     o->lists[list_slot(c)] = arg;
     return TRUE;
   }
+  int wa = whatif_of_option(c); /* the profile's ranges (platforms/whatif.c) */
+  if (wa >= 0) {
+    g_autofree char *field = g_strconcat("--", whatif_option(wa), NULL);
+    return whatif_parse(wa, field, arg, &o->whatif.v[wa], err);
+  }
   switch (c) {
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
@@ -214,11 +233,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
   case O_STACK: o->stack_name = arg; return TRUE;
-  /* the profile's ranges (platforms/whatif.c) */
-  case O_GPU_MEM: return whatif_parse(WHATIF_GPU_MEMORY, "--gpu-memory", arg, &o->whatif.v[WHATIF_GPU_MEMORY], err);
-  case O_IB: return whatif_parse(WHATIF_IB_GBPS, "--ib-gbps", arg, &o->whatif.v[WHATIF_IB_GBPS], err);
-  case O_NVLINK: return whatif_parse(WHATIF_NVLINK_GBPS, "--nvlink-gbps", arg, &o->whatif.v[WHATIF_NVLINK_GBPS], err);
-  case O_NICS: return whatif_parse(WHATIF_NICS_PER_NODE, "--nics-per-node", arg, &o->whatif.v[WHATIF_NICS_PER_NODE], err);
+
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
   case O_FORMAT: {
     gboolean ranked = (o->command_bit & RANKED) != 0;
@@ -531,6 +546,11 @@ static gboolean list_element(int slot, const char *s, int *iv, double *dv, GErro
   gboolean b;
   layout_ckpt ck;
   layout_attn at;
+  int wa = whatif_of_option(LISTS[slot]);
+  if (wa >= 0) {
+    g_autofree char *field = g_strconcat("--", whatif_option(wa), NULL);
+    return whatif_parse(wa, field, s, dv, err);
+  }
   switch (LISTS[slot]) {
   case O_TP: return parse_int_in("tp", s, 1, 1024, iv, err); /* which of them a model allows: counted as invalid */
   case O_PP: return cli_parse_positive_int("pp", s, iv, err);
@@ -550,10 +570,7 @@ static gboolean list_element(int slot, const char *s, int *iv, double *dv, GErro
     if (!layout_parse_attn(s, &at, err)) return FALSE;
     *iv = at;
     return TRUE;
-  case O_IB: return whatif_parse(WHATIF_IB_GBPS, "--ib-gbps", s, dv, err);
-  case O_NVLINK: return whatif_parse(WHATIF_NVLINK_GBPS, "--nvlink-gbps", s, dv, err);
-  case O_NICS: return whatif_parse(WHATIF_NICS_PER_NODE, "--nics-per-node", s, dv, err);
-  default: return whatif_parse(WHATIF_GPU_MEMORY, "--gpu-memory", s, dv, err);
+  default: return FALSE; /* every list option is one of the above or a what-if */
   }
 }
 
@@ -593,12 +610,12 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->stacks = g_ptr_array_new_with_free_func(g_free);
   s->partition_set = o->partition_set;
   s->gpus = g_array_new(FALSE, FALSE, sizeof(int));
-  static const whatif_axis WHATIF_OF[] = {WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY};
   for (int slot = 0; slot < (int)G_N_ELEMENTS(LISTS); slot++) {
     const char *v = o->lists[slot];
     if (!v) continue;
     int val = LISTS[slot];
-    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS || val == O_VSTAGES;
+    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS || val == O_VSTAGES ||
+                    val == O_LEAF;
     g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
     if (!items) return FALSE;
     if (val == O_PROFILE || val == O_STACK) {
@@ -606,7 +623,8 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
         g_ptr_array_add(val == O_PROFILE ? s->profiles : s->stacks, g_strdup(items->pdata[i]));
       continue;
     }
-    gboolean is_whatif = slot >= 6 && slot <= 9;
+    int wa = whatif_of_option(val);
+    gboolean is_whatif = wa >= 0;
     GArray *arr = g_array_new(FALSE, FALSE, is_whatif ? sizeof(double) : sizeof(int));
     for (guint i = 0; i < items->len; i++) {
       int iv = 0;
@@ -618,7 +636,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
       if (is_whatif) g_array_append_val(arr, dv);
       else g_array_append_val(arr, iv);
     }
-    if (is_whatif) s->whatif[WHATIF_OF[slot - 6]] = arr;
+    if (is_whatif) s->whatif[wa] = arr;
     else if (val == O_SCHEDULE) s->layout[AX_SCHED] = arr;
     else if (val == O_VSTAGES) s->layout[AX_VS] = arr;
     else if (val == O_GPUS) {

@@ -66,10 +66,19 @@ extern "C" void plat_build(const plat_params *p)
     /* non-blocking fat-tree: a fat pipe of no latency; NIC links carry the latency */
     /* not sealed here: root->seal() seals it, and sealing twice breaks Paje tracing ("container core already present") */
     sg4::Link *core = root->create_link("core", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+    /* leaf groups: traffic between two groups climbs the source group's uplink and descends the other's */
+    int per = p->leaf_nodes > 0 ? p->leaf_nodes : p->nodes;
+    std::vector<sg4::Link *> up;
+    for (int gr = 0; per < p->nodes && gr * per < p->nodes; gr++)
+      up.push_back(root->create_split_duplex_link("leaf" + std::to_string(gr), p->uplink_bytes_per_s));
+    using D = sg4::LinkInRoute::Direction;
     for (int a = 0; a < p->nodes; a++)
-      for (int b = a + 1; b < p->nodes; b++)
-        root->add_route(nodes[a]->get_netpoint(), nodes[b]->get_netpoint(), gws[a], gws[b],
-                        {sg4::LinkInRoute(core)}, true);
+      for (int b = a + 1; b < p->nodes; b++) {
+        std::vector<sg4::LinkInRoute> via{sg4::LinkInRoute(core)};
+        if (!up.empty() && a / per != b / per)
+          via = {sg4::LinkInRoute(up[a / per], D::UP), sg4::LinkInRoute(core), sg4::LinkInRoute(up[b / per], D::DOWN)};
+        root->add_route(nodes[a]->get_netpoint(), nodes[b]->get_netpoint(), gws[a], gws[b], via, true);
+      }
   }
   root->seal();
 }

@@ -2,8 +2,10 @@
  * nodes of `gpus_per_node` GPUs; inside a node every GPU has its own
  * split-duplex NVLink link to the NVSwitch (route gi->gj = nvl_i up,
  * nvl_j down); every GPU reaches other nodes through a split-duplex NIC link
- * (GPUs share NICs when nics_per_node < gpus_per_node) into a non-blocking
- * fat-tree, modelled as one fat-pipe core. Built with the C++ S4U API
+ * (GPUs share NICs when nics_per_node < gpus_per_node) into a fat-tree:
+ * one fat-pipe core, and, with leaf groups, a shared uplink per group that
+ * carries the group's traffic to other groups (its bandwidth the group's NIC
+ * bandwidth over the oversubscription ratio). Built with the C++ S4U API
  * (SimGrid 3.32 has no C calls for zones; XML platforms with nested zones
  * break Paje tracing). Host `rank` is GPU rank % gpus_per_node of node
  * rank / gpus_per_node, named n<node>_g<gpu>.
@@ -27,6 +29,10 @@ typedef struct plat_params {
   double gpu_flops;                             /* host speed */
   double nvlink_bytes_per_s, nvlink_latency_s;  /* effective, per direction; latency GPU to GPU */
   double ib_bytes_per_s, ib_latency_s;          /* effective, per direction; latency GPU to GPU */
+  /* leaf groups of leaf_nodes nodes (0: one non-blocking fabric) whose traffic to other groups shares one
+   * split-duplex uplink of uplink_bytes_per_s per direction */
+  int leaf_nodes;
+  double uplink_bytes_per_s;
 } plat_params;
 
 /* Set the network-model configuration; call after simgrid_init, before plat_build. */

@@ -14,7 +14,8 @@
 static const plat_field FIELDS[] = {
     F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
     F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),
-    F(ib_latency_s, 0, 1e-2),       FI(sm_count, 1, 10000),
+    F(ib_latency_s, 0, 1e-2),       FI(sm_count, 1, 10000),         FI(leaf_nodes, 0, 1e6),
+    F(oversubscription, 1, 1e3),
     F(power_idle_w, 0, 1e5),        F(power_compute_w, 0, 1e5),      F(power_memory_w, 0, 1e5),
     F(power_comm_w, 0, 1e5),        F(node_power_w, 0, 1e6),
 };

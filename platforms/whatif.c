@@ -16,6 +16,8 @@ static const struct {
     {"nvlink-gbps", "nvlink_gbps", 0.008, 8e5, FALSE},
     {"nics-per-node", "nics_per_node", 1, 1024, TRUE},
     {"gpu-memory", "gpu_memory", 0.1, 1e5, FALSE},
+    {"leaf-nodes", "leaf_nodes", 1, 1e6, TRUE},
+    {"oversubscription", "oversubscription", 1, 1e3, FALSE},
 };
 
 const char *whatif_option(whatif_axis a) { return AXES[a].option; }
@@ -46,6 +48,8 @@ double whatif_profile_value(whatif_axis a, const gpu_profile *p)
   case WHATIF_IB_GBPS: return p->ib_bytes_per_s * 8 / 1e9;
   case WHATIF_NVLINK_GBPS: return p->nvlink_bytes_per_s * 8 / 1e9;
   case WHATIF_NICS_PER_NODE: return p->nics_per_node;
+  case WHATIF_LEAF_NODES: return p->leaf_nodes;
+  case WHATIF_OVERSUBSCRIPTION: return p->oversubscription;
   default: return p->memory_gib;
   }
 }
@@ -59,6 +63,8 @@ gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib
   if (w->v[WHATIF_NVLINK_GBPS] > 0) p->nvlink_bytes_per_s = w->v[WHATIF_NVLINK_GBPS] * 1e9 / 8;
   if (w->v[WHATIF_NICS_PER_NODE] > 0) p->nics_per_node = (int)w->v[WHATIF_NICS_PER_NODE];
   if (w->v[WHATIF_GPU_MEMORY] > 0) *capacity_gib = w->v[WHATIF_GPU_MEMORY];
+  if (w->v[WHATIF_LEAF_NODES] > 0) p->leaf_nodes = w->v[WHATIF_LEAF_NODES];
+  if (w->v[WHATIF_OVERSUBSCRIPTION] > 0) p->oversubscription = w->v[WHATIF_OVERSUBSCRIPTION];
   int node = p->gpus_per_node;
   if (node % p->nics_per_node == 0 && p->nics_per_node <= node) return TRUE;
   g_autoptr(GString) allowed = g_string_new("1");

@@ -1,5 +1,6 @@
 /* whatif -- the platform what-if values a user sets on top of a profile
- * (InfiniBand and NVLink bandwidth, NICs per node, memory per GPU): their
+ * (InfiniBand and NVLink bandwidth, NICs per node, memory per GPU, the
+ * fabric's leaf groups and their oversubscription): their
  * option and column names, their allowed ranges (those of the profile
  * file, platforms/profile.c) and applying them. The command line
  * (--ib-gbps ...), table columns (ib_gbps ...) and sweep axes all go
@@ -14,7 +15,10 @@
 
 #include "profile.h"
 
-typedef enum { WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY, WHATIF_N } whatif_axis;
+typedef enum {
+  WHATIF_IB_GBPS, WHATIF_NVLINK_GBPS, WHATIF_NICS_PER_NODE, WHATIF_GPU_MEMORY, WHATIF_LEAF_NODES,
+  WHATIF_OVERSUBSCRIPTION, WHATIF_N
+} whatif_axis;
 
 /* 0 (or less) leaves the profile's value. */
 typedef struct plat_whatif {

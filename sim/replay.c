@@ -279,6 +279,8 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
                     .ib_bytes_per_s = p->ib_bytes_per_s * p->stack.nccl_bw_efficiency_ib,
                     .ib_latency_s = p->ib_latency_s};
   pp.nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
+  pp.leaf_nodes = (int)p->leaf_nodes;
+  pp.uplink_bytes_per_s = p->leaf_nodes * p->nics_per_node * pp.ib_bytes_per_s / p->oversubscription;
   return pp;
 }
 

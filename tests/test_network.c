@@ -80,12 +80,15 @@ typedef struct ring_case {
   int n;
   gboolean symmetric; /* one explicit member, the others mirrors that never wake */
   double bytes;
+  double leaf_nodes, oversubscription; /* the fabric; 0: the profile's */
 } ring_case;
 
 static void run_ring(void *arg, double out[SIM_CHILD_MAX])
 {
   ring_case *c = arg;
   gpu_profile p = test_profile();
+  if (c->leaf_nodes > 0) p.leaf_nodes = c->leaf_nodes;
+  if (c->oversubscription > 0) p.oversubscription = c->oversubscription;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, "dp");
@@ -149,6 +152,61 @@ START_TEST(test_64_gpu_allreduce_uses_all_8_nics_through_channels)
   sim_child_run(run_ring, &c, out);
   double want = 2.0 * 63 / 64 * GIB_BYTES / (8 * 25e9) + p.ib_latency_s + (2 * 63 - 1) * p.ib_latency_s;
   ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+/* ---- fabrics: leaf groups under oversubscribed uplinks ---- */
+
+/* The 8 GPUs of node 0 each send 1 GiB to their peer on node 1, in another leaf group (leaf_nodes 1):
+ * the group's uplink carries 8 NICs' worth over the oversubscription R, so each flow gets 1/R of a NIC. */
+static void run_eight_flows(void *arg, double out[SIM_CHILD_MAX])
+{
+  double R = *(double *)arg;
+  gpu_profile p = test_profile();
+  p.leaf_nodes = 1;
+  p.oversubscription = R;
+  graph *g = graph_new(16);
+  for (int r = 0; r < 16; r++) graph_program_of(g, r);
+  for (int r = 0; r < 8; r++) {
+    graph_event s = comm_event(EV_SEND, r + 8, GIB_BYTES), v = comm_event(EV_RECV, r, GIB_BYTES);
+    g_array_append_val(graph_program_of(g, r)->events, s);
+    g_array_append_val(graph_program_of(g, r + 8)->events, v);
+  }
+  plat_params pp = replay_platform_for(&p, 16);
+  replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+START_TEST(test_flows_across_an_oversubscribed_uplink_share_it)
+{
+  gpu_profile p = test_profile();
+  const double ratios[] = {1, 2, 4};
+  for (size_t i = 0; i < G_N_ELEMENTS(ratios); i++) {
+    double R = ratios[i], out[SIM_CHILD_MAX];
+    sim_child_run(run_eight_flows, &R, out);
+    double want = GIB_BYTES / (25e9 / R) + p.ib_latency_s; /* the bottleneck: uplink 8 * 25 GB/s / R over 8 flows */
+    ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "R %g: %.9f vs %.9f", R, out[0], want);
+  }
+}
+END_TEST
+
+/* A ring of GPU 0 of 8 nodes in two leaf groups of 4: two of its flows cross, one each way, each through
+ * an uplink of 4 nodes * 8 NICs * 25 GB/s / R; at R = 64 that is 12.5 GB/s, half a NIC, and the ring
+ * runs at the bottleneck link's bandwidth. At R = 8 the uplink (100 GB/s) is no bottleneck. */
+START_TEST(test_ring_allreduce_across_leaf_groups_runs_at_the_bottleneck)
+{
+  gpu_profile p = test_profile();
+  const struct { double R, bw; } cases[] = {{64, 12.5e9}, {8, 25e9}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    ring_case c = {.world = 64, .n = 8, .bytes = GIB_BYTES, .leaf_nodes = 4, .oversubscription = cases[i].R};
+    for (int k = 0; k < 8; k++) c.members[k] = 8 * k;
+    double out[SIM_CHILD_MAX];
+    sim_child_run(run_ring, &c, out);
+    double want = ring_formula(8, GIB_BYTES, cases[i].bw, p.ib_latency_s);
+    ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "R %g: %.9f vs %.9f", cases[i].R, out[0], want);
+  }
 }
 END_TEST
 
@@ -237,6 +295,21 @@ START_TEST(test_symmetric_graph_equals_fully_explicit_graph)
 }
 END_TEST
 
+START_TEST(test_prepare_turns_symmetry_off_under_oversubscribed_uplinks)
+{
+  sim_request rq = small_request(); /* 16 GPUs: 2 nodes */
+  rq.prof.leaf_nodes = 1;
+  rq.prof.oversubscription = 2;
+  ck_assert(sim_request_prepare(&rq, NULL));
+  ck_assert(!rq.gen.symmetry);
+  rq = small_request();
+  rq.prof.leaf_nodes = 2; /* both nodes under one leaf: no uplink */
+  rq.prof.oversubscription = 2;
+  ck_assert(sim_request_prepare(&rq, NULL));
+  ck_assert(rq.gen.symmetry);
+}
+END_TEST
+
 START_TEST(test_prepare_turns_symmetry_off_where_gpus_share_nics)
 {
   sim_request rq = small_request();
@@ -315,6 +388,9 @@ int main(void)
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_64_gpu_allreduce_uses_all_8_nics_through_channels);
+  tcase_add_test(tc, test_flows_across_an_oversubscribed_uplink_share_it);
+  tcase_add_test(tc, test_ring_allreduce_across_leaf_groups_runs_at_the_bottleneck);
+  tcase_add_test(tc, test_prepare_turns_symmetry_off_under_oversubscribed_uplinks);
   tcase_add_test(tc, test_replay_of_saved_graph_equals_simulate);
   tcase_add_test(tc, test_symmetric_graph_equals_fully_explicit_graph);
   suite_add_tcase(s, tc);

@@ -279,6 +279,36 @@ START_TEST(test_gqa_layer_kv_projection_and_activation_bytes_by_hand)
 }
 END_TEST
 
+
+/* A GPT layer's saved activations against Korthikanti et al. 2022 (Reducing Activation Recomputation in Large
+ * Transformer Models, eq. 1 and 2), which count a GPT layer with dropout (the model file's `dropout`, 0.1 in
+ * gpt3-175b.json) and materialized attention scores (fused-softmax here): s b h (34 + 5 a s / h) bytes without
+ * parallelism and s b h (10 + 24/t + 5 a s / (h t)) with tensor parallelism t (no sequence parallelism). */
+START_TEST(test_gpt_layer_activation_bytes_match_korthikanti)
+{
+  model m;
+  ck_assert(model_load_named("gpt3-175b", &m, NULL));
+  m.vocab = 51200; /* padded as Megatron pads it (a multiple of 128 x tp); no layer term depends on it */
+  ck_assert(m.dropout > 0);
+  double s = 2048, b = 1, h = 12288, a = 96;
+  const int tps[] = {1, 2, 4, 8};
+  for (size_t i = 0; i < G_N_ELEMENTS(tps); i++) {
+    double t = tps[i];
+    layout l = make_layout(&m, 64, tps[i], 1, FALSE, 1, ATTN_FUSED_SOFTMAX, CKPT_NONE);
+    mem_ctx c;
+    mem_ctx_init(&c, &m, &l);
+    double want = t == 1 ? s * b * h * (34 + 5 * a * s / h) : s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+    ck_assert_msg(fabs(mem_layer_bytes(&c) - want) < 1, "tp %g: %.0f vs Korthikanti %.0f", t, mem_layer_bytes(&c), want);
+  }
+  /* without dropout the masks (s b h twice) and the dropped-out probabilities (a s^2 b + 2 a s^2 b) go */
+  m.dropout = 0;
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FUSED_SOFTMAX, CKPT_NONE);
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  ck_assert_double_eq_tol(mem_layer_bytes(&c), s * b * h * 32 + 2 * a * s * s * b, 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("memory");
@@ -289,6 +319,7 @@ int main(void)
   tcase_add_test(tc, test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp);
   tcase_add_test(tc, test_checkpoint_keeps_only_the_layer_input);
   tcase_add_test(tc, test_gqa_layer_kv_projection_and_activation_bytes_by_hand);
+  tcase_add_test(tc, test_gpt_layer_activation_bytes_match_korthikanti);
   tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);

@@ -172,7 +172,7 @@ END_TEST
 START_TEST(test_every_builtin_model_loads)
 {
   g_auto(GStrv) names = g_strsplit(model_builtin_names(), ", ", -1);
-  ck_assert_uint_eq(g_strv_length(names), 8);
+  ck_assert_uint_eq(g_strv_length(names), 10);
   for (char **n = names; *n; n++) {
     model m;
     GError *err = NULL;
@@ -189,6 +189,8 @@ END_TEST
  * published N. */
 static const struct { const char *name; double published; } PUBLISHED[] = {
     {"llama2-70b", 69.0e9}, {"llama3-8b", 8.03e9}, {"llama3-70b", 70.6e9}, {"llama3-405b", 406e9},
+    {"gpt3-175b", 174.6e9},       /* Brown et al. 2020 Table 2.1 says 175.0B; 12 L h^2 (1 + 13/(12h)) + (V + 2048) h */
+    {"bloom-176b", 176247271424}, /* BigScience 2022, the released checkpoint */
 };
 
 START_TEST(test_shipped_models_have_their_published_parameter_counts_within_half_a_percent)
@@ -206,6 +208,19 @@ START_TEST(test_shipped_models_have_their_published_parameter_counts_within_half
 END_TEST
 
 /* Llama 3 70B by hand: grouped-query attention's K and V are 8 heads of 128 (h x 1024 each), not h x h. */
+/* GPT-3 175B by hand: a layer is 12 h^2 + 13 h (QKV and output projection 4 h^2 with biases 4h, MLP 8 h^2 with
+ * biases 5h, two LayerNorms 4h); the tied embedding counts once, with the 2048 learned positions and the final
+ * LayerNorm. */
+START_TEST(test_gpt3_175b_parameters_by_hand)
+{
+  model m;
+  ck_assert(model_load_named("gpt3-175b", &m, NULL));
+  double h = 12288, L = 96, V = 50257;
+  ck_assert_double_eq(model_layer_params(&m), 12 * h * h + 13 * h);
+  ck_assert_double_eq(model_params(&m), L * (12 * h * h + 13 * h) + V * h + 2048 * h + 2 * h); /* 174,604,259,328 */
+}
+END_TEST
+
 START_TEST(test_gqa_layer_counts_k_and_v_of_the_kv_heads_only)
 {
   model m;
@@ -230,6 +245,7 @@ int main(void)
   tcase_add_test(tc, test_every_builtin_model_loads);
   tcase_add_test(tc, test_shipped_models_have_their_published_parameter_counts_within_half_a_percent);
   tcase_add_test(tc, test_gqa_layer_counts_k_and_v_of_the_kv_heads_only);
+  tcase_add_test(tc, test_gpt3_175b_parameters_by_hand);
   tcase_add_test(tc, test_model_name_is_printable_utf8_of_at_most_63_bytes);
   tcase_add_test(tc, test_model_file_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);

@@ -13,7 +13,8 @@
 
 static const char *const LABELS[BL_N] = {"comm",     "embed",  "norm",   "qkv",      "rotary",
                                          "attention", "attn_out", "residual", "mlp_up", "swiglu",
-                                         "mlp_down", "logits", "loss",   "optimizer"};
+                                         "mlp_down", "logits", "loss",   "optimizer", "bias",
+                                         "gelu",     "dropout", "positions"};
 
 const char *block_label_name(block_label b) { return LABELS[b]; }
 
@@ -74,9 +75,15 @@ static block_op *pass(block *b, block_label label, double elements, double per_e
 /* RMSNorm over the sequence-parallel region. Fused: one kernel reading and writing bf16, saving its input.
  * Torch (the study's code): x.float(), pow, mean, x*rsqrt, cast, *weight, saving the fp32 input copy
  * (pow, mul), the fp32 normalised product and the bf16 output; two fp32 temporaries while it runs. */
-static void norm(block *b, const dims *d, gboolean fused)
+static void norm(block *b, const model *m, const dims *d, gboolean fused)
 {
   double el = d->Tl * d->h;
+  if (m->norm == MODEL_NORM_LAYERNORM) { /* torch's layer_norm is one native kernel: the fused kernel's cost */
+    block_op *o = pass(b, BL_NORM, el, OPS_LAYERNORM_BYTES_PER_EL, 1);
+    o->saved_bytes = el * BF16; /* its input (mean and rstd per token are negligible) */
+    o->transient_bytes[1] = el * (BF16 + BF16 + FP32);
+    return;
+  }
   block_op *o = pass(b, BL_NORM, el, fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL,
                      fused ? 1 : OPS_NORM_TORCH_KERNELS);
   o->saved_bytes = d->Tl * d->h * (fused ? BF16 : FP32 + FP32 + BF16);
@@ -84,12 +91,30 @@ static void norm(block *b, const dims *d, gboolean fused)
   o->transient_bytes[1] = d->Tl * d->h * (BF16 + BF16 + (fused ? FP32 : 2 * FP32));
 }
 
-static void residual(block *b, const dims *d)
+/* The residual add after a row-parallel GEMM; with a bias or dropout Megatron's fused bias-dropout-add, which
+ * keeps the 1-byte dropout mask, and whose bias gradient sums the output gradient. */
+static void residual(block *b, const model *m, const dims *d)
 {
   double el = d->Tl * d->h;
   block_op *o = add(b, BLOCK_MEMORY, BL_RESIDUAL);
   o->elements = el;
   o->bytes[0] = o->bytes[1] = 3 * BF16 * el; /* backward: the gradient passes through, one add */
+  if (m->dropout > 0) {
+    o->bytes[0] = OPS_BIAS_DROPOUT_ADD_FWD_BYTES_PER_EL * el;
+    o->bytes[1] = OPS_BIAS_DROPOUT_ADD_BWD_BYTES_PER_EL * el;
+    o->saved_bytes = el; /* the mask */
+  }
+  if (m->bias) o->bytes[1] += OPS_BIAS_BWD_BYTES_PER_EL * el;
+}
+
+/* A bias add on a column-parallel GEMM's output of `elements` (a separate kernel, as Megatron's linear layer). */
+static void bias_add(block *b, const model *m, double elements)
+{
+  if (!m->bias) return;
+  block_op *o = add(b, BLOCK_MEMORY, BL_BIAS);
+  o->elements = elements;
+  o->bytes[0] = OPS_BIAS_FWD_BYTES_PER_EL * elements;
+  o->bytes[1] = OPS_BIAS_BWD_BYTES_PER_EL * elements;
 }
 
 static int attn_kind(layout_attn a)
@@ -126,6 +151,13 @@ static void attention(block *b, const model *m, const layout *l, const dims *d)
    * probabilities and of the scores */
   double grads = T * h / t * (BF16 + BF16) + T * d->kvd / t * (BF16 + BF16);
   o->transient_bytes[1] = flash ? grads + T * h / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
+  if (m->dropout > 0 && !flash) { /* dropout on the probabilities: its mask and output, kept for the AV bmm's backward */
+    for (int k = 0; k < 2; k++) {
+      o->bytes[k] += OPS_DROPOUT_BYTES_PER_EL * scores;
+      o->launches[k] += 1;
+    }
+    o->saved_bytes += B * (1 + BF16);
+  } /* FlashAttention drops out inside the kernel (it keeps the generator's state only) */
 }
 
 static void tp_enter(block *b, int reduces) { add(b, BLOCK_TP_ENTER, BL_COMM)->bwd_reduces = reduces; }
@@ -136,24 +168,43 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   dims d = dims_of(m, l);
   double T = d.T, h = d.h, f = d.f, t = d.t;
   out->n = 0;
-  norm(out, &d, c->fused_norm);
+  block_op *o;
+  norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
   gemm(out, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h * BF16); /* saves its input, replicated over tp */
-  block_op *o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
-  o->elements = T * (h + d.kvd) / t;
-  for (int k = 1; k <= 2; k++) {
-    o->bytes[k - 1] = k * OPS_ROTARY_BYTES_PER_EL * T * (h + d.kvd) / t;
-    o->launches[k - 1] = k * OPS_ROTARY_KERNELS;
-  }
+  bias_add(out, m, T * (h + 2 * d.kvd) / t);
+  if (m->positions == MODEL_POS_ROTARY) {
+    o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
+    o->elements = T * (h + d.kvd) / t;
+    for (int k = 1; k <= 2; k++) {
+      o->bytes[k - 1] = k * OPS_ROTARY_BYTES_PER_EL * T * (h + d.kvd) / t;
+      o->launches[k - 1] = k * OPS_ROTARY_KERNELS;
+    }
+  } /* ALiBi's per-head bias enters the score kernel (b * heads/t * s bytes: negligible); learned: the embedding's */
   attention(out, m, l, &d);
   gemm(out, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t * BF16); /* its contiguous input */
   tp_exit(out);
-  residual(out, &d);
-  norm(out, &d, c->fused_norm);
+  residual(out, m, &d);
+  norm(out, m, &d, c->fused_norm);
+  if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
+    tp_enter(out, 1);
+    gemm(out, BL_MLP_UP, &d, f / t, h, 1, T * h * BF16); /* its input, replicated over tp */
+    o = add(out, BLOCK_MEMORY, BL_GELU);
+    o->elements = T * f / t;
+    o->bytes[0] = OPS_GELU_FWD_BYTES_PER_EL * T * f / t;
+    o->bytes[1] = (OPS_GELU_BWD_BYTES_PER_EL + (m->bias ? OPS_BIAS_BWD_BYTES_PER_EL : 0)) * T * f / t;
+    o->saved_bytes = T * f / t * BF16;            /* its input (the up GEMM's output) */
+    o->transient_bytes[1] = 2 * T * f / t * BF16; /* incoming and outgoing gradient */
+    gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input, the GeLU output */
+    tp_exit(out);
+    residual(out, m, &d);
+    return;
+  }
   tp_enter(out, c->mlp_in_gemms);
   /* gate and up, f/t columns each: two GEMMs (the study's w1, w3) or one of 2f/t (fused); the shared input */
   if (c->mlp_in_gemms == 1) gemm(out, BL_MLP_UP, &d, 2 * f / t, h, 1, T * h * BF16);
   else gemm(out, BL_MLP_UP, &d, f / t, h, 2, T * h * BF16);
+  bias_add(out, m, 2 * T * f / t);
   o = add(out, BLOCK_MEMORY, BL_SWIGLU); /* silu(gate) (2r+2w), *up (4r+2w) per element of f/t */
   o->elements = T * f / t;
   for (int k = 1; k <= 2; k++) {
@@ -164,7 +215,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   o->transient_bytes[1] = 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
   gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input silu(up)*gate */
   tp_exit(out);
-  residual(out, &d);
+  residual(out, m, &d);
 }
 
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out)
@@ -178,6 +229,22 @@ void block_embedding(const model *m, const layout *l, const block_code *c, block
   for (int k = 1; k <= 2; k++) o->bytes[k - 1] = k * 2 * BF16 * el + 8 * d.T;
   o->launches[0] = o->launches[1] = 2;
   o->transient_bytes[1] = d.T * d.h * BF16 + d.V / d.t * d.h * BF16; /* incoming grad, dense weight grad */
+  /* after the lookup's tp collective, over the sequence-parallel region */
+  double el_l = d.Tl * d.h;
+  if (m->positions == MODEL_POS_LEARNED) { /* the position rows added (replicated over tp) */
+    o = add(out, BLOCK_MEMORY, BL_POSITIONS);
+    o->elements = el_l;
+    o->bytes[0] = OPS_POSITIONS_FWD_BYTES_PER_EL * el_l;
+    o->bytes[1] = OPS_POSITIONS_BWD_BYTES_PER_EL * el_l;
+    o->transient_bytes[1] = (double)m->max_positions * d.h * BF16; /* the table's dense gradient */
+  }
+  if (m->embedding_norm) norm(out, m, &d, c->fused_norm); /* BLOOM's word_embeddings_layernorm */
+  if (m->dropout > 0) {
+    o = add(out, BLOCK_MEMORY, BL_DROPOUT);
+    o->elements = el_l;
+    o->bytes[0] = o->bytes[1] = OPS_DROPOUT_BYTES_PER_EL * el_l;
+    o->saved_bytes = el_l; /* the mask */
+  }
 }
 
 void block_head(const model *m, const layout *l, const block_code *c, block *out)
@@ -185,7 +252,7 @@ void block_head(const model *m, const layout *l, const block_code *c, block *out
   dims d = dims_of(m, l);
   double T = d.T, h = d.h, t = d.t, V = d.V;
   out->n = 0;
-  norm(out, &d, c->fused_norm);
+  norm(out, m, &d, c->fused_norm);
   block_op *o = gemm(out, BL_LOGITS, &d, V / t, h, 1, T * h * BF16);
   /* the rank's vocab shard, and the all-gather list before torch.cat; backward the full d logits */
   o->transient_bytes[0] = t > 1 ? T * V / t * BF16 + T * V * BF16 : 0;
@@ -211,16 +278,27 @@ double block_saved_bytes(const block *b)
   return sum;
 }
 
-static double norm_params(const model *m) { return m->hidden; }
+/* RMSNorm: a weight; LayerNorm: a weight and a bias. */
+static double norm_params(const model *m) { return m->norm == MODEL_NORM_LAYERNORM ? 2.0 * m->hidden : m->hidden; }
 
 double block_layer_params(const model *m, int tp)
 {
   double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
-  double attention = h * (h + 2 * kvd) + h * h, mlp = 3.0 * h * f;
-  return (attention + mlp) / tp + 2 * norm_params(m);
+  gboolean gelu = m->mlp == MODEL_MLP_GELU;
+  double attention = h * (h + 2 * kvd) + h * h, mlp = (gelu ? 2.0 : 3.0) * h * f;
+  double params = (attention + mlp) / tp + 2 * norm_params(m);
+  /* biases: QKV's and the MLP input's split over tp (column-parallel), the output projections' replicated */
+  if (m->bias) params += ((h + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
+  return params;
 }
 
-double block_embedding_params(const model *m, int tp) { return (double)m->vocab * m->hidden / tp; }
+double block_embedding_params(const model *m, int tp)
+{
+  double params = (double)m->vocab * m->hidden / tp;
+  if (m->positions == MODEL_POS_LEARNED) params += (double)m->max_positions * m->hidden; /* replicated */
+  if (m->embedding_norm) params += norm_params(m);
+  return params;
+}
 
 double block_final_norm_params(const model *m) { return norm_params(m); }
 
@@ -228,5 +306,6 @@ double block_head_params(const model *m, int tp) { return (double)m->vocab * m->
 
 double block_layer_buffer_bytes(const model *m, const layout *l)
 {
+  if (m->positions != MODEL_POS_ROTARY) return 0;
   return 2.0 * l->seq_len * model_head_dim(m) * BF16; /* rotary cos and sin, max_seq_len x head size each */
 }

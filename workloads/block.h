@@ -47,6 +47,10 @@ typedef enum {
   BL_LOGITS,
   BL_LOSS,
   BL_OPTIMIZER,
+  BL_BIAS,      /* a bias add after a column-parallel GEMM */
+  BL_GELU,      /* GeLU (fused with its bias) */
+  BL_DROPOUT,   /* dropout (the embedding's) */
+  BL_POSITIONS, /* learned position embedding added */
   BL_N
 } block_label;
 

@@ -9,12 +9,13 @@
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 
-static const char *const BUILTIN[] = {"llama-7b",  "llama-13b",  "llama-30b",  "llama-65b",
-                                      "llama2-70b", "llama3-8b", "llama3-70b", "llama3-405b"};
+static const char *const BUILTIN[] = {"llama-7b",  "llama-13b",  "llama-30b",   "llama-65b", "llama2-70b",
+                                      "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "bloom-176b"};
 
 const char *model_builtin_names(void)
 {
-  return "llama-7b, llama-13b, llama-30b, llama-65b, llama2-70b, llama3-8b, llama3-70b, llama3-405b";
+  return "llama-7b, llama-13b, llama-30b, llama-65b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, "
+         "bloom-176b";
 }
 
 /* A model file's keys: the six dimensions, required, then the architecture, optional (Llama's values by default);
@@ -108,7 +109,6 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
   if (d) out->dropout = d->valuedouble;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
   if (c && !cJSON_IsString(c)) return bad(err, where, "comment = %s (allowed: a string)", lsim_json_type_name(c));
-  if (!model_is_llama(out)) return bad(err, where, "only the Llama block (rmsnorm, swiglu, rotary, no bias, untied, no dropout) is simulated yet");
   return TRUE;
 }
 

@@ -12,7 +12,8 @@
 /* the required columns, then the optional ones */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
-                                      "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory"};
+                                      "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+                                      "norm_kernel"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -134,6 +135,8 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   l->sp = sp == 1;
   if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
+  const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
+  if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");

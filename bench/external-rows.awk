@@ -7,15 +7,18 @@
 #
 # Each kept row gets a model file in DIR (written at run time: the measured data stay outside the
 # repository) and the columns model, model_file, seq_len, global_batch, vocab, gpus, checkpointing,
-# attention_kernel, micro_batch, tp, pp, sp, partition, status, step_time_s, plus `source_row` (its
-# line in IN) and `size` (the model size, for statistics per size). A skipped row goes to SKIPS as
-# "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
+# attention_kernel, micro_batch, tp, pp, sp, partition, ib_gbps, nics_per_node (BLOOM's fabric; empty:
+# the profile's), status, step_time_s, plus `source_row` (its line in IN) and `size` (the model size,
+# for statistics per size). A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 #
-# GPT models (LayerNorm, GELU 4h MLP, biases, learned positions) have no block of their own in
-# layoutsim yet: they run as a Llama-style STAND-IN, SwiGLU with ffn = 8h/3 rounded to a multiple of
-# 8 (the GPT MLP's 2 x h x 4h GEMM FLOPs to 0.1%: 3 GEMMs of h x 8h/3), RMSNorm and rotary in place of
-# LayerNorm and learned positions (memory-bound kernels of the same size), no biases. The vocabulary is
-# padded as Megatron pads it (make-vocab-size-divisible-by 128, times tp).
+# GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
+# ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
+# tied embeddings, dropout 0.1 (Megatron's default). BLOOM: ALiBi instead of learned positions, the
+# embedding LayerNorm, no dropout (its tr11 configuration), and its fabric: 4 Omni-Path 100 Gb/s per
+# node (nics_per_node 4, ib_gbps 100). With STANDIN=1 (-v standin=1) GPT rows run as the earlier
+# Llama-style stand-in instead: SwiGLU with ffn = 8h/3 rounded to a multiple of 8 (the GPT MLP's GEMM
+# FLOPs to 0.1%), RMSNorm and rotary, no biases; BLOOM rows are then skipped. The vocabulary is padded as
+# Megatron pads it (make-vocab-size-divisible-by 128, times tp).
 # Attention: Megatron's fused scale-mask-softmax (no FlashAttention in Megatron-DeepSpeed of 2022-23).
 # Every layer is recomputed for `recompute` full; the partition is Megatron's/DeepSpeed's
 # type:transformer (`layers`: the same number of layers on every stage).
@@ -24,7 +27,7 @@ function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1;
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
-  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,partition,status,step_time_s,source_row,size"
+  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,partition,ib_gbps,nics_per_node,status,step_time_s,source_row,size"
   next
 }
 {
@@ -38,23 +41,29 @@ NR == 1 {
   if (rc == "") { skip("recompute not stated"); next }
   if (n ~ /ZeRO-3/) { skip("ZeRO-3"); next }
   if (cell("arch") != "gpt" && cell("arch") != "llama") { skip("arch " cell("arch")); next }
-  if (n ~ /ALiBi/ || src ~ /bigscience/) { skip("BLOOM block: ALiBi, embedding LayerNorm (and 4 Omni-Path NICs per node)"); next }
+  bloom = n ~ /ALiBi/ || src ~ /bigscience/
+  if (bloom && standin) { skip("BLOOM block with the stand-in: ALiBi, embedding LayerNorm"); next }
   if (cell("tp") * cell("pp") * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*pp*dp"); next }
   if (cell("gpus") + 0 > 1024) { skip("more GPUs than a simulation here takes (" cell("gpus") ")"); next }
   if (cell("sp") == "") { skip("sequence parallelism not stated"); next }
   h = cell("hidden"); L = cell("layers"); t = cell("tp")
-  f = cell("arch") == "gpt" ? int(8 * h / 3 / 8 + 0.5) * 8 : cell("ffn")
+  gpt = cell("arch") == "gpt"
+  f = gpt && standin ? int(8 * h / 3 / 8 + 0.5) * 8 : cell("ffn")
   size = cell("model_name")
-  name = tolower(size) (cell("arch") == "gpt" ? "-swiglu-standin" : "")
+  name = tolower(size) (gpt && standin ? "-swiglu-standin" : "") (gpt && !standin && !bloom ? "-s" cell("seq_len") : "")
   gsub(/[^a-z0-9.+-]/, "-", name)
   file = models "/" name ".json"
+  arch = ""
+  if (gpt && !standin)
+    arch = bloom ? ", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"alibi\", \"bias\": true, \"tied_embeddings\": true, \"embedding_norm\": true, \"dropout\": 0" \
+                 : sprintf(", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"learned\", \"max_positions\": %d, \"bias\": true, \"tied_embeddings\": true, \"dropout\": 0.1", cell("seq_len"))
   if (!(file in written)) {
-    printf "{ \"name\": \"%s\", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"ffn\": %d, \"vocab\": %d }\n", name, L, h, cell("heads"), f, cell("vocab") > file
+    printf "{ \"name\": \"%s\", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"ffn\": %d, \"vocab\": %d%s }\n", name, L, h, cell("heads"), f, cell("vocab"), arch > file
     close(file)
     written[file] = 1
   }
-  printf "%s,%s,%d,%d,%d,%d,%s,fused-softmax,%d,%d,%d,%d,layers,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
+  printf "%s,%s,%d,%d,%d,%d,%s,fused-softmax,%d,%d,%d,%d,layers,%s,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
     pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, cell("pp"), cell("sp"),
-    cell("measured_step_time_s"), NR, size
+    bloom ? 100 : "", bloom ? 4 : "", cell("measured_step_time_s"), NR, size
 }
 END { if (bad) exit 2 }

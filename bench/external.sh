@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The public measured runs of other stacks (../shared/validation/*.csv, its README): every row today's
-# features can express, converted by bench/external-rows.awk (GPT models as the Llama-style SwiGLU
-# stand-in of equal MLP FLOPs, model files written into WORK_DIR), validated with the stack that ran
+# features can express, converted by bench/external-rows.awk (GPT and BLOOM models as their own block:
+# LayerNorm, GeLU, biases, learned positions or ALiBi; STANDIN=1 in the environment: the earlier Llama-style
+# stand-in; model files written into WORK_DIR), validated with the stack that ran
 # it, and `layoutsim validate`'s statistics per file and per model size; then, per file, the rows
 # skipped and why (GPT block, interleaved schedule, H100, GQA, context parallelism, ...).
 #   vtrain_single.csv, bloom176b.csv: Megatron-DeepSpeed -> --stack megatron-deepspeed
@@ -30,7 +31,7 @@ files=("$1"/*.csv)
 for f in "${files[@]}"; do
   name=$(basename "$f" .csv)
   out="$work/$name.csv"
-  awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" \
+  awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v standin="${STANDIN:-0}" \
     -f "$here/csv.awk" -f "$here/external-rows.awk" "$f" > "$out"
   rows=$(($(wc -l < "$f") - 1))
   kept=$(($(wc -l < "$out") - 1))
@@ -47,7 +48,7 @@ NR == 1 { need("setting error_pct", "as validate -o writes") ; next }
 }
 END {
   if (bad) exit 2
-  printf "  per model size (all its GPU counts):\n  %-28s %6s %6s %8s %8s\n", "model (stand-in)", "rows", "timed", "mape%", "bias%"
+  printf "  per model size (all its GPU counts):\n  %-28s %6s %6s %8s %8s\n", "model", "rows", "timed", "mape%", "bias%"
   for (s in n) printf "  %-28s %6d %6d %8.2f %+8.2f\n", s, n[s], t[s], t[s] ? a[s] / t[s] : 0, t[s] ? b[s] / t[s] : 0
 }
 AWK

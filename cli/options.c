@@ -13,7 +13,7 @@
 #include "workloads/schedule.h"
 
 enum {
-  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NO_ZERO1,
+  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NORMK, O_NO_ZERO1,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
@@ -33,6 +33,7 @@ static const struct option LONG[] = {
     {"seq-len", required_argument, NULL, O_SEQ},
     {"checkpointing", required_argument, NULL, O_CKPT},
     {"attention-kernel", required_argument, NULL, O_ATTN},
+    {"norm-kernel", required_argument, NULL, O_NORMK},
     {"no-zero1", no_argument, NULL, O_NO_ZERO1},
     {"partition", required_argument, NULL, O_PARTITION},
     {"schedule", required_argument, NULL, O_SCHEDULE},
@@ -82,7 +83,7 @@ static const struct option LONG[] = {
 static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MODEL, LAYOUT_OPT}, {O_MODEL_FILE, LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
     {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
-    {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT},
+    {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT}, {O_NORMK, LAYOUT_OPT},
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
@@ -227,6 +228,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SEQ: return cli_parse_positive_int("seq-len", arg, &l->seq_len, err);
   case O_CKPT: return layout_parse_ckpt(arg, &l->ckpt, err);
   case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
+  case O_NORMK: return layout_parse_norm_kernel(arg, &l->norm_kernel, err);
   case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
   case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
   case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);

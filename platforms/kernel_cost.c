@@ -3,8 +3,6 @@
 
 #include <math.h>
 
-#include "workloads/layout.h"
-
 /* Useful fraction of the tiles covering an a x b output with t_a x t_b tiles, times
  * the fraction of the last wave of tiles over the SMs that is busy. */
 static double quantization(const gpu_profile *p, double a, double b, double ta, double tb)
@@ -26,7 +24,7 @@ double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
 
 double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim)
 {
-  double base = variant == ATTN_FLASH2 || variant == ATTN_FLASH2_RMSNORM ? p->stack.flash2_efficiency : p->stack.flash1_efficiency;
+  double base = variant == GRAPH_ATTN_FLASH2 ? p->stack.flash2_efficiency : p->stack.flash1_efficiency;
   return base * seq / (seq + p->stack.attn_seq_half) * head_dim / (head_dim + p->stack.attn_head_dim_half);
 }
 
@@ -55,7 +53,7 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
 /* m = batch * heads (local), n = seq, k = head dim; flops are the full (non-causal) model FLOPs. */
 static double attention_s(const gpu_profile *p, const graph_event *e)
 {
-  if (layout_attn_is_flash((layout_attn)e->variant)) {
+  if (e->variant == GRAPH_ATTN_FLASH1 || e->variant == GRAPH_ATTN_FLASH2) {
     double work = e->flops * 0.5 * (e->phase == PH_BACKWARD ? 1.25 : 1.0);
     double eff = kcost_flash_efficiency(p, e->variant, e->n, e->k);
     return max2(work / (p->peak_flops * eff), memory_s(p, e->bytes));
@@ -69,13 +67,9 @@ static double attention_s(const gpu_profile *p, const graph_event *e)
 double kcost_seconds(const gpu_profile *p, const graph_event *e)
 {
   double launch = e->launches * p->stack.launch_overhead_s;
-  switch (e->op) {
-  case OP_QKV:
-  case OP_ATTN_OUT:
-  case OP_MLP_UP:
-  case OP_MLP_DOWN:
-  case OP_LOGITS: return launch + gemm_s(p, e);
-  case OP_ATTENTION: return launch + attention_s(p, e);
-  default: return launch + max2(e->flops / p->peak_flops, memory_s(p, e->bytes));
+  switch (e->cost) {
+  case COST_GEMM: return launch + gemm_s(p, e);
+  case COST_ATTENTION: return launch + attention_s(p, e);
+  default: return launch + max2(e->flops / p->peak_flops, memory_s(p, e->bytes)); /* a memory-bound pass */
   }
 }

@@ -21,7 +21,10 @@
  *   PyTorch runs ahead of the GPU (asynchronous launches) and is hidden for
  *   the study's kernel sizes, so it is not added (docs/profile.md).
  *
- * Owns: the time of one compute event. May not touch: SimGrid, schedules.
+ * It reads an event's cost class (graph.h: GEMM, attention of a kind, memory-bound pass), never which
+ * transformer operator the event is.
+ *
+ * Owns: the time of one compute event. May not touch: SimGrid, schedules, models.
  */
 #ifndef KERNEL_COST_H
 #define KERNEL_COST_H
@@ -33,7 +36,7 @@ double kcost_seconds(const gpu_profile *p, const graph_event *e);
 
 /* Fraction of peak a GEMM (m x k).(k x n) reaches (exposed for tests). */
 double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k);
-/* Fraction of peak a FlashAttention kernel reaches on its causal work. */
+/* Fraction of peak a FlashAttention kernel (variant GRAPH_ATTN_FLASH1 or _FLASH2) reaches on its causal work. */
 double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim);
 
 #endif

@@ -460,7 +460,7 @@ static void deadlock_error(const engine *eng, const replay_result *res, GError *
     if (res->ranks[r].finish_s >= 0 || !rt->active || rt->cur < 0 || rt->cur >= rt->n) continue;
     const graph_event *e = &rt->ev[rt->cur];
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "graph deadlocks: rank %d never finishes event %d (%s %s, "
-                "peer/group %d); %s", r, rt->cur, graph_kind_name((graph_kind)e->kind), graph_op_name((graph_op)e->op),
+                "peer/group %d); %s", r, rt->cur, graph_kind_name((graph_kind)e->kind), graph_op_name(eng->g, e->op),
                 e->peer, HINT);
     return;
   }

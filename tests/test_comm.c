@@ -71,7 +71,7 @@
  * cannot pass for an activation buffer. */
 static model tiny(void)
 {
-  model m = {.name = "tiny", .layers = 8, .hidden = 256, .heads = 8, .ffn = 688, .vocab = 1000};
+  model m = {.name = "tiny", .layers = 8, .hidden = 256, .heads = 8, .kv_heads = 8, .ffn = 688, .vocab = 1000};
   return m;
 }
 

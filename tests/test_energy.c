@@ -26,13 +26,13 @@ static gpu_profile test_profile(void)
 static graph_event gemm(void)
 {
   double n = 4096;
-  return (graph_event){.kind = EV_COMPUTE, .op = OP_QKV, .phase = PH_FORWARD, .m = n, .n = n, .k = n, .launches = 1,
+  return (graph_event){.kind = EV_COMPUTE, .cost = COST_GEMM, .phase = PH_FORWARD, .m = n, .n = n, .k = n, .launches = 1,
                        .flops = 2 * n * n * n, .bytes = 3 * n * n * 2, .micro_batch = 0, .layer = 0};
 }
 
 static graph_event pass(void) /* an elementwise pass over 1 GB: no FLOPs to speak of */
 {
-  return (graph_event){.kind = EV_COMPUTE, .op = OP_SWIGLU, .phase = PH_FORWARD, .m = 1, .launches = 1, .flops = 1e6,
+  return (graph_event){.kind = EV_COMPUTE, .cost = COST_MEMORY, .phase = PH_FORWARD, .m = 1, .launches = 1, .flops = 1e6,
                        .bytes = 1e9, .micro_batch = 0, .layer = 0};
 }
 
@@ -45,7 +45,7 @@ static void run_step(void *arg, double out[SIM_CHILD_MAX])
   int members[] = {0, 1};
   int gid = graph_add_group(g, members, 2, "dp");
   graph_event a = gemm(), b = pass(),
-              c = {.kind = EV_COLLECTIVE, .op = OP_COMM, .phase = PH_OPTIMIZER, .peer = gid, .bytes = 1e9,
+              c = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_OPTIMIZER, .peer = gid, .bytes = 1e9,
                    .variant = COLL_ALL_REDUCE, .micro_batch = -1, .layer = -1};
   g_array_append_val(graph_program_of(g, 0)->events, a);
   g_array_append_val(graph_program_of(g, 0)->events, b);

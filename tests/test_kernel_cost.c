@@ -58,7 +58,7 @@ START_TEST(test_backward_gemm_is_dgrad_plus_wgrad_shapes)
 {
   gpu_profile p = prof();
   p.stack.launch_overhead_s = 0;
-  graph_event f = {.kind = EV_COMPUTE, .op = OP_MLP_DOWN, .phase = PH_FORWARD, .m = 2048, .n = 5120, .k = 13824,
+  graph_event f = {.kind = EV_COMPUTE, .cost = COST_GEMM, .phase = PH_FORWARD, .m = 2048, .n = 5120, .k = 13824,
                    .launches = 1};
   f.flops = 2.0 * 2048 * 5120 * 13824;
   graph_event b = f;
@@ -78,11 +78,11 @@ START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
   gpu_profile p = prof();
   p.stack.launch_overhead_s = 0;
   double s = 2048, d = 128, bh = 40;
-  graph_event e = {.kind = EV_COMPUTE, .op = OP_ATTENTION, .phase = PH_FORWARD, .variant = ATTN_FLASH2,
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_ATTENTION, .phase = PH_FORWARD, .variant = GRAPH_ATTN_FLASH2,
                    .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 1};
   e.flops = 4.0 * s * s * d * bh;
   double eff2 = 0.6 * s / (s + 300) * d / (d + 24);
-  ck_assert_double_eq_tol(kcost_flash_efficiency(&p, ATTN_FLASH2, s, d), eff2, 1e-12);
+  ck_assert_double_eq_tol(kcost_flash_efficiency(&p, GRAPH_ATTN_FLASH2, s, d), eff2, 1e-12);
   ck_assert_double_eq_tol(kcost_seconds(&p, &e), 0.5 * e.flops / (312e12 * eff2), 1e-15);
   /* backward: graph counts 2x forward, the kernel does 2.5x */
   graph_event b = e;
@@ -91,10 +91,10 @@ START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
   ck_assert_double_eq_tol(kcost_seconds(&p, &b), 2.5 * kcost_seconds(&p, &e), 1e-15);
   /* FlashAttention-1 at half the efficiency takes twice as long */
   graph_event f1 = e;
-  f1.variant = ATTN_FLASH1;
+  f1.variant = GRAPH_ATTN_FLASH1;
   ck_assert_double_eq_tol(kcost_seconds(&p, &f1), 2 * kcost_seconds(&p, &e), 1e-15);
   /* longer sequences are more efficient */
-  ck_assert(kcost_flash_efficiency(&p, ATTN_FLASH2, 8192, d) > eff2);
+  ck_assert(kcost_flash_efficiency(&p, GRAPH_ATTN_FLASH2, 8192, d) > eff2);
 }
 END_TEST
 
@@ -102,7 +102,7 @@ START_TEST(test_unfused_attention_is_gemms_plus_score_traffic)
 {
   gpu_profile p = prof();
   double s = 2048, d = 128, bh = 40;
-  graph_event e = {.kind = EV_COMPUTE, .op = OP_ATTENTION, .phase = PH_FORWARD, .variant = ATTN_TORCH,
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_ATTENTION, .phase = PH_FORWARD, .variant = GRAPH_ATTN_SCORES,
                    .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 6};
   e.flops = 4.0 * s * s * d * bh;
   e.bytes = 14.0 * bh * s * s;
@@ -114,7 +114,7 @@ END_TEST
 START_TEST(test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches)
 {
   gpu_profile p = prof();
-  graph_event e = {.kind = EV_COMPUTE, .op = OP_NORM, .phase = PH_FORWARD, .launches = 6, .bytes = 40.0 * 2048 * 5120};
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_MEMORY, .phase = PH_FORWARD, .launches = 6, .bytes = 40.0 * 2048 * 5120};
   ck_assert_double_eq_tol(kcost_seconds(&p, &e), 6 * 4e-6 + e.bytes / (2.0e12 * 0.8), 1e-15);
 }
 END_TEST

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "workloads/block.h"
 #include "workloads/generate.h"
 #include "workloads/memory.h"
 #include "workloads/schedule.h"
@@ -246,6 +247,68 @@ START_TEST(test_graph_json_keeps_model_states_and_transients)
 }
 END_TEST
 
+
+/* A grouped-query layer by hand (llama3-70b, tp 8, s 2048, flash2 with the fused norm): the QKV GEMM's output is
+ * q (h/t) and k, v of the kv heads (kvd/t each); attention keeps q, o (h/t), k, v (kvd/t) and the fp32
+ * log-sum-exp of the query heads. */
+START_TEST(test_gqa_layer_kv_projection_and_activation_bytes_by_hand)
+{
+  model m;
+  ck_assert(model_load_named("llama3-70b", &m, NULL));
+  layout l = make_layout(&m, 64, 8, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  double T = 2048, h = 8192, kvd = 8 * 128, f = 28672, a = 64, t = 8;
+  block_code bc = {.fused_norm = TRUE, .mlp_in_gemms = 2};
+  block b;
+  block_layer(&m, &l, &bc, &b);
+  const block_op *qkv = NULL, *attn = NULL;
+  for (int i = 0; i < b.n; i++) {
+    if (b.op[i].label == BL_QKV) qkv = &b.op[i];
+    if (b.op[i].label == BL_ATTENTION) attn = &b.op[i];
+  }
+  ck_assert_ptr_nonnull(qkv);
+  ck_assert_ptr_nonnull(attn);
+  ck_assert_double_eq(qkv->n, (h + 2 * kvd) / t); /* 1280 columns, not 3h/t = 3072 */
+  ck_assert_double_eq(qkv->k, h);
+  ck_assert_double_eq(attn->saved_bytes, 2 * T * (h + h + kvd + kvd) / t + 4 * T * a / t);
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  double layer = 2 * 2 * T * h /* two fused norms: their inputs */ + 2 * T * h /* QKV input */ +
+                 (2 * T * (2 * h + 2 * kvd) / t + 4 * T * a / t) /* attention */ + 2 * T * h / t /* out-proj input */ +
+                 2 * T * h /* MLP input */ + 6 * T * f / t /* SwiGLU */ + 2 * T * f / t /* down input */;
+  ck_assert_double_eq_tol(mem_layer_bytes(&c), layer, 1);
+}
+END_TEST
+
+
+/* A GPT layer's saved activations against Korthikanti et al. 2022 (Reducing Activation Recomputation in Large
+ * Transformer Models, eq. 1 and 2), which count a GPT layer with dropout (the model file's `dropout`, 0.1 in
+ * gpt3-175b.json) and materialized attention scores (fused-softmax here): s b h (34 + 5 a s / h) bytes without
+ * parallelism and s b h (10 + 24/t + 5 a s / (h t)) with tensor parallelism t (no sequence parallelism). */
+START_TEST(test_gpt_layer_activation_bytes_match_korthikanti)
+{
+  model m;
+  ck_assert(model_load_named("gpt3-175b", &m, NULL));
+  m.vocab = 51200; /* padded as Megatron pads it (a multiple of 128 x tp); no layer term depends on it */
+  ck_assert(m.dropout > 0);
+  double s = 2048, b = 1, h = 12288, a = 96;
+  const int tps[] = {1, 2, 4, 8};
+  for (size_t i = 0; i < G_N_ELEMENTS(tps); i++) {
+    double t = tps[i];
+    layout l = make_layout(&m, 64, tps[i], 1, FALSE, 1, ATTN_FUSED_SOFTMAX, CKPT_NONE);
+    mem_ctx c;
+    mem_ctx_init(&c, &m, &l);
+    double want = t == 1 ? s * b * h * (34 + 5 * a * s / h) : s * b * h * (10 + 24 / t + 5 * a * s / (h * t));
+    ck_assert_msg(fabs(mem_layer_bytes(&c) - want) < 1, "tp %g: %.0f vs Korthikanti %.0f", t, mem_layer_bytes(&c), want);
+  }
+  /* without dropout the masks (s b h twice) and the dropped-out probabilities (a s^2 b + 2 a s^2 b) go */
+  m.dropout = 0;
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FUSED_SOFTMAX, CKPT_NONE);
+  mem_ctx c;
+  mem_ctx_init(&c, &m, &l);
+  ck_assert_double_eq_tol(mem_layer_bytes(&c), s * b * h * 32 + 2 * a * s * s * b, 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("memory");
@@ -255,6 +318,8 @@ int main(void)
   tcase_add_test(tc, test_llama13b_dp64_model_states_without_zero1_are_20N);
   tcase_add_test(tc, test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp);
   tcase_add_test(tc, test_checkpoint_keeps_only_the_layer_input);
+  tcase_add_test(tc, test_gqa_layer_kv_projection_and_activation_bytes_by_hand);
+  tcase_add_test(tc, test_gpt_layer_activation_bytes_match_korthikanti);
   tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);

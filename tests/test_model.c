@@ -92,10 +92,12 @@ START_TEST(test_model_file_takes_each_known_key_once)
   ck_assert_int_eq(m.ffn, 1024);
   static const struct { const char *json, *want; } cases[] = {
       {"{" GOOD_MODEL ",\"layers\":4}", "key 'layers' appears more than once (each key may appear once)"},
-      {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab)"},
+      {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab, kv_heads, norm, mlp, positions, "
+       "max_positions, bias, tied_embeddings, embedding_norm, dropout, comment)"},
       {"{\"name\":\"x\",\"layers\":1000000000,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000}",
        "layers = 1000000000 (allowed: 1..1024)"},
-      {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab)"},
+      {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab, kv_heads, norm, "
+       "mlp, positions, max_positions, bias, tied_embeddings, embedding_norm, dropout, comment)"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *p = NULL;
@@ -170,13 +172,64 @@ END_TEST
 START_TEST(test_every_builtin_model_loads)
 {
   g_auto(GStrv) names = g_strsplit(model_builtin_names(), ", ", -1);
-  ck_assert_uint_eq(g_strv_length(names), 4);
+  ck_assert_uint_eq(g_strv_length(names), 10);
   for (char **n = names; *n; n++) {
     model m;
     GError *err = NULL;
     ck_assert_msg(model_load_named(*n, &m, &err), "%s: %s", *n, err ? err->message : "");
     ck_assert_str_eq(m.name, *n);
   }
+}
+END_TEST
+
+
+/* The shipped models' parameter counts against their published ones (the model hubs' counts of the released
+ * weights: Hugging Face's "Model size" of meta-llama/Llama-2-70b-hf 69B, Meta-Llama-3-8B 8.03B,
+ * Meta-Llama-3-70B 70.6B, Llama-3.1-405B 406B), within 0.5%; and FLOPs per token, 6N + 12 L h s, with the
+ * published N. */
+static const struct { const char *name; double published; } PUBLISHED[] = {
+    {"llama2-70b", 69.0e9}, {"llama3-8b", 8.03e9}, {"llama3-70b", 70.6e9}, {"llama3-405b", 406e9},
+    {"gpt3-175b", 174.6e9},       /* Brown et al. 2020 Table 2.1 says 175.0B; 12 L h^2 (1 + 13/(12h)) + (V + 2048) h */
+    {"bloom-176b", 176247271424}, /* BigScience 2022, the released checkpoint */
+};
+
+START_TEST(test_shipped_models_have_their_published_parameter_counts_within_half_a_percent)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(PUBLISHED); i++) {
+    model m;
+    GError *err = NULL;
+    ck_assert_msg(model_load_named(PUBLISHED[i].name, &m, &err), "%s", err ? err->message : "");
+    double n = model_params(&m), want = PUBLISHED[i].published;
+    ck_assert_msg(fabs(n / want - 1) < 0.005, "%s: %.4g parameters, published %.4g", m.name, n, want);
+    double s = 2048, flops = 6 * want + 12.0 * m.layers * m.hidden * s;
+    ck_assert_msg(fabs(model_flops_per_token(&m, (int)s) / flops - 1) < 0.005, "%s: FLOPs per token", m.name);
+  }
+}
+END_TEST
+
+/* Llama 3 70B by hand: grouped-query attention's K and V are 8 heads of 128 (h x 1024 each), not h x h. */
+/* GPT-3 175B by hand: a layer is 12 h^2 + 13 h (QKV and output projection 4 h^2 with biases 4h, MLP 8 h^2 with
+ * biases 5h, two LayerNorms 4h); the tied embedding counts once, with the 2048 learned positions and the final
+ * LayerNorm. */
+START_TEST(test_gpt3_175b_parameters_by_hand)
+{
+  model m;
+  ck_assert(model_load_named("gpt3-175b", &m, NULL));
+  double h = 12288, L = 96, V = 50257;
+  ck_assert_double_eq(model_layer_params(&m), 12 * h * h + 13 * h);
+  ck_assert_double_eq(model_params(&m), L * (12 * h * h + 13 * h) + V * h + 2048 * h + 2 * h); /* 174,604,259,328 */
+}
+END_TEST
+
+START_TEST(test_gqa_layer_counts_k_and_v_of_the_kv_heads_only)
+{
+  model m;
+  ck_assert(model_load_named("llama3-70b", &m, NULL));
+  ck_assert_int_eq(m.kv_heads, 8);
+  double h = 8192, kv = 8 * 128.0, f = 28672;
+  double layer = h * h /* q */ + 2 * h * kv /* k, v */ + h * h /* o */ + 3 * h * f + 2 * h;
+  ck_assert_double_eq(model_layer_params(&m), layer);
+  ck_assert_double_eq(model_params(&m), 80 * layer + h + 2 * 128256.0 * h); /* 70,553,706,496 */
 }
 END_TEST
 
@@ -190,6 +243,9 @@ int main(void)
   tcase_add_test(tc, test_models_30b_65b_dimensions);
   tcase_add_test(tc, test_model_file_takes_each_known_key_once);
   tcase_add_test(tc, test_every_builtin_model_loads);
+  tcase_add_test(tc, test_shipped_models_have_their_published_parameter_counts_within_half_a_percent);
+  tcase_add_test(tc, test_gqa_layer_counts_k_and_v_of_the_kv_heads_only);
+  tcase_add_test(tc, test_gpt3_175b_parameters_by_hand);
   tcase_add_test(tc, test_model_name_is_printable_utf8_of_at_most_63_bytes);
   tcase_add_test(tc, test_model_file_messages_show_the_number_as_given);
   suite_add_tcase(s, tc);

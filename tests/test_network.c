@@ -26,7 +26,7 @@ static gpu_profile test_profile(void)
 
 static graph_event comm_event(graph_kind k, int peer, double bytes)
 {
-  graph_event e = {.kind = (uint8_t)k, .op = OP_COMM, .phase = PH_FORWARD, .peer = peer, .bytes = bytes,
+  graph_event e = {.kind = (uint8_t)k, .op = GRAPH_OP_COMM, .phase = PH_FORWARD, .peer = peer, .bytes = bytes,
                    .micro_batch = -1, .layer = -1};
   return e;
 }

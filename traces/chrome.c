@@ -123,7 +123,7 @@ static void counter(chrome_w *w, ns_t t, double dynamic_bytes)
 static void event_name(const tl_interval *iv, const timeline *tl, char *buf, size_t n)
 {
   const graph_event *e = iv->ev;
-  GString *s = g_string_new(tl_event_op_name(e));
+  GString *s = g_string_new(tl_event_op_name(tl->g, e));
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(tl->g->groups, iv->peer);
     g_string_append_printf(s, " %s", gr->label);

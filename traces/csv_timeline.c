@@ -7,6 +7,7 @@
 
 typedef struct csv_w {
   FILE *f;
+  const graph *g;
   int rank;
 } csv_w;
 
@@ -15,14 +16,14 @@ static gboolean write_row(const tl_interval *iv, gpointer data)
   csv_w *w = data;
   const graph_event *e = iv->ev;
   fprintf(w->f, "%d,%s,%s,%s,%.9f,%.9f,%d,%d\n", w->rank, tl_stream_name(tl_stream_of(iv->cat)), tl_cat_name(iv->cat),
-          tl_event_op_name(e), iv->start_s, iv->end_s, e ? e->micro_batch : -1, e ? e->layer : -1);
+          tl_event_op_name(w->g, e), iv->start_s, iv->end_s, e ? e->micro_batch : -1, e ? e->layer : -1);
   return TRUE;
 }
 
 void trace_csv_put(const timeline *tl, const tl_ranks *sel, FILE *f)
 {
   fputs(TRACE_CSV_HEADER "\n", f);
-  csv_w w = {.f = f};
+  csv_w w = {.f = f, .g = tl->g};
   for (int i = 0; i < sel->n; i++) {
     w.rank = sel->rank[i];
     tl_foreach_tiled(tl, w.rank, write_row, &w);

@@ -166,14 +166,14 @@ const char *tl_stream_name(tl_stream s)
   return N[s];
 }
 
-const char *tl_event_op_name(const graph_event *e)
+const char *tl_event_op_name(const graph *g, const graph_event *e)
 {
   if (!e) return "idle";
   switch (e->kind) {
   case EV_SEND: return "send";
   case EV_RECV: return "recv";
   case EV_COLLECTIVE: return graph_coll_name((graph_coll)e->variant);
-  default: return graph_op_name((graph_op)e->op);
+  default: return graph_op_name(g, e->op);
   }
 }
 

@@ -90,7 +90,7 @@ typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_PP, TL_STREAM_DP, TL_S
 tl_stream tl_stream_of(tl_cat c);
 const char *tl_stream_name(tl_stream s);
 /* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */
-const char *tl_event_op_name(const graph_event *e);
+const char *tl_event_op_name(const graph *g, const graph_event *e);
 
 /* Stage of a rank, from the graph meta (ranks_per_stage); 0 when unknown. */
 int tl_stage_of(const timeline *tl, int rank);

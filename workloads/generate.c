@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "block.h"
 #include "memory.h"
 #include "ops.h"
 #include "schedule.h"
@@ -43,6 +44,7 @@ typedef struct emit {
   const layout *l;
   const gen_code *code;
   const partition *part;
+  block layer_ops, embed, head; /* the operator tables of the items (block.h) */
   GArray *ev;      /* the program being written; NULL: only count the events (gen_stage_events) */
   double counted;  /* events counted when ev is NULL */
   double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */
@@ -58,10 +60,24 @@ typedef struct emit {
   int mb, layer;
 } emit;
 
-static graph_event *push(emit *x, graph_kind kind, graph_op op)
+/* The block as the stack's code runs it. */
+static block_code code_of(const layout *l, const gen_code *code)
 {
-  graph_event e = {.kind = (uint8_t)kind, .op = (uint8_t)op, .phase = (uint8_t)x->phase, .micro_batch = x->mb,
-                   .layer = x->layer, .peer = -1, .launches = 1};
+  return (block_code){.fused_norm = layout_norm_fused(l, code->fused_norm), .mlp_in_gemms = code->mlp_in_gemms};
+}
+
+static void emit_tables(emit *x)
+{
+  block_code bc = code_of(x->l, x->code);
+  block_layer(x->m, x->l, &bc, &x->layer_ops);
+  block_embedding(x->m, x->l, &bc, &x->embed);
+  block_head(x->m, x->l, &bc, &x->head);
+}
+
+static graph_event *push(emit *x, graph_kind kind, graph_cost cost, block_label label)
+{
+  graph_event e = {.kind = (uint8_t)kind, .cost = (uint8_t)cost, .op = (uint16_t)label, .phase = (uint8_t)x->phase,
+                   .micro_batch = x->mb, .layer = (int16_t)x->layer, .peer = -1, .launches = 1};
   if (!x->ev) {
     x->counted++;
     x->scratch = e;
@@ -74,9 +90,9 @@ static graph_event *push(emit *x, graph_kind kind, graph_op op)
 static gboolean backward(const emit *x) { return x->phase == PH_BACKWARD; }
 
 /* A GEMM (m x k).(k x n), `count` of them; backward does dgrad + wgrad. */
-static graph_event *gemm(emit *x, graph_op op, double m, double n, double k, int count)
+static graph_event *gemm(emit *x, block_label op, double m, double n, double k, int count)
 {
-  graph_event *e = push(x, EV_COMPUTE, op);
+  graph_event *e = push(x, EV_COMPUTE, COST_GEMM, op);
   int mult = backward(x) && x->bpart == BWD_WHOLE ? 2 : 1;
   if (backward(x)) e->variant = (uint8_t)x->bpart; /* 1: dgrad only, 2: wgrad only */
   e->m = (int32_t)m;
@@ -89,23 +105,19 @@ static graph_event *gemm(emit *x, graph_op op, double m, double n, double k, int
 }
 
 /* A memory-bound operator moving `bytes` with `launches` kernels. */
-static graph_event *stream(emit *x, graph_op op, double elements, double bytes, int launches)
+static graph_event *stream(emit *x, block_label op, double elements, double bytes, int launches)
 {
-  graph_event *e = push(x, EV_COMPUTE, op);
+  graph_event *e = push(x, EV_COMPUTE, COST_MEMORY, op);
   e->m = (int32_t)MIN(elements, 2e9);
   e->bytes = bytes;
   e->launches = launches;
   return e;
 }
 
-/* Backward of an elementwise operator reads the saved inputs and the output
- * gradient and writes the input gradients: twice the forward traffic. */
-static int bwd_mult(const emit *x) { return backward(x) ? 2 : 1; }
-
 static void collective(emit *x, graph_coll c, int group, double bytes)
 {
   if (group < 0) return;
-  graph_event *e = push(x, EV_COLLECTIVE, OP_COMM);
+  graph_event *e = push(x, EV_COLLECTIVE, COST_NONE, BL_COMM);
   e->variant = (uint8_t)c;
   e->peer = group;
   e->bytes = bytes;
@@ -136,49 +148,27 @@ static void sp_scatter_backward(emit *x)
   collective(x, COLL_ALL_GATHER, x->tp_group, x->T * x->m->hidden * BF16);
 }
 
-static void norm(emit *x)
-{
-  gboolean fused = x->code->fused_norm || layout_attn_fused_norm(x->l->attn);
-  double el = x->Tl * x->m->hidden;
-  int k = bwd_mult(x);
-  graph_event *e = stream(x, OP_NORM, el, k * el * (fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL),
-                          k * (fused ? 1 : OPS_NORM_TORCH_KERNELS));
-  e->variant = fused;
-}
-
-static void residual(emit *x)
-{
-  double el = x->Tl * x->m->hidden;
-  stream(x, OP_RESIDUAL, el, 3 * BF16 * el, 1); /* backward: the gradient passes through, one add */
-}
-
-/* Record the memory an operator needs (memory.h): the activations it keeps for
- * backward (+ at forward and recompute, - at backward) and what it holds only
- * while it runs. Under every-layer checkpointing the forward of a checkpointed
- * item keeps nothing (its input is kept by the caller). */
-static gboolean is_gemm(graph_op op)
-{
-  return op == OP_QKV || op == OP_ATTN_OUT || op == OP_MLP_UP || op == OP_MLP_DOWN || op == OP_LOGITS;
-}
-
 /* The output gradient of a GEMM's event (T x n, `launches` of them): what its W needs besides the input. */
 static double gemm_output_grad_bytes(const graph_event *e) { return BF16 * e->m * (double)e->n * e->launches; }
 
-static void saves(emit *x, graph_event *e, const mem_ctx *mc)
+/* Record the memory an operator needs (block.h): the activations it keeps for backward (+ at forward and
+ * recompute, - at backward) and what it holds only while it runs. Under every-layer checkpointing the
+ * forward of a checkpointed item keeps nothing (its input is kept by the caller). */
+static void saves(emit *x, graph_event *e, const block_op *o)
 {
   gboolean bwd = x->phase == PH_BACKWARD;
-  double saved = mem_saved_bytes(mc, e->op);
-  if (bwd && x->bpart != BWD_WHOLE && is_gemm(e->op)) {
+  double saved = o->saved_bytes;
+  if (bwd && x->bpart != BWD_WHOLE && o->kind == BLOCK_GEMM) {
     /* split backward: B keeps the GEMM's input and its output gradient alive until W has run */
     double kept = saved + gemm_output_grad_bytes(e);
     e->mem_delta_bytes += x->bpart == BWD_INPUT ? kept - saved : -kept;
-    e->mem_transient_bytes += mem_transient_bytes(mc, e->op, TRUE);
+    e->mem_transient_bytes += o->transient_bytes[1];
     return;
   }
   if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += saved;
   else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += saved;
   else if (bwd) e->mem_delta_bytes -= saved;
-  e->mem_transient_bytes += mem_transient_bytes(mc, e->op, bwd);
+  e->mem_transient_bytes += o->transient_bytes[bwd];
 }
 
 static graph_event *last_event(emit *x)
@@ -186,110 +176,68 @@ static graph_event *last_event(emit *x)
   return x->ev ? &g_array_index(x->ev, graph_event, x->ev->len - 1) : &x->scratch;
 }
 
-static void attention_core(emit *x, const mem_ctx *mc)
+/* One operator of a table, forward (or recompute) or backward: its compute event and what it saves, or the
+ * tensor-parallel collectives of a region's entry or exit (Megatron's: no sp, an all-reduce after each
+ * row-parallel GEMM forward and of each column-parallel GEMM's input gradient backward; sp, all-gather
+ * before each column-parallel block and reduce-scatter after each row-parallel one, and the reverse in
+ * backward). */
+static graph_event *op_emit(emit *x, const block_op *o)
 {
-  const model *m = x->m;
-  const layout *l = x->l;
-  double hl = (double)m->hidden / l->tp;
-  graph_event *e = push(x, EV_COMPUTE, OP_ATTENTION);
-  int mult = backward(x) ? 2 : 1;
-  e->variant = (uint8_t)l->attn;
-  e->m = (int32_t)((double)l->micro_batch * m->heads / l->tp);
-  e->n = l->seq_len;
-  e->k = model_head_dim(m);
-  e->flops = 4.0 * x->T * l->seq_len * hl * mult;
-  double qkvo = 4.0 * x->T * hl * BF16;
-  double scores = (double)e->m * l->seq_len * l->seq_len;
-  e->bytes = qkvo * mult + scores * ops_score_bytes_per_el(l->attn, backward(x));
-  e->launches = ops_attention_kernels(l->attn, backward(x));
-  saves(x, e, mc);
-}
-
-/* The MLP's input projection (gate and up, f/t columns each): two GEMMs (the study's w1, w3) or one of 2f/t
- * columns (fused); the same FLOPs, fewer launches and other tile counts. */
-static graph_event *mlp_in(emit *x, double f, double h, double t)
-{
-  return x->code->mlp_in_gemms == 1 ? gemm(x, OP_MLP_UP, x->T, 2 * f / t, h, 1) : gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
+  gboolean bwd = backward(x);
+  graph_event *e = NULL;
+  switch (o->kind) {
+  case BLOCK_GEMM: e = gemm(x, o->label, x->T, o->n, o->k, o->count); break;
+  case BLOCK_MEMORY: e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]); break;
+  case BLOCK_ATTENTION:
+    e = push(x, EV_COMPUTE, COST_ATTENTION, o->label);
+    e->variant = (uint8_t)o->attn_kind;
+    e->m = o->attn_m;
+    e->n = o->attn_n;
+    e->k = o->attn_k;
+    e->flops = o->flops * (bwd ? 2 : 1);
+    e->bytes = o->bytes[bwd];
+    e->launches = o->launches[bwd];
+    break;
+  case BLOCK_TP_ENTER:
+    for (int i = 0; bwd && tp_on(x) && !x->l->sp && i < o->bwd_reduces; i++) /* one per GEMM's input gradient */
+      collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * x->m->hidden * BF16);
+    sp_gather(x);
+    return NULL;
+  case BLOCK_TP_EXIT:
+    if (bwd) sp_scatter_backward(x);
+    else tp_reduce(x);
+    return NULL;
+  }
+  saves(x, e, o);
+  return e;
 }
 
 /* The forward (or recompute) ops of one transformer layer, in order. */
 static void layer_forward(emit *x, const mem_ctx *mc)
 {
-  const model *m = x->m;
-  double h = m->hidden, f = m->ffn, t = x->l->tp;
-  graph_event *e;
-  norm(x);
-  saves(x, last_event(x), mc);
-  sp_gather(x);
-  e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
-  saves(x, e, mc);
-  e = stream(x, OP_ROTARY, 2 * x->T * h / t, bwd_mult(x) * OPS_ROTARY_BYTES_PER_EL * 2 * x->T * h / t,
-             bwd_mult(x) * OPS_ROTARY_KERNELS);
-  saves(x, e, mc);
-  attention_core(x, mc);
-  e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
-  saves(x, e, mc);
-  tp_reduce(x);
-  residual(x);
-  norm(x);
-  saves(x, last_event(x), mc);
-  sp_gather(x);
-  e = mlp_in(x, f, h, t);
-  saves(x, e, mc);
-  e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
-  saves(x, e, mc);
-  e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
-  saves(x, e, mc);
-  tp_reduce(x);
-  residual(x);
+  (void)mc;
+  for (int i = 0; i < x->layer_ops.n; i++) op_emit(x, &x->layer_ops.op[i]);
 }
 
-/* The backward ops of one layer, in reverse order, with Megatron's collectives:
- * no sp: all-reduce after the MLP-in GEMMs (one each: two, or one fused) and after QKV;
- * sp: all-gather of the output gradient before each row-parallel GEMM's
- * backward, reduce-scatter after each column-parallel GEMM's backward. */
+/* The backward ops of one layer: the table in reverse order. */
 static void layer_backward(emit *x, const mem_ctx *mc)
 {
-  const model *m = x->m;
-  double h = m->hidden, f = m->ffn, t = x->l->tp;
-  graph_event *e;
-  residual(x);
-  sp_scatter_backward(x);
-  e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
-  saves(x, e, mc);
-  e = stream(x, OP_SWIGLU, x->T * f / t, bwd_mult(x) * OPS_SWIGLU_BYTES_PER_EL * x->T * f / t, bwd_mult(x) * OPS_SWIGLU_KERNELS);
-  saves(x, e, mc);
-  e = mlp_in(x, f, h, t);
-  saves(x, e, mc);
-  for (int i = 0; tp_on(x) && !x->l->sp && i < x->code->mlp_in_gemms; i++) /* one per GEMM's input gradient */
-    collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
-  sp_gather(x);
-  norm(x);
-  saves(x, last_event(x), mc);
-  residual(x);
-  sp_scatter_backward(x);
-  e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
-  saves(x, e, mc);
-  attention_core(x, mc);
-  e = stream(x, OP_ROTARY, 2 * x->T * h / t, bwd_mult(x) * OPS_ROTARY_BYTES_PER_EL * 2 * x->T * h / t,
-             bwd_mult(x) * OPS_ROTARY_KERNELS);
-  saves(x, e, mc);
-  e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
-  saves(x, e, mc);
-  if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
-  sp_gather(x);
-  norm(x);
-  saves(x, last_event(x), mc);
+  (void)mc;
+  for (int i = x->layer_ops.n - 1; i >= 0; i--) op_emit(x, &x->layer_ops.op[i]);
 }
 
+/* The vocab-parallel lookup and its tp collective (forward: all-reduce, or reduce-scatter into the sequence-
+ * parallel region; backward with sp: all-gather), then the rest of the embedding item's table. */
 static void embedding(emit *x, const mem_ctx *mc)
 {
+  (void)mc;
   double el = x->T * x->m->hidden;
-  graph_event *e = stream(x, OP_EMBED, el, bwd_mult(x) * 2 * BF16 * el + 8 * x->T, 2);
-  saves(x, e, mc);
-  if (!backward(x) && tp_on(x))
-    collective(x, x->l->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->tp_group, el * BF16);
-  if (backward(x) && tp_on(x) && x->l->sp) collective(x, COLL_ALL_GATHER, x->tp_group, el * BF16);
+  gboolean bwd = backward(x);
+  for (int i = x->embed.n - 1; bwd && i >= 1; i--) op_emit(x, &x->embed.op[i]);
+  op_emit(x, &x->embed.op[0]);
+  if (!bwd && tp_on(x)) collective(x, x->l->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->tp_group, el * BF16);
+  if (bwd && tp_on(x) && x->l->sp) collective(x, COLL_ALL_GATHER, x->tp_group, el * BF16);
+  for (int i = 1; !bwd && i < x->embed.n; i++) op_emit(x, &x->embed.op[i]);
 }
 
 /* Final norm, output projection and logits all-gather (forward or recompute),
@@ -299,45 +247,35 @@ static void embedding(emit *x, const mem_ctx *mc)
  * log-softmax is saved even with every-layer checkpointing. */
 static void head_forward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
 {
-  const model *m = x->m;
-  double h = m->hidden, V = m->vocab, t = x->l->tp;
-  if (has_norm) {
-    norm(x);
-    saves(x, last_event(x), mc);
-  }
+  (void)mc;
+  const block_op *norm = &x->head.op[0], *logits_op = &x->head.op[1], *loss = &x->head.op[2];
+  if (has_norm) op_emit(x, norm);
   if (!has_head) return;
   sp_gather(x);
-  graph_event *e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
-  saves(x, e, mc);
-  double logits = x->T * V * BF16;
+  op_emit(x, logits_op);
+  double logits = x->T * x->m->vocab * BF16;
   if (tp_on(x)) collective(x, COLL_ALL_GATHER, x->tp_group, logits);
   if (x->phase == PH_RECOMPUTE) {
     last_event(x)->mem_transient_bytes += logits;
     return;
   }
   last_event(x)->mem_delta_bytes += logits;
-  e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_FWD_BYTES_PER_EL, OPS_LOSS_FWD_KERNELS);
-  e->mem_delta_bytes += mem_saved_bytes(mc, OP_LOSS);
-  e->mem_transient_bytes += mem_transient_bytes(mc, OP_LOSS, FALSE);
+  graph_event *e = stream(x, loss->label, loss->elements, loss->bytes[0], loss->launches[0]);
+  e->mem_delta_bytes += loss->saved_bytes;
+  e->mem_transient_bytes += loss->transient_bytes[0];
 }
 
 static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
 {
-  const model *m = x->m;
-  double h = m->hidden, V = m->vocab, t = x->l->tp;
+  (void)mc;
   if (has_head) {
-    graph_event *e = stream(x, OP_LOSS, x->T * V, x->T * V * OPS_LOSS_BWD_BYTES_PER_EL, OPS_LOSS_BWD_KERNELS);
-    saves(x, e, mc);
-    e->mem_delta_bytes -= x->T * V * BF16; /* the logits (stage output) are released */
-    e = gemm(x, OP_LOGITS, x->T, V / t, h, 1);
-    saves(x, e, mc);
-    if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * h * BF16);
+    graph_event *e = op_emit(x, &x->head.op[2]);
+    e->mem_delta_bytes -= x->T * x->m->vocab * BF16; /* the logits (stage output) are released */
+    op_emit(x, &x->head.op[1]);
+    if (tp_on(x) && !x->l->sp) collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * x->m->hidden * BF16);
     sp_gather(x);
   }
-  if (has_norm) {
-    norm(x);
-    saves(x, last_event(x), mc);
-  }
+  if (has_norm) op_emit(x, &x->head.op[0]);
 }
 
 static double act_send_bytes(const emit *x)
@@ -417,10 +355,10 @@ static void optimizer_step(emit *x, double stage_params)
     for (int b = 0; x->ev && b < (int)buckets; b++) {
       /* bf16 gradients are flattened (cast to fp32 in the study's code), all-reduced, and copied back */
       double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS)), g = x->code->grad_reduce_bytes;
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
+      stream(x, BL_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
       collective(x, COLL_ALL_REDUCE, x->dp_group, per * g);
       last_event(x)->mem_transient_bytes = held;
-      stream(x, OP_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
+      stream(x, BL_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
     }
   }
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
@@ -428,7 +366,7 @@ static void optimizer_step(emit *x, double stage_params)
   x->phase = PH_OPTIMIZER;
   double shard = l->zero1 ? stage_params / l->dp : stage_params;
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
-  stream(x, OP_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
+  stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
       mem_adam_transient_bytes(l, shard);
   if (l->zero1 && l->dp > 1) {
     x->phase = PH_DP;
@@ -446,25 +384,18 @@ static void optimizer_step(emit *x, double stage_params)
  * backward (a weight gradient only). Each GEMM releases what its B kept alive. */
 static void stage_weight(emit *x, const mem_ctx *mc)
 {
-  const model *m = x->m;
-  double h = m->hidden, f = m->ffn, t = x->l->tp;
   int first, count, v = x->vstage;
-  partition_layers(x->part, m, v, &first, &count);
-  graph_event *e;
-  if (partition_has_head(x->part, m, v)) {
-    e = gemm(x, OP_LOGITS, x->T, m->vocab / t, h, 1);
-    saves(x, e, mc);
+  partition_layers(x->part, x->m, v, &first, &count);
+  if (partition_has_head(x->part, x->m, v)) {
+    const block_op *o = &x->head.op[1]; /* the logits GEMM */
+    saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
   }
   for (int i = count - 1; i >= 0; i--) {
     x->layer = first + i;
-    e = gemm(x, OP_MLP_DOWN, x->T, h, f / t, 1);
-    saves(x, e, mc);
-    e = gemm(x, OP_MLP_UP, x->T, f / t, h, 2);
-    saves(x, e, mc);
-    e = gemm(x, OP_ATTN_OUT, x->T, h, h / t, 1);
-    saves(x, e, mc);
-    e = gemm(x, OP_QKV, x->T, 3 * h / t, h, 1);
-    saves(x, e, mc);
+    for (int j = x->layer_ops.n - 1; j >= 0; j--) {
+      const block_op *o = &x->layer_ops.op[j];
+      if (o->kind == BLOCK_GEMM) saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
+    }
   }
   x->layer = -1;
   if (partition_has_embedding(x->part, v)) {
@@ -516,7 +447,7 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
     case SCHED_RECV_ACT:
     case SCHED_SEND_ACT:
       x->phase = PH_FORWARD;
-      e = push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, OP_COMM);
+      e = push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
       e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
       e->bytes = act_send_bytes(x);
       if (in->kind == SCHED_SEND_ACT) e->variant = eager;
@@ -525,7 +456,7 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
     case SCHED_RECV_GRAD:
     case SCHED_SEND_GRAD:
       x->phase = PH_BACKWARD;
-      e = push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, OP_COMM);
+      e = push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
       e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
       e->bytes = x->Tl * x->m->hidden * BF16;
       e->variant = grad_channel | (in->kind == SCHED_SEND_GRAD ? eager : 0);
@@ -597,11 +528,13 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   graph_program *p = graph_program_of(g, rank);
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
+  mc.code = code_of(l, code);
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
             .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
             .up_rank = gen_rank(l, (s + l->pp - 1) % l->pp, d, t), .down_rank = gen_rank(l, (s + 1) % l->pp, d, t),
             .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
+  emit_tables(&x);
   double stage_params = mem_stage_params(m, l, part, s);
   emit_stage(&x, &mc, stage_params);
   mem_states st;
@@ -618,11 +551,13 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
 {
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
+  mc.code = code_of(l, code);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
             .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
             .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
+  emit_tables(&x);
   /* the events of each pass (kind, chunk), counted once; then the schedule's instructions add them up */
   int V = l->virtual_stages;
   g_autofree double *per_pass = g_new(double, SCHED_N_KINDS * V);
@@ -689,6 +624,10 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   partition part;
   if (!partition_make_chunked(&part, m, l->pp, l->virtual_stages, l->tp, o->partition, err)) return NULL;
   graph *g = graph_new(l->gpus);
+  for (int i = 0; i < BL_N; i++) { /* the block's labels are the graph's op ids (BL_COMM = GRAPH_OP_COMM) */
+    int id = graph_op_id(g, block_label_name((block_label)i));
+    g_assert(id == i);
+  }
   groups gs;
   make_groups(g, l, &gs);
   set_meta(g, m, l, o, &part);

@@ -17,14 +17,29 @@
 #include "common/lsim_json.h"
 #include "common/lsim_outfile.h"
 
-static const char *const OP_NAMES[OP_N] = {"embed",    "norm",     "qkv",    "rotary",    "attention",
-                                           "attn_out", "residual", "mlp_up", "swiglu",    "mlp_down",
-                                           "logits",   "loss",     "optimizer", "comm"};
+static const char *const COST_NAMES[COST_N] = {"none", "gemm", "attention", "memory"};
 static const char *const PHASE_NAMES[PH_N] = {"forward", "backward", "recompute", "dp", "optimizer"};
 static const char *const KIND_NAMES[EV_N_KINDS] = {"compute", "collective", "send", "recv"};
 static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather"};
 
-const char *graph_op_name(graph_op op) { return OP_NAMES[op]; }
+/* analysis/footprint.c counts 64 bytes an event */
+G_STATIC_ASSERT(sizeof(graph_event) == 64);
+
+const char *graph_cost_name(graph_cost c) { return COST_NAMES[c]; }
+
+int graph_op_id(graph *g, const char *name)
+{
+  for (guint i = 0; i < g->op_names->len; i++)
+    if (!strcmp(g_ptr_array_index(g->op_names, i), name)) return (int)i;
+  if (g->op_names->len >= GRAPH_MAX_OPS) return -1;
+  g_ptr_array_add(g->op_names, g_strdup(name));
+  return (int)g->op_names->len - 1;
+}
+
+const char *graph_op_name(const graph *g, int op)
+{
+  return op >= 0 && (guint)op < g->op_names->len ? g_ptr_array_index(g->op_names, op) : "?";
+}
 const char *graph_phase_name(graph_phase ph) { return PHASE_NAMES[ph]; }
 const char *graph_kind_name(graph_kind k) { return KIND_NAMES[k]; }
 const char *graph_coll_name(graph_coll c) { return COLL_NAMES[c]; }
@@ -53,6 +68,8 @@ graph *graph_new(int world_size)
   g_ptr_array_set_size(g->programs, world_size);
   g->groups = g_ptr_array_new_with_free_func(group_free);
   g->meta = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g->op_names = g_ptr_array_new_with_free_func(g_free);
+  graph_op_id(g, "comm"); /* GRAPH_OP_COMM */
   return g;
 }
 
@@ -62,6 +79,7 @@ void graph_free(graph *g)
   g_ptr_array_free(g->programs, TRUE);
   g_ptr_array_free(g->groups, TRUE);
   g_hash_table_destroy(g->meta);
+  g_ptr_array_free(g->op_names, TRUE);
   g_free(g);
 }
 
@@ -152,16 +170,17 @@ int graph_peer_for(const graph *g, const graph_program *p, int peer)
 
 /* ---- saving ---- */
 
-static void write_event(FILE *f, const graph_event *e)
+static void write_event(FILE *f, const graph *g, const graph_event *e)
 {
-  fprintf(f, "{\"kind\":\"%s\",\"op\":\"%s\",\"phase\":\"%s\"", KIND_NAMES[e->kind], OP_NAMES[e->op],
+  /* labels were checked when added (graph_op_id's callers: the generator's fixed names, the loader's checked text) */
+  fprintf(f, "{\"kind\":\"%s\",\"op\":\"%s\",\"phase\":\"%s\"", KIND_NAMES[e->kind], graph_op_name(g, e->op),
           PHASE_NAMES[e->phase]);
   if (e->kind == EV_COLLECTIVE) fprintf(f, ",\"collective\":\"%s\",\"group\":%d", COLL_NAMES[e->variant], e->peer);
   else if (e->kind != EV_COMPUTE) {
     fprintf(f, ",\"peer\":%d", e->peer);
     if (e->variant) fprintf(f, ",\"variant\":%d", e->variant);
   }
-  else fprintf(f, ",\"variant\":%d", e->variant);
+  else fprintf(f, ",\"cost\":\"%s\",\"variant\":%d", COST_NAMES[e->cost], e->variant);
   if (e->micro_batch >= 0) fprintf(f, ",\"micro_batch\":%d", e->micro_batch);
   if (e->layer >= 0) fprintf(f, ",\"layer\":%d", e->layer);
   if (e->kind == EV_COMPUTE) fprintf(f, ",\"m\":%d,\"n\":%d,\"k\":%d,\"launches\":%d,\"flops\":%.17g", e->m, e->n, e->k,
@@ -172,7 +191,7 @@ static void write_event(FILE *f, const graph_event *e)
   fputc('}', f);
 }
 
-static void write_program(FILE *f, const graph_program *p)
+static void write_program(FILE *f, const graph *g, const graph_program *p)
 {
   fprintf(f,
           "{\"rank\":%d,\"mem_static_bytes\":%.17g,\"mem_params_bytes\":%.17g,\"mem_grads_bytes\":%.17g,"
@@ -196,7 +215,7 @@ static void write_program(FILE *f, const graph_program *p)
   }
   fputs(",\"events\":[\n", f);
   for (guint i = 0; i < p->events->len; i++) {
-    write_event(f, &g_array_index(p->events, graph_event, i));
+    write_event(f, g, &g_array_index(p->events, graph_event, i));
     fputs(i + 1 < p->events->len ? ",\n" : "\n", f);
   }
   fputs("]}", f);
@@ -207,7 +226,7 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
   lsim_outfile out;
   if (!lsim_outfile_open(&out, path, err)) return FALSE;
   FILE *f = out.f;
-  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":1,\"world_size\":%d,\n\"meta\":{", g->world_size);
+  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":2,\"world_size\":%d,\n\"meta\":{", g->world_size);
   GHashTableIter it;
   gpointer k, v;
   gboolean first = TRUE;
@@ -229,7 +248,7 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
   }
   fputs("],\n\"programs\":[\n", f);
   for (int r = 0; r < g->world_size; r++) {
-    write_program(f, g_ptr_array_index(g->programs, r));
+    write_program(f, g, g_ptr_array_index(g->programs, r));
     fputs(r + 1 < g->world_size ? ",\n" : "\n", f);
   }
   fputs("]}\n", f);
@@ -297,17 +316,50 @@ static const char *opt_str(const cJSON *o, const char *key)
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, int rank, int idx, GError **err)
+/* Version 1 graphs named transformer operators and the layout's attention kernel; read into cost classes:
+ * the GEMMs, attention (kernel ids 0-1 materialize the scores, 2-3 are FlashAttention 1, 4-5 FlashAttention 2)
+ * and every other operator a memory-bound pass. */
+static const char *const V1_OPS[] = {"embed",  "norm",   "qkv",      "rotary", "attention", "attn_out",  "residual",
+                                     "mlp_up", "swiglu", "mlp_down", "logits", "loss",      "optimizer", "comm"};
+
+static int v1_cost(const char *op)
+{
+  static const char *const GEMMS[] = {"qkv", "attn_out", "mlp_up", "mlp_down", "logits"};
+  if (!strcmp(op, "attention")) return COST_ATTENTION;
+  return name_index(op, GEMMS, G_N_ELEMENTS(GEMMS)) >= 0 ? COST_GEMM : COST_MEMORY;
+}
+
+/* An op label: 1 to GRAPH_MAX_OP_NAME letters, digits and _ . + - (it is written back into JSON and traces). */
+static gboolean op_label_ok(const char *s)
+{
+  size_t n = strlen(s);
+  if (n < 1 || n > GRAPH_MAX_OP_NAME) return FALSE;
+  for (size_t i = 0; i < n; i++)
+    if (!g_ascii_isalnum(s[i]) && !strchr("_.+-", s[i])) return FALSE;
+  return TRUE;
+}
+
+static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *e, const char *where, int rank, int idx,
+                            GError **err)
 {
   memset(e, 0, sizeof *e);
   const char *kind = opt_str(o, "kind"), *op = opt_str(o, "op"), *ph = opt_str(o, "phase");
   int ki = kind ? name_index(kind, KIND_NAMES, EV_N_KINDS) : -1;
   if (ki < 0) return bad(err, where, rank, idx, "field 'kind' must be one of compute, collective, send, recv");
-  int oi = op ? name_index(op, OP_NAMES, OP_N) : (ki == EV_COMPUTE ? -1 : OP_COMM);
-  if (oi < 0) return bad(err, where, rank, idx, "field 'op' must name an operator class (see docs/graph-format.md)");
+  if (version == 1 && op && name_index(op, V1_OPS, G_N_ELEMENTS(V1_OPS)) < 0)
+    return bad(err, where, rank, idx, "field 'op' must name an operator class of version 1 (see docs/graph-format.md)");
+  if (op && !op_label_ok(op))
+    return bad(err, where, rank, idx, "field 'op' must be a label of 1 to 31 letters, digits, '_', '.', '+' or '-'");
+  int oi = op ? graph_op_id(g, op) : ki == EV_COMPUTE ? -2 : GRAPH_OP_COMM;
+  if (oi == -2) return bad(err, where, rank, idx, "a compute event needs field 'op' (a label, see docs/graph-format.md)");
+  if (oi < 0) return bad(err, where, rank, idx, "more than 4096 different 'op' labels in one graph");
   int pi = ph ? name_index(ph, PHASE_NAMES, PH_N) : -1;
   if (pi < 0) return bad(err, where, rank, idx, "field 'phase' must be one of forward, backward, recompute, dp, optimizer");
   static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer", NULL};
+  const char *cost = opt_str(o, "cost");
+  int co = ki != EV_COMPUTE ? COST_NONE : version == 1 ? v1_cost(op) : cost ? name_index(cost, COST_NAMES, COST_N) : -1;
+  if (ki == EV_COMPUTE && co <= COST_NONE)
+    return bad(err, where, rank, idx, "a compute event's field 'cost' must be one of gemm, attention, memory");
   const char *bad_int = non_integer_field(o, INTS);
   if (bad_int) {
     g_autofree char *what = g_strdup_printf("field '%s' must be an integer", bad_int);
@@ -323,10 +375,13 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   if (!op && cJSON_GetObjectItemCaseSensitive(o, "op")) /* not the default 'comm' of a communication */
     return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md)");
   e->kind = (uint8_t)ki;
-  e->op = (uint8_t)oi;
+  e->cost = (uint8_t)co;
+  e->op = (uint16_t)oi;
   e->phase = (uint8_t)pi;
   e->micro_batch = opt_int(o, "micro_batch", -1);
-  e->layer = opt_int(o, "layer", -1);
+  int layer = opt_int(o, "layer", -1);
+  if (layer < -1 || layer > INT16_MAX) return bad(err, where, rank, idx, "field 'layer' must be from -1 to 32767");
+  e->layer = (int16_t)layer;
   e->bytes = opt_num(o, "bytes");
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
   e->mem_transient_bytes = opt_num(o, "mem_transient_bytes");
@@ -345,6 +400,10 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   } else if (ki == EV_COMPUTE) {
     int variant = opt_int(o, "variant", 0);
     if (variant < 0 || variant > 5) return bad(err, where, rank, idx, "field 'variant' must be 0..5");
+    if (co == COST_ATTENTION && version == 1) variant /= 2; /* v1 kernel id -> GRAPH_ATTN_* */
+    else if (co == COST_ATTENTION && variant >= GRAPH_ATTN_N)
+      return bad(err, where, rank, idx, "an attention event's 'variant' must be 0 (scores), 1 (flash1) or 2 (flash2)");
+    else if (co == COST_MEMORY || (version == 1 && co != COST_ATTENTION)) variant = 0; /* v1: norm's 'fused' flag */
     e->variant = (uint8_t)variant;
     e->m = opt_int(o, "m", 0);
     e->n = opt_int(o, "n", 0);
@@ -356,7 +415,7 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
       return bad(err, where, rank, idx, "field 'flops' must be from 0 to 1e24");
     if (e->m < 0 || e->n < 0 || e->k < 0) return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0");
     if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0");
-    if (oi == OP_ATTENTION && e->flops > 0 && (e->n < 1 || e->k < 1)) /* the kernel model reads them */
+    if (co == COST_ATTENTION && e->flops > 0 && (e->n < 1 || e->k < 1)) /* the kernel model reads them */
       return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) >= 1");
   } else {
     e->peer = opt_int(o, "peer", -1);
@@ -370,7 +429,7 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   return TRUE;
 }
 
-static gboolean parse_program(graph *g, const cJSON *o, const char *where, GError **err)
+static gboolean parse_program(graph *g, int version, const cJSON *o, const char *where, GError **err)
 {
   static const char *const INTS[] = {"rank", "mirror_of", "active_from", NULL};
   const char *bad_int = non_integer_field(o, INTS);
@@ -441,7 +500,7 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   cJSON_ArrayForEach(eo, evs)
   {
     graph_event e;
-    if (!parse_event(eo, &e, where, rank, idx++, err)) return FALSE;
+    if (!parse_event(g, version, eo, &e, where, rank, idx++, err)) return FALSE;
     g_array_append_val(p->events, e);
   }
   return TRUE;
@@ -525,6 +584,12 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
                 GRAPH_MAX_RANKS);
     goto out;
   }
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
+  int version = ver ? (cJSON_IsNumber(ver) ? (int)ver->valuedouble : -1) : 1; /* absent: the first format */
+  if (version != 1 && version != 2) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version must be 1 or 2 (docs/graph-format.md)", path);
+    goto out;
+  }
   g = graph_new(world);
   const cJSON *programs = cJSON_GetObjectItemCaseSensitive(j, "programs"), *it;
   if (!parse_meta(g, cJSON_GetObjectItemCaseSensitive(j, "meta"), path, err) ||
@@ -536,7 +601,7 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
     goto fail;
   }
   cJSON_ArrayForEach(it, programs)
-    if (!parse_program(g, it, path, err)) goto fail;
+    if (!parse_program(g, version, it, path, err)) goto fail;
   for (int r = 0; r < world; r++)
     if (!g_ptr_array_index(g->programs, r)) graph_program_of(g, r); /* absent rank: empty program */
   if (graph_check(g, err)) goto out;

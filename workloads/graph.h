@@ -32,35 +32,33 @@ typedef enum { COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_N } g
 /* What part of the step an event belongs to (drives the time breakdown). */
 typedef enum { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_DP, PH_OPTIMIZER, PH_N } graph_phase;
 
-/* Operator classes: one compute event per class per layer and micro-batch. */
-typedef enum {
-  OP_EMBED,     /* input embedding lookup (bytes only) */
-  OP_NORM,      /* RMSNorm (variant 1 = fused kernel) */
-  OP_QKV,       /* GEMM */
-  OP_ROTARY,    /* elementwise */
-  OP_ATTENTION, /* core attention; variant = attention kernel, m = batch*heads, n = seq, k = head dim */
-  OP_ATTN_OUT,  /* GEMM */
-  OP_RESIDUAL,  /* elementwise add */
-  OP_MLP_UP,    /* GEMM (gate and up) */
-  OP_SWIGLU,    /* elementwise */
-  OP_MLP_DOWN,  /* GEMM */
-  OP_LOGITS,    /* output projection GEMM */
-  OP_LOSS,      /* softmax cross-entropy over the vocabulary, fp32 */
-  OP_OPTIMIZER, /* AdamW over the local shard */
-  OP_COMM,      /* communication events */
-  OP_N
-} graph_op;
+/* What a compute event costs, the only thing the replay asks of it (platforms/kernel_cost.h): a GEMM
+ * (m x k).(k x n), an attention kernel of a kind (variant), or a memory-bound pass (bytes; flops if any). */
+typedef enum { COST_NONE, COST_GEMM, COST_ATTENTION, COST_MEMORY, COST_N } graph_cost;
+
+/* An attention event's kind (its variant): the score matrix materialized in HBM (two batched GEMMs and the
+ * passes over the scores, the event's bytes), or a FlashAttention kernel of the first or second generation. */
+enum { GRAPH_ATTN_SCORES, GRAPH_ATTN_FLASH1, GRAPH_ATTN_FLASH2, GRAPH_ATTN_N };
+
+/* An event's op is a label for people (the traces, the breakdown by operator): an index into the graph's
+ * op_names, which the writer of the graph chooses. Label 0 is "comm", every graph's first. */
+#define GRAPH_OP_COMM 0
+/* Most labels a graph may hold, and the longest. */
+#define GRAPH_MAX_OPS 4096
+#define GRAPH_MAX_OP_NAME 31
 
 typedef struct graph_event {
   uint8_t kind;    /* graph_kind */
-  uint8_t op;      /* graph_op */
+  uint8_t cost;    /* compute: graph_cost; COST_NONE for communication */
   uint8_t phase;   /* graph_phase */
-  uint8_t variant; /* collective: graph_coll; attention: kernel id; norm: 1 if fused; backward GEMM: 0 dgrad + wgrad,
-                    * 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
+  uint8_t variant; /* collective: graph_coll; attention: GRAPH_ATTN_*; backward GEMM: 0 dgrad + wgrad, 1 dgrad
+                    * only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
+  uint16_t op;     /* label: index into the graph's op_names (for people; the replay never reads it) */
+  int16_t layer;   /* layer index for people, -1 when none */
   int32_t micro_batch; /* -1 when none */
-  int32_t layer;       /* transformer layer index, -1 when none */
   int32_t peer;        /* send/recv: the other global rank; collective: group id */
-  int32_t m, n, k;     /* GEMM shape (m x k) . (k x n); attention: see OP_ATTENTION */
+  int32_t m, n, k;     /* GEMM shape (m x k) . (k x n); attention: m = batch * heads per rank, n = sequence,
+                        * k = head size; memory pass: elements (for people) */
   int32_t launches;    /* compute: kernel launches this event stands for (>= 1) */
   double flops;        /* model FLOPs this event executes */
   double bytes;        /* compute: HBM bytes moved; send/recv: payload; collective: per-rank buffer */
@@ -93,6 +91,7 @@ typedef struct graph {
   GPtrArray *programs; /* graph_program*, index = rank */
   GPtrArray *groups;   /* graph_group*, index = group id */
   GHashTable *meta;    /* string -> string, free-form description (model, layout) */
+  GPtrArray *op_names; /* char*, index = an event's op: labels for people, "comm" first */
 } graph;
 
 /* Largest world a graph file may declare: the replay runs one SimGrid actor per rank, each with its own
@@ -140,7 +139,11 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err);
 /* Structural checks: peers and groups in range, sends matched by recvs in order. */
 gboolean graph_check(const graph *g, GError **err);
 
-const char *graph_op_name(graph_op op);
+/* The label id of `name` in g, added if new (at most GRAPH_MAX_OPS; -1 beyond). */
+int graph_op_id(graph *g, const char *name);
+/* The label of op id `op` ("?" if g has none such). */
+const char *graph_op_name(const graph *g, int op);
+const char *graph_cost_name(graph_cost c);
 const char *graph_phase_name(graph_phase ph);
 const char *graph_kind_name(graph_kind k);
 const char *graph_coll_name(graph_coll c);

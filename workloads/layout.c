@@ -9,6 +9,7 @@
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
                                                        "flash2", "flash2+rmsnorm"};
 static const char *const CKPT_NAMES[] = {"none", "every_layer"};
+static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
 {
@@ -21,7 +22,24 @@ layout layout_default(void)
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
 const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
 gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
-gboolean layout_attn_fused_norm(layout_attn a) { return a == ATTN_FLASH2_RMSNORM; }
+const char *layout_norm_kernel_name(layout_norm_kernel k) { return NORMK_NAMES[k]; }
+
+gboolean layout_norm_fused(const layout *l, gboolean stack_fused)
+{
+  if (l->norm_kernel != NORMK_STACK) return l->norm_kernel == NORMK_FUSED;
+  return stack_fused || l->attn == ATTN_FLASH2_RMSNORM;
+}
+
+gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err)
+{
+  for (int i = 0; i < NORMK_N; i++)
+    if (strcmp(s, NORMK_NAMES[i]) == 0) {
+      *out = (layout_norm_kernel)i;
+      return TRUE;
+    }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "norm_kernel: unknown '%s' (allowed: stack, torch, fused)", s);
+  return FALSE;
+}
 
 gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
 {
@@ -84,6 +102,12 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "tp: %d does not divide the %d attention heads of %s (allowed: %s)", l->tp, m->heads, m->name,
                 tps);
   }
+  if (m->kv_heads % l->tp != 0) /* Megatron splits the key/value heads over tp, as the query heads */
+    return fail(err, "tp: %d does not divide the %d key/value heads of %s (allowed: divisors of kv_heads)", l->tp,
+                m->kv_heads, m->name);
+  if (l->attn == ATTN_FLASH2_RMSNORM && l->norm_kernel == NORMK_TORCH)
+    return fail(err, "norm_kernel: torch contradicts attention_kernel flash2+rmsnorm, which fuses the norm (allowed: "
+                "attention_kernel flash2 with norm_kernel torch, or norm_kernel fused or stack)");
   if (m->vocab % l->tp != 0) /* the study's code asserts it: its vocabulary-parallel embedding and head split evenly */
     return fail(err, "vocab: %d is not a multiple of tp=%d; the embedding and the output head split the vocabulary "
                 "evenly over tp (allowed: multiples of %d, e.g. %d)", m->vocab, l->tp, l->tp,

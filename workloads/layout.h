@@ -21,9 +21,14 @@ typedef enum {
   ATTN_FLASH1,         /* FlashAttention 1.0.8 */
   ATTN_FLASH1_LEGACY,  /* an older FlashAttention build */
   ATTN_FLASH2,         /* FlashAttention 2 */
-  ATTN_FLASH2_RMSNORM, /* FlashAttention 2 + fused RMSNorm kernel */
+  ATTN_FLASH2_RMSNORM, /* the study's old name of FlashAttention 2 with the fused norm kernel (norm_kernel fused) */
   ATTN_N_KERNELS
 } layout_attn;
+
+/* The norm kernel: as the stack's code does (fused when the stack says so, or with flash2+rmsnorm: the study's
+ * code fused RMSNorm only in the runs of that name), or set: the study's PyTorch RMSNorm (torch) or one fused
+ * kernel (fused). */
+typedef enum { NORMK_STACK, NORMK_TORCH, NORMK_FUSED, NORMK_N } layout_norm_kernel;
 
 typedef struct layout {
   int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * pp) */
@@ -31,6 +36,7 @@ typedef struct layout {
   int micro_batch, global_batch, seq_len;
   layout_ckpt ckpt;
   layout_attn attn;
+  layout_norm_kernel norm_kernel;
   gboolean zero1;       /* ZeRO stage 1 optimizer-state sharding over dp */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
@@ -45,7 +51,10 @@ gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err);
 const char *layout_attn_name(layout_attn a);
 const char *layout_ckpt_name(layout_ckpt c);
 gboolean layout_attn_is_flash(layout_attn a);
-gboolean layout_attn_fused_norm(layout_attn a);
+gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err);
+const char *layout_norm_kernel_name(layout_norm_kernel k);
+/* Whether the norms run as one fused kernel, for a stack whose code fuses them (stack_fused) or not. */
+gboolean layout_norm_fused(const layout *l, gboolean stack_fused);
 
 /* Most micro-batches per step a layout may have: the task graph grows linearly with them (about 0.1 MB
  * each for a 40-layer stage, some 1.5 KB per layer), and the study's layouts need at most 2048. Within it, what

@@ -3,12 +3,10 @@
  *
  *  - model states for the whole step: bf16 weights, bf16 gradients, fp32
  *    master weights and AdamW moments (sharded over dp with ZeRO-1);
- *  - activations each operator saves for its backward pass (Korthikanti et
- *    al. 2022 adapted to Llama: RMSNorm, rotary, SwiGLU, no biases, no
- *    dropout), per attention kernel, norm kernel, tp and sp;
- *  - transients an operator holds only while it runs (score matrices, the
- *    fp32 logits of the cross-entropy, gradient temporaries, the fp32
- *    all-reduce bucket of the optimizer step);
+ *  - activations each operator saves for its backward pass and the
+ *    transients it holds while it runs: the block's table (block.h), summed
+ *    here for a layer;
+ *  - the optimizer step's transients (the fp32 all-reduce bucket, AdamW's);
  *  - pipeline buffers per micro-batch in flight.
  *
  * The generator attaches these numbers to the events of the task graph
@@ -22,6 +20,7 @@
 #ifndef MEMORY_H
 #define MEMORY_H
 
+#include "block.h"
 #include "graph.h"
 #include "layout.h"
 #include "model.h"
@@ -32,18 +31,15 @@ typedef struct mem_ctx {
   const layout *l;
   double T;  /* tokens per micro-batch */
   double Tl; /* tokens in the sequence-parallel region (T/tp with sp) */
+  block_code code; /* the training code's block (the study's by default: mem_ctx_init) */
 } mem_ctx;
 
 void mem_ctx_init(mem_ctx *c, const model *m, const layout *l);
 
-/* Bytes operator `op` of one layer (or of the head) saves for backward, one micro-batch, one rank. */
-double mem_saved_bytes(const mem_ctx *c, graph_op op);
-/* Bytes one transformer layer saves (sum over its operators, two norms). */
+/* Bytes one transformer layer saves (the sum over its table, block.h). */
 double mem_layer_bytes(const mem_ctx *c);
 /* Bytes kept per layer under every-layer checkpointing: the layer's input. */
 double mem_checkpoint_bytes(const mem_ctx *c);
-/* Extra bytes operator `op` holds while it runs (forward/recompute or backward); freed when it ends. */
-double mem_transient_bytes(const mem_ctx *c, graph_op op, gboolean backward);
 /* One stage-boundary activation tuple (bf16 activations + int64 position ids), or its gradient. */
 double mem_pipe_buffer_bytes(const mem_ctx *c, gboolean gradient);
 

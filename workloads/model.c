@@ -5,40 +5,131 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
+#include "block.h"
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 
-static const char *const BUILTIN[] = {"llama-7b", "llama-13b", "llama-30b", "llama-65b"};
+static const char *const BUILTIN[] = {"llama-7b",  "llama-13b",  "llama-30b",   "llama-65b", "llama2-70b",
+                                      "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "bloom-176b"};
 
-const char *model_builtin_names(void) { return "llama-7b, llama-13b, llama-30b, llama-65b"; }
+const char *model_builtin_names(void)
+{
+  return "llama-7b, llama-13b, llama-30b, llama-65b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, "
+         "bloom-176b";
+}
 
-/* A model file's keys, all required; any other key is an error (a misspelt one would be ignored). */
-static const char *const KEYS[] = {"name", "layers", "hidden", "heads", "ffn", "vocab"};
+/* A model file's keys: the six dimensions, required, then the architecture, optional (Llama's values by default);
+ * any other key is an error (a misspelt one would be ignored). */
+static const char *const KEYS[] = {"name",      "layers", "hidden", "heads",     "ffn",           "vocab",
+                                   "kv_heads",  "norm",   "mlp",    "positions", "max_positions", "bias",
+                                   "tied_embeddings", "embedding_norm", "dropout", "comment"};
+#define N_REQUIRED 6
+
+static const char *const NORMS[] = {"rmsnorm", "layernorm"};
+static const char *const MLPS[] = {"swiglu", "gelu"};
+static const char *const POSITIONS[] = {"rotary", "learned", "alibi"};
+
+model model_llama(const char *name, int layers, int hidden, int heads, int ffn, int vocab)
+{
+  model m = {.layers = layers, .hidden = hidden, .heads = heads, .kv_heads = heads, .ffn = ffn, .vocab = vocab};
+  g_strlcpy(m.name, name, sizeof m.name);
+  return m;
+}
+
+static gboolean bad(GError **err, const char *where, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static gboolean bad(GError **err, const char *where, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", where, msg);
+  return FALSE;
+}
+
+/* An optional string key naming one of `names` (its index in *out); absent: *out untouched. */
+static gboolean opt_choice(const cJSON *j, const char *key, const char *const *names, int n, int *out, const char *where,
+                           GError **err)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  if (!v) return TRUE;
+  g_autoptr(GString) allowed = g_string_new(NULL);
+  for (int i = 0; i < n; i++) g_string_append_printf(allowed, "%s%s", i ? " | " : "", names[i]);
+  if (cJSON_IsString(v))
+    for (int i = 0; i < n; i++)
+      if (!strcmp(v->valuestring, names[i])) {
+        *out = i;
+        return TRUE;
+      }
+  g_autofree char *got = cJSON_IsString(v) ? g_strdup_printf("'%s'", v->valuestring) : g_strdup(lsim_json_type_name(v));
+  return bad(err, where, "%s = %s (allowed: %s)", key, got, allowed->str);
+}
+
+static gboolean opt_bool(const cJSON *j, const char *key, gboolean *out, const char *where, GError **err)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  if (!v) return TRUE;
+  if (!cJSON_IsBool(v)) return bad(err, where, "%s = %s (allowed: true | false)", key, lsim_json_type_name(v));
+  *out = cJSON_IsTrue(v);
+  return TRUE;
+}
+
+static gboolean opt_int(const cJSON *j, const char *key, int max, int *out, const char *where, GError **err)
+{
+  if (!cJSON_GetObjectItemCaseSensitive(j, key)) return TRUE;
+  if (!lsim_json_positive_int(j, key, out, where, err)) return FALSE;
+  if (*out > max) return bad(err, where, "%s = %d (allowed: 1..%d)", key, *out, max);
+  return TRUE;
+}
+
+static gboolean architecture_from_json(const cJSON *j, const char *where, model *out, GError **err)
+{
+  int norm = out->norm, mlp = out->mlp, pos = out->positions;
+  if (!opt_int(j, "kv_heads", out->heads, &out->kv_heads, where, err)) return FALSE;
+  if (out->heads % out->kv_heads != 0)
+    return bad(err, where, "kv_heads (%d) must divide heads (%d)", out->kv_heads, out->heads);
+  if (!opt_choice(j, "norm", NORMS, G_N_ELEMENTS(NORMS), &norm, where, err) ||
+      !opt_choice(j, "mlp", MLPS, G_N_ELEMENTS(MLPS), &mlp, where, err) ||
+      !opt_choice(j, "positions", POSITIONS, G_N_ELEMENTS(POSITIONS), &pos, where, err))
+    return FALSE;
+  out->norm = (model_norm)norm;
+  out->mlp = (model_mlp)mlp;
+  out->positions = (model_positions)pos;
+  if (out->positions == MODEL_POS_LEARNED) out->max_positions = 2048; /* GPT-3's context, unless given */
+  else if (cJSON_GetObjectItemCaseSensitive(j, "max_positions"))
+    return bad(err, where, "max_positions is the size of a learned position table (allowed only with positions = learned)");
+  if (!opt_int(j, "max_positions", 1 << 24, &out->max_positions, where, err)) return FALSE;
+  if (!opt_bool(j, "bias", &out->bias, where, err) || !opt_bool(j, "tied_embeddings", &out->tied_embeddings, where, err) ||
+      !opt_bool(j, "embedding_norm", &out->embedding_norm, where, err))
+    return FALSE;
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dropout");
+  if (d && !(cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble < 1))
+    return bad(err, where, "dropout = %s (allowed: a probability from 0 to below 1)",
+               cJSON_IsNumber(d) ? "out of range" : lsim_json_type_name(d));
+  if (d) out->dropout = d->valuedouble;
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
+  if (c && !cJSON_IsString(c)) return bad(err, where, "comment = %s (allowed: a string)", lsim_json_type_name(c));
+  return TRUE;
+}
 
 static gboolean model_from_json(const cJSON *j, const char *where, model *out, GError **err)
 {
   memset(out, 0, sizeof *out);
   if (!lsim_json_known_keys(j, KEYS, G_N_ELEMENTS(KEYS), where, err)) return FALSE;
   if (!lsim_json_name(j, KEYS[0], out->name, sizeof out->name, where, err)) return FALSE; /* it reaches every output */
-  int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..] */
-  /* Far above any model (Llama 65B: 80 layers, hidden 8192, 64 heads, FFN 22016, vocab 128000),
-   * low enough that no product of them overflows and a graph of one step stays in memory. */
+  int *dst[] = {&out->layers, &out->hidden, &out->heads, &out->ffn, &out->vocab}; /* KEYS[1..5] */
+  /* Far above any model (Llama 3 405B: 126 layers, hidden 16384, 128 heads, FFN 53248, vocab 128256), low enough
+   * that no product of them overflows and a graph of one step stays in memory. */
   static const int MAX[] = {1024, 1 << 20, 1 << 16, 1 << 22, MODEL_MAX_VOCAB};
-  G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == G_N_ELEMENTS(KEYS) && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
+  G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == N_REQUIRED && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
   for (size_t i = 0; i < G_N_ELEMENTS(dst); i++) {
     if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;
-    if (*dst[i] > MAX[i]) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %d (allowed: 1..%d)", where, KEYS[i + 1], *dst[i],
-                  MAX[i]);
-      return FALSE;
-    }
+    if (*dst[i] > MAX[i]) return bad(err, where, "%s = %d (allowed: 1..%d)", KEYS[i + 1], *dst[i], MAX[i]);
   }
-  if (out->hidden % out->heads != 0) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: hidden (%d) must be a multiple of heads (%d)",
-                where, out->hidden, out->heads);
-    return FALSE;
-  }
-  return TRUE;
+  if (out->hidden % out->heads != 0)
+    return bad(err, where, "hidden (%d) must be a multiple of heads (%d)", out->hidden, out->heads);
+  out->kv_heads = out->heads;
+  return architecture_from_json(j, where, out, err);
 }
 
 gboolean model_load_file(const char *path, model *out, GError **err)
@@ -83,16 +174,25 @@ gboolean model_load_named(const char *name, model *out, GError **err)
 
 int model_head_dim(const model *m) { return m->hidden / m->heads; }
 
-double model_layer_params(const model *m)
+gboolean model_is_llama(const model *m)
 {
-  double h = m->hidden, f = m->ffn;
-  return 4.0 * h * h + 3.0 * h * f + 2.0 * h;
+  return m->norm == MODEL_NORM_RMSNORM && m->mlp == MODEL_MLP_SWIGLU && m->positions == MODEL_POS_ROTARY && !m->bias &&
+         !m->tied_embeddings && !m->embedding_norm && m->dropout == 0;
 }
+
+char *model_arch_string(const model *m)
+{
+  return g_strdup_printf("kv%d %s %s %s%d%s%s%s dropout %g", m->kv_heads, NORMS[m->norm], MLPS[m->mlp],
+                         POSITIONS[m->positions], m->max_positions, m->bias ? " bias" : "",
+                         m->tied_embeddings ? " tied" : "", m->embedding_norm ? " embedding-norm" : "", m->dropout);
+}
+
+double model_layer_params(const model *m) { return block_layer_params(m, 1); }
 
 double model_params(const model *m)
 {
-  double h = m->hidden;
-  return m->layers * model_layer_params(m) + h + 2.0 * m->vocab * h;
+  return m->layers * block_layer_params(m, 1) + block_final_norm_params(m) + block_embedding_params(m, 1) +
+         (m->tied_embeddings ? 0 : block_head_params(m, 1));
 }
 
 double model_flops_per_token(const model *m, int seq_len)

@@ -1,5 +1,9 @@
-/* model -- a Llama-architecture transformer's dimensions and the counts that
- * follow from them alone (parameters, model FLOPs per token).
+/* model -- a transformer's dimensions and architecture (the keys of a model file), and the counts
+ * that follow from them alone (parameters, model FLOPs per token).
+ *
+ * The architecture keys say which operators a layer has (workloads/block.h turns them into the
+ * table the generator, the memory model and the partition read); every one is optional, with the
+ * Llama value as default, so a model file of the six dimensions means a Llama (multi-head) model.
  *
  * Owns: struct model, loading it from JSON (built-in names or a user file).
  * May not touch: layouts, hardware, the simulator.
@@ -9,19 +13,35 @@
 
 #include <glib.h>
 
+typedef enum { MODEL_NORM_RMSNORM, MODEL_NORM_LAYERNORM } model_norm;
+typedef enum { MODEL_MLP_SWIGLU, MODEL_MLP_GELU } model_mlp;
+typedef enum { MODEL_POS_ROTARY, MODEL_POS_LEARNED, MODEL_POS_ALIBI } model_positions;
+
 typedef struct model {
   char name[64];
   int layers;
   int hidden;
   int heads;
-  int ffn;   /* SwiGLU inner size */
-  int vocab; /* untied input and output embeddings */
+  int kv_heads;  /* key/value heads (grouped-query attention); = heads for multi-head attention */
+  int ffn;       /* the MLP's inner size (SwiGLU: of each of its two input projections; GELU: 4h for GPT) */
+  int vocab;
+  model_norm norm;
+  model_mlp mlp;
+  model_positions positions;
+  int max_positions;        /* learned positions: rows of the position table (else unused, 0) */
+  gboolean bias;            /* biases in the attention and MLP linear layers (GPT) */
+  gboolean tied_embeddings; /* the output head is the input embedding (GPT, BLOOM); FALSE: untied (Llama) */
+  gboolean embedding_norm;  /* a norm right after the embedding (BLOOM's word_embeddings_layernorm) */
+  double dropout;           /* attention and hidden dropout probability (0: none, Llama's) */
 } model;
 
 /* The largest vocabulary a model may have, from a model file, --vocab or a table's vocab column:
  * far above any model (Llama: 32000 to 128256), low enough that no product with the other
  * dimensions overflows. */
 #define MODEL_MAX_VOCAB (1 << 24)
+
+/* The Llama architecture (every optional key at its default) with the given dimensions. */
+model model_llama(const char *name, int layers, int hidden, int heads, int ffn, int vocab);
 
 /* Whether `name` is a built-in model ("llama-13b", ...). */
 gboolean model_is_builtin(const char *name);
@@ -36,9 +56,13 @@ const char *model_builtin_names(void);
 char **model_builtin_paths(void);
 
 int model_head_dim(const model *m);
-/* Parameters of one transformer layer: 4h^2 (attention) + 3hf (SwiGLU) + 2h (norms). */
+/* Whether the model is the study's Llama block (every architecture key at its default but kv_heads). */
+gboolean model_is_llama(const model *m);
+/* The architecture in one line ("layernorm gelu learned bias tied ..."), for keys and reports. Caller frees. */
+char *model_arch_string(const model *m);
+/* Parameters of one transformer layer (workloads/block.h, block_layer_params at tp 1). */
 double model_layer_params(const model *m);
-/* All parameters: layers, final norm, input embedding and output head. */
+/* All parameters: layers, final norm, input embedding (and positions) and output head (once when tied). */
 double model_params(const model *m);
 /* The study's (PaLM) model FLOPs per token: 6N + 12 L H Q T. */
 double model_flops_per_token(const model *m, int seq_len);

@@ -30,6 +30,25 @@
 /* backward: softmax grad (4r+4w), cast back to bf16 (4r+2w). */
 #define OPS_LOSS_BWD_BYTES_PER_EL 14.0
 #define OPS_LOSS_BWD_KERNELS 3
+/* The GPT block's kernels (Megatron-LM / Megatron-DeepSpeed), per element of their main tensor. */
+/* torch's native layer_norm: one kernel reading and writing bf16 (mean and rstd per token are negligible). */
+#define OPS_LAYERNORM_BYTES_PER_EL 4.0
+/* A bias add after a GEMM (output = output + bias): r2 w2; backward the bias gradient's sum over the tokens: r2. */
+#define OPS_BIAS_FWD_BYTES_PER_EL 4.0
+#define OPS_BIAS_BWD_BYTES_PER_EL 2.0
+/* GeLU (fused with the bias: bias_gelu): r2 w2; backward reads the gradient and the input, writes the gradient. */
+#define OPS_GELU_FWD_BYTES_PER_EL 4.0
+#define OPS_GELU_BWD_BYTES_PER_EL 6.0
+/* Dropout: read x, write y and the 1-byte mask (r2 w2 w1); backward read the gradient and the mask, write (r2 r1 w2). */
+#define OPS_DROPOUT_BYTES_PER_EL 5.0
+/* Megatron's fused bias-dropout-add after a row-parallel GEMM adds the mask write (w1) to the residual add's 6;
+ * its backward reads the gradient and the mask and writes the gradient (5). */
+#define OPS_BIAS_DROPOUT_ADD_FWD_BYTES_PER_EL 7.0
+#define OPS_BIAS_DROPOUT_ADD_BWD_BYTES_PER_EL 5.0
+/* Learned positions: the position rows added to the word embedding (r2 r2 w2); backward the rows' gradient (r2 w2). */
+#define OPS_POSITIONS_FWD_BYTES_PER_EL 6.0
+#define OPS_POSITIONS_BWD_BYTES_PER_EL 4.0
+
 /* AdamW on the local shard, per parameter: grad slice bf16->fp32 (2r+4w),
  * master/m/v read+write and grad read (28), copy back to bf16 (4r+2w). */
 #define OPS_ADAMW_BYTES_PER_PARAM 40.0

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "block.h"
 #include "common/lsim_error.h"
 
 gboolean partition_parse_method(const char *s, partition_method *out, GError **err)
@@ -78,10 +79,10 @@ static gboolean lprobe(const double *w, int n, int parts, double bottleneck, int
 static void balanced(int *bounds, const model *m, int items, int pp, int tp)
 {
   g_autofree double *w = g_new(double, items);
-  double h = m->hidden, layer = (4.0 * h * h + 3.0 * h * m->ffn) / tp + 2.0 * h;
+  double layer = block_layer_params(m, tp); /* the parameters a rank of each item holds (block.h) */
   for (int i = 0; i < items; i++) {
-    double wi = i == 0 ? (double)m->vocab * h / tp : i <= m->layers ? layer : i == m->layers + 1 ? h
-                                                                                              : (double)m->vocab * h / tp;
+    double wi = i == 0 ? block_embedding_params(m, tp) : i <= m->layers ? layer
+                : i == m->layers + 1 ? block_final_norm_params(m) : block_head_params(m, tp);
     w[i] = (i ? w[i - 1] : 0) + wi;
   }
   double lower = w[items - 1] / pp, upper = w[items - 1], eps = 1e-3;

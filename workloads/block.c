@@ -1,0 +1,311 @@
+/* block -- see block.h. docs/memory.md section 3 derives the saved bytes, docs/model.md the operators;
+ * workloads/ops.h holds the bytes per element of the study's PyTorch kernels.
+ *
+ * Every number is written as the product the generator and the memory model wrote before the block
+ * became data (the same factors in the same order), so the study's graphs are bit for bit the same. */
+#include "block.h"
+
+#include "graph.h"
+#include "ops.h"
+
+#define BF16 2.0
+#define FP32 4.0
+
+static const char *const LABELS[BL_N] = {"comm",     "embed",  "norm",   "qkv",      "rotary",
+                                         "attention", "attn_out", "residual", "mlp_up", "swiglu",
+                                         "mlp_down", "logits", "loss",   "optimizer", "bias",
+                                         "gelu",     "dropout", "positions"};
+
+const char *block_label_name(block_label b) { return LABELS[b]; }
+
+/* Per-rank sizes of one micro-batch. */
+typedef struct dims {
+  double T, Tl, h, f, t, V, s, kvd; /* kvd: key/value width kv_heads * head size */
+  double B;                         /* elements of the rank's score matrix: b * heads/t * s^2 */
+} dims;
+
+static dims dims_of(const model *m, const layout *l)
+{
+  dims d = {.T = (double)l->micro_batch * l->seq_len, .h = m->hidden, .f = m->ffn, .t = l->tp, .V = m->vocab,
+            .s = l->seq_len, .kvd = (double)m->kv_heads * model_head_dim(m)};
+  d.Tl = l->sp ? d.T / l->tp : d.T;
+  d.B = (double)l->micro_batch * m->heads / l->tp * l->seq_len * l->seq_len;
+  return d;
+}
+
+static block_op *add(block *b, block_kind kind, block_label label)
+{
+  g_assert(b->n < BLOCK_MAX_OPS);
+  block_op *o = &b->op[b->n++];
+  *o = (block_op){.kind = kind, .label = label, .count = 1, .launches = {1, 1}};
+  return o;
+}
+
+/* Backward of a GEMM (T x k).(k x n): the incoming output gradient, the input gradient it writes and the
+ * weight gradient it writes before AccumulateGrad adds it into param.grad. */
+static double gemm_backward_bytes(double T, double k, double n, int count)
+{
+  return count * (T * n + T * k + k * n) * BF16;
+}
+
+static block_op *gemm(block *b, block_label label, const dims *d, double n, double k, int count, double saved)
+{
+  block_op *o = add(b, BLOCK_GEMM, label);
+  o->n = n;
+  o->k = k;
+  o->count = count;
+  o->saved_bytes = saved;
+  o->transient_bytes[1] = gemm_backward_bytes(d->T, k, n, count);
+  return o;
+}
+
+/* A memory pass whose backward reads the saved inputs and the output gradient and writes the input
+ * gradients: twice the forward's bytes and kernels. */
+static block_op *pass(block *b, block_label label, double elements, double per_el, int kernels)
+{
+  block_op *o = add(b, BLOCK_MEMORY, label);
+  o->elements = elements;
+  for (int k = 1; k <= 2; k++) {
+    o->bytes[k - 1] = k * elements * per_el;
+    o->launches[k - 1] = k * kernels;
+  }
+  return o;
+}
+
+/* RMSNorm over the sequence-parallel region. Fused: one kernel reading and writing bf16, saving its input.
+ * Torch (the study's code): x.float(), pow, mean, x*rsqrt, cast, *weight, saving the fp32 input copy
+ * (pow, mul), the fp32 normalised product and the bf16 output; two fp32 temporaries while it runs. */
+static void norm(block *b, const model *m, const dims *d, gboolean fused)
+{
+  double el = d->Tl * d->h;
+  if (m->norm == MODEL_NORM_LAYERNORM) { /* torch's layer_norm is one native kernel: the fused kernel's cost */
+    block_op *o = pass(b, BL_NORM, el, OPS_LAYERNORM_BYTES_PER_EL, 1);
+    o->saved_bytes = el * BF16; /* its input (mean and rstd per token are negligible) */
+    o->transient_bytes[1] = el * (BF16 + BF16 + FP32);
+    return;
+  }
+  block_op *o = pass(b, BL_NORM, el, fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL,
+                     fused ? 1 : OPS_NORM_TORCH_KERNELS);
+  o->saved_bytes = d->Tl * d->h * (fused ? BF16 : FP32 + FP32 + BF16);
+  o->transient_bytes[0] = fused ? 0 : d->Tl * d->h * 2 * FP32;
+  o->transient_bytes[1] = d->Tl * d->h * (BF16 + BF16 + (fused ? FP32 : 2 * FP32));
+}
+
+/* The residual add after a row-parallel GEMM; with a bias or dropout Megatron's fused bias-dropout-add, which
+ * keeps the 1-byte dropout mask, and whose bias gradient sums the output gradient. */
+static void residual(block *b, const model *m, const dims *d)
+{
+  double el = d->Tl * d->h;
+  block_op *o = add(b, BLOCK_MEMORY, BL_RESIDUAL);
+  o->elements = el;
+  o->bytes[0] = o->bytes[1] = 3 * BF16 * el; /* backward: the gradient passes through, one add */
+  if (m->dropout > 0) {
+    o->bytes[0] = OPS_BIAS_DROPOUT_ADD_FWD_BYTES_PER_EL * el;
+    o->bytes[1] = OPS_BIAS_DROPOUT_ADD_BWD_BYTES_PER_EL * el;
+    o->saved_bytes = el; /* the mask */
+  }
+  if (m->bias) o->bytes[1] += OPS_BIAS_BWD_BYTES_PER_EL * el;
+}
+
+/* A bias add on a column-parallel GEMM's output of `elements` (a separate kernel, as Megatron's linear layer). */
+static void bias_add(block *b, const model *m, double elements)
+{
+  if (!m->bias) return;
+  block_op *o = add(b, BLOCK_MEMORY, BL_BIAS);
+  o->elements = elements;
+  o->bytes[0] = OPS_BIAS_FWD_BYTES_PER_EL * elements;
+  o->bytes[1] = OPS_BIAS_BWD_BYTES_PER_EL * elements;
+}
+
+static int attn_kind(layout_attn a)
+{
+  return a == ATTN_FLASH2 || a == ATTN_FLASH2_RMSNORM ? GRAPH_ATTN_FLASH2
+         : layout_attn_is_flash(a)                    ? GRAPH_ATTN_FLASH1
+                                                      : GRAPH_ATTN_SCORES;
+}
+
+/* Core attention of the rank's heads: q and o of h/t columns, k and v of kvd/t (grouped-query attention
+ * shares each key/value head among heads/kv_heads query heads). */
+static void attention(block *b, const model *m, const layout *l, const dims *d)
+{
+  block_op *o = add(b, BLOCK_ATTENTION, BL_ATTENTION);
+  double T = d->T, h = d->h, t = d->t, B = d->B, hl = h / t;
+  gboolean flash = layout_attn_is_flash(l->attn), torch = l->attn == ATTN_TORCH;
+  o->attn_kind = attn_kind(l->attn);
+  o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp);
+  o->attn_n = l->seq_len;
+  o->attn_k = model_head_dim(m);
+  o->flops = 4.0 * T * l->seq_len * hl;
+  double qkvo = T * (2 * h + 2 * d->kvd) / t * BF16, scores = (double)o->attn_m * l->seq_len * l->seq_len;
+  for (int k = 0; k < 2; k++) {
+    o->bytes[k] = qkvo * (k + 1) + scores * ops_score_bytes_per_el(l->attn, k == 1);
+    o->launches[k] = ops_attention_kernels(l->attn, k == 1);
+  }
+  /* flash: q, k, v (after rotary), output and the fp32 log-sum-exp; unfused: q, k, v and the bf16
+   * probabilities (torch also its fp32 softmax output) */
+  if (flash) o->saved_bytes = T * (2 * h + 2 * d->kvd) / t * BF16 + T * m->heads / t * FP32;
+  else o->saved_bytes = T * (h + 2 * d->kvd) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
+  /* unfused: the raw scores (torch: and the masked copy and its fp32 cast) live until softmax ends */
+  o->transient_bytes[0] = flash ? 0 : torch ? B * (BF16 + BF16 + FP32) : B * BF16;
+  /* dO and dq (h/t), dk and dv (kvd/t); flash: its fp32 dq accumulator, unfused: the gradients of the
+   * probabilities and of the scores */
+  double grads = T * h / t * (BF16 + BF16) + T * d->kvd / t * (BF16 + BF16);
+  o->transient_bytes[1] = flash ? grads + T * h / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
+  if (m->dropout > 0 && !flash) { /* dropout on the probabilities: its mask and output, kept for the AV bmm's backward */
+    for (int k = 0; k < 2; k++) {
+      o->bytes[k] += OPS_DROPOUT_BYTES_PER_EL * scores;
+      o->launches[k] += 1;
+    }
+    o->saved_bytes += B * (1 + BF16);
+  } /* FlashAttention drops out inside the kernel (it keeps the generator's state only) */
+}
+
+static void tp_enter(block *b, int reduces) { add(b, BLOCK_TP_ENTER, BL_COMM)->bwd_reduces = reduces; }
+static void tp_exit(block *b) { add(b, BLOCK_TP_EXIT, BL_COMM); }
+
+void block_layer(const model *m, const layout *l, const block_code *c, block *out)
+{
+  dims d = dims_of(m, l);
+  double T = d.T, h = d.h, f = d.f, t = d.t;
+  out->n = 0;
+  block_op *o;
+  norm(out, m, &d, c->fused_norm);
+  tp_enter(out, 1);
+  gemm(out, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h * BF16); /* saves its input, replicated over tp */
+  bias_add(out, m, T * (h + 2 * d.kvd) / t);
+  if (m->positions == MODEL_POS_ROTARY) {
+    o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
+    o->elements = T * (h + d.kvd) / t;
+    for (int k = 1; k <= 2; k++) {
+      o->bytes[k - 1] = k * OPS_ROTARY_BYTES_PER_EL * T * (h + d.kvd) / t;
+      o->launches[k - 1] = k * OPS_ROTARY_KERNELS;
+    }
+  } /* ALiBi's per-head bias enters the score kernel (b * heads/t * s bytes: negligible); learned: the embedding's */
+  attention(out, m, l, &d);
+  gemm(out, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t * BF16); /* its contiguous input */
+  tp_exit(out);
+  residual(out, m, &d);
+  norm(out, m, &d, c->fused_norm);
+  if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
+    tp_enter(out, 1);
+    gemm(out, BL_MLP_UP, &d, f / t, h, 1, T * h * BF16); /* its input, replicated over tp */
+    o = add(out, BLOCK_MEMORY, BL_GELU);
+    o->elements = T * f / t;
+    o->bytes[0] = OPS_GELU_FWD_BYTES_PER_EL * T * f / t;
+    o->bytes[1] = (OPS_GELU_BWD_BYTES_PER_EL + (m->bias ? OPS_BIAS_BWD_BYTES_PER_EL : 0)) * T * f / t;
+    o->saved_bytes = T * f / t * BF16;            /* its input (the up GEMM's output) */
+    o->transient_bytes[1] = 2 * T * f / t * BF16; /* incoming and outgoing gradient */
+    gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input, the GeLU output */
+    tp_exit(out);
+    residual(out, m, &d);
+    return;
+  }
+  tp_enter(out, c->mlp_in_gemms);
+  /* gate and up, f/t columns each: two GEMMs (the study's w1, w3) or one of 2f/t (fused); the shared input */
+  if (c->mlp_in_gemms == 1) gemm(out, BL_MLP_UP, &d, 2 * f / t, h, 1, T * h * BF16);
+  else gemm(out, BL_MLP_UP, &d, f / t, h, 2, T * h * BF16);
+  bias_add(out, m, 2 * T * f / t);
+  o = add(out, BLOCK_MEMORY, BL_SWIGLU); /* silu(gate) (2r+2w), *up (4r+2w) per element of f/t */
+  o->elements = T * f / t;
+  for (int k = 1; k <= 2; k++) {
+    o->bytes[k - 1] = k * OPS_SWIGLU_BYTES_PER_EL * T * f / t;
+    o->launches[k - 1] = k * OPS_SWIGLU_KERNELS;
+  }
+  o->saved_bytes = 3 * T * f / t * BF16;       /* up output, gate output, silu(up) */
+  o->transient_bytes[1] = 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
+  gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input silu(up)*gate */
+  tp_exit(out);
+  residual(out, m, &d);
+}
+
+void block_embedding(const model *m, const layout *l, const block_code *c, block *out)
+{
+  (void)c;
+  dims d = dims_of(m, l);
+  double el = d.T * d.h;
+  out->n = 0;
+  block_op *o = add(out, BLOCK_MEMORY, BL_EMBED); /* gather rows (bf16) + int64 ids; backward: scatter-add */
+  o->elements = el;
+  for (int k = 1; k <= 2; k++) o->bytes[k - 1] = k * 2 * BF16 * el + 8 * d.T;
+  o->launches[0] = o->launches[1] = 2;
+  o->transient_bytes[1] = d.T * d.h * BF16 + d.V / d.t * d.h * BF16; /* incoming grad, dense weight grad */
+  /* after the lookup's tp collective, over the sequence-parallel region */
+  double el_l = d.Tl * d.h;
+  if (m->positions == MODEL_POS_LEARNED) { /* the position rows added (replicated over tp) */
+    o = add(out, BLOCK_MEMORY, BL_POSITIONS);
+    o->elements = el_l;
+    o->bytes[0] = OPS_POSITIONS_FWD_BYTES_PER_EL * el_l;
+    o->bytes[1] = OPS_POSITIONS_BWD_BYTES_PER_EL * el_l;
+    o->transient_bytes[1] = (double)m->max_positions * d.h * BF16; /* the table's dense gradient */
+  }
+  if (m->embedding_norm) norm(out, m, &d, c->fused_norm); /* BLOOM's word_embeddings_layernorm */
+  if (m->dropout > 0) {
+    o = add(out, BLOCK_MEMORY, BL_DROPOUT);
+    o->elements = el_l;
+    o->bytes[0] = o->bytes[1] = OPS_DROPOUT_BYTES_PER_EL * el_l;
+    o->saved_bytes = el_l; /* the mask */
+  }
+}
+
+void block_head(const model *m, const layout *l, const block_code *c, block *out)
+{
+  dims d = dims_of(m, l);
+  double T = d.T, h = d.h, t = d.t, V = d.V;
+  out->n = 0;
+  norm(out, m, &d, c->fused_norm);
+  block_op *o = gemm(out, BL_LOGITS, &d, V / t, h, 1, T * h * BF16);
+  /* the rank's vocab shard, and the all-gather list before torch.cat; backward the full d logits */
+  o->transient_bytes[0] = t > 1 ? T * V / t * BF16 + T * V * BF16 : 0;
+  o->transient_bytes[1] = gemm_backward_bytes(T, h, V / t, 1) - T * V / t * BF16 + T * V * BF16;
+  /* fp32 cross-entropy over the full logits: cast (2r+4w), log_softmax (8r+4w), nll gather; backward softmax
+   * grad (4r+4w), cast back (4r+2w). It keeps the fp32 log-softmax; logits.float() is a temporary; its
+   * backward writes d log-softmax, then d logits while both and the saved log-softmax are held */
+  o = add(out, BLOCK_MEMORY, BL_LOSS);
+  o->elements = T * V;
+  o->bytes[0] = T * V * OPS_LOSS_FWD_BYTES_PER_EL;
+  o->bytes[1] = T * V * OPS_LOSS_BWD_BYTES_PER_EL;
+  o->launches[0] = OPS_LOSS_FWD_KERNELS;
+  o->launches[1] = OPS_LOSS_BWD_KERNELS;
+  o->saved_bytes = T * V * FP32;
+  o->transient_bytes[0] = T * V * FP32;
+  o->transient_bytes[1] = T * V * (FP32 + FP32);
+}
+
+double block_saved_bytes(const block *b)
+{
+  double sum = 0;
+  for (int i = 0; i < b->n; i++) sum += b->op[i].saved_bytes;
+  return sum;
+}
+
+/* RMSNorm: a weight; LayerNorm: a weight and a bias. */
+static double norm_params(const model *m) { return m->norm == MODEL_NORM_LAYERNORM ? 2.0 * m->hidden : m->hidden; }
+
+double block_layer_params(const model *m, int tp)
+{
+  double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
+  gboolean gelu = m->mlp == MODEL_MLP_GELU;
+  double attention = h * (h + 2 * kvd) + h * h, mlp = (gelu ? 2.0 : 3.0) * h * f;
+  double params = (attention + mlp) / tp + 2 * norm_params(m);
+  /* biases: QKV's and the MLP input's split over tp (column-parallel), the output projections' replicated */
+  if (m->bias) params += ((h + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
+  return params;
+}
+
+double block_embedding_params(const model *m, int tp)
+{
+  double params = (double)m->vocab * m->hidden / tp;
+  if (m->positions == MODEL_POS_LEARNED) params += (double)m->max_positions * m->hidden; /* replicated */
+  if (m->embedding_norm) params += norm_params(m);
+  return params;
+}
+
+double block_final_norm_params(const model *m) { return norm_params(m); }
+
+double block_head_params(const model *m, int tp) { return (double)m->vocab * m->hidden / tp; }
+
+double block_layer_buffer_bytes(const model *m, const layout *l)
+{
+  if (m->positions != MODEL_POS_ROTARY) return 0;
+  return 2.0 * l->seq_len * model_head_dim(m) * BF16; /* rotary cos and sin, max_seq_len x head size each */
+}

@@ -1,0 +1,106 @@
+/* block -- a model's operators as data: for one transformer layer (and the embedding and head items
+ * around the layers), the table of its operators in forward order, each with its cost class (GEMM
+ * with its shape, attention, memory-bound pass), FLOPs, HBM bytes and kernel launches forward and
+ * backward, the bytes it saves for backward and holds only while it runs, and the points where
+ * tensor (and sequence) parallelism communicates; and the one parameter count.
+ *
+ * The generator emits a layer by walking the table forward (and backward in reverse), the memory
+ * model sums it, the partition and the model states count parameters with block_*_params: one
+ * description, read alike. Which operators a layer has follows from the model's architecture keys
+ * (model.h) and the layout's kernels; docs/model.md and docs/memory.md derive every number.
+ *
+ * Numbers are per micro-batch and per rank: T = micro_batch * seq tokens, t = tp, Tl = T/t under
+ * sequence parallelism (else T), h, f, V, d the head size, kv the key/value heads.
+ *
+ * Owns: the operator tables, the parameter counts. May not touch: hardware, schedules, time.
+ */
+#ifndef BLOCK_H
+#define BLOCK_H
+
+#include <glib.h>
+
+#include "layout.h"
+#include "model.h"
+
+typedef enum {
+  BLOCK_GEMM,      /* count GEMMs (T x k).(k x n); backward = dgrad + wgrad */
+  BLOCK_ATTENTION, /* core attention: attn_kind, heads per rank, sequence, head size */
+  BLOCK_MEMORY,    /* a memory-bound pass: bytes and launches */
+  BLOCK_TP_ENTER,  /* entry of a column-parallel region: sp all-gather forward; backward the input gradient's
+                    * all-reduce (bwd_reduces of them, one per GEMM) or, with sp, its reduce-scatter */
+  BLOCK_TP_EXIT    /* exit of a row-parallel GEMM: all-reduce (sp: reduce-scatter) forward; sp all-gather backward */
+} block_kind;
+
+/* What an operator is called, for people (the graph's op labels, in this order: generate.c registers them). */
+typedef enum {
+  BL_COMM, /* communication events (the graph's default label, GRAPH_OP_COMM) */
+  BL_EMBED,
+  BL_NORM,
+  BL_QKV,
+  BL_ROTARY,
+  BL_ATTENTION,
+  BL_ATTN_OUT,
+  BL_RESIDUAL,
+  BL_MLP_UP,
+  BL_SWIGLU,
+  BL_MLP_DOWN,
+  BL_LOGITS,
+  BL_LOSS,
+  BL_OPTIMIZER,
+  BL_BIAS,      /* a bias add after a column-parallel GEMM */
+  BL_GELU,      /* GeLU (fused with its bias) */
+  BL_DROPOUT,   /* dropout (the embedding's) */
+  BL_POSITIONS, /* learned position embedding added */
+  BL_N
+} block_label;
+
+const char *block_label_name(block_label b);
+
+typedef struct block_op {
+  block_kind kind;
+  block_label label;
+  double n, k;              /* GEMM: output columns and reduction on the rank (rows are the T tokens) */
+  int count;                /* GEMM: how many such GEMMs (kernel launches forward) */
+  double elements;          /* memory pass: elements of its main tensor (for people) */
+  double bytes[2];          /* memory pass, attention: HBM bytes read + written, [0] forward, [1] backward */
+  int launches[2];          /* memory pass, attention: kernels, forward and backward */
+  double flops;             /* attention: forward model FLOPs (backward twice) */
+  int attn_kind;            /* attention: GRAPH_ATTN_* (graph.h) */
+  int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence, head size */
+  double saved_bytes;       /* kept from the forward (or recompute) until the backward */
+  double transient_bytes[2]; /* held only while it runs, forward and backward */
+  int bwd_reduces;          /* TP_ENTER: all-reduces of the input gradient in backward without sp */
+} block_op;
+
+#define BLOCK_MAX_OPS 32
+
+typedef struct block {
+  block_op op[BLOCK_MAX_OPS];
+  int n;
+} block;
+
+/* What a training code makes of the block (the stack's: generate.h gen_code). */
+typedef struct block_code {
+  gboolean fused_norm; /* every norm one fused kernel */
+  int mlp_in_gemms;    /* SwiGLU's input projection as 2 GEMMs (each its own tp all-reduce backward) or 1 fused */
+} block_code;
+
+/* One transformer layer, in forward order. */
+void block_layer(const model *m, const layout *l, const block_code *c, block *out);
+/* The embedding item: the lookup first (the generator puts its tp collective after it). */
+void block_embedding(const model *m, const layout *l, const block_code *c, block *out);
+/* The head items: [0] the final norm, [1] the logits GEMM, [2] the fp32 cross-entropy. */
+void block_head(const model *m, const layout *l, const block_code *c, block *out);
+/* Bytes a block's operators save for backward, summed. */
+double block_saved_bytes(const block *b);
+
+/* Parameters on one rank of tensor-parallel degree tp (tp 1: of the model): matrices and the biases of
+ * column-parallel layers split over tp, the rest (norms, row-parallel biases, positions) replicated. */
+double block_layer_params(const model *m, int tp);
+double block_embedding_params(const model *m, int tp); /* word embedding (+ positions, + its norm) */
+double block_final_norm_params(const model *m);
+double block_head_params(const model *m, int tp);      /* the output projection (a copy when tied) */
+/* Persistent non-parameter buffers of one layer (rotary cos/sin tables), bytes. */
+double block_layer_buffer_bytes(const model *m, const layout *l);
+
+#endif

@@ -277,6 +277,23 @@ START_TEST(test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab)
 }
 END_TEST
 
+/* Where the first item alone outweighs a probed bottleneck (llama-13b's embedding over pp 32), DeepSpeed
+ * reads weights[-1], Python's last element: the total (it read before the array, found by
+ * tests/fuzz/fuzz_options.c under ASan). Its probe then fills 22 stages and leaves the other 10 empty, as the
+ * reference implementation gives (that of test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab). */
+START_TEST(test_balanced_partition_reads_deepspeeds_last_weight_where_the_first_item_is_too_heavy)
+{
+  model m;
+  ck_assert(model_load_named("llama-13b", &m, NULL));
+  partition p;
+  GError *err = NULL;
+  ck_assert(!partition_make(&p, &m, 32, 1, PARTITION_BALANCED, &err));
+  ck_assert_str_eq(err->message, "pp: 32 stages leave stage 22 empty, without any item (llama-13b has 43 items, "
+                                 "partition balanced)");
+  g_error_free(err);
+}
+END_TEST
+
 START_TEST(test_auto_partition_is_balanced_unless_a_stage_would_be_empty)
 {
   model m;
@@ -547,6 +564,7 @@ int main(void)
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
   tcase_add_test(tc, test_uniform_partition_counts_embedding_and_head_as_layers);
   tcase_add_test(tc, test_balanced_partition_matches_deepspeed_for_llama_with_128k_vocab);
+  tcase_add_test(tc, test_balanced_partition_reads_deepspeeds_last_weight_where_the_first_item_is_too_heavy);
   tcase_add_test(tc, test_auto_partition_is_balanced_unless_a_stage_would_be_empty);
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);

@@ -159,8 +159,10 @@ gboolean profile_save(const gpu_profile *p, const char *path, GError **err)
   if (p->comment[0]) cJSON_AddStringToObject(j, "comment", p->comment);
   cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
   cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
-  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
-    cJSON_AddNumberToObject(j, FIELDS[i].key, *slot((gpu_profile *)p, &FIELDS[i]));
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) { /* as read back exactly: cJSON's 15 digits may lose the last bit */
+    g_autofree char *v = lsim_number(*slot((gpu_profile *)p, &FIELDS[i]));
+    cJSON_AddRawToObject(j, FIELDS[i].key, v);
+  }
   gboolean ok = lsim_json_write_file(j, path, err);
   cJSON_Delete(j);
   return ok;

@@ -111,7 +111,7 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   ck_assert_str_eq(p.comment, "");
   cJSON_AddNumberToObject(no_comment, "comment", 5);
   g_autofree char *m_num = load_error(no_comment, &p);
-  ck_assert_str_eq(m_num, "P: field 'comment' must be a string");
+  ck_assert_str_eq(m_num, "P: field 'comment' must be a string (got a number)");
   cJSON_Delete(no_comment);
 }
 END_TEST

@@ -52,7 +52,7 @@ ci)
   failed=()
   for h in "${HARNESSES[@]}"; do
     regress "$h" > $B/fuzz-"$h".log 2>&1 && run "$h" "$seconds" >> $B/fuzz-"$h".log 2>&1 || failed+=("$h")
-    echo "fuzz $h: $(grep -E '^#[0-9]+ +DONE' $B/fuzz-"$h".log | tail -1)"
+    echo "fuzz $h: $(grep -E '^#[0-9]+[[:space:]]+DONE' $B/fuzz-"$h".log | tail -1)"
   done
   if ((${#failed[@]})); then
     for h in "${failed[@]}"; do

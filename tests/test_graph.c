@@ -444,6 +444,30 @@ END_TEST
 /* An integer meta entry is read with atoi/atol by the stage-wise readers, so it must be plain digits:
  * "1e1" passed as pp 10 and was read as pp 1; "3e10" was cast to int before its range was checked
  * (undefined behaviour, reported by -fsanitize=float-cast-overflow). */
+/* What graph_save writes loads back: a meta key and a group label holding a quote or a backslash were
+ * written unescaped, a file that was not JSON or read another label (found by tests/fuzz/fuzz_graph.c's
+ * round trip). */
+START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels)
+{
+  g_autoptr(graph) g = graph_new(1);
+  g_hash_table_insert(g->meta, g_strdup("a\"b"), g_strdup("c\\d"));
+  int rank0 = 0;
+  graph_add_group(g, &rank0, 1, "x\"\\y");
+  graph_program_of(g, 0);
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  GError *err = NULL;
+  ck_assert(graph_save(g, path, &err));
+  g_autoptr(graph) back = graph_load(path, &err);
+  unlink(path);
+  ck_assert_msg(back != NULL, "%s", err ? err->message : "");
+  ck_assert_str_eq(g_hash_table_lookup(back->meta, "a\"b"), "c\\d");
+  ck_assert_str_eq(((graph_group *)g_ptr_array_index(back->groups, 0))->label, "x\"\\y");
+}
+END_TEST
+
 START_TEST(test_meta_integers_are_plain_digits_in_range)
 {
   const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":10,\"meta\":";
@@ -569,6 +593,7 @@ int main(void)
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
+  tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   suite_add_tcase(s, tc);

@@ -200,6 +200,16 @@ static void write_program(FILE *f, const graph_program *p)
   fputs("]}", f);
 }
 
+/* s as a JSON string, quoted and escaped: a meta key or a group label may hold a quote or a backslash. */
+static void write_string(FILE *f, const char *s)
+{
+  cJSON *j = cJSON_CreateString(s);
+  char *q = cJSON_PrintUnformatted(j);
+  fputs(q, f);
+  cJSON_free(q);
+  cJSON_Delete(j);
+}
+
 gboolean graph_save(const graph *g, const char *path, GError **err)
 {
   lsim_outfile out;
@@ -211,17 +221,18 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
   gboolean first = TRUE;
   g_hash_table_iter_init(&it, g->meta);
   while (g_hash_table_iter_next(&it, &k, &v)) {
-    cJSON *s = cJSON_CreateString(v);
-    char *q = cJSON_PrintUnformatted(s);
-    fprintf(f, "%s\"%s\":%s", first ? "" : ",", (char *)k, q);
-    cJSON_free(q);
-    cJSON_Delete(s);
+    fputs(first ? "" : ",", f);
+    write_string(f, k);
+    fputc(':', f);
+    write_string(f, v);
     first = FALSE;
   }
   fputs("},\n\"groups\":[\n", f);
   for (guint i = 0; i < g->groups->len; i++) {
     const graph_group *gr = g_ptr_array_index(g->groups, i);
-    fprintf(f, "{\"label\":\"%s\",\"ranks\":[", gr->label);
+    fputs("{\"label\":", f);
+    write_string(f, gr->label);
+    fputs(",\"ranks\":[", f);
     for (guint j = 0; j < gr->ranks->len; j++) fprintf(f, "%s%d", j ? "," : "", g_array_index(gr->ranks, int, j));
     fputs(i + 1 < g->groups->len ? "]},\n" : "]}\n", f);
   }

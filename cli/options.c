@@ -395,7 +395,8 @@ static gboolean check_long_names(const struct option *longs, const char *command
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err)
 {
   o->command_bit = command;
-  optind = 1;
+  optind = 0; /* glibc: all of getopt's state anew (with 1, a short-option cluster cut short by an error,
+               * "-qxyz", was resumed in the next call, from the earlier argv) */
   opterr = 0;
   int c, idx = -1;
   struct option longs[G_N_ELEMENTS(LONG)];
@@ -410,9 +411,9 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
                   command_name);
       return FALSE;
     }
-    if (c == '?') { /* a long option's name was checked above: an unknown short one */
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option (allowed: the options of layoutsim help %s)",
-                  what, command_name);
+    if (c == '?') { /* a long option's name was checked above: an unknown short one, perhaps inside "-qjx" */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "-%c: unknown option (allowed: the options of layoutsim help %s)",
+                  optopt, command_name);
       return FALSE;
     }
     if (!(applies_to(c) & command)) {

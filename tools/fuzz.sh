@@ -19,7 +19,7 @@ build() {
   else
     CC=clang CXX=clang++ meson setup $B -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || return 1
   fi
-  ninja -C $B "${HARNESSES[@]/#/tests/fuzz/fuzz_}" >/dev/null
+  ninja -C $B "${HARNESSES[@]/#/tests/fuzz/fuzz_}" > $B/ninja.log || { tail -30 $B/ninja.log; return 1; }
 }
 
 # run NAME SECONDS [OPTIONS...]: fuzz from the seeds and what earlier runs found; libFuzzer's status

@@ -19,7 +19,7 @@ if [ -f $B/build.ninja ]; then
 else
   meson setup $B -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi || exit 1
-ninja -C $B >/dev/null || exit 1
+ninja -C $B > $B/ninja.log || { tail -30 $B/ninja.log; exit 1; }
 logs=$PWD/$B/sanitizer-logs
 rm -rf "$logs" && mkdir -p "$logs"
 export ASAN_OPTIONS="log_path=$logs/asan:detect_stack_use_after_return=0:detect_leaks=0:intercept_strstr=0"

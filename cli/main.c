@@ -192,7 +192,7 @@ static const char *const USAGE =
 
 /* the limits as USAGE states them */
 G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
-G_STATIC_ASSERT(FOOTPRINT_BUDGET_BYTES == 8.0 * (1 << 30));
+G_STATIC_ASSERT(FOOTPRINT_BUDGET_GIB == 8); /* an integer: C's static assertions take no floating point (clang) */
 G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
                 LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 

@@ -358,7 +358,7 @@ END_TEST
  * Both were found by tests/fuzz/fuzz_table.c. */
 START_TEST(test_csv_format_reads_back_as_the_same_table)
 {
-  static const char *const texts[] = {"\x0c\xEF\xBB\xBF\n", " model \nx\n", "\xEF\xBB\xBF\xEF\xBB\xBF" "a,b\n1,2\n",
+  static const char *const texts[] = {"\x0c\xEF\xBB\xBF\n", " model \nx\n", "\xEF\xBB\xBF\xEF\xBB\xBF\x61,b\n1,2\n",
                                       "a,\"b,\"\"c\"\"\"\n\"x\ny\",\r\n"};
   for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
     g_autofree char *path = tmp_file(texts[i], -1);

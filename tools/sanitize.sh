@@ -2,7 +2,8 @@
 # The whole test suite again in an ASan + UBSan build (./build-asan), failing on any sanitizer report
 # (docs/hardening.md). Usage: bash tools/sanitize.sh   (after tools/setup.sh; tools/test.sh runs it)
 # The sanitizer runtimes write to build-asan/sanitizer-logs/ (log_path), not to stderr, which the tesh
-# tests compare; what they say there is checked after the suite:
+# tests compare; what they say there is checked after the suite. Built by clang: GCC 12's UBSan, linked
+# with its ASan, ignores log_path and reports on stderr, where a Check test's report would pass unseen.
 # - detect_stack_use_after_return=0: SimGrid runs each rank on a stack of its own and switches between
 #   them; ASan's fake stacks for use-after-return do not follow the switches. (Each switch also makes
 #   ASan warn "ignoring requested __asan_handle_no_return": a warning, not a report, and left in the log.)
@@ -17,7 +18,7 @@ B=build-asan
 if [ -f $B/build.ninja ]; then
   meson setup $B --reconfigure >/dev/null
 else
-  meson setup $B -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+  CC=clang CXX=clang++ meson setup $B -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi || exit 1
 ninja -C $B > $B/ninja.log || { tail -30 $B/ninja.log; exit 1; }
 logs=$PWD/$B/sanitizer-logs

@@ -17,7 +17,8 @@ build() {
   if [ -f $B/build.ninja ]; then
     meson setup $B --reconfigure >/dev/null || return 1
   else
-    CC=clang CXX=clang++ meson setup $B -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || return 1
+    CC=clang CXX=clang++ meson setup $B -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null ||
+      return 1
   fi
   ninja -C $B "${HARNESSES[@]/#/tests/fuzz/fuzz_}" > $B/ninja.log || { tail -30 $B/ninja.log; return 1; }
 }

@@ -3,7 +3,8 @@
 # data-parallel layout (mirrored ranks, send/recv, every collective) with every trace written, so that
 # the replay, the timeline and each trace writer run. Memory definitely lost at exit counts as an error.
 # No suppression file: memcheck finds no error in SimGrid or GLib on this run (nor a warning about
-# SimGrid's switches between its ranks' stacks), and simulate frees what it allocated. Usage: bash tools/valgrind.sh   (after tools/setup.sh; tools/test.sh runs it)
+# SimGrid's switches between its ranks' stacks), and simulate frees what it allocated.
+# Usage: bash tools/valgrind.sh   (after tools/setup.sh; tools/test.sh runs it)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d /tmp/layoutsim-valgrind-XXXXXX)

@@ -375,7 +375,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
   e->mem_transient_bytes = opt_num(o, "mem_transient_bytes");
   const char *out_of_range = !(e->bytes >= 0 && e->bytes <= GRAPH_MAX_BYTES) ? "bytes"
-                           : !(e->mem_transient_bytes >= 0 && e->mem_transient_bytes <= GRAPH_MAX_BYTES) ? "mem_transient_bytes"
+                           : !(e->mem_transient_bytes >= 0 && e->mem_transient_bytes <= GRAPH_MAX_BYTES)
+                               ? "mem_transient_bytes"
                            : !(fabs(e->mem_delta_bytes) <= GRAPH_MAX_BYTES) ? "mem_delta_bytes" : NULL;
   if (out_of_range) {
     got = shown(o, out_of_range);
@@ -394,7 +395,8 @@ static gboolean parse_event(const cJSON *o, graph_event *e, const char *where, i
     e->peer = opt_int(o, "group", -1);
   } else if (ki == EV_COMPUTE) {
     int variant = opt_int(o, "variant", 0);
-    if (variant < 0 || variant > 5) return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to 5)", variant);
+    if (variant < 0 || variant > 5)
+      return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to 5)", variant);
     e->variant = (uint8_t)variant;
     e->m = opt_int(o, "m", 0);
     e->n = opt_int(o, "n", 0);
@@ -431,8 +433,8 @@ static gboolean parse_program(graph *g, const cJSON *o, const char *where, GErro
   int rank = opt_int(o, "rank", -1);
   if (rank < 0 || rank >= g->world_size || g_ptr_array_index(g->programs, rank)) {
     g_autofree char *got = shown(o, "rank");
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program with %s 'rank' %s (allowed: each rank from 0 to %d once)",
-                where, !cJSON_IsObject(o) || !cJSON_GetObjectItemCaseSensitive(o, "rank") ? "no"
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                "%s: program with %s 'rank' %s (allowed: each rank from 0 to %d once)", where, !cJSON_IsObject(o) || !cJSON_GetObjectItemCaseSensitive(o, "rank") ? "no"
                        : rank >= 0 && rank < g->world_size ? "a repeated" : "an out-of-range", got, g->world_size - 1);
     return FALSE;
   }
@@ -535,8 +537,8 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
       const cJSON *what = !cJSON_IsObject(it) ? it : rs;
       g_autofree char *got = !what ? g_strdup("no 'ranks'") : cJSON_IsArray(what) ? g_strdup("an array holding a "
                              "non-integer") : g_strdup(lsim_json_type_name(what));
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: needs 'ranks', an array of integers (got %s)", where,
-                  g->groups->len, got);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: needs 'ranks', an array of integers (got %s)",
+                  where, g->groups->len, got);
       return FALSE;
     }
     graph_add_group(g, ranks, n, opt_str(it, "label"));

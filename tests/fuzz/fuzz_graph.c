@@ -42,7 +42,8 @@ static void require_same_graph(const graph *a, const graph *b)
         fuzz_require(graph_group_for(p, gid) == graph_group_for(q, gid), "rank %d: group_map differs", r);
       continue;
     }
-    fuzz_require(p->events->len == q->events->len, "rank %d: %u events, reloaded %u", r, p->events->len, q->events->len);
+    fuzz_require(p->events->len == q->events->len, "rank %d: %u events, reloaded %u", r, p->events->len,
+                 q->events->len);
     for (guint i = 0; i < p->events->len; i++) { /* field by field: -0 and 0 are one value */
       const graph_event *e = &g_array_index(p->events, graph_event, i), *f = &g_array_index(q->events, graph_event, i);
       fuzz_require(e->kind == f->kind && e->op == f->op && e->phase == f->phase && e->variant == f->variant &&

@@ -9,7 +9,7 @@
 #   --print: write the table with the messages layoutsim gives instead (to make or review it)
 set -uo pipefail
 bin=$(realpath "$1")
-export SRC=$2
+export SRC=$(realpath "$2")
 print=${3:-}
 table=$SRC/tests/cli/catalogue.tsv
 work=$(mktemp -d /tmp/layoutsim-catalogue-XXXXXX)

@@ -151,7 +151,8 @@ csv_table *csv_read(const char *path, GError **err)
   }
   GPtrArray *header = parse_closed_record(&p, path, 1, err);
   if (!header) return NULL;
-  if (header->len == 1 && !*g_strstrip((char *)header->pdata[0])) { /* else: "line 2: N fields, the header has 1" */
+  g_autofree char *first = g_strstrip(g_strdup(header->pdata[0])); /* a copy: the name stays as written */
+  if (header->len == 1 && !*first) { /* else: "line 2: N fields, the header has 1" */
     g_ptr_array_unref(header);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
                 "%s line 1: the header line is blank (allowed: the column names, comma-separated, on the first line)",
@@ -168,9 +169,11 @@ csv_table *csv_read(const char *path, GError **err)
   return t;
 }
 
-static void write_field(GString *out, const char *s)
+/* A cell as the reader takes it back: quoted when it holds a separator, a quote or a line end, or when
+ * it is the file's first and begins with a byte-order mark, which the reader would skip. */
+static void write_field(GString *out, const char *s, gboolean first)
 {
-  if (!strpbrk(s, ",\"\n\r")) {
+  if (!strpbrk(s, ",\"\n\r") && !(first && g_str_has_prefix(s, UTF8_BOM))) {
     g_string_append(out, s);
     return;
   }
@@ -182,19 +185,19 @@ static void write_field(GString *out, const char *s)
   g_string_append_c(out, '"');
 }
 
-static void write_record(GString *out, GPtrArray *fields)
+static void write_record(GString *out, GPtrArray *fields, gboolean header)
 {
   for (guint i = 0; i < fields->len; i++) {
     if (i) g_string_append_c(out, ',');
-    write_field(out, fields->pdata[i]);
+    write_field(out, fields->pdata[i], header && i == 0);
   }
   g_string_append_c(out, '\n');
 }
 
 void csv_format(const csv_table *t, GString *out)
 {
-  write_record(out, t->header);
-  for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r]);
+  write_record(out, t->header, TRUE);
+  for (guint r = 0; r < t->rows->len; r++) write_record(out, t->rows->pdata[r], FALSE);
 }
 
 gboolean csv_write(const csv_table *t, const char *path, GError **err)

@@ -26,7 +26,8 @@
 
 /* The most memory one simulation may take: a request estimated above it is refused before anything
  * is allocated, with the option to change. */
-#define FOOTPRINT_BUDGET_BYTES (8.0 * 1024 * 1024 * 1024)
+#define FOOTPRINT_BUDGET_GIB 8
+#define FOOTPRINT_BUDGET_BYTES (FOOTPRINT_BUDGET_GIB * 1024.0 * 1024 * 1024)
 
 /* The parts of the estimate, each with the option that shrinks it (footprint_check's message). */
 typedef enum {

@@ -226,7 +226,7 @@ static const char *const USAGE =
 
 /* the limits as USAGE states them */
 G_STATIC_ASSERT(MODEL_MAX_VOCAB == 16777216);
-G_STATIC_ASSERT(FOOTPRINT_BUDGET_BYTES == 8.0 * (1 << 30));
+G_STATIC_ASSERT(FOOTPRINT_BUDGET_GIB == 8); /* an integer: C's static assertions take no floating point (clang) */
 G_STATIC_ASSERT(LSIM_INPUT_MAX_MODEL_BYTES == 1u << 20 && LSIM_INPUT_MAX_PROFILE_BYTES == 1u << 20 &&
                 LSIM_INPUT_MAX_TABLE_BYTES == 64u << 20 && LSIM_INPUT_MAX_GRAPH_BYTES == 1u << 30);
 
@@ -714,8 +714,12 @@ static int cmd_sweep(cli_opts *o)
     for (int a = 0; a < WHATIF_N; a++) swept += spec.whatif[a] && spec.whatif[a]->len > 1;
     if (swept != 1 || spec.profiles->len > 1 || spec.stacks->len > 1) {
       cli_sweep_spec_clear(&spec);
-      return fail_msg("--plot: needs exactly one swept platform axis (allowed: a list for one of --ib-gbps, "
-                      "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile and stack)");
+      GString *axes = g_string_new(NULL);
+      for (int a = 0; a < WHATIF_N; a++) g_string_append_printf(axes, "--%s, ", whatif_option(a));
+      g_autofree char *msg = g_strdup_printf("--plot: needs exactly one swept platform axis (allowed: a list for one of "
+                                             "%s--gpus, and one profile and stack)", axes->str);
+      g_string_free(axes, TRUE);
+      return fail_msg(msg);
     }
   }
   g_autoptr(csv_table) t = sweep_run(&spec, &err);

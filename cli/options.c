@@ -426,7 +426,8 @@ static gboolean check_long_names(const struct option *longs, const char *command
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err)
 {
   o->command_bit = command;
-  optind = 1;
+  optind = 0; /* glibc: all of getopt's state anew (with 1, a short-option cluster cut short by an error,
+               * "-qxyz", was resumed in the next call, from the earlier argv) */
   opterr = 0;
   int c, idx = -1;
   struct option longs[G_N_ELEMENTS(LONG)];
@@ -441,9 +442,9 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
                   command_name);
       return FALSE;
     }
-    if (c == '?') { /* a long option's name was checked above: an unknown short one */
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown option (allowed: the options of layoutsim help %s)",
-                  what, command_name);
+    if (c == '?') { /* a long option's name was checked above: an unknown short one, perhaps inside "-qjx" */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "-%c: unknown option (allowed: the options of layoutsim help %s)",
+                  optopt, command_name);
       return FALSE;
     }
     if (!(applies_to(c) & command)) {
@@ -508,10 +509,14 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   return TRUE;
 }
 
-/* The elements of a list value "a,b,c"; where `ranges`, "lo-hi" stands for every integer from lo to hi. */
+/* Most values a list may hold, its ranges' included. */
+#define LIST_MAX_VALUES 100001
+
+/* The elements of a list value "a,b,c"; where `ranges`, "lo-hi" stands for every integer from lo to hi.
+ * Each value once, checked in a hash table: comparing every pair took minutes for --tp 1-32128. */
 static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GError **err)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
   g_auto(GStrv) parts = g_strsplit(s, ",", -1);
   for (char **p = parts; *p; p++) {
     const char *dash = ranges ? strchr(*p, '-') : NULL;
@@ -519,27 +524,31 @@ static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GE
     if (dash && dash != *p) {
       g_autofree char *a = g_strndup(*p, (gsize)(dash - *p));
       if (!cli_parse_positive_int(opt, a, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) || hi < lo ||
-          hi - lo > 100000) {
+          hi - lo >= LIST_MAX_VALUES) {
         g_clear_error(err);
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, 1 <= LO <= HI, "
-                    "at most 100001 values)", opt, *p);
-        g_ptr_array_free(out, TRUE);
+                    "at most %d values)", opt, *p, LIST_MAX_VALUES);
         return NULL;
       }
-      for (int v = lo; v <= hi; v++) g_ptr_array_add(out, g_strdup_printf("%d", v));
+      for (int v = lo; v <= hi && out->len <= LIST_MAX_VALUES; v++) g_ptr_array_add(out, g_strdup_printf("%d", v));
     } else {
       g_ptr_array_add(out, g_strdup(*p));
     }
+    if (out->len > LIST_MAX_VALUES) {
+      g_autofree char *shown = lsim_quote(s, 40);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: %s holds more than %d values (allowed: at most %d values "
+                  "in all)", opt, shown, LIST_MAX_VALUES, LIST_MAX_VALUES);
+      return NULL;
+    }
   }
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < out->len; i++)
-    for (guint k = 0; k < i; k++)
-      if (!strcmp(out->pdata[i], out->pdata[k])) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: '%s' is listed twice in '%s' (allowed: each value once)",
-                    opt, (char *)out->pdata[i], s);
-        g_ptr_array_free(out, TRUE);
-        return NULL;
-      }
-  return out;
+    if (!g_hash_table_add(seen, out->pdata[i])) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: '%s' is listed twice in '%s' (allowed: each value once)",
+                  opt, (char *)out->pdata[i], s);
+      return NULL;
+    }
+  return g_steal_pointer(&out);
 }
 
 /* One element of the list of LISTS[slot] as an int (enums as ints) or a double. */

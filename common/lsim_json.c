@@ -180,7 +180,8 @@ gboolean lsim_json_string(const cJSON *obj, const char *key, const char **out, c
   const cJSON *v = field(obj, key, where, err);
   if (!v) return FALSE;
   if (!cJSON_IsString(v)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: field '%s' must be a string", where, key);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: field '%s' must be a string (got %s)", where, key,
+                lsim_json_type_name(v));
     return FALSE;
   }
   *out = v->valuestring;
@@ -220,7 +221,8 @@ gboolean lsim_json_number(const cJSON *obj, const char *key, double *out, const 
   const cJSON *v = field(obj, key, where, err);
   if (!v) return FALSE;
   if (!cJSON_IsNumber(v)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: field '%s' must be a number", where, key);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: field '%s' must be a number (got %s)", where, key,
+                lsim_json_type_name(v));
     return FALSE;
   }
   *out = v->valuedouble;

@@ -34,7 +34,10 @@ gboolean plat_file_read_fields(const cJSON *j, const plat_field *f, size_t n, vo
 
 void plat_file_add_fields(cJSON *j, const plat_field *f, size_t n, const void *base)
 {
-  for (size_t i = 0; i < n; i++) cJSON_AddNumberToObject(j, f[i].key, *slot((void *)base, &f[i]));
+  for (size_t i = 0; i < n; i++) { /* as read back exactly: cJSON's 15 digits may lose the last bit */
+    g_autofree char *v = lsim_number(*slot((void *)base, &f[i]));
+    cJSON_AddRawToObject(j, f[i].key, v);
+  }
 }
 
 static int by_name(const void *a, const void *b) { return g_strcmp0(*(char *const *)a, *(char *const *)b); }

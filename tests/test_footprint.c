@@ -24,6 +24,21 @@
 
 #define MIB (1024.0 * 1024.0)
 
+/* Under AddressSanitizer (tools/test.sh's sanitizer build) a process's resident set holds ASan's shadow
+ * memory and redzones, and ASan reserves terabytes of address space as it starts: the peak RSS is not
+ * the simulation's, and no address-space limit can hold. There the estimate is not held to the RSS, and
+ * the refusals are checked without the limit (the plain build checks them under it). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
 /* "COMMAND ARGS" split at blanks, a word @NAME standing for the file NAME of the test's directory. */
 static char **command_line(const char *args)
 {
@@ -52,7 +67,7 @@ static void estimate(const char *args, footprint *fp)
 }
 
 /* Run `layoutsim COMMAND ARGS` (standard output to /dev/null; standard error to `errors` unless NULL)
- * with at most `as_bytes` of address space and 60 s; its exit status, peak RSS (bytes) and wall time. */
+ * with at most `as_bytes` of address space (but under ASan) and 60 s; its exit status, peak RSS (bytes) and wall time. */
 static int run(const char *args, double as_bytes, double *rss_bytes, double *seconds, const char *errors)
 {
   const char *bin = getenv("LAYOUTSIM");
@@ -69,7 +84,7 @@ static int run(const char *args, double as_bytes, double *rss_bytes, double *sec
   if (pid == 0) {
     struct rlimit as = {(rlim_t)as_bytes, (rlim_t)as_bytes};
     int null = open("/dev/null", O_WRONLY), e = errors ? open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0644) : 2;
-    if (setrlimit(RLIMIT_AS, &as) != 0 || null < 0 || e < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+    if ((!UNDER_ASAN && setrlimit(RLIMIT_AS, &as) != 0) || null < 0 || e < 0 || dup2(null, STDOUT_FILENO) < 0 ||
         dup2(e, STDERR_FILENO) < 0)
       _exit(127);
     alarm(60); /* kept across exec */
@@ -201,7 +216,8 @@ START_TEST(test_requests_over_the_budget_are_refused_at_once_naming_the_option)
     g_autofree char *msg = NULL;
     ck_assert(g_file_get_contents(errors, &msg, NULL, NULL));
     ck_assert_msg(rc == 2, "%s: exit status %d (%s)", cases[i][0], rc, msg);
-    ck_assert_msg(seconds < 1.0, "%s: refused after %.2f s", cases[i][0], seconds);
+    /* at once: within a second (ASan's instrumentation makes counting wide.json's 250 MB 2 to 3 times slower) */
+    ck_assert_msg(seconds < (UNDER_ASAN ? 5.0 : 1.0), "%s: refused after %.2f s", cases[i][0], seconds);
     gboolean one_line = strchr(msg, '\n') == msg + strlen(msg) - 1;
     gboolean named = g_str_has_prefix(msg, "layoutsim: ") && strstr(msg, cases[i][1]) && strstr(msg, "(allowed: ");
     ck_assert_msg(named && one_line, "%s: %s", cases[i][0], msg);
@@ -218,8 +234,10 @@ int main(void)
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
   tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
-  tcase_add_test(tc, test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss);
-  tcase_add_test(tc, test_reading_a_graph_file_is_estimated_within_a_factor_of_two);
+  if (!UNDER_ASAN) {
+    tcase_add_test(tc, test_estimate_is_within_a_factor_of_two_of_the_measured_peak_rss);
+    tcase_add_test(tc, test_reading_a_graph_file_is_estimated_within_a_factor_of_two);
+  }
   tcase_add_test(tc, test_requests_over_the_budget_are_refused_at_once_naming_the_option);
   suite_add_tcase(s, tc);
   return check_run(s);

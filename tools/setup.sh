@@ -3,8 +3,9 @@
 # Usage: bash tools/setup.sh        (run from the repository root; uses sudo when not root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# clang and libclang-rt-14-dev (libFuzzer's runtime) build the fuzz harnesses, valgrind runs memcheck (tools/test.sh)
 PKGS=(build-essential meson ninja-build pkg-config libsimgrid-dev libglib2.0-dev libcjson-dev check
-      pajeng libxml2-utils librsvg2-bin parallel)
+      pajeng libxml2-utils librsvg2-bin parallel clang libclang-rt-14-dev valgrind)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -221,6 +222,16 @@ static void write_program(FILE *f, const graph *g, const graph_program *p)
   fputs("]}", f);
 }
 
+/* s as a JSON string, quoted and escaped: a meta key or a group label may hold a quote or a backslash. */
+static void write_string(FILE *f, const char *s)
+{
+  cJSON *j = cJSON_CreateString(s);
+  char *q = cJSON_PrintUnformatted(j);
+  fputs(q, f);
+  cJSON_free(q);
+  cJSON_Delete(j);
+}
+
 gboolean graph_save(const graph *g, const char *path, GError **err)
 {
   lsim_outfile out;
@@ -232,17 +243,18 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
   gboolean first = TRUE;
   g_hash_table_iter_init(&it, g->meta);
   while (g_hash_table_iter_next(&it, &k, &v)) {
-    cJSON *s = cJSON_CreateString(v);
-    char *q = cJSON_PrintUnformatted(s);
-    fprintf(f, "%s\"%s\":%s", first ? "" : ",", (char *)k, q);
-    cJSON_free(q);
-    cJSON_Delete(s);
+    fputs(first ? "" : ",", f);
+    write_string(f, k);
+    fputc(':', f);
+    write_string(f, v);
     first = FALSE;
   }
   fputs("},\n\"groups\":[\n", f);
   for (guint i = 0; i < g->groups->len; i++) {
     const graph_group *gr = g_ptr_array_index(g->groups, i);
-    fprintf(f, "{\"label\":\"%s\",\"ranks\":[", gr->label);
+    fputs("{\"label\":", f);
+    write_string(f, gr->label);
+    fputs(",\"ranks\":[", f);
     for (guint j = 0; j < gr->ranks->len; j++) fprintf(f, "%s%d", j ? "," : "", g_array_index(gr->ranks, int, j));
     fputs(i + 1 < g->groups->len ? "]},\n" : "]}\n", f);
   }
@@ -264,10 +276,34 @@ static int name_index(const char *s, const char *const *names, int n)
   return -1;
 }
 
-static gboolean bad(GError **err, const char *where, int rank, int idx, const char *what)
+static gboolean bad(GError **err, const char *where, int rank, int idx, const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+static gboolean bad(GError **err, const char *where, int rank, int idx, const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d event %d: %s", where, rank, idx, what);
   return FALSE;
+}
+
+/* What the field `key` of o holds, for a message: "missing", a string quoted, a number as given, or
+ * its kind (an array...). Newly allocated. */
+static char *shown(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) return g_strdup("missing");
+  if (cJSON_IsString(v)) return lsim_quote(v->valuestring, 40);
+  if (cJSON_IsNumber(v)) return lsim_number(v->valuedouble);
+  return g_strdup(lsim_json_type_name(v));
+}
+
+/* "a, b, c": the names of an enumeration, for messages. Newly allocated. */
+static char *names_list(const char *const *names, int n)
+{
+  GString *out = g_string_new(names[0]);
+  for (int i = 1; i < n; i++) g_string_append_printf(out, ", %s", names[i]);
+  return g_string_free(out, FALSE);
 }
 
 static int opt_int(const cJSON *o, const char *key, int dflt)
@@ -345,16 +381,32 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   memset(e, 0, sizeof *e);
   const char *kind = opt_str(o, "kind"), *op = opt_str(o, "op"), *ph = opt_str(o, "phase");
   int ki = kind ? name_index(kind, KIND_NAMES, EV_N_KINDS) : -1;
-  if (ki < 0) return bad(err, where, rank, idx, "field 'kind' must be one of compute, collective, send, recv");
-  if (version == 1 && op && name_index(op, V1_OPS, G_N_ELEMENTS(V1_OPS)) < 0)
-    return bad(err, where, rank, idx, "field 'op' must name an operator class of version 1 (see docs/graph-format.md)");
-  if (op && !op_label_ok(op))
-    return bad(err, where, rank, idx, "field 'op' must be a label of 1 to 31 letters, digits, '_', '.', '+' or '-'");
+  g_autofree char *got = NULL, *allowed = NULL;
+  if (ki < 0) {
+    got = shown(o, "kind");
+    allowed = names_list(KIND_NAMES, EV_N_KINDS);
+    return bad(err, where, rank, idx, "field 'kind' is %s (allowed: %s)", got, allowed);
+  }
+  if (version == 1 && op && name_index(op, V1_OPS, G_N_ELEMENTS(V1_OPS)) < 0) {
+    got = shown(o, "op");
+    allowed = names_list(V1_OPS, G_N_ELEMENTS(V1_OPS));
+    return bad(err, where, rank, idx, "field 'op' is %s (allowed in version 1: an operator class, %s; "
+               "docs/graph-format.md)", got, allowed);
+  }
+  if (op && !op_label_ok(op)) {
+    got = shown(o, "op");
+    return bad(err, where, rank, idx, "field 'op' is %s (allowed: a label of 1 to 31 letters, digits, '_', '.', '+' "
+               "or '-')", got);
+  }
   int oi = op ? graph_op_id(g, op) : ki == EV_COMPUTE ? -2 : GRAPH_OP_COMM;
   if (oi == -2) return bad(err, where, rank, idx, "a compute event needs field 'op' (a label, see docs/graph-format.md)");
-  if (oi < 0) return bad(err, where, rank, idx, "more than 4096 different 'op' labels in one graph");
+  if (oi < 0) return bad(err, where, rank, idx, "more than 4096 different 'op' labels in one graph (allowed: 4096)");
   int pi = ph ? name_index(ph, PHASE_NAMES, PH_N) : -1;
-  if (pi < 0) return bad(err, where, rank, idx, "field 'phase' must be one of forward, backward, recompute, dp, optimizer");
+  if (pi < 0) {
+    got = shown(o, "phase");
+    allowed = names_list(PHASE_NAMES, PH_N);
+    return bad(err, where, rank, idx, "field 'phase' is %s (allowed: %s)", got, allowed);
+  }
   static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer", NULL};
   const char *cost = opt_str(o, "cost");
   int co = ki != EV_COMPUTE ? COST_NONE : version == 1 ? v1_cost(op) : cost ? name_index(cost, COST_NAMES, COST_N) : -1;
@@ -362,18 +414,17 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     return bad(err, where, rank, idx, "a compute event's field 'cost' must be one of gemm, attention, memory");
   const char *bad_int = non_integer_field(o, INTS);
   if (bad_int) {
-    g_autofree char *what = g_strdup_printf("field '%s' must be an integer", bad_int);
-    return bad(err, where, rank, idx, what);
+    got = shown(o, bad_int);
+    return bad(err, where, rank, idx, "field '%s' must be an integer (got %s)", bad_int, got);
   }
   static const char *const NUMS[] = {"bytes", "flops", "mem_delta_bytes", "mem_transient_bytes", NULL};
   const char *bad_num = non_number_field(o, NUMS);
-  if (bad_num) {
-    g_autofree char *what = g_strdup_printf("field '%s' must be a number (got %s)", bad_num,
-                                            lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
-    return bad(err, where, rank, idx, what);
-  }
+  if (bad_num)
+    return bad(err, where, rank, idx, "field '%s' must be a number (got %s)", bad_num,
+               lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, bad_num)));
   if (!op && cJSON_GetObjectItemCaseSensitive(o, "op")) /* not the default 'comm' of a communication */
-    return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md)");
+    return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md; "
+               "got %s)", lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, "op")));
   e->kind = (uint8_t)ki;
   e->cost = (uint8_t)co;
   e->op = (uint16_t)oi;
@@ -385,24 +436,33 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   e->bytes = opt_num(o, "bytes");
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");
   e->mem_transient_bytes = opt_num(o, "mem_transient_bytes");
-  if (!(e->bytes >= 0 && e->bytes <= GRAPH_MAX_BYTES))
-    return bad(err, where, rank, idx, "field 'bytes' must be from 0 to 1e18");
-  if (!(e->mem_transient_bytes >= 0 && e->mem_transient_bytes <= GRAPH_MAX_BYTES))
-    return bad(err, where, rank, idx, "field 'mem_transient_bytes' must be from 0 to 1e18");
-  if (!(fabs(e->mem_delta_bytes) <= GRAPH_MAX_BYTES))
-    return bad(err, where, rank, idx, "field 'mem_delta_bytes' must be from -1e18 to 1e18");
+  const char *out_of_range = !(e->bytes >= 0 && e->bytes <= GRAPH_MAX_BYTES) ? "bytes"
+                           : !(e->mem_transient_bytes >= 0 && e->mem_transient_bytes <= GRAPH_MAX_BYTES)
+                               ? "mem_transient_bytes"
+                           : !(fabs(e->mem_delta_bytes) <= GRAPH_MAX_BYTES) ? "mem_delta_bytes" : NULL;
+  if (out_of_range) {
+    got = shown(o, out_of_range);
+    return bad(err, where, rank, idx, "field '%s' must be from %s to 1e18 (got %s)", out_of_range,
+               strcmp(out_of_range, "mem_delta_bytes") ? "0" : "-1e18", got);
+  }
   if (ki == EV_COLLECTIVE) {
     const char *c = opt_str(o, "collective");
     int ci = c ? name_index(c, COLL_NAMES, COLL_N) : -1;
-    if (ci < 0) return bad(err, where, rank, idx, "field 'collective' must be one of all-reduce, reduce-scatter, all-gather");
+    if (ci < 0) {
+      got = shown(o, "collective");
+      allowed = names_list(COLL_NAMES, COLL_N);
+      return bad(err, where, rank, idx, "field 'collective' is %s (allowed: %s)", got, allowed);
+    }
     e->variant = (uint8_t)ci;
     e->peer = opt_int(o, "group", -1);
   } else if (ki == EV_COMPUTE) {
     int variant = opt_int(o, "variant", 0);
-    if (variant < 0 || variant > 5) return bad(err, where, rank, idx, "field 'variant' must be 0..5");
+    if (variant < 0 || variant > 5)
+      return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to 5)", variant);
     if (co == COST_ATTENTION && version == 1) variant /= 2; /* v1 kernel id -> GRAPH_ATTN_* */
     else if (co == COST_ATTENTION && variant >= GRAPH_ATTN_N)
-      return bad(err, where, rank, idx, "an attention event's 'variant' must be 0 (scores), 1 (flash1) or 2 (flash2)");
+      return bad(err, where, rank, idx, "an attention event's 'variant' is %d (allowed: 0 scores, 1 flash1, 2 flash2)",
+                 variant);
     else if (co == COST_MEMORY || (version == 1 && co != COST_ATTENTION)) variant = 0; /* v1: norm's 'fused' flag */
     e->variant = (uint8_t)variant;
     e->m = opt_int(o, "m", 0);
@@ -411,12 +471,16 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     e->launches = opt_int(o, "launches", 1);
     e->flops = opt_num(o, "flops");
     e->peer = -1;
-    if (!(e->flops >= 0 && e->flops <= GRAPH_MAX_FLOPS))
-      return bad(err, where, rank, idx, "field 'flops' must be from 0 to 1e24");
-    if (e->m < 0 || e->n < 0 || e->k < 0) return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0");
-    if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0");
+    if (!(e->flops >= 0 && e->flops <= GRAPH_MAX_FLOPS)) {
+      got = shown(o, "flops");
+      return bad(err, where, rank, idx, "field 'flops' must be from 0 to 1e24 (got %s)", got);
+    }
+    if (e->m < 0 || e->n < 0 || e->k < 0)
+      return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0 (got %d, %d, %d)", e->m, e->n, e->k);
+    if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0 (got %d)", e->launches);
     if (co == COST_ATTENTION && e->flops > 0 && (e->n < 1 || e->k < 1)) /* the kernel model reads them */
-      return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) >= 1");
+      return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) "
+                 ">= 1 (got n %d, k %d)", e->n, e->k);
   } else {
     e->peer = opt_int(o, "peer", -1);
     int variant = opt_int(o, "variant", 0), most = ki == EV_SEND ? GRAPH_P2P_EAGER | GRAPH_P2P_GRAD_CHANNEL
@@ -434,13 +498,17 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
   static const char *const INTS[] = {"rank", "mirror_of", "active_from", NULL};
   const char *bad_int = non_integer_field(o, INTS);
   if (bad_int) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program field '%s' must be an integer", where, bad_int);
+    g_autofree char *got = shown(o, bad_int);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program field '%s' must be an integer (got %s)", where, bad_int,
+                got);
     return FALSE;
   }
   int rank = opt_int(o, "rank", -1);
   if (rank < 0 || rank >= g->world_size || g_ptr_array_index(g->programs, rank)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: program with missing, out-of-range or repeated 'rank' (%d)",
-                where, rank);
+    g_autofree char *got = shown(o, "rank");
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
+                "%s: program with %s 'rank' %s (allowed: each rank from 0 to %d once)", where, !cJSON_IsObject(o) || !cJSON_GetObjectItemCaseSensitive(o, "rank") ? "no"
+                       : rank >= 0 && rank < g->world_size ? "a repeated" : "an out-of-range", got, g->world_size - 1);
     return FALSE;
   }
   static const char *const NUMS[] = {"mem_params_bytes", "mem_grads_bytes", "mem_optimizer_bytes", "mem_buffers_bytes",
@@ -460,11 +528,12 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
   if (p->mem_static_bytes == 0) /* graphs that give only the parts */
     p->mem_static_bytes = p->mem_params_bytes + p->mem_grads_bytes + p->mem_optimizer_bytes + p->mem_buffers_bytes;
   const double mem[] = {p->mem_params_bytes, p->mem_grads_bytes, p->mem_optimizer_bytes, p->mem_buffers_bytes,
-                        p->mem_static_bytes};
+                        p->mem_static_bytes}; /* NUMS' order */
   for (size_t i = 0; i < G_N_ELEMENTS(mem); i++)
     if (!(mem[i] >= 0 && mem[i] <= GRAPH_MAX_BYTES)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: mem_*_bytes fields must be from 0 to 1e18", where,
-                  rank);
+      g_autofree char *got = lsim_number(mem[i]);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: rank %d: %s must be from 0 to 1e18 (got %s%s)", where, rank,
+                  NUMS[i], got, i == 4 ? ", the sum of the other four" : "");
       return FALSE;
     }
   int mirror = opt_int(o, "mirror_of", -1);
@@ -482,8 +551,11 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
       int n_groups = (int)g->groups->len;
       if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 || !is_int(from) || !is_int(to) ||
           from->valueint < 0 || from->valueint >= n_groups || to->valueint < 0 || to->valueint >= n_groups) {
+        g_autofree char *text = cJSON_PrintUnformatted(pair);
+        g_autofree char *got = lsim_quote(text ? text : "?", 40);
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
-                    "%s: rank %d: group_map entries are [from, to], group ids from 0 to %d", where, rank, n_groups - 1);
+                    "%s: rank %d: group_map entry %s (allowed: [from, to], group ids from 0 to %d)", where, rank, got,
+                    n_groups - 1);
         return FALSE;
       }
       graph_map_group(g, rank, from->valueint, to->valueint);
@@ -510,7 +582,8 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
 static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, GError **err)
 {
   if (groups && !cJSON_IsArray(groups)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'groups' must be an array of {label, ranks}", where);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'groups' must be an array of {label, ranks} (got %s)", where,
+                lsim_json_type_name(groups));
     return FALSE;
   }
   const cJSON *it;
@@ -534,8 +607,11 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
       ranks[i] = ok ? cJSON_GetArrayItem(rs, i)->valueint : 0;
     }
     if (!ok) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: needs 'ranks', an array of integers", where,
-                  g->groups->len);
+      const cJSON *what = !cJSON_IsObject(it) ? it : rs;
+      g_autofree char *got = !what ? g_strdup("no 'ranks'") : cJSON_IsArray(what) ? g_strdup("an array holding a "
+                             "non-integer") : g_strdup(lsim_json_type_name(what));
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: needs 'ranks', an array of integers (got %s)",
+                  where, g->groups->len, got);
       return FALSE;
     }
     graph_add_group(g, ranks, n, opt_str(it, "label"));
@@ -579,9 +655,14 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
   double world_d = opt_num(j, "world_size");
   int world = world_d >= 1 && world_d <= GRAPH_MAX_RANKS && world_d == floor(world_d) ? (int)world_d : 0; /* cast in range */
   if (!fmt || strcmp(fmt, "layoutsim-graph") != 0 || world < 1) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE,
-                "%s: not a layoutsim graph (needs \"format\":\"layoutsim-graph\" and world_size 1..%d)", path,
-                GRAPH_MAX_RANKS);
+    gboolean format_ok = fmt && !strcmp(fmt, "layoutsim-graph");
+    g_autofree char *got = !cJSON_IsObject(j) ? g_strdup(lsim_json_type_name(j)) : shown(j, format_ok ? "world_size" : "format");
+    if (format_ok)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: world_size %s (allowed: an integer from 1 to %d)", path, got,
+                  GRAPH_MAX_RANKS);
+    else
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not a layoutsim graph: format %s (allowed: an object with "
+                  "\"format\":\"layoutsim-graph\" and world_size 1..%d)", path, got, GRAPH_MAX_RANKS);
     goto out;
   }
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
@@ -605,6 +686,7 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
   for (int r = 0; r < world; r++)
     if (!g_ptr_array_index(g->programs, r)) graph_program_of(g, r); /* absent rank: empty program */
   if (graph_check(g, err)) goto out;
+  g_prefix_error(err, "%s: ", path);
 fail:
   graph_free(g);
   g = NULL;
@@ -619,10 +701,14 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
 {
   if (p->mirror_of >= 0) {
     const graph_program *src = p->mirror_of < g->world_size ? g_ptr_array_index(g->programs, p->mirror_of) : NULL;
-    if (!src || src->mirror_of >= 0 || p->active_from < 0 ||
-        p->active_from > (int)src->events->len) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "rank %d: mirror_of must name an explicit program and active_from an index within it", p->rank);
+    if (!src || src->mirror_of >= 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d: mirror_of %d is %s (allowed: the rank of an explicit "
+                  "program, 0 to %d)", p->rank, p->mirror_of, src ? "itself a mirror" : "not a rank", g->world_size - 1);
+      return FALSE;
+    }
+    if (p->active_from < 0 || p->active_from > (int)src->events->len) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d: active_from %d (allowed: an event index of rank %d, "
+                  "0 to %u)", p->rank, p->active_from, p->mirror_of, src->events->len);
       return FALSE;
     }
   }
@@ -633,8 +719,8 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
     level_bytes += ev[i].mem_delta_bytes;
     if (level_bytes < -1.0) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "rank %d event %d: mem_delta_bytes frees more than was allocated (level %.0f bytes)", p->rank, i,
-                  level_bytes);
+                  "rank %d event %d: mem_delta_bytes frees more than was allocated (level %.0f bytes; allowed: frees of "
+                  "what the rank's earlier events allocated)", p->rank, i, level_bytes);
       return FALSE;
     }
   }
@@ -643,12 +729,13 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
     if (e->kind == EV_COLLECTIVE) {
       int gid = graph_group_for(p, e->peer);
       if (gid < 0 || gid >= (int)g->groups->len) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: group %d does not exist", p->rank, i, gid);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: group %d does not exist (allowed: %s)",
+                    p->rank, i, gid, g->groups->len ? "a group id from the graph's 'groups'" : "none: the graph has no groups");
         return FALSE;
       }
       if (group_place(g_ptr_array_index(g->groups, gid), p->rank) < 0) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: rank is not a member of group %d", p->rank,
-                    i, gid);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: rank is not a member of group %d (allowed: "
+                    "a group that lists rank %d)", p->rank, i, gid, p->rank);
         return FALSE;
       }
     } else if (e->kind != EV_COMPUTE) {
@@ -658,7 +745,8 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
         return FALSE;
       }
       if (e->peer < 0 || e->peer >= g->world_size || e->peer == p->rank) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: peer %d out of range", p->rank, i, e->peer);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %d: peer %d out of range (allowed: another rank, "
+                    "0 to %d)", p->rank, i, e->peer, g->world_size - 1);
         return FALSE;
       }
     }
@@ -704,7 +792,8 @@ static gboolean check_p2p(const graph *g, GError **err)
       }
       if (!q || *cnt >= q->len || g_array_index(q, double, *cnt) != e->bytes) {
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                    "rank %d event %u: recv from %d has no matching send of %.0f bytes", r, i, e->peer, e->bytes);
+                    "rank %d event %u: recv from %d has no matching send of %.0f bytes (allowed: receives matching, in "
+                    "order and size, the sends of rank %d to rank %d)", r, i, e->peer, e->bytes, e->peer, r);
         return FALSE;
       }
       (*cnt)++;
@@ -783,7 +872,8 @@ gboolean graph_check(const graph *g, GError **err)
     for (guint j = 0; j < gr->ranks->len; j++) {
       int r = g_array_index(gr->ranks, int, j);
       if (r < 0 || r >= g->world_size || seen[r]) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "group %u: rank %d out of range or listed twice", i, r);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "group %u: rank %d %s (allowed: ranks from 0 to %d, each once)",
+                    i, r, r < 0 || r >= g->world_size ? "out of range" : "listed twice", g->world_size - 1);
         return FALSE;
       }
       seen[r] = TRUE;

@@ -71,7 +71,9 @@ static gboolean lprobe(const double *w, int n, int parts, double bottleneck, int
       double part = w[n - 1] - w[bounds[p - 1]];
       return part < bottleneck;
     }
-    bsum = w[bounds[p] - 1] + bottleneck;
+    /* a first stage that cannot hold even the first item: DeepSpeed's weights[-1] is Python's last
+     * element, the total (w[-1] here read before the array) */
+    bsum = w[bounds[p] > 0 ? bounds[p] - 1 : n - 1] + bottleneck;
   }
   return bsum >= w[n - 1];
 }

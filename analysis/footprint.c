@@ -73,7 +73,7 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
                      .micro_batches = l->grad_accum};
   g_strlcpy(out->model, rq->m.name, sizeof out->model);
   partition part;
-  if (!partition_make(&part, &rq->m, l->pp, l->tp, rq->gen.partition, err)) return FALSE;
+  if (!partition_make_chunked(&part, &rq->m, l->pp, l->virtual_stages, l->tp, rq->gen.partition, err)) return FALSE;
   gboolean tracing = replay && rq->replay.simgrid_paje_path;
   double per_stage = (double)l->dp * l->tp, explicit_per_stage = rq->gen.symmetry ? 1 : per_stage;
   double event_bytes = EVENT_GRAPH_BYTES + (replay ? EVENT_REPLAY_BYTES : 0), all_events = 0;

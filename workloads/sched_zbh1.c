@@ -62,25 +62,12 @@ static void emit(GArray *out, int stage, int stages, int chunks, int m)
   sched_push(out, SCHED_OPTIMIZER, -1, 0);
 }
 
-static gboolean affine_counts(int stages, int chunks, int *m1, int *m2)
-{
-  (void)chunks;
-  *m1 = MAX(stages, 2);
-  *m2 = *m1 + 1;
-  return TRUE;
-}
-
-static int memory_micro_batches(int stages, int chunks, int m)
-{
-  (void)chunks;
-  return MIN(m, stages + 1);
-}
-
 const sched_def sched_def_zbh1 = {
     .name = "zb-h1",
     .about = "ZB-H1 zero-bubble schedule, backward split into B and W (Qi et al. 2023)",
     .eager_sends = TRUE,
     .emit = emit,
-    .affine_counts = affine_counts,
-    .memory_micro_batches = memory_micro_batches,
+    /* 1F1B's shape: its warm-up and cool-down, one more B and W pair per micro-batch, P - s in flight */
+    .affine_counts = sched_1f1b_affine_counts,
+    .memory_micro_batches = sched_1f1b_memory_micro_batches,
 };

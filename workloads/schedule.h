@@ -83,6 +83,10 @@ void sched_push_with_p2p(GArray *out, sched_kind k, int mb, int chunk, int stage
 
 /* The study's 1F1B (sched_1f1b.c), one chunk. Caller frees. */
 GArray *sched_1f1b(int stage, int stages, int micro_batches);
+/* 1F1B's answers to the table's questions (sched_def.affine_counts, .memory_micro_batches), which the
+ * schedules of its shape share. */
+gboolean sched_1f1b_affine_counts(int stages, int chunks, int *m1, int *m2);
+int sched_1f1b_memory_micro_batches(int stages, int chunks, int m);
 /* Pipe buffers the study's code allocates: max(2, min(stages - stage + 1, micro_batches)). */
 int sched_pipe_buffers(int stage, int stages, int micro_batches);
 const char *sched_kind_name(sched_kind k);

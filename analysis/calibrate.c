@@ -27,9 +27,11 @@ typedef struct cparam {
   size_t off;
   double lo, hi;
   gboolean log_scale;
+  gboolean off_at_zero; /* 0 in the prior means the stack has no such cost (host_dispatch_s of the study): kept 0 */
 } cparam;
 
-#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg}
+#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, FALSE}
+#define P0(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, TRUE}
 /* The free constants and their plausible ranges (docs/profile.md says why). */
 static const cparam PARAMS[] = {
     P(gemm_efficiency, 0.60, 0.95, FALSE),
@@ -41,8 +43,10 @@ static const cparam PARAMS[] = {
     P(nccl_bw_efficiency_nvlink, 0.40, 1.00, FALSE),
     P(nccl_bw_efficiency_ib, 0.40, 1.00, FALSE),
     P(nccl_step_latency_s, 1e-6, 1e-4, TRUE),
+    P0(host_dispatch_s, 5e-6, 2e-4, TRUE),
 };
 #undef P
+#undef P0
 #define N_PARAMS ((int)G_N_ELEMENTS(PARAMS))
 
 const char *const *calib_param_names(void)
@@ -54,6 +58,15 @@ const char *const *calib_param_names(void)
 }
 
 static double *slot(gpu_profile *p, const cparam *c) { return (double *)((char *)p + c->off); }
+
+/* The constants the fit moves from the prior `base`: every one but those the prior switches off. */
+static int free_params(const gpu_profile *base, int *idx)
+{
+  int n = 0;
+  for (int i = 0; i < (int)G_N_ELEMENTS(PARAMS); i++)
+    if (!PARAMS[i].off_at_zero || *slot((gpu_profile *)base, &PARAMS[i]) > 0) idx[n++] = i;
+  return n;
+}
 
 static double to_value(const cparam *c, double u)
 {
@@ -88,6 +101,7 @@ typedef struct problem {
   int n_time_fit_no; /* rows measured ok but marked time_fit no: left out */
   const calib_cfg *cfg;
   int evals;
+  int n_free, free[G_N_ELEMENTS(PARAMS)]; /* the constants fitted (free_params), in PARAMS order */
 } problem;
 
 /* Row r of t (read from path), measured ok in meas seconds: its setting and its target. */
@@ -232,9 +246,9 @@ static double residuals(problem *pb, const gpu_profile *p, double *r, double *ma
   return f;
 }
 
-static void apply(const double *u, gpu_profile *p)
+static void apply(const problem *pb, const double *u, gpu_profile *p)
 {
-  for (int i = 0; i < N_PARAMS; i++) *slot(p, &PARAMS[i]) = to_value(&PARAMS[i], u[i]);
+  for (int a = 0; a < pb->n_free; a++) *slot(p, &PARAMS[pb->free[a]]) = to_value(&PARAMS[pb->free[a]], u[a]);
 }
 
 typedef struct vertex { /* a point of the search in unbounded coordinates */
@@ -247,8 +261,8 @@ typedef struct vertex { /* a point of the search in unbounded coordinates */
 static double prior_residuals(const problem *pb, const gpu_profile *base, const gpu_profile *p, double *r)
 {
   double f = 0, w = sqrt(pb->cfg->prior_weight);
-  for (int i = 0; i < N_PARAMS; i++) {
-    const cparam *c = &PARAMS[i];
+  for (int i = 0; i < pb->n_free; i++) {
+    const cparam *c = &PARAMS[pb->free[i]];
     double x = *slot((gpu_profile *)p, c), x0 = *slot((gpu_profile *)base, c);
     r[i] = c->log_scale ? w * log(x / x0) / log(c->hi / c->lo) : w * (x - x0) / (c->hi - c->lo);
     f += r[i] * r[i];
@@ -259,7 +273,7 @@ static double prior_residuals(const problem *pb, const gpu_profile *base, const 
 static double eval_residuals(problem *pb, const gpu_profile *base, const double *u, double *r)
 {
   gpu_profile p = *base;
-  apply(u, &p);
+  apply(pb, u, &p);
   double mape, data = residuals(pb, &p, r, &mape);
   double prior = prior_residuals(pb, base, &p, r + pb->targets->len);
   if (pb->cfg->log) {
@@ -304,7 +318,7 @@ static gboolean solve(double *A, double *b, int n)
  * costs one evaluation per constant plus one per trial step. */
 static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *best, int max_evals)
 {
-  int n = N_PARAMS, N = (int)pb->targets->len + N_PARAMS; /* data residuals, then the prior's */
+  int n = pb->n_free, N = (int)pb->targets->len + n; /* data residuals, then the prior's */
   const double h = 0.05;
   g_autofree double *r = g_new(double, N), *rt = g_new(double, N), *J = g_new(double, (gsize)N * n);
   double A[G_N_ELEMENTS(PARAMS) * G_N_ELEMENTS(PARAMS)], g[G_N_ELEMENTS(PARAMS)];
@@ -355,7 +369,7 @@ static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *be
   }
 }
 
-int calib_min_evals(void) { return N_PARAMS + 2; }
+int calib_min_evals(void) { return N_PARAMS + 1; } /* the constants but host_dispatch_s, plus 2 */
 
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err)
 {
@@ -365,22 +379,25 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
     return FALSE;
   }
   const gpu_profile *base = &cfg->pred.prof;
+  pb.n_free = free_params(base, pb.free);
   if (cfg->log) {
     g_autofree char *left_out =
         pb.n_time_fit_no ? g_strdup_printf(" (%d more marked time_fit no)", pb.n_time_fit_no) : g_strdup("");
     fprintf(cfg->log, "calibrate: %u rows measured ok in %d settings%s, simulated in %s mode, %d constants\n",
-            pb.targets->len, pb.n_settings, left_out, cfg->fast ? "fast" : "full", N_PARAMS);
+            pb.targets->len, pb.n_settings, left_out, cfg->fast ? "fast" : "full", pb.n_free);
   }
   vertex best = {0};
-  for (int i = 0; i < N_PARAMS; i++) best.u[i] = to_coord(&PARAMS[i], *slot((gpu_profile *)base, &PARAMS[i]));
+  for (int a = 0; a < pb.n_free; a++)
+    best.u[a] = to_coord(&PARAMS[pb.free[a]], *slot((gpu_profile *)base, &PARAMS[pb.free[a]]));
   levenberg_marquardt(&pb, base, &best, cfg->max_evals);
   *out = *base;
-  apply(best.u, out);
+  apply(&pb, best.u, out);
   if (cfg->log) {
     fprintf(cfg->log, "calibrate: best objective %.6f (data and prior) after %d evaluations\n", best.f, pb.evals);
-    for (int i = 0; i < N_PARAMS; i++)
-      fprintf(cfg->log, "calibrate:   %-26s %.6g  (range %g .. %g)\n", PARAMS[i].name, *slot(out, &PARAMS[i]),
-              PARAMS[i].lo, PARAMS[i].hi);
+    for (int a = 0; a < pb.n_free; a++) {
+      const cparam *c = &PARAMS[pb.free[a]];
+      fprintf(cfg->log, "calibrate:   %-26s %.6g  (range %g .. %g)\n", c->name, *slot(out, c), c->lo, c->hi);
+    }
   }
   problem_clear(&pb);
   return TRUE;

@@ -167,13 +167,13 @@ static char *memory_key(const sim_request *rq)
   const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
   return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
-                         "%.17g|%g %g %g",
+                         "%.17g|%g %g %g %g",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero1,
                          l->schedule, l->virtual_stages, rq->gen.partition,
                          rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
-                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes);
+                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches);
 }
 
 typedef struct job {

@@ -23,6 +23,7 @@ static const plat_field FIELDS[] = {
     F(cuda_context_gib, 0, 100),     F(nccl_buffers_gib, 0, 100),     F(fragmentation, 0, 1),
     /* the code's graph */
     FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
+    FI(fused_softmax_batches, 0, 64),
 };
 #undef F
 #undef FI
@@ -94,5 +95,5 @@ gboolean stack_save(const stack_profile *s, const char *path, GError **err)
 gen_code stack_gen_code(const stack_profile *s)
 {
   return (gen_code){.mlp_in_gemms = (int)s->mlp_in_gemms, .fused_norm = s->fused_norm != 0,
-                    .grad_reduce_bytes = s->grad_reduce_bytes};
+                    .grad_reduce_bytes = s->grad_reduce_bytes, .fused_softmax_batches = (int)s->fused_softmax_batches};
 }

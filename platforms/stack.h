@@ -41,6 +41,7 @@ typedef struct stack_profile {
   double mlp_in_gemms;         /* 1 or 2 */
   double fused_norm;           /* 0 or 1 */
   double grad_reduce_bytes;    /* 2 or 4 */
+  double fused_softmax_batches; /* 0, or the multiple micro-batch x heads/tp must be for the fused softmax to run */
   partition_method partition;  /* how it splits layers over pipeline stages when a layout does not say */
 } stack_profile;
 

@@ -627,6 +627,40 @@ START_TEST(test_stack_code_sets_backward_tp_all_reduces_and_fusion)
 }
 END_TEST
 
+/* Megatron's FusedScaleMaskSoftmax (fused_softmax_batches 4) runs its causal kernel only where micro-batch x
+ * heads/tp is a multiple of 4: tiny's 4 heads at tp 2 and micro-batch 1 give 2, so the forward is torch's softmax
+ * (7 kernels, 32 bytes per score element); at micro-batch 2 (4) the fused kernel on the baddbmm output as it is
+ * (3 kernels, 8 bytes). The study's code (0) takes its fused kernel (4 kernels, 13 bytes) at either. */
+START_TEST(test_megatron_fused_softmax_falls_back_to_torch_off_multiples_of_4)
+{
+  model m = tiny();
+  const struct { int rule, mb, launches; double bytes_per_el; } cases[] = {
+      {4, 1, 7, 32}, {4, 2, 3, 8}, {0, 1, 4, 13}, {0, 2, 4, 13}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    layout l = mk(2, 2, 1, cases[i].mb, 2 * cases[i].mb, 64, CKPT_NONE, FALSE);
+    l.attn = ATTN_FUSED_SOFTMAX;
+    GError *err = NULL;
+    ck_assert(layout_validate(&l, &m, &err));
+    gen_options o = gen_default_options();
+    o.code.fused_softmax_batches = cases[i].rule;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    const graph_program *p = g_ptr_array_index(g->programs, 0);
+    double T = (double)l.micro_batch * l.seq_len, qkvo = T * 4 * m.hidden / l.tp * 2;
+    double scores = (double)l.micro_batch * m.heads / l.tp * l.seq_len * l.seq_len;
+    int seen = 0;
+    for (guint k = 0; k < p->events->len; k++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, k);
+      if (strcmp(graph_op_name(g, e->op), "attention") || e->phase != PH_FORWARD) continue;
+      ck_assert_int_eq(e->launches, cases[i].launches);
+      ck_assert_double_eq_tol(e->bytes, qkvo + scores * cases[i].bytes_per_el, 1e-6 * e->bytes);
+      seen++;
+    }
+    ck_assert_int_eq(seen, m.layers * l.grad_accum);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("graph");
@@ -649,6 +683,7 @@ int main(void)
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);
+  tcase_add_test(tc, test_megatron_fused_softmax_falls_back_to_torch_off_multiples_of_4);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

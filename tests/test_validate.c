@@ -579,6 +579,28 @@ START_TEST(test_calibrate_time_fit_no_leaves_the_time_out)
 }
 END_TEST
 
+/* host_dispatch_s is fitted only where the prior has a host cost: the study's 0 stays exactly 0 (its fit is the
+ * 9 other constants), a prior of 40 us is moved inside the fit's range (5 to 200 us) and written out. */
+START_TEST(test_calibrate_keeps_a_zero_host_dispatch_and_fits_a_positive_one)
+{
+  /* a table of one row, measured well above the prediction: the host cost is a free way to slow it */
+  g_autofree char *one = tmp_file(MEASURED_HEADER SMALL_LAYOUT ",ok,40.0\n", -1);
+  const char *paths[] = {one};
+  calib_cfg cc = {.pred = small_cfg(), .max_evals = 13, .fast = TRUE};
+  gpu_profile f;
+  GError *err = NULL;
+  ck_assert_double_eq(cc.pred.prof.stack.host_dispatch_s, 0);
+  ck_assert_msg(calib_run(paths, 1, &cc, &f, &err), "%s", err ? err->message : "");
+  ck_assert_double_eq(f.stack.host_dispatch_s, 0);
+  ck_assert_double_ne(f.stack.gemm_efficiency, cc.pred.prof.stack.gemm_efficiency);
+  cc.pred.prof.stack.host_dispatch_s = 40e-6;
+  ck_assert_msg(calib_run(paths, 1, &cc, &f, &err), "%s", err ? err->message : "");
+  ck_assert_double_ne(f.stack.host_dispatch_s, 40e-6);
+  ck_assert(f.stack.host_dispatch_s >= 5e-6 && f.stack.host_dispatch_s <= 2e-4);
+  g_unlink(one);
+}
+END_TEST
+
 /* predict on its own output with a row made invalid (tp 3): that row's old pred_* values are gone. */
 START_TEST(test_predict_rewrites_every_pred_column)
 {
@@ -792,6 +814,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_calibrate_stops_at_a_bad_measured_row);
   tcase_add_test(tc, test_row_messages_name_the_file_line_after_blank_lines);
   tcase_add_test(tc, test_calibrate_time_fit_no_leaves_the_time_out);
+  tcase_add_test(tc, test_calibrate_keeps_a_zero_host_dispatch_and_fits_a_positive_one);
   tcase_add_test(tc, test_predict_rewrites_every_pred_column);
   tcase_add_test(tc, test_integer_cells_are_strict);
   tcase_add_test(tc, test_vocab_cell_is_a_vocabulary_size_as_vocab_option);

@@ -124,13 +124,26 @@ static int attn_kind(layout_attn a)
                                                       : GRAPH_ATTN_SCORES;
 }
 
+/* The softmax the code runs for fused-softmax: Megatron(-DeepSpeed)'s FusedScaleMaskSoftmax takes its
+ * fused kernel only where seq_len is in (16, 2048], a multiple of 4, and micro-batch x heads/tp a multiple
+ * of 4 (megatron/model/fused_softmax.py, custom_kernel_constraint), and torch's softmax in fp32 (cast,
+ * scale, masked fill, softmax, cast back) elsewhere: as the torch kernel's passes and kernels. */
+static layout_attn softmax_run(const model *m, const layout *l, const block_code *c)
+{
+  if (l->attn != ATTN_FUSED_SOFTMAX || c->fused_softmax_batches <= 0) return l->attn;
+  long batches = (long)l->micro_batch * (m->heads / l->tp);
+  gboolean fits = l->seq_len > 16 && l->seq_len <= 2048 && l->seq_len % 4 == 0 && batches % c->fused_softmax_batches == 0;
+  return fits ? ATTN_FUSED_SOFTMAX : ATTN_TORCH;
+}
+
 /* Core attention of the rank's heads: q and o of h/t columns, k and v of kvd/t (grouped-query attention
  * shares each key/value head among heads/kv_heads query heads). */
-static void attention(block *b, const model *m, const layout *l, const dims *d)
+static void attention(block *b, const model *m, const layout *l, const block_code *c, const dims *d)
 {
   block_op *o = add(b, BLOCK_ATTENTION, BL_ATTENTION);
   double T = d->T, h = d->h, t = d->t, B = d->B, hl = h / t;
-  gboolean flash = layout_attn_is_flash(l->attn), torch = l->attn == ATTN_TORCH;
+  layout_attn run = softmax_run(m, l, c);
+  gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH;
   o->attn_kind = attn_kind(l->attn);
   o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp);
   o->attn_n = l->seq_len;
@@ -138,8 +151,10 @@ static void attention(block *b, const model *m, const layout *l, const dims *d)
   o->flops = 4.0 * T * l->seq_len * hl;
   double qkvo = T * (2 * h + 2 * d->kvd) / t * BF16, scores = (double)o->attn_m * l->seq_len * l->seq_len;
   for (int k = 0; k < 2; k++) {
-    o->bytes[k] = qkvo * (k + 1) + scores * ops_score_bytes_per_el(l->attn, k == 1);
-    o->launches[k] = ops_attention_kernels(l->attn, k == 1);
+    gboolean megatron_fwd = k == 0 && run == ATTN_FUSED_SOFTMAX && c->fused_softmax_batches > 0;
+    o->bytes[k] = qkvo * (k + 1) +
+                  scores * (megatron_fwd ? OPS_MEGATRON_SOFTMAX_FWD_BYTES_PER_EL : ops_score_bytes_per_el(run, k == 1));
+    o->launches[k] = megatron_fwd ? OPS_MEGATRON_SOFTMAX_FWD_KERNELS : ops_attention_kernels(run, k == 1);
   }
   /* flash: q, k, v (after rotary), output and the fp32 log-sum-exp; unfused: q, k, v and the bf16
    * probabilities (torch also its fp32 softmax output) */
@@ -181,7 +196,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
       o->launches[k - 1] = k * OPS_ROTARY_KERNELS;
     }
   } /* ALiBi's per-head bias enters the score kernel (b * heads/t * s bytes: negligible); learned: the embedding's */
-  attention(out, m, l, &d);
+  attention(out, m, l, c, &d);
   gemm(out, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t * BF16); /* its contiguous input */
   tp_exit(out);
   residual(out, m, &d);

@@ -83,6 +83,7 @@ typedef struct block {
 typedef struct block_code {
   gboolean fused_norm; /* every norm one fused kernel */
   int mlp_in_gemms;    /* SwiGLU's input projection as 2 GEMMs (each its own tp all-reduce backward) or 1 fused */
+  int fused_softmax_batches; /* fused-softmax's availability rule (generate.h gen_code); 0: always fused */
 } block_code;
 
 /* One transformer layer, in forward order. */

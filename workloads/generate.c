@@ -63,7 +63,8 @@ typedef struct emit {
 /* The block as the stack's code runs it. */
 static block_code code_of(const layout *l, const gen_code *code)
 {
-  return (block_code){.fused_norm = layout_norm_fused(l, code->fused_norm), .mlp_in_gemms = code->mlp_in_gemms};
+  return (block_code){.fused_norm = layout_norm_fused(l, code->fused_norm), .mlp_in_gemms = code->mlp_in_gemms,
+                      .fused_softmax_batches = code->fused_softmax_batches};
 }
 
 static void emit_tables(emit *x)

@@ -31,6 +31,9 @@ typedef struct gen_code {
   gboolean fused_norm;      /* every norm one fused kernel (Megatron's); FALSE: only with flash2+rmsnorm (the study) */
   double grad_reduce_bytes; /* bytes per gradient element of the data-parallel all-reduce: 4 (the study casts the
                              * bf16 gradients to fp32 first) or 2 (DeepSpeed's fp16 engine reduces them as they are) */
+  int fused_softmax_batches; /* fused-softmax: 0, always the fused kernel (the study); k > 0, Megatron's constraint:
+                              * the fused kernel runs only where micro-batch x heads/tp is a multiple of k and
+                              * 16 < seq_len <= 2048, seq_len a multiple of 4; elsewhere torch's softmax */
 } gen_code;
 
 gen_code gen_default_code(void);

@@ -48,6 +48,11 @@
 /* Learned positions: the position rows added to the word embedding (r2 r2 w2); backward the rows' gradient (r2 w2). */
 #define OPS_POSITIONS_FWD_BYTES_PER_EL 6.0
 #define OPS_POSITIONS_BWD_BYTES_PER_EL 4.0
+/* Megatron's causal fused softmax (ScaledUpperTriangMaskedSoftmax, megatron/model/fused_softmax.py) on the
+ * baddbmm output as it is (a view, no clone; the causal mask is computed, not read): baddbmm w2, softmax r2 w2,
+ * AV bmm r2 over 3 kernels forward; its backward is the fused-softmax's (ops.c). */
+#define OPS_MEGATRON_SOFTMAX_FWD_BYTES_PER_EL 8.0
+#define OPS_MEGATRON_SOFTMAX_FWD_KERNELS 3
 
 /* AdamW on the local shard, per parameter: grad slice bf16->fp32 (2r+4w),
  * master/m/v read+write and grad read (28), copy back to bf16 (4r+2w). */

@@ -8,8 +8,10 @@
 # Each kept row gets a model file in DIR (written at run time: the measured data stay outside the
 # repository) and the columns model, model_file, seq_len, global_batch, vocab, gpus, checkpointing,
 # attention_kernel, micro_batch, tp, pp, sp, partition, ib_gbps, nics_per_node (BLOOM's fabric; empty:
-# the profile's), status, step_time_s, plus `source_row` (its line in IN) and `size` (the model size,
-# for statistics per size). A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
+# the profile's), schedule, virtual_stages (interleaved-vN: Megatron's interleaved 1F1B with N chunks),
+# profile (h100-sxm5-80gb for H100 rows, not calibrated; empty: the A100's), status, step_time_s, plus
+# `source_row` (its line in IN) and `size` (the model size, for statistics per size). Grouped-query
+# attention goes to the model file (kv_heads); FP8 and context parallelism are skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 #
 # GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
 # ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
@@ -19,7 +21,8 @@
 # Llama-style stand-in instead: SwiGLU with ffn = 8h/3 rounded to a multiple of 8 (the GPT MLP's GEMM
 # FLOPs to 0.1%), RMSNorm and rotary, no biases; BLOOM rows are then skipped. The vocabulary is padded as
 # Megatron pads it (make-vocab-size-divisible-by 128, times tp).
-# Attention: Megatron's fused scale-mask-softmax (no FlashAttention in Megatron-DeepSpeed of 2022-23).
+# Attention: Megatron's fused scale-mask-softmax (no FlashAttention in Megatron-DeepSpeed of 2022-23);
+# NeMo's rows (NVIDIA's DGX Cloud recipes, Transformer Engine): FlashAttention-2.
 # Every layer is recomputed for `recompute` full; the partition is Megatron's/DeepSpeed's
 # type:transformer (`layers`: the same number of layers on every stage).
 function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, NR, cell("model_name"), reason >> skips }
@@ -27,15 +30,15 @@ function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1;
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
-  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,partition,ib_gbps,nics_per_node,status,step_time_s,source_row,size"
+  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size"
   next
 }
 {
   g = cell("gpu_type"); s = cell("schedule"); rc = cell("recompute"); n = cell("notes"); src = cell("source")
-  if (g !~ /^A100/) { skip("GPU " g ": no profile (only a100-sxm4-80gb)"); next }
-  if (s != "1f1b" && s != "") { skip("schedule " s ": no interleaved 1F1B"); next }
+  if (g !~ /^A100/ && g !~ /^H100/) { skip("GPU " g ": no profile (a100-sxm4-80gb, h100-sxm5-80gb)"); next }
   if (s == "") { skip("schedule not stated"); next }
-  if (note("kv_heads") != "") { skip("grouped-query attention (kv_heads " note("kv_heads") ")"); next }
+  if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
+  if (tolower(note("precision")) ~ /fp8/) { skip("FP8"); next }
   if (note("cp") != "" && note("cp") != "1") { skip("context parallelism " note("cp")); next }
   if (rc == "selective") { skip("selective recompute"); next }
   if (rc == "") { skip("recompute not stated"); next }
@@ -46,24 +49,34 @@ NR == 1 {
   if (cell("tp") * cell("pp") * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*pp*dp"); next }
   if (cell("gpus") + 0 > 1024) { skip("more GPUs than a simulation here takes (" cell("gpus") ")"); next }
   if (cell("sp") == "") { skip("sequence parallelism not stated"); next }
+  sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
+  if (sched == "interleaved" && (L0 = cell("layers")) % (cell("pp") * vs) != 0) {
+    skip("interleaved: " L0 " layers not divisible by pp*V = " cell("pp") * vs " (Megatron's constraint)"); next
+  }
+  prof = g ~ /^H100/ ? "h100-sxm5-80gb" : ""
+  nemo = src ~ /dgxc|DGX Cloud|NVIDIA\/dgxc/
+  kv = note("kv_heads")
   h = cell("hidden"); L = cell("layers"); t = cell("tp")
   gpt = cell("arch") == "gpt"
   f = gpt && standin ? int(8 * h / 3 / 8 + 0.5) * 8 : cell("ffn")
   size = cell("model_name")
-  name = tolower(size) (gpt && standin ? "-swiglu-standin" : "") (gpt && !standin && !bloom ? "-s" cell("seq_len") : "")
+  name = tolower(size) (gpt && standin ? "-swiglu-standin" : "") (gpt && !standin && !bloom ? "-s" cell("seq_len") : "") \
+         (kv != "" ? "-kv" kv : "")
   gsub(/[^a-z0-9.+-]/, "-", name)
   file = models "/" name ".json"
   arch = ""
   if (gpt && !standin)
     arch = bloom ? ", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"alibi\", \"bias\": true, \"tied_embeddings\": true, \"embedding_norm\": true, \"dropout\": 0" \
                  : sprintf(", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"learned\", \"max_positions\": %d, \"bias\": true, \"tied_embeddings\": true, \"dropout\": 0.1", cell("seq_len"))
+  if (kv != "") arch = arch sprintf(", \"kv_heads\": %d", kv)
   if (!(file in written)) {
     printf "{ \"name\": \"%s\", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"ffn\": %d, \"vocab\": %d%s }\n", name, L, h, cell("heads"), f, cell("vocab"), arch > file
     close(file)
     written[file] = 1
   }
-  printf "%s,%s,%d,%d,%d,%d,%s,fused-softmax,%d,%d,%d,%d,layers,%s,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
-    pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, cell("pp"), cell("sp"),
-    bloom ? 100 : "", bloom ? 4 : "", cell("measured_step_time_s"), NR, size
+  printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
+    pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", nemo ? "flash2" : "fused-softmax",
+    cell("micro_batch"), t, cell("pp"), cell("sp"), bloom ? 100 : "", bloom ? 4 : "", sched, vs, prof,
+    cell("measured_step_time_s"), NR, size
 }
 END { if (bad) exit 2 }

@@ -2,7 +2,9 @@
 #include "simulate.h"
 
 #include "common/lsim_error.h"
+#include "common/lsim_input.h"
 #include "footprint.h"
+#include "platforms/cluster.h"
 
 /* Whether leaf groups of world_size GPUs share oversubscribed uplinks: traffic of mirrored ranks, which
  * the replay does not send, would then slow the traffic it does send. */
@@ -14,14 +16,18 @@ static gboolean shared_uplinks(const gpu_profile *p, int world_size)
 
 /* A graph reduced by symmetry (mirrored ranks) stands for ranks with links of their own: where GPUs
  * share NICs or leaf groups share oversubscribed uplinks it would hide their contention (docs/model.md). */
-static gboolean check_mirrors(const graph *g, const gpu_profile *prof, GError **err)
+static gboolean check_mirrors(const graph *g, const gpu_profile *prof, const replay_options *ro, GError **err)
 {
-  gboolean uplinks = shared_uplinks(prof, g->world_size);
-  if (prof->nics_per_node >= prof->gpus_per_node && !uplinks) return TRUE;
+  gboolean uplinks = shared_uplinks(prof, g->world_size), file = ro && ro->platform_file;
+  if (prof->nics_per_node >= prof->gpus_per_node && !uplinks && !file) return TRUE;
   for (int r = 0; r < g->world_size; r++) {
     const graph_program *p = g_ptr_array_index(g->programs, r);
     if (p->mirror_of < 0) continue;
-    if (uplinks)
+    if (file)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "--platform-file: '%s' may make any ranks contend, but the graph mirrors ranks (symmetry reduction) "
+                  "(allowed: a graph written with --no-symmetry)", ro->platform_file);
+    else if (uplinks)
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                   "oversubscription: %g above leaf groups of %g nodes, but the graph mirrors ranks (symmetry reduction), "
                   "which assumes links of their own (allowed: a graph written with --no-symmetry, or oversubscription 1)",
@@ -40,7 +46,19 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
                        sim_outcome *out, GError **err)
 {
   out->g = g;
-  if (!check_mirrors(g, prof, err)) return FALSE;
+  if (!check_mirrors(g, prof, ro, err)) return FALSE;
+  if (ro && ro->platform_file) {
+    char why[400];
+    g_autofree char *text = NULL;
+    gsize len;
+    if (!lsim_input_read(ro->platform_file, LSIM_INPUT_PLATFORM, &text, &len, err)) return FALSE;
+    if (!plat_file_check(ro->platform_file, prof->gpus_per_node, g->world_size, why, sizeof why)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--platform-file: %s: %s (allowed: a SimGrid platform file with "
+                  "a host n<node>_g<gpu> for every rank, node = rank / %d and gpu = rank %% %d: docs/model.md)",
+                  ro->platform_file, why, prof->gpus_per_node, prof->gpus_per_node);
+      return FALSE;
+    }
+  }
   footprint fp; /* a graph file's replay (sim_run_layout checked its own before generating it) */
   footprint_of_graph(g, prof, ro, &fp);
   if (!footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err)) return FALSE;
@@ -78,7 +96,9 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
   rq->gen.gpus_per_node = node;
   rq->gen.code = stack_gen_code(&rq->prof.stack); /* what the stack's code runs */
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
-  if (rq->prof.nics_per_node < node || shared_uplinks(&rq->prof, rq->l.gpus)) rq->gen.symmetry = FALSE;
+  /* a user's platform may make any two ranks contend: every rank is simulated */
+  if (rq->prof.nics_per_node < node || shared_uplinks(&rq->prof, rq->l.gpus) || rq->replay.platform_file)
+    rq->gen.symmetry = FALSE;
   return TRUE;
 }
 

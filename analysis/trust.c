@@ -186,7 +186,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (outside(out->model_params, t->model_params_min, t->model_params_max)) f |= 1u << TRUST_OUT_MODEL;
   if (outside(l->seq_len, t->seq_len_min, t->seq_len_max)) f |= 1u << TRUST_OUT_SEQ;
   if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
-  if (platform_differs(t, &rq->prof)) f |= 1u << TRUST_OUT_PLATFORM;
+  if (platform_differs(t, &rq->prof) || rq->replay.platform_file) f |= 1u << TRUST_OUT_PLATFORM;
   if (strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE;
   out->flags = f;
   out->cls = trust_class_of(f);
@@ -254,6 +254,9 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
       if (fabs(now[i] - then[i]) > 1e-6 * then[i])
         g_string_append_printf(out, "%s%s %g (calibrated %g)", out->len ? ", " : "", whatif_column(axes[i]), now[i],
                                then[i]);
+    if (rq->replay.platform_file)
+      g_string_append_printf(out, "%sthe platform file %s (calibrated on the built cluster)", out->len ? ", " : "",
+                             rq->replay.platform_file);
     if (p->leaf_nodes > 0 && p->oversubscription > 1)
       g_string_append_printf(out, "%soversubscription %g above leaves of %g nodes (calibrated on a non-blocking fabric)",
                              out->len ? ", " : "", p->oversubscription, p->leaf_nodes);

@@ -143,6 +143,10 @@ static const char *const USAGE =
     "                          ones: one non-blocking fabric; docs/model.md)\n"
     "  --oversubscription R    a leaf group's NIC bandwidth over its uplink's (default: the\n"
     "                          profile's, 1: non-blocking)\n"
+    "  --platform-file FILE    simulate, replay: a SimGrid platform XML file of your own instead\n"
+    "                          of the built cluster, with a host n<node>_g<gpu> for every rank\n"
+    "                          (node = rank / gpus_per_node of the profile); every rank is\n"
+    "                          simulated (docs/model.md)\n"
     "  sweep: --profile, --stack, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node,\n"
     "  --gpu-memory, --leaf-nodes and --oversubscription take a comma-separated list: the\n"
     "  sweep covers their cross product\n"
@@ -280,6 +284,7 @@ static gboolean is_an_input(const cli_opts *o, const char *path, gboolean is_out
   g_ptr_array_add(files, (gpointer)o->model_file);
   g_ptr_array_add(files, profile);
   g_ptr_array_add(files, stack);
+  g_ptr_array_add(files, (gpointer)o->rq.replay.platform_file);
   for (char **m = models; *m; m++) g_ptr_array_add(files, *m);
   for (guint i = 0; i < files->len; i++) {
     const char *f = files->pdata[i];

@@ -17,7 +17,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE
 };
 
 static const struct option LONG[] = {
@@ -46,6 +46,7 @@ static const struct option LONG[] = {
     {"nics-per-node", required_argument, NULL, O_NICS},
     {"leaf-nodes", required_argument, NULL, O_LEAF},
     {"oversubscription", required_argument, NULL, O_OVERSUB},
+    {"platform-file", required_argument, NULL, O_PLATFORM_FILE},
     {"no-symmetry", no_argument, NULL, O_NO_SYM},
     {"format", required_argument, NULL, O_FORMAT},
     {"output", required_argument, NULL, 'o'},
@@ -87,7 +88,8 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
-    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
+    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
+    {O_PLATFORM_FILE, CMD_SIMULATE | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
     {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES},
@@ -235,6 +237,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
   case O_STACK: o->stack_name = arg; return TRUE;
+  case O_PLATFORM_FILE: o->rq.replay.platform_file = arg; return TRUE;
 
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
   case O_FORMAT: {

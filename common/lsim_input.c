@@ -15,6 +15,7 @@ static const struct {
 } KINDS[LSIM_INPUT_N] = {
     [LSIM_INPUT_MODEL] = {"a model JSON file", LSIM_INPUT_MAX_MODEL_BYTES},
     [LSIM_INPUT_PROFILE] = {"a profile JSON file", LSIM_INPUT_MAX_PROFILE_BYTES},
+    [LSIM_INPUT_PLATFORM] = {"a SimGrid platform XML file", LSIM_INPUT_MAX_PLATFORM_BYTES},
     [LSIM_INPUT_GRAPH] = {"a task graph JSON file", LSIM_INPUT_MAX_GRAPH_BYTES},
     [LSIM_INPUT_TABLE] = {"a CSV table", LSIM_INPUT_MAX_TABLE_BYTES},
 };

@@ -16,6 +16,7 @@ typedef enum {
   LSIM_INPUT_PROFILE, /* a hardware profile JSON file: 1 MiB (the shipped one: 5 KB) */
   LSIM_INPUT_GRAPH,   /* a task graph JSON file: 1 GiB (reading it takes about 10 times that in memory: replay
                        * refuses one whose text and JSON tree exceed the memory budget, footprint.h) */
+  LSIM_INPUT_PLATFORM, /* a SimGrid platform XML file (--platform-file): 64 MiB */
   LSIM_INPUT_TABLE,   /* a CSV table of layouts or measured runs: 64 MiB (the study's: 10 KB per 140 rows) */
   LSIM_INPUT_N
 } lsim_input_kind;
@@ -24,6 +25,7 @@ typedef enum {
 #define LSIM_INPUT_MAX_PROFILE_BYTES (1u << 20)
 #define LSIM_INPUT_MAX_GRAPH_BYTES (1u << 30)
 #define LSIM_INPUT_MAX_TABLE_BYTES (64u << 20)
+#define LSIM_INPUT_MAX_PLATFORM_BYTES (64u << 20)
 
 /* The cap of a kind, in bytes. */
 gsize lsim_input_max_bytes(lsim_input_kind kind);

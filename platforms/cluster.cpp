@@ -3,7 +3,11 @@
 
 #include <simgrid/host.h>
 #include <simgrid/s4u.hpp>
+#include <cstdio>
+#include <cstring>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -86,4 +90,56 @@ extern "C" void plat_build(const plat_params *p)
 extern "C" sg_host_t plat_host(const plat_params *p, int rank)
 {
   return sg4::Host::by_name(gpu_name(rank / p->gpus_per_node, rank % p->gpus_per_node));
+}
+
+/* In the child: load the file and look for every rank's host; the first missing one is reported on fd. */
+static void check_in_child(const char *path, int gpus_per_node, int world_size, int fd)
+{
+  char name[] = "layoutsim", quiet[] = "--log=root.thres:critical", cfg[] = "--log=xbt_cfg.thres:critical";
+  char *argv[] = {name, quiet, cfg, nullptr};
+  int argc = 3;
+  dup2(fd, 2); /* SimGrid's complaint, if it dies, comes through the pipe */
+  sg4::Engine e(&argc, argv);
+  e.load_platform(path);
+  for (int r = 0; r < world_size; r++) {
+    std::string h = gpu_name(r / gpus_per_node, r % gpus_per_node);
+    if (!sg4::Host::by_name_or_null(h)) {
+      dprintf(fd, "no host '%s' for rank %d\n", h.c_str(), r);
+      _exit(3);
+    }
+  }
+  _exit(0);
+}
+
+extern "C" int plat_file_check(const char *path, int gpus_per_node, int world_size, char *msg, int msg_size)
+{
+  int fds[2];
+  if (pipe(fds) != 0) return snprintf(msg, msg_size, "cannot check it (no pipe)"), 0;
+  fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return close(fds[0]), close(fds[1]), snprintf(msg, msg_size, "cannot check it (no process)"), 0;
+  if (pid == 0) {
+    close(fds[0]);
+    check_in_child(path, gpus_per_node, world_size, fds[1]);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, (size_t)n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
+  /* the first line that says something: ours, or SimGrid's own */
+  std::string line;
+  size_t at = 0;
+  while (at < out.size() && line.empty()) {
+    size_t end = out.find('\n', at);
+    line = out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? out.size() : end + 1;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  }
+  if (line.empty()) line = "SimGrid could not load it";
+  snprintf(msg, msg_size, "%s", line.c_str());
+  return 0;
 }

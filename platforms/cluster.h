@@ -39,8 +39,13 @@ typedef struct plat_params {
 void plat_configure(void);
 /* Build the platform (once per process). */
 void plat_build(const plat_params *p);
-/* Host of GPU rank `rank`. */
+/* Host of GPU rank `rank`: n<node>_g<gpu>, node = rank / gpus_per_node, gpu = rank % gpus_per_node. */
 sg_host_t plat_host(const plat_params *p, int rank);
+/* Check a user's SimGrid platform file (--platform-file) before a run: loaded by SimGrid in a child
+ * process (SimGrid ends the process on a file it cannot read), it must hold the host of every rank
+ * 0..world_size-1 under plat_host's names. The reason (one line: the first host missing
+ * or SimGrid's first complaint) in msg otherwise: 1 when it holds them, 0 when not. */
+int plat_file_check(const char *path, int gpus_per_node, int world_size, char *msg, int msg_size);
 
 #ifdef __cplusplus
 }

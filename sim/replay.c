@@ -191,10 +191,10 @@ static int run_compute(rank_rt *r, int i)
   r->pending_s = 0;
   if (r->eng->tracing) {
     trace_push(r, &r->ev[i]);
-    sg_actor_execute(total * r->eng->pp->gpu_flops);
+    sg_actor_execute(total * sg_host_get_speed(r->host));
     trace_pop(r);
   } else if (total > 0) {
-    sg_actor_execute(total * r->eng->pp->gpu_flops);
+    sg_actor_execute(total * sg_host_get_speed(r->host)); /* the kernel model's seconds, on any host's speed */
   }
   return j;
 }
@@ -489,7 +489,8 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   if (own_paje && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
   const char *paje_file = own_paje ? lsim_outfile_write_path(&paje) : tracing ? o->simgrid_paje_path : NULL;
   init_simgrid(o, paje_file);
-  plat_build(pp);
+  if (o && o->platform_file) simgrid_load_platform(o->platform_file);
+  else plat_build(pp);
   if (tracing) declare_trace_states();
   replay_result *res = g_new0(replay_result, 1);
   res->world_size = g->world_size;

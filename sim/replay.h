@@ -30,6 +30,9 @@ typedef struct replay_options {
    * through lsim_outfile and commits it once the run succeeded) */
   gboolean simgrid_paje_held;
   const char *log_threshold; /* e.g. "critical" (default) */
+  /* --platform-file: a SimGrid platform of the user's instead of the built one (platforms/cluster.h
+   * plat_file_check has checked it and names its hosts); NULL: the cluster of the profile */
+  const char *platform_file;
 } replay_options;
 
 typedef struct replay_rank {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/simulate.h"
+#include "platforms/cluster.h"
 #include "sim_child.h"
 
 #define GIB_BYTES 1073741824.0
@@ -152,6 +153,51 @@ START_TEST(test_64_gpu_allreduce_uses_all_8_nics_through_channels)
   sim_child_run(run_ring, &c, out);
   double want = 2.0 * 63 / 64 * GIB_BYTES / (8 * 25e9) + p.ib_latency_s + (2 * 63 - 1) * p.ib_latency_s;
   ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+/* ---- a platform file of the user's ---- */
+
+/* Two hosts under the naming convention, one shared link of 10 GB/s and 3 us between them. */
+static const char BUS_XML[] =
+    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+    "<host id=\"n0_g0\" speed=\"1e12\"/><host id=\"n0_g1\" speed=\"1e12\"/>"
+    "<link id=\"bus\" bandwidth=\"10GBps\" latency=\"3us\"/>"
+    "<route src=\"n0_g0\" dst=\"n0_g1\"><link_ctn id=\"bus\"/></route></zone></platform>\n";
+
+static void run_file_p2p(void *arg, double out[SIM_CHILD_MAX])
+{
+  gpu_profile p = test_profile();
+  graph *g = graph_new(2);
+  for (int r = 0; r < 2; r++) graph_program_of(g, r);
+  graph_event s = comm_event(EV_SEND, 1, GIB_BYTES), r = comm_event(EV_RECV, 0, GIB_BYTES);
+  g_array_append_val(graph_program_of(g, 0)->events, s);
+  g_array_append_val(graph_program_of(g, 1)->events, r);
+  replay_options o = {.platform_file = arg};
+  plat_params pp = replay_platform_for(&p, 2);
+  replay_result *res = replay_run(g, &p, &pp, &o, NULL);
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+START_TEST(test_a_platform_file_carries_the_transfer)
+{
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("layoutsim-test-bus-XXXXXX.xml", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(g_file_set_contents(path, BUS_XML, -1, NULL));
+  char why[400];
+  ck_assert_msg(plat_file_check(path, 8, 2, why, sizeof why), "%s", why);
+  ck_assert(!plat_file_check(path, 8, 3, why, sizeof why)); /* rank 2 would be n0_g2 */
+  ck_assert_str_eq(why, "no host 'n0_g2' for rank 2");
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_file_p2p, path, out);
+  double want = GIB_BYTES / 10e9 + 3e-6; /* the file's link, not the profile's NVLink */
+  unlink(path);
+  ck_assert_msg(fabs(out[0] - want) <= 1e-6 * want, "%.9f vs %.9f", out[0], want);
 }
 END_TEST
 
@@ -389,6 +435,7 @@ int main(void)
   tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_64_gpu_allreduce_uses_all_8_nics_through_channels);
   tcase_add_test(tc, test_flows_across_an_oversubscribed_uplink_share_it);
+  tcase_add_test(tc, test_a_platform_file_carries_the_transfer);
   tcase_add_test(tc, test_ring_allreduce_across_leaf_groups_runs_at_the_bottleneck);
   tcase_add_test(tc, test_prepare_turns_symmetry_off_under_oversubscribed_uplinks);
   tcase_add_test(tc, test_replay_of_saved_graph_equals_simulate);

@@ -614,6 +614,11 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
                   where, g->groups->len, got);
       return FALSE;
     }
+    if (n < 1) { /* a group no rank is in runs no collective */
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: 'ranks' is empty (allowed: the ranks of the "
+                  "group, at least one)", where, g->groups->len);
+      return FALSE;
+    }
     graph_add_group(g, ranks, n, opt_str(it, "label"));
   }
   return TRUE;

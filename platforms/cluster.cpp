@@ -100,7 +100,12 @@ static void check_in_child(const char *path, int gpus_per_node, int world_size, 
   int argc = 3;
   dup2(fd, 2); /* SimGrid's complaint, if it dies, comes through the pipe */
   sg4::Engine e(&argc, argv);
-  e.load_platform(path);
+  try {
+    e.load_platform(path);
+  } catch (const std::exception &x) { /* SimGrid's parse errors are exceptions: their message is the reason */
+    dprintf(fd, "%s\n", x.what());
+    _exit(4);
+  }
   for (int r = 0; r < world_size; r++) {
     std::string h = gpu_name(r / gpus_per_node, r % gpus_per_node);
     if (!sg4::Host::by_name_or_null(h)) {

@@ -207,13 +207,45 @@ START_TEST(test_memory_never_negative_and_back_to_model_states_at_step_end)
   model m = load13b();
   const layout_attn kernels[] = {ATTN_TORCH, ATTN_FLASH2, ATTN_FLASH2_RMSNORM};
   for (size_t k = 0; k < G_N_ELEMENTS(kernels); k++)
-    for (int ck = 0; ck < 2; ck++)
+    for (int ck = 0; ck < 3; ck++) /* none, every_layer, selective */
       for (int sp = 0; sp < 2; sp++) {
-        layout l = make_layout(&m, 16, 2, 4, sp, 2, kernels[k], ck ? CKPT_EVERY_LAYER : CKPT_NONE);
+        layout l = make_layout(&m, 16, 2, 4, sp, 2, kernels[k], (layout_ckpt)ck);
         l.global_batch = 32;
         ck_assert(layout_validate(&l, &m, NULL));
         check_conservation(&l, &m);
       }
+}
+END_TEST
+
+/* Selective recomputation (Korthikanti et al. 2022): the forward keeps everything but the attention
+ * core's score-sized tensors, torch's bf16 and fp32 probabilities 6 b (a/t) s^2 bytes a layer, which its
+ * backward recomputes; FlashAttention keeps none, so selective is none there. Summed over the forward
+ * events of micro-batch 0 of llama-13b at tp 2, mb 1, s 2048 (40 layers): 6 * 20 * 2048^2 * 40 bytes. */
+static double forward_kept(const model *m, layout_attn a, layout_ckpt ck)
+{
+  layout l = make_layout(m, 16, 2, 1, FALSE, 1, a, ck);
+  l.global_batch = 8;
+  ck_assert(layout_validate(&l, m, NULL));
+  gen_options o = gen_default_options();
+  g_autoptr(graph) g = gen_graph(m, &l, &o, NULL);
+  const graph_program *p = g_ptr_array_index(g->programs, 0);
+  double kept = 0, recomputed = 0;
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if (e->micro_batch != 0) continue;
+    if (e->phase == PH_FORWARD) kept += e->mem_delta_bytes;
+    if (e->phase == PH_RECOMPUTE) recomputed++;
+  }
+  return ck == CKPT_SELECTIVE && a != ATTN_TORCH ? (recomputed == 0 ? kept : -1) : kept;
+}
+
+START_TEST(test_selective_recompute_drops_the_score_tensors_only)
+{
+  model m = load13b();
+  double scores = 6.0 * 20 * 2048.0 * 2048 * 40;
+  ck_assert_double_eq_tol(forward_kept(&m, ATTN_TORCH, CKPT_NONE) - forward_kept(&m, ATTN_TORCH, CKPT_SELECTIVE), scores,
+                          1e-9 * scores);
+  ck_assert_double_eq(forward_kept(&m, ATTN_FLASH2, CKPT_SELECTIVE), forward_kept(&m, ATTN_FLASH2, CKPT_NONE));
 }
 END_TEST
 
@@ -318,6 +350,7 @@ int main(void)
   tcase_add_test(tc, test_llama13b_dp64_model_states_without_zero1_are_20N);
   tcase_add_test(tc, test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp);
   tcase_add_test(tc, test_checkpoint_keeps_only_the_layer_input);
+  tcase_add_test(tc, test_selective_recompute_drops_the_score_tensors_only);
   tcase_add_test(tc, test_gqa_layer_kv_projection_and_activation_bytes_by_hand);
   tcase_add_test(tc, test_gpt_layer_activation_bytes_match_korthikanti);
   tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);

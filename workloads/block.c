@@ -160,6 +160,7 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
    * probabilities (torch also its fp32 softmax output) */
   if (flash) o->saved_bytes = T * (2 * h + 2 * d->kvd) / t * BF16 + T * m->heads / t * FP32;
   else o->saved_bytes = T * (h + 2 * d->kvd) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
+  o->score_bytes = flash ? 0 : B * (torch ? BF16 + FP32 : BF16);
   /* unfused: the raw scores (torch: and the masked copy and its fp32 cast) live until softmax ends */
   o->transient_bytes[0] = flash ? 0 : torch ? B * (BF16 + BF16 + FP32) : B * BF16;
   /* dO and dq (h/t), dk and dv (kvd/t); flash: its fp32 dq accumulator, unfused: the gradients of the
@@ -172,6 +173,7 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
       o->launches[k] += 1;
     }
     o->saved_bytes += B * (1 + BF16);
+    o->score_bytes += B * (1 + BF16);
   } /* FlashAttention drops out inside the kernel (it keeps the generator's state only) */
 }
 

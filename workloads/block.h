@@ -68,6 +68,8 @@ typedef struct block_op {
   int attn_kind;            /* attention: GRAPH_ATTN_* (graph.h) */
   int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence, head size */
   double saved_bytes;       /* kept from the forward (or recompute) until the backward */
+  double score_bytes;       /* attention: the part of saved_bytes that is score-sized (s x s per head), which
+                             * selective recomputation drops at the forward and recomputes (0 for flash) */
   double transient_bytes[2]; /* held only while it runs, forward and backward */
   int bwd_reduces;          /* TP_ENTER: all-reduces of the input gradient in backward without sp */
 } block_op;

@@ -166,8 +166,10 @@ static void saves(emit *x, graph_event *e, const block_op *o)
     e->mem_transient_bytes += o->transient_bytes[1];
     return;
   }
-  if (x->phase == PH_FORWARD && x->l->ckpt == CKPT_NONE) e->mem_delta_bytes += saved;
-  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += saved;
+  /* selective: the forward keeps all but the score-sized tensors, which its recompute brings back */
+  gboolean selective = x->l->ckpt == CKPT_SELECTIVE;
+  if (x->phase == PH_FORWARD && (x->l->ckpt == CKPT_NONE || selective)) e->mem_delta_bytes += saved - (selective ? o->score_bytes : 0);
+  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += selective ? o->score_bytes : saved;
   else if (bwd) e->mem_delta_bytes -= saved;
   e->mem_transient_bytes += o->transient_bytes[bwd];
 }
@@ -220,11 +222,20 @@ static void layer_forward(emit *x, const mem_ctx *mc)
   for (int i = 0; i < x->layer_ops.n; i++) op_emit(x, &x->layer_ops.op[i]);
 }
 
-/* The backward ops of one layer: the table in reverse order. */
+/* The backward ops of one layer: the table in reverse order; with selective recomputation the attention
+ * core is run forward again just before its backward (where it kept score-sized tensors). */
 static void layer_backward(emit *x, const mem_ctx *mc)
 {
   (void)mc;
-  for (int i = x->layer_ops.n - 1; i >= 0; i--) op_emit(x, &x->layer_ops.op[i]);
+  for (int i = x->layer_ops.n - 1; i >= 0; i--) {
+    const block_op *o = &x->layer_ops.op[i];
+    if (x->l->ckpt == CKPT_SELECTIVE && o->kind == BLOCK_ATTENTION && o->score_bytes > 0) {
+      x->phase = PH_RECOMPUTE;
+      op_emit(x, o);
+      x->phase = PH_BACKWARD;
+    }
+    op_emit(x, o);
+  }
 }
 
 /* The vocab-parallel lookup and its tp collective (forward: all-reduce, or reduce-scatter into the sequence-

@@ -13,7 +13,9 @@
 #include "graph.h"
 #include "model.h"
 
-typedef enum { CKPT_NONE, CKPT_EVERY_LAYER } layout_ckpt;
+/* none; every layer recomputed in backward (its input kept); selective: the attention core's score-sized
+ * tensors recomputed (Korthikanti et al. 2022), nothing else */
+typedef enum { CKPT_NONE, CKPT_EVERY_LAYER, CKPT_SELECTIVE } layout_ckpt;
 
 typedef enum {
   ATTN_TORCH,          /* plain PyTorch attention, materializes s x s scores */

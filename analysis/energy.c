@@ -15,23 +15,28 @@ double energy_power_w(const gpu_profile *p, energy_class c)
 
 typedef struct seconds_of {
   const gpu_profile *p;
-  double *out;
+  double *cat, *out;
 } seconds_of;
 
 static gboolean add(const tl_interval *iv, gpointer data)
 {
   seconds_of *s = data;
-  if (iv->ev) s->out[energy_class_of(iv->ev, s->p)] += iv->end_s - iv->start_s;
+  double d = iv->end_s - iv->start_s;
+  s->cat[iv->cat] += d;
+  if (iv->ev) s->out[energy_class_of(iv->ev, s->p)] += d;
   return TRUE;
 }
 
-void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double out[EN_N])
+void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N])
 {
   for (int c = 0; c < EN_N; c++) out[c] = 0;
-  seconds_of s = {p, out};
+  for (int c = 0; c < TL_N; c++) cat[c] = 0;
+  seconds_of s = {p, cat, out};
   tl_foreach(tl, rank, add, &s);
-  double busy = out[EN_COMPUTE] + out[EN_MEMORY] + out[EN_COMM];
+  double busy = out[EN_COMPUTE] + out[EN_MEMORY] + out[EN_COMM], cat_busy = 0;
   out[EN_IDLE] = tl->step_time_s > busy ? tl->step_time_s - busy : 0;
+  for (int c = 0; c < TL_IDLE; c++) cat_busy += cat[c];
+  cat[TL_IDLE] = MAX(tl->step_time_s - cat_busy, 0);
 }
 
 double energy_joules(const gpu_profile *p, const double seconds[EN_N])

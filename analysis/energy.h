@@ -23,8 +23,9 @@ typedef enum { EN_COMPUTE, EN_MEMORY, EN_COMM, EN_IDLE, EN_N } energy_class;
 /* What an event draws: EN_COMPUTE or EN_MEMORY for a compute event by the ridge point, else EN_COMM. */
 energy_class energy_class_of(const graph_event *e, const gpu_profile *p);
 double energy_power_w(const gpu_profile *p, energy_class c);
-/* Seconds of `rank`'s step in each class (idle: the step time minus the rest). */
-void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double out[EN_N]);
+/* Seconds of `rank`'s step in each class into out, and in one pass over its intervals the seconds of
+ * each timeline category into cat (as tl_rank_seconds gives them); idle: the step time minus the rest. */
+void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N]);
 /* Joules of seconds spent in each class. */
 double energy_joules(const gpu_profile *p, const double seconds[EN_N]);
 /* The nodes' share beside the GPUs: nodes * node_power_w * step time. */

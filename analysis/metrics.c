@@ -150,8 +150,7 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
       memcpy(sec, &m->rank_seconds[(gsize)prog->mirror_of * TL_N], sizeof(double) * TL_N);
       memcpy(esec, &en[(gsize)prog->mirror_of * EN_N], sizeof(double) * EN_N);
     } else {
-      tl_rank_seconds(tl, r, sec);
-      energy_rank_seconds(tl, r, p, esec);
+      energy_rank_seconds(tl, r, p, sec, esec); /* the categories and the energy classes in one pass */
     }
     for (int c = 0; c < EN_N; c++) m->energy_seconds[c] += esec[c];
     int s = tl_stage_of(tl, r);

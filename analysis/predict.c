@@ -167,13 +167,10 @@ static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_
   pool_run(todo, rows, &cfg->pool, out);
   if (cfg->assess_trust) {
     g_autoptr(GHashTable) trusts = trust_cache_new();
-    for (guint r = 0; r < rows; r++) {
-      const trust_table *tt = NULL;
-      g_autoptr(GError) bad = NULL; /* a stack's table that does not load: its rows go without a band */
-      if (todo[r] && out[r].status != PRED_INVALID && trust_lookup(trusts, todo[r]->prof.stack.name, &tt, &bad) &&
-          (tt = tt ? tt : cfg->trust_fallback))
-        trust_assess(tt, todo[r], out[r].peak_gib, out[r].capacity_gib, out[r].fragmentation_limit, &out[r].trust);
-    }
+    for (guint r = 0; r < rows; r++)
+      if (todo[r] && out[r].status != PRED_INVALID)
+        trust_assess_by_stack(trusts, cfg->trust_fallback, todo[r], out[r].peak_gib, out[r].capacity_gib,
+                              out[r].fragmentation_limit, &out[r].trust);
   }
   return out;
 }

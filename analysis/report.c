@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "platforms/whatif.h"
+
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -211,10 +213,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);
   }
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
-  fprintf(f, "platform: %s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, leaf_nodes %g, "
-          "oversubscription %g\n", prof->name,
-          prof->stack.name, prof->ib_bytes_per_s * 8 / 1e9, prof->nvlink_bytes_per_s * 8 / 1e9, prof->nics_per_node,
-          m->mem_capacity_bytes / GIB, prof->leaf_nodes, prof->oversubscription);
+  g_autofree char *whatifs = whatif_describe(prof, m->mem_capacity_bytes / GIB);
+  fprintf(f, "platform: %s, stack %s, %s\n", prof->name, prof->stack.name, whatifs);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);

@@ -310,12 +310,10 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
   pool_run(todo, k, &s->pool, out);
-  for (guint i = 0; s->trusts && i < k; i++) {
-    const trust_table *tt = NULL;
-    g_autoptr(GError) bad = NULL; /* a stack's table that does not load: its rows go without a band */
-    if (out[i].status != PRED_INVALID && trust_lookup(s->trusts, todo[i]->prof.stack.name, &tt, &bad) && tt)
-      trust_assess(tt, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit, &out[i].trust);
-  }
+  for (guint i = 0; s->trusts && i < k; i++)
+    if (out[i].status != PRED_INVALID)
+      trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
+                            &out[i].trust);
   for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);

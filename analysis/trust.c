@@ -196,6 +196,18 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->band_pct = c->p90_pct * (extrapolated ? t->extrapolation_factor : 1);
 }
 
+gboolean trust_assess_by_stack(GHashTable *cache, const trust_table *fallback, const sim_request *rq, double peak_gib,
+                               double capacity_gib, double fragmentation_limit, trust_assessment *out)
+{
+  const trust_table *t = NULL;
+  g_autoptr(GError) bad = NULL;
+  if (!trust_lookup(cache, rq->prof.stack.name, &t, &bad)) return FALSE;
+  if (!t) t = fallback;
+  if (!t) return FALSE;
+  trust_assess(t, rq, peak_gib, capacity_gib, fragmentation_limit, out);
+  return TRUE;
+}
+
 char *trust_flags_string(guint flags)
 {
   GString *s = g_string_new(NULL);

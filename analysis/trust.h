@@ -90,6 +90,11 @@ trust_class trust_class_of(guint flags);
  * (metrics.h; the prediction's). */
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out);
+/* The assessment of a prediction of rq by its stack's table (trust_lookup through cache), or by fallback
+ * where the stack has none (may be NULL). FALSE, out untouched, when there is neither or the stack's
+ * table does not load: the prediction then goes without a band. */
+gboolean trust_assess_by_stack(GHashTable *cache, const trust_table *fallback, const sim_request *rq, double peak_gib,
+                               double capacity_gib, double fragmentation_limit, trust_assessment *out);
 /* "pp2-cost;near-oom" (empty when no flag). Caller frees. */
 char *trust_flags_string(guint flags);
 /* One warning line per flag, for people (no trailing newline). Caller frees the array (g_strfreev). */

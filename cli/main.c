@@ -375,10 +375,8 @@ static int write_outputs(const cli_opts *o, const sim_outcome *out, const sim_re
                 open_output(set, o->timeline_csv, &csv, &err) && open_output(set, o->timeline_svg, &svg, &err) &&
                 open_output(set, o->memory_svg, &mem_svg, &err) && open_output(set, o->paje, &paje, &err);
   const gpu_profile *pr = &o->rq.prof;
-  g_autofree char *platform = g_strdup_printf("%s, stack %s, ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, "
-                                              "leaf_nodes %g, oversubscription %g", pr->name, pr->stack.name,
-                                              pr->ib_bytes_per_s * 8 / 1e9, pr->nvlink_bytes_per_s * 8 / 1e9,
-                                              pr->nics_per_node, o->rq.capacity_gib, pr->leaf_nodes, pr->oversubscription);
+  g_autofree char *whatifs = whatif_describe(pr, o->rq.capacity_gib);
+  g_autofree char *platform = g_strdup_printf("%s, stack %s, %s", pr->name, pr->stack.name, whatifs);
   if (ok) {
     trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
                            .platform = platform};
@@ -577,9 +575,8 @@ static int cmd_validate(cli_opts *o)
     else
       printf("stack %s\n", o->rq.prof.stack.name);
     const gpu_profile *p = &o->rq.prof; /* what every row was computed with, but where a row sets its own */
-    printf("platform: ib_gbps %g, nvlink_gbps %g, nics_per_node %d, gpu_memory %g, leaf_nodes %g, oversubscription %g "
-           "(a row's own columns override them)\n", p->ib_bytes_per_s * 8 / 1e9, p->nvlink_bytes_per_s * 8 / 1e9,
-           p->nics_per_node, o->rq.capacity_gib, p->leaf_nodes, p->oversubscription);
+    g_autofree char *whatifs = whatif_describe(p, o->rq.capacity_gib);
+    printf("platform: %s (a row's own columns override them)\n", whatifs);
     val_print_text(stdout, stats, rv);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -54,6 +54,15 @@ double whatif_profile_value(whatif_axis a, const gpu_profile *p)
   }
 }
 
+char *whatif_describe(const gpu_profile *p, double capacity_gib)
+{
+  GString *s = g_string_new(NULL);
+  for (int a = 0; a < WHATIF_N; a++)
+    g_string_append_printf(s, "%s%s %g", a ? ", " : "", AXES[a].column,
+                           a == WHATIF_GPU_MEMORY ? capacity_gib : whatif_profile_value((whatif_axis)a, p));
+  return g_string_free(s, FALSE);
+}
+
 gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib, GError **err)
 {
   gboolean any = FALSE;

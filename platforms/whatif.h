@@ -31,6 +31,9 @@ const char *whatif_column(whatif_axis a); /* "ib_gbps" */
 gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *out, GError **err);
 /* The profile's own value of axis a (memory: its capacity). */
 double whatif_profile_value(whatif_axis a, const gpu_profile *p);
+/* "ib_gbps 200, nvlink_gbps 2400, ...": every axis's value on p (memory: capacity_gib), in axis order,
+ * for the outputs that record what they were computed with. Caller frees. */
+char *whatif_describe(const gpu_profile *p, double capacity_gib);
 /* Apply w to p and to the memory capacity *capacity_gib (left as it is where w sets none): FALSE
  * with err when the NICs do not divide the node. */
 gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib, GError **err);

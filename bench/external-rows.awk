@@ -47,7 +47,7 @@ NR == 1 {
   bloom = n ~ /ALiBi/ || src ~ /bigscience/
   if (bloom && standin) { skip("BLOOM block with the stand-in: ALiBi, embedding LayerNorm"); next }
   if (cell("tp") * cell("pp") * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*pp*dp"); next }
-  if (cell("gpus") + 0 > 1024) { skip("more GPUs than a simulation here takes (" cell("gpus") ")"); next }
+  if (cell("gpus") + 0 > 16384) { skip("more GPUs than layoutsim takes (" cell("gpus") ", at most 16384)"); next }
   if (cell("sp") == "") { skip("sequence parallelism not stated"); next }
   sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
   if (sched == "interleaved" && (L0 = cell("layers")) % (cell("pp") * vs) != 0) {

@@ -6,8 +6,10 @@
 # it, and `layoutsim validate`'s statistics per file and per model size; then, per file, the rows
 # skipped and why (GPT block, interleaved schedule, H100, GQA, context parallelism, ...).
 #   vtrain_single.csv, bloom176b.csv: Megatron-DeepSpeed -> --stack megatron-deepspeed
-#   narayanan2021.csv: Megatron-LM (no stack of its own yet) -> --stack megatron-deepspeed, its nearest
-#   nvidia_dgxc_h100.csv: NeMo on H100 (no H100 profile) -> every row skipped
+#   narayanan2021.csv: Megatron-LM (no stack of its own yet) -> --stack megatron-deepspeed, its nearest;
+#     1F1B and interleaved rows alike, up to 3,072 GPUs
+#   nvidia_dgxc_h100.csv: NeMo on H100 -> the BF16 GPT-3 rows (profile h100-sxm5-80gb, uncalibrated),
+#     --stack megatron-deepspeed
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
 # Usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]
 set -euo pipefail

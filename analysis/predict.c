@@ -236,7 +236,7 @@ static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, co
   if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->stack_arg ? cfg->stack_arg : rq->prof.stack.name);
   for (int a = 0; a < WHATIF_N; a++) {
     double v = a == WHATIF_GPU_MEMORY ? rq->capacity_gib : whatif_profile_value(a, &rq->prof);
-    g_autofree char *s = g_strdup_printf("%.10g", v);
+    g_autofree char *s = whatif_format(a, v);
     csv_set(t, r, csv_column(t, whatif_column(a)), s);
   }
 }

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "platforms/fabric.h"
 #include "platforms/whatif.h"
 
 #include "workloads/schedule.h"
@@ -89,6 +90,7 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   cJSON_AddNumberToObject(j, "nvlink_gbps", p->nvlink_bytes_per_s * 8 / 1e9);
   cJSON_AddNumberToObject(j, "ib_gbps", p->ib_bytes_per_s * 8 / 1e9);
   cJSON_AddNumberToObject(j, "memory_gib", p->memory_gib);
+  cJSON_AddStringToObject(j, "fabric", fabric_name(p->fabric));
   cJSON_AddNumberToObject(j, "leaf_nodes", p->leaf_nodes);
   cJSON_AddNumberToObject(j, "oversubscription", p->oversubscription);
   return j;

@@ -5,12 +5,15 @@
 #include "common/lsim_input.h"
 #include "footprint.h"
 #include "platforms/cluster.h"
+#include "platforms/fabric.h"
 
 /* Whether leaf groups of world_size GPUs share oversubscribed uplinks: traffic of mirrored ranks, which
- * the replay does not send, would then slow the traffic it does send. */
+ * the replay does not send, would then slow the traffic it does send. A rail fabric's leaves have
+ * uplinks as soon as there are two nodes (traffic between rails climbs them). */
 static gboolean shared_uplinks(const gpu_profile *p, int world_size)
 {
   int nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
+  if (fabric_is_rail(p->fabric)) return nodes > 1 && p->oversubscription > 1;
   return p->leaf_nodes > 0 && nodes > p->leaf_nodes && p->oversubscription > 1;
 }
 
@@ -29,9 +32,9 @@ static gboolean check_mirrors(const graph *g, const gpu_profile *prof, const rep
                   "(allowed: a graph written with --no-symmetry)", ro->platform_file);
     else if (uplinks)
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                  "oversubscription: %g above leaf groups of %g nodes, but the graph mirrors ranks (symmetry reduction), "
-                  "which assumes links of their own (allowed: a graph written with --no-symmetry, or oversubscription 1)",
-                  prof->oversubscription, prof->leaf_nodes);
+                  "oversubscription: %g above the leaves (fabric %s, leaf_nodes %g), but the graph mirrors ranks "
+                  "(symmetry reduction), which assumes links of their own (allowed: a graph written with --no-symmetry, "
+                  "or oversubscription 1)", prof->oversubscription, fabric_name(prof->fabric), prof->leaf_nodes);
     else
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                   "nics_per_node: %d GPUs share a NIC, but the graph mirrors ranks (symmetry reduction), which assumes "

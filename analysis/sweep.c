@@ -11,7 +11,7 @@
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
-    "leaf_nodes", "oversubscription",
+    "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
@@ -159,8 +159,10 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_int(t, r, "virtual_stages", l->virtual_stages);
   set(t, r, "profile", pt->profile_name);
   set(t, r, "stack", pt->stack_name);
-  for (int a = 0; a < WHATIF_N; a++)
-    set_num(t, r, whatif_column(a), a == WHATIF_GPU_MEMORY ? pt->capacity_gib : whatif_profile_value(a, &pt->prof));
+  for (int a = 0; a < WHATIF_N; a++) {
+    g_autofree char *v = whatif_format(a, a == WHATIF_GPU_MEMORY ? pt->capacity_gib : whatif_profile_value(a, &pt->prof));
+    set(t, r, whatif_column(a), v);
+  }
   sim_request rq = {.m = s->m, .l = *l, .gen = gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
   GError *err = NULL;
   if (l->sp && l->tp == 1)

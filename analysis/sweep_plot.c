@@ -81,13 +81,15 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
     }
     axis = a;
   }
-  gboolean profiles_vary = FALSE;
-  for (guint r = 1; r < t->rows->len; r++)
+  gboolean profiles_vary = FALSE, fabric_varies = FALSE;
+  for (guint r = 1; r < t->rows->len; r++) {
     profiles_vary |= strcmp(cell(t, r, "profile"), cell(t, 0, "profile")) || strcmp(cell(t, r, "stack"), cell(t, 0, "stack"));
-  if (axis < 0 || profiles_vary) {
+    fabric_varies |= strcmp(cell(t, r, "fabric"), cell(t, 0, "fabric")) != 0; /* a name: no x axis */
+  }
+  if (axis < 0 || profiles_vary || fabric_varies) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--plot: %s (allowed: a list for one of --ib-gbps, "
-                "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile and stack)",
-                profiles_vary ? "the profile or the stack varies" : "no platform axis is swept");
+                "--nvlink-gbps, --nics-per-node, --gpu-memory, --gpus, and one profile, stack and fabric)",
+                profiles_vary ? "the profile or the stack varies" : fabric_varies ? "the fabric varies" : "no platform axis is swept");
     return FALSE;
   }
   const char *col = AXES[axis];
@@ -160,7 +162,7 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
   /* the platform values but the swept one */
   g_autoptr(GString) pl = g_string_new(NULL);
   static const char *const FIXED[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
-                                      "leaf_nodes", "oversubscription"};
+                                      "fabric", "leaf_nodes", "oversubscription"};
   for (size_t i = 0; i < G_N_ELEMENTS(FIXED); i++)
     if (strcmp(FIXED[i], col))
       g_string_append_printf(pl, "%s%s %s", pl->len ? ", " : "", FIXED[i], cell(t, 0, FIXED[i]));

@@ -10,7 +10,7 @@
 #include "sweep.h"
 
 static const char *const PLATFORM[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
-                                       "leaf_nodes", "oversubscription"};
+                                       "fabric", "leaf_nodes", "oversubscription"};
 /* The breakdown columns and what a gap in each is called. */
 static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s",
                                      "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
@@ -38,10 +38,10 @@ static const char *gpus_word(const char *count) { return strcmp(count, "1") ? "G
 char *sweep_platform_label(const csv_table *t, guint r)
 {
   return g_strdup_printf("profile %s, stack %s, %s %s, ib_gbps %s, nvlink_gbps %s, nics_per_node %s, gpu_memory %s, "
-                         "leaf_nodes %s, oversubscription %s",
+                         "fabric %s, leaf_nodes %s, oversubscription %s",
                          cell(t, r, "profile"), cell(t, r, "stack"), cell(t, r, "gpus"), gpus_word(cell(t, r, "gpus")), cell(t, r, "ib_gbps"),
                          cell(t, r, "nvlink_gbps"), cell(t, r, "nics_per_node"), cell(t, r, "gpu_memory"),
-                         cell(t, r, "leaf_nodes"), cell(t, r, "oversubscription"));
+                         cell(t, r, "fabric"), cell(t, r, "leaf_nodes"), cell(t, r, "oversubscription"));
 }
 
 char *sweep_layout_label(const csv_table *t, guint r)

@@ -8,6 +8,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
+#include "platforms/fabric.h"
 #include "platforms/whatif.h"
 #include "workloads/schedule.h"
 
@@ -163,11 +164,17 @@ trust_class trust_class_of(guint flags)
 /* Outside [lo, hi], with a relative slack for values written with fewer digits than computed. */
 static gboolean outside(double v, double lo, double hi) { return v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9); }
 
+/* Leaves under oversubscribed uplinks: leaf groups of a fat-tree, or the leaves of a rail fabric. */
+static gboolean blocking_fabric(const gpu_profile *p)
+{
+  return p->oversubscription > 1 && (p->leaf_nodes > 0 || fabric_is_rail(p->fabric));
+}
+
 static gboolean platform_differs(const trust_table *t, const gpu_profile *p)
 {
   return strcmp(p->name, t->profile) || fabs(whatif_profile_value(WHATIF_IB_GBPS, p) - t->ib_gbps) > 1e-6 * t->ib_gbps ||
          fabs(whatif_profile_value(WHATIF_NVLINK_GBPS, p) - t->nvlink_gbps) > 1e-6 * t->nvlink_gbps ||
-         whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node || (p->leaf_nodes > 0 && p->oversubscription > 1);
+         whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node || blocking_fabric(p);
 }
 
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
@@ -269,7 +276,10 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
     if (rq->replay.platform_file)
       g_string_append_printf(out, "%sthe platform file %s (calibrated on the built cluster)", out->len ? ", " : "",
                              rq->replay.platform_file);
-    if (p->leaf_nodes > 0 && p->oversubscription > 1)
+    if (blocking_fabric(p) && fabric_is_rail(p->fabric))
+      g_string_append_printf(out, "%soversubscription %g above the leaves of fabric %s (calibrated on a non-blocking "
+                             "fabric)", out->len ? ", " : "", p->oversubscription, fabric_name(p->fabric));
+    else if (blocking_fabric(p))
       g_string_append_printf(out, "%soversubscription %g above leaves of %g nodes (calibrated on a non-blocking fabric)",
                              out->len ? ", " : "", p->oversubscription, p->leaf_nodes);
   }

@@ -140,18 +140,24 @@ static const char *const USAGE =
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default: the\n"
     "                          profile's)\n"
     "  --nics-per-node N       InfiniBand NICs per node (default: the profile's)\n"
+    "  --fabric NAME           the network above the NICs: fat-tree, rail (NIC k of every node\n"
+    "                          on rail leaf k; traffic between rails crosses the spine) or\n"
+    "                          rail-pxn (the same, cross-rail data first over NVLink to the GPU\n"
+    "                          on the destination's rail, as NCCL's PXN) (default: the\n"
+    "                          profile's; fat-tree in the shipped ones; docs/model.md)\n"
     "  --leaf-nodes N          nodes under one leaf group of the fabric, whose traffic to other\n"
-    "                          groups shares one uplink (default: the profile's; 0 in the shipped\n"
-    "                          ones: one non-blocking fabric; docs/model.md)\n"
-    "  --oversubscription R    a leaf group's NIC bandwidth over its uplink's (default: the\n"
+    "                          groups shares one uplink; rail: nodes of one stripe of rail leaves\n"
+    "                          (default: the profile's; 0 in the shipped ones: one non-blocking\n"
+    "                          fabric, or one stripe; docs/model.md)\n"
+    "  --oversubscription R    a leaf's NIC bandwidth over its uplink's (default: the\n"
     "                          profile's, 1: non-blocking)\n"
     "  --platform-file FILE    simulate, replay: a SimGrid platform XML file of your own instead\n"
     "                          of the built cluster, with a host n<node>_g<gpu> for every rank\n"
     "                          (node = rank / gpus_per_node of the profile); every rank is\n"
     "                          simulated (docs/model.md)\n"
     "  sweep: --profile, --stack, --gpus, --ib-gbps, --nvlink-gbps, --nics-per-node,\n"
-    "  --gpu-memory, --leaf-nodes and --oversubscription take a comma-separated list: the\n"
-    "  sweep covers their cross product\n"
+    "  --gpu-memory, --fabric, --leaf-nodes and --oversubscription take a comma-separated\n"
+    "  list: the sweep covers their cross product\n"
     "\n"
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text); sweep and merge: text|csv|json\n"
@@ -714,14 +720,16 @@ static int cmd_sweep(cli_opts *o)
     return fail(err);
   }
   if (o->plot) { /* before the work: the picture needs exactly one swept platform axis */
-    int swept = spec.gpus->len > 1;
-    for (int a = 0; a < WHATIF_N; a++) swept += spec.whatif[a] && spec.whatif[a]->len > 1;
-    if (swept != 1 || spec.profiles->len > 1 || spec.stacks->len > 1) {
+    int swept = spec.gpus->len > 1; /* the fabric is a name, not an x axis */
+    for (int a = 0; a < WHATIF_N; a++) swept += a != WHATIF_FABRIC && spec.whatif[a] && spec.whatif[a]->len > 1;
+    gboolean fabrics = spec.whatif[WHATIF_FABRIC] && spec.whatif[WHATIF_FABRIC]->len > 1;
+    if (swept != 1 || spec.profiles->len > 1 || spec.stacks->len > 1 || fabrics) {
       cli_sweep_spec_clear(&spec);
       GString *axes = g_string_new(NULL);
-      for (int a = 0; a < WHATIF_N; a++) g_string_append_printf(axes, "--%s, ", whatif_option(a));
+      for (int a = 0; a < WHATIF_N; a++)
+        if (a != WHATIF_FABRIC) g_string_append_printf(axes, "--%s, ", whatif_option(a));
       g_autofree char *msg = g_strdup_printf("--plot: needs exactly one swept platform axis (allowed: a list for one of "
-                                             "%s--gpus, and one profile and stack)", axes->str);
+                                             "%s--gpus, and one profile, stack and fabric)", axes->str);
       g_string_free(axes, TRUE);
       return fail_msg(msg);
     }

@@ -17,7 +17,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC
 };
 
 static const struct option LONG[] = {
@@ -44,6 +44,7 @@ static const struct option LONG[] = {
     {"ib-gbps", required_argument, NULL, O_IB},
     {"nvlink-gbps", required_argument, NULL, O_NVLINK},
     {"nics-per-node", required_argument, NULL, O_NICS},
+    {"fabric", required_argument, NULL, O_FABRIC},
     {"leaf-nodes", required_argument, NULL, O_LEAF},
     {"oversubscription", required_argument, NULL, O_OVERSUB},
     {"platform-file", required_argument, NULL, O_PLATFORM_FILE},
@@ -88,7 +89,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
-    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
+    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_FABRIC, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
     {O_PLATFORM_FILE, CMD_SIMULATE | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
     {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
     {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
@@ -102,10 +103,10 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
 static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
-                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB};
+                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC};
 
 /* The options that set a what-if (whatif.h), by axis. */
-static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_LEAF, O_OVERSUB};
+static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_FABRIC, O_LEAF, O_OVERSUB};
 
 /* The what-if axis an option sets, or -1. */
 static int whatif_of_option(int val)

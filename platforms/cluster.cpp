@@ -1,6 +1,9 @@
 /* cluster -- see cluster.h. */
 #include "cluster.h"
 
+#include "fabric.h"
+#include "rail_zone.h"
+
 #include <simgrid/host.h>
 #include <simgrid/s4u.hpp>
 #include <cstdio>
@@ -58,6 +61,7 @@ static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int no
 
 extern "C" void plat_build(const plat_params *p)
 {
+  if (fabric_is_rail(p->fabric)) return rail_zone_build(p);
   auto *root = sg4::create_full_zone("cluster");
   std::vector<sg4::NetZone *> nodes;
   std::vector<simgrid::kernel::routing::NetPoint *> gws;

@@ -5,7 +5,9 @@
  * (GPUs share NICs when nics_per_node < gpus_per_node) into a fat-tree:
  * one fat-pipe core, and, with leaf groups, a shared uplink per group that
  * carries the group's traffic to other groups (its bandwidth the group's NIC
- * bandwidth over the oversubscription ratio). Built with the C++ S4U API
+ * bandwidth over the oversubscription ratio). A rail-optimized fabric (fabric
+ * rail or rail-pxn: NIC k of every node on rail leaf k, leaves under a spine) is
+ * the zone of rail_zone.cpp instead. Built with the C++ S4U API
  * (SimGrid 3.32 has no C calls for zones; XML platforms with nested zones
  * break Paje tracing). Host `rank` is GPU rank % gpus_per_node of node
  * rank / gpus_per_node, named n<node>_g<gpu>.
@@ -33,6 +35,10 @@ typedef struct plat_params {
    * split-duplex uplink of uplink_bytes_per_s per direction */
   int leaf_nodes;
   double uplink_bytes_per_s;
+  /* plat_fabric (fabric.h; 0: fat-tree). A rail fabric has a leaf per rail (NIC index) and per stripe of
+   * leaf_nodes nodes (0: one stripe of every node), whose uplink to the spine is uplink_bytes_per_s
+   * per direction (the NIC bandwidth of the leaf's nodes over the oversubscription) */
+  int fabric;
 } plat_params;
 
 /* Set the network-model configuration; call after simgrid_init, before plat_build. */

@@ -7,6 +7,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
+#include "fabric.h"
 #include "plat_file.h"
 
 #define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE}
@@ -25,7 +26,7 @@ static const plat_field FIELDS[] = {
 /* Every key a profile file may have: the FIELDS, and these (all required but `comment`). Any
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
-static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node"};
+static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -45,6 +46,16 @@ static gboolean read_comment(const cJSON *j, gpu_profile *out, const char *path,
   return TRUE;
 }
 
+/* The required `fabric`: one of fabric.h's names. */
+static gboolean read_fabric(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  const char *f = NULL;
+  if (!lsim_json_string(j, "fabric", &f, path, err)) return FALSE;
+  if (fabric_parse(f, &out->fabric)) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: fabric: invalid value '%s' (allowed: %s)", path, f, FABRIC_ALLOWED);
+  return FALSE;
+}
+
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
@@ -54,7 +65,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   out->stack = stack;
   gboolean ok = FALSE;
   if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
-  if (!read_comment(j, out, path, err)) goto out;
+  if (!read_comment(j, out, path, err) || !read_fabric(j, out, path, err)) goto out;
   const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
   if (!cJSON_IsBool(cal)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/lsim_error.h"
+#include "fabric.h"
 
 /* the profile's ranges: link bandwidths 1e6..1e14 B/s (0.008..8e5 Gbit/s), memory 0.1..1e5 GiB */
 static const struct {
@@ -16,6 +17,7 @@ static const struct {
     {"nvlink-gbps", "nvlink_gbps", 0.008, 8e5, FALSE},
     {"nics-per-node", "nics_per_node", 1, 1024, TRUE},
     {"gpu-memory", "gpu_memory", 0.1, 1e5, FALSE},
+    {"fabric", "fabric", FABRIC_FAT_TREE, FABRIC_RAIL_PXN, TRUE}, /* by name */
     {"leaf-nodes", "leaf_nodes", 1, 1e6, TRUE},
     {"oversubscription", "oversubscription", 1, 1e3, FALSE},
 };
@@ -25,6 +27,12 @@ const char *whatif_column(whatif_axis a) { return AXES[a].column; }
 
 gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *out, GError **err)
 {
+  if (a == WHATIF_FABRIC) {
+    int f;
+    if (fabric_parse(s, &f)) return *out = f, TRUE;
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: %s)", field, s, FABRIC_ALLOWED);
+    return FALSE;
+  }
   char *end;
   errno = 0;
   double v = AXES[a].integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
@@ -48,18 +56,26 @@ double whatif_profile_value(whatif_axis a, const gpu_profile *p)
   case WHATIF_IB_GBPS: return p->ib_bytes_per_s * 8 / 1e9;
   case WHATIF_NVLINK_GBPS: return p->nvlink_bytes_per_s * 8 / 1e9;
   case WHATIF_NICS_PER_NODE: return p->nics_per_node;
+  case WHATIF_FABRIC: return p->fabric;
   case WHATIF_LEAF_NODES: return p->leaf_nodes;
   case WHATIF_OVERSUBSCRIPTION: return p->oversubscription;
   default: return p->memory_gib;
   }
 }
 
+char *whatif_format(whatif_axis a, double v)
+{
+  return a == WHATIF_FABRIC ? g_strdup(fabric_name((int)v)) : g_strdup_printf("%.10g", v);
+}
+
 char *whatif_describe(const gpu_profile *p, double capacity_gib)
 {
   GString *s = g_string_new(NULL);
-  for (int a = 0; a < WHATIF_N; a++)
-    g_string_append_printf(s, "%s%s %g", a ? ", " : "", AXES[a].column,
-                           a == WHATIF_GPU_MEMORY ? capacity_gib : whatif_profile_value((whatif_axis)a, p));
+  for (int a = 0; a < WHATIF_N; a++) {
+    double v = a == WHATIF_GPU_MEMORY ? capacity_gib : whatif_profile_value((whatif_axis)a, p);
+    if (a == WHATIF_FABRIC) g_string_append_printf(s, ", %s %s", AXES[a].column, fabric_name((int)v));
+    else g_string_append_printf(s, "%s%s %g", a ? ", " : "", AXES[a].column, v);
+  }
   return g_string_free(s, FALSE);
 }
 
@@ -72,6 +88,7 @@ gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib
   if (w->v[WHATIF_NVLINK_GBPS] > 0) p->nvlink_bytes_per_s = w->v[WHATIF_NVLINK_GBPS] * 1e9 / 8;
   if (w->v[WHATIF_NICS_PER_NODE] > 0) p->nics_per_node = (int)w->v[WHATIF_NICS_PER_NODE];
   if (w->v[WHATIF_GPU_MEMORY] > 0) *capacity_gib = w->v[WHATIF_GPU_MEMORY];
+  if (w->v[WHATIF_FABRIC] > 0) p->fabric = (int)w->v[WHATIF_FABRIC];
   if (w->v[WHATIF_LEAF_NODES] > 0) p->leaf_nodes = w->v[WHATIF_LEAF_NODES];
   if (w->v[WHATIF_OVERSUBSCRIPTION] > 0) p->oversubscription = w->v[WHATIF_OVERSUBSCRIPTION];
   int node = p->gpus_per_node;

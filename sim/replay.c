@@ -27,6 +27,7 @@
 #include "collective.h"
 #include "common/lsim_error.h"
 #include "common/lsim_outfile.h"
+#include "platforms/fabric.h"
 #include "platforms/kernel_cost.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
@@ -280,7 +281,13 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
                     .ib_latency_s = p->ib_latency_s};
   pp.nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   pp.leaf_nodes = (int)p->leaf_nodes;
-  pp.uplink_bytes_per_s = p->leaf_nodes * p->nics_per_node * pp.ib_bytes_per_s / p->oversubscription;
+  pp.fabric = p->fabric;
+  /* a leaf's uplink: its NICs' bandwidth over the oversubscription; a fat-tree leaf holds every NIC of its
+   * group's nodes, a rail leaf one NIC of each node of its stripe (every node when leaf_nodes is 0) */
+  if (fabric_is_rail(p->fabric))
+    pp.uplink_bytes_per_s = (p->leaf_nodes > 0 ? MIN(p->leaf_nodes, pp.nodes) : pp.nodes) * pp.ib_bytes_per_s / p->oversubscription;
+  else
+    pp.uplink_bytes_per_s = p->leaf_nodes * p->nics_per_node * pp.ib_bytes_per_s / p->oversubscription;
   return pp;
 }
 

@@ -12,6 +12,7 @@
 
 #include "analysis/simulate.h"
 #include "platforms/cluster.h"
+#include "platforms/fabric.h"
 #include "sim_child.h"
 
 #define GIB_BYTES 1073741824.0
@@ -256,6 +257,113 @@ START_TEST(test_ring_allreduce_across_leaf_groups_runs_at_the_bottleneck)
 }
 END_TEST
 
+/* ---- fabrics: rail-optimized leaves ---- */
+
+typedef struct rail_case {
+  int fabric, world, src, dst;
+  double oversubscription;
+} rail_case;
+
+/* One transfer of 1 GiB from rank src to rank dst on a rail fabric. */
+static void run_rail_p2p(void *arg, double out[SIM_CHILD_MAX])
+{
+  rail_case *c = arg;
+  gpu_profile p = test_profile();
+  p.fabric = c->fabric;
+  p.oversubscription = c->oversubscription;
+  graph *g = graph_new(c->world);
+  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
+  graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
+  g_array_append_val(graph_program_of(g, c->src)->events, s);
+  g_array_append_val(graph_program_of(g, c->dst)->events, r);
+  plat_params pp = replay_platform_for(&p, c->world);
+  replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+/* Two nodes, R = 4: a rail leaf holds one NIC of each node, so its uplink is 2 * 25 GB/s / 4 = 12.5 GB/s.
+ * GPU 3 to GPU 3 stays on rail 3 (NIC up, NIC down): alpha_ib + B / beta_nic, the uplink unused.
+ * GPU 3 to GPU 5 (fabric rail) climbs rail 3's uplink and descends rail 5's: alpha_ib + B / min(25, 12.5) GB/s.
+ * GPU 3 to GPU 5 (rail-pxn) goes over NVLink to GPU 5 of node 0, then rail 5: alpha_nvl + alpha_ib +
+ * B / min(300, 25) GB/s, whatever R. */
+START_TEST(test_rail_transfers_take_the_bottleneck_of_their_route)
+{
+  gpu_profile p = test_profile();
+  double R = 4, nic = 25e9, uplink = 2 * nic / R;
+  const struct { rail_case c; double want; const char *what; } cases[] = {
+      {{FABRIC_RAIL, 16, 3, 11, R}, GIB_BYTES / nic + p.ib_latency_s, "same rail"},
+      {{FABRIC_RAIL, 16, 3, 13, R}, GIB_BYTES / MIN(nic, uplink) + p.ib_latency_s, "cross rail, spine"},
+      {{FABRIC_RAIL_PXN, 16, 3, 13, R}, GIB_BYTES / MIN(300e9, nic) + p.nvlink_latency_s + p.ib_latency_s, "cross rail, pxn"},
+      {{FABRIC_RAIL, 16, 3, 5, R}, GIB_BYTES / 300e9 + p.nvlink_latency_s, "same node"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double out[SIM_CHILD_MAX];
+    rail_case c = cases[i].c;
+    sim_child_run(run_rail_p2p, &c, out);
+    ck_assert_msg(fabs(out[0] - cases[i].want) <= 1e-3 * cases[i].want, "%s: %.9f vs %.9f", cases[i].what, out[0],
+                  cases[i].want);
+  }
+}
+END_TEST
+
+typedef struct rail_ring_case {
+  int fabric;
+  gboolean diagonal; /* member k is GPU k of node k (every hop changes rail), else GPU 0 of node k */
+  double oversubscription;
+} rail_ring_case;
+
+/* A ring all-reduce of 1 GiB over 8 members on 8 nodes (64 GPUs), every member active. */
+static void run_rail_ring(void *arg, double out[SIM_CHILD_MAX])
+{
+  rail_ring_case *c = arg;
+  gpu_profile p = test_profile();
+  p.fabric = c->fabric;
+  p.oversubscription = c->oversubscription;
+  graph *g = graph_new(64);
+  for (int r = 0; r < 64; r++) graph_program_of(g, r);
+  int members[8];
+  for (int k = 0; k < 8; k++) members[k] = 8 * k + (c->diagonal ? k : 0);
+  int gid = graph_add_group(g, members, 8, "dp");
+  graph_event e = comm_event(EV_COLLECTIVE, gid, GIB_BYTES);
+  e.variant = COLL_ALL_REDUCE;
+  for (int k = 0; k < 8; k++) g_array_append_val(graph_program_of(g, members[k])->events, e);
+  plat_params pp = replay_platform_for(&p, 64);
+  GError *err = NULL;
+  replay_result *res = replay_run(g, &p, &pp, NULL, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+/* The ring of GPU 0 of 8 nodes (a data-parallel group at tp 8) stays on rail 0: 2(n-1)/n B / beta_nic +
+ * 2(n-1) alpha_ib at any R. The diagonal ring (GPU k of node k) changes rail at every hop: each hop climbs
+ * one leaf's uplink (8 nodes * 25 GB/s / R, one flow) and descends another's, so at R = 16 (12.5 GB/s) it
+ * runs at the uplink's bandwidth, at R = 1 (200 GB/s) at the NIC's; with PXN each hop is NVLink then the
+ * destination's rail, 25 GB/s and alpha_nvl + alpha_ib a hop, at any R. */
+START_TEST(test_oversubscription_slows_a_cross_rail_ring_not_a_same_rail_ring)
+{
+  gpu_profile p = test_profile();
+  double a_ib = p.ib_latency_s, a_pxn = p.nvlink_latency_s + p.ib_latency_s;
+  const struct { rail_ring_case c; double bw, alpha; const char *what; } cases[] = {
+      {{FABRIC_RAIL, FALSE, 16}, 25e9, a_ib, "same rail, R 16"},
+      {{FABRIC_RAIL, FALSE, 1}, 25e9, a_ib, "same rail, R 1"},
+      {{FABRIC_RAIL, TRUE, 16}, 8 * 25e9 / 16, a_ib, "cross rail, R 16"},
+      {{FABRIC_RAIL, TRUE, 1}, MIN(25e9, 8 * 25e9 / 1), a_ib, "cross rail, R 1"},
+      {{FABRIC_RAIL_PXN, TRUE, 16}, 25e9, a_pxn, "cross rail with pxn, R 16"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double out[SIM_CHILD_MAX];
+    rail_ring_case c = cases[i].c;
+    sim_child_run(run_rail_ring, &c, out);
+    double want = ring_formula(8, GIB_BYTES, cases[i].bw, cases[i].alpha);
+    ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "%s: %.9f vs %.9f", cases[i].what, out[0], want);
+  }
+}
+END_TEST
+
 /* ---- whole steps ---- */
 
 typedef struct step_case {
@@ -356,6 +464,22 @@ START_TEST(test_prepare_turns_symmetry_off_under_oversubscribed_uplinks)
 }
 END_TEST
 
+/* Rail leaves have uplinks as soon as there are two nodes: oversubscribed, mirrors would hide their sharing. */
+START_TEST(test_prepare_turns_symmetry_off_under_oversubscribed_rail_leaves)
+{
+  sim_request rq = small_request(); /* 16 GPUs: 2 nodes, one stripe (leaf_nodes 0) */
+  rq.prof.fabric = FABRIC_RAIL;
+  rq.prof.oversubscription = 2;
+  ck_assert(sim_request_prepare(&rq, NULL));
+  ck_assert(!rq.gen.symmetry);
+  rq = small_request();
+  rq.prof.fabric = FABRIC_RAIL_PXN;
+  rq.prof.oversubscription = 1; /* non-blocking leaves */
+  ck_assert(sim_request_prepare(&rq, NULL));
+  ck_assert(rq.gen.symmetry);
+}
+END_TEST
+
 START_TEST(test_prepare_turns_symmetry_off_where_gpus_share_nics)
 {
   sim_request rq = small_request();
@@ -438,6 +562,9 @@ int main(void)
   tcase_add_test(tc, test_a_platform_file_carries_the_transfer);
   tcase_add_test(tc, test_ring_allreduce_across_leaf_groups_runs_at_the_bottleneck);
   tcase_add_test(tc, test_prepare_turns_symmetry_off_under_oversubscribed_uplinks);
+  tcase_add_test(tc, test_rail_transfers_take_the_bottleneck_of_their_route);
+  tcase_add_test(tc, test_oversubscription_slows_a_cross_rail_ring_not_a_same_rail_ring);
+  tcase_add_test(tc, test_prepare_turns_symmetry_off_under_oversubscribed_rail_leaves);
   tcase_add_test(tc, test_replay_of_saved_graph_equals_simulate);
   tcase_add_test(tc, test_symmetric_graph_equals_fully_explicit_graph);
   suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/lsim_json.h"
+#include "platforms/fabric.h"
 #include "platforms/profile.h"
 #include "platforms/stack.h"
 
@@ -215,10 +216,21 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   cJSON_AddNumberToObject(typo, "gemm_eff", 0.5);
   g_autofree char *m_typo = load_error(typo, &p);
   ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, calibrated, gpus_per_node, "
-                                         "nics_per_node, peak_flops, "),
+                                         "nics_per_node, fabric, peak_flops, "),
                 "%s", m_typo);
   ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count, leaf_nodes, oversubscription, power_idle_w, power_compute_w, power_memory_w, power_comm_w, node_power_w)"));
   cJSON_Delete(typo);
+
+  /* the fabric is a name of fabric.h, and required */
+  cJSON *torus = shipped_tree();
+  cJSON_ReplaceItemInObjectCaseSensitive(torus, "fabric", cJSON_CreateString("torus"));
+  g_autofree char *m_torus = load_error(torus, &p);
+  ck_assert_str_eq(m_torus, "P: fabric: invalid value 'torus' (allowed: fat-tree, rail, rail-pxn)");
+  cJSON_Delete(torus);
+  cJSON *rail = shipped_tree();
+  cJSON_ReplaceItemInObjectCaseSensitive(rail, "fabric", cJSON_CreateString("rail-pxn"));
+  ck_assert(load_error(rail, &p) == NULL && p.fabric == FABRIC_RAIL_PXN);
+  cJSON_Delete(rail);
 
   cJSON *no_comment = shipped_tree();
   cJSON_DeleteItemFromObjectCaseSensitive(no_comment, "comment");

@@ -615,8 +615,8 @@ START_TEST(test_predict_rewrites_every_pred_column)
   ck_assert_msg(predict_file(in, out, &cfg, &err), "%s", err ? err->message : "");
   g_autoptr(csv_table) t = csv_read(out, &err);
   /* no column added twice; pred_fidelity, pred_band_pct, pred_headroom_gib, pred_flags, pred_energy_j,
-   * pred_kwh_per_mtok and the platform's eight are new */
-  ck_assert_uint_eq(t->header->len, 32);
+   * pred_kwh_per_mtok and the platform's nine are new */
+  ck_assert_uint_eq(t->header->len, 33);
   ck_assert_str_eq(csv_cell(t, 0, csv_column(t, "pred_status")), "invalid");
   const char *emptied[] = {"pred_step_time_s", "pred_mfu", "pred_peak_mem_gib", "pred_bubble_fraction",
                            "pred_fragmentation_limit"};

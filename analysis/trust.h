@@ -30,6 +30,7 @@ typedef enum {
   TRUST_OUT_NODES,    /* node count */
   TRUST_OUT_PLATFORM, /* another profile, or a what-if of its links */
   TRUST_OUT_SCHEDULE, /* a pipeline schedule the calibration runs did not use */
+  TRUST_OUT_CKPT,     /* a partial recomputation (selective, mlp): no calibration run of either shipped table used one */
   TRUST_N_FLAGS
 } trust_flag;
 

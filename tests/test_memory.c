@@ -207,11 +207,14 @@ START_TEST(test_memory_never_negative_and_back_to_model_states_at_step_end)
   model m = load13b();
   const layout_attn kernels[] = {ATTN_TORCH, ATTN_FLASH2, ATTN_FLASH2_RMSNORM};
   for (size_t k = 0; k < G_N_ELEMENTS(kernels); k++)
-    for (int ck = 0; ck < 3; ck++) /* none, every_layer, selective */
+    for (int ck = 0; ck < 4; ck++) /* none, every_layer, selective, mlp */
       for (int sp = 0; sp < 2; sp++) {
         layout l = make_layout(&m, 16, 2, 4, sp, 2, kernels[k], (layout_ckpt)ck);
         l.global_batch = 32;
         ck_assert(layout_validate(&l, &m, NULL));
+        check_conservation(&l, &m);
+        if (ck < CKPT_SELECTIVE) continue;
+        ck_assert(sched_parse("zb-h1", &l.schedule, NULL)); /* the split backward under a partial recompute */
         check_conservation(&l, &m);
       }
 }

@@ -170,6 +170,19 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
   ck_assert_double_eq(a.band_pct, 9);
   g_auto(GStrv) ws = trust_warnings(&t, &rq, &a, 1.0);
   ck_assert_ptr_nonnull(strstr(ws[0], "schedule zb-h1 (calibrated 1f1b)"));
+  /* the partial recomputations: no calibration run recomputed part of a layer (every_layer is calibrated) */
+  const layout_ckpt partial[] = {CKPT_SELECTIVE, CKPT_MLP};
+  for (size_t i = 0; i < G_N_ELEMENTS(partial); i++) {
+    rq = request(1, 1, 1, partial[i], ATTN_FLASH2_RMSNORM);
+    a = assess(&t, &rq);
+    ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_CKPT);
+    ck_assert_double_eq(a.band_pct, 9);
+    g_autofree char *fs = trust_flags_string(a.flags);
+    ck_assert_str_eq(fs, "outside:checkpointing");
+    g_auto(GStrv) wc = trust_warnings(&t, &rq, &a, 1.0);
+    g_autofree char *what = g_strdup_printf("checkpointing %s (calibrated none and every_layer)", layout_ckpt_name(partial[i]));
+    ck_assert_ptr_nonnull(strstr(wc[0], what));
+  }
 }
 END_TEST
 

@@ -177,6 +177,19 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
   } /* FlashAttention drops out inside the kernel (it keeps the generator's state only) */
 }
 
+/* The ops from `first` (the MLP's tp entry) to the last one added are the MLP sub-block, the function
+ * Megatron-Core's `--recompute-modules mlp` checkpoints (tensor_parallel.checkpoint(self.mlp, ...)): its
+ * input, what its first GEMM saves, is kept; the rest of what it saves is dropped and recomputed. */
+static void mark_mlp(block *b, int first)
+{
+  for (int i = first; i < b->n; i++) b->op[i].mlp = TRUE;
+  for (int i = first; i < b->n; i++)
+    if (b->op[i].kind == BLOCK_GEMM) {
+      b->op[i].mlp_input_bytes = b->op[i].saved_bytes;
+      break;
+    }
+}
+
 static void tp_enter(block *b, int reduces) { add(b, BLOCK_TP_ENTER, BL_COMM)->bwd_reduces = reduces; }
 static void tp_exit(block *b) { add(b, BLOCK_TP_EXIT, BL_COMM); }
 
@@ -203,6 +216,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   tp_exit(out);
   residual(out, m, &d);
   norm(out, m, &d, c->fused_norm);
+  int mlp_first = out->n;
   if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
     tp_enter(out, 1);
     gemm(out, BL_MLP_UP, &d, f / t, h, 1, T * h * BF16); /* its input, replicated over tp */
@@ -214,6 +228,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
     o->transient_bytes[1] = 2 * T * f / t * BF16; /* incoming and outgoing gradient */
     gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input, the GeLU output */
     tp_exit(out);
+    mark_mlp(out, mlp_first);
     residual(out, m, &d);
     return;
   }
@@ -232,6 +247,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   o->transient_bytes[1] = 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
   gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input silu(up)*gate */
   tp_exit(out);
+  mark_mlp(out, mlp_first);
   residual(out, m, &d);
 }
 

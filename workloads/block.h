@@ -70,6 +70,9 @@ typedef struct block_op {
   double saved_bytes;       /* kept from the forward (or recompute) until the backward */
   double score_bytes;       /* attention: the part of saved_bytes that is score-sized (s x s per head), which
                              * selective recomputation drops at the forward and recomputes (0 for flash) */
+  gboolean mlp;             /* in the MLP sub-block, its tp entry to its exit: what mlp recomputation runs again */
+  double mlp_input_bytes;   /* the part of saved_bytes that is the MLP sub-block's input (its first GEMM's), the
+                             * one tensor of the sub-block mlp recomputation keeps from the forward */
   double transient_bytes[2]; /* held only while it runs, forward and backward */
   int bwd_reduces;          /* TP_ENTER: all-reduces of the input gradient in backward without sp */
 } block_op;

@@ -152,6 +152,16 @@ static void sp_scatter_backward(emit *x)
 /* The output gradient of a GEMM's event (T x n, `launches` of them): what its W needs besides the input. */
 static double gemm_output_grad_bytes(const graph_event *e) { return BF16 * e->m * (double)e->n * e->launches; }
 
+/* Of what an operator saves, the part a partial recomputation drops at the forward and its recompute
+ * brings back: selective, the attention core's score-sized tensors; mlp, all the MLP sub-block saves but
+ * its input. */
+static double dropped_bytes(const layout *l, const block_op *o)
+{
+  if (l->ckpt == CKPT_SELECTIVE) return o->score_bytes;
+  if (l->ckpt == CKPT_MLP && o->mlp) return o->saved_bytes - o->mlp_input_bytes;
+  return 0;
+}
+
 /* Record the memory an operator needs (block.h): the activations it keeps for backward (+ at forward and
  * recompute, - at backward) and what it holds only while it runs. Under every-layer checkpointing the
  * forward of a checkpointed item keeps nothing (its input is kept by the caller). */
@@ -166,10 +176,10 @@ static void saves(emit *x, graph_event *e, const block_op *o)
     e->mem_transient_bytes += o->transient_bytes[1];
     return;
   }
-  /* selective: the forward keeps all but the score-sized tensors, which its recompute brings back */
-  gboolean selective = x->l->ckpt == CKPT_SELECTIVE;
-  if (x->phase == PH_FORWARD && (x->l->ckpt == CKPT_NONE || selective)) e->mem_delta_bytes += saved - (selective ? o->score_bytes : 0);
-  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += selective ? o->score_bytes : saved;
+  /* selective and mlp: the forward keeps all but what they drop, which the recompute brings back */
+  gboolean partial = x->l->ckpt == CKPT_SELECTIVE || x->l->ckpt == CKPT_MLP;
+  if (x->phase == PH_FORWARD && (x->l->ckpt == CKPT_NONE || partial)) e->mem_delta_bytes += saved - dropped_bytes(x->l, o);
+  else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += partial ? dropped_bytes(x->l, o) : saved;
   else if (bwd) e->mem_delta_bytes -= saved;
   e->mem_transient_bytes += o->transient_bytes[bwd];
 }
@@ -223,15 +233,24 @@ static void layer_forward(emit *x, const mem_ctx *mc)
 }
 
 /* The backward ops of one layer: the table in reverse order; with selective recomputation the attention
- * core is run forward again just before its backward (where it kept score-sized tensors). */
+ * core is run forward again just before its backward (where it kept score-sized tensors), with mlp the
+ * MLP sub-block (its tp entry to its exit, collectives included) just before the backward of its exit. */
 static void layer_backward(emit *x, const mem_ctx *mc)
 {
   (void)mc;
-  for (int i = x->layer_ops.n - 1; i >= 0; i--) {
-    const block_op *o = &x->layer_ops.op[i];
+  const block *b = &x->layer_ops;
+  for (int i = b->n - 1; i >= 0; i--) {
+    const block_op *o = &b->op[i];
     if (x->l->ckpt == CKPT_SELECTIVE && o->kind == BLOCK_ATTENTION && o->score_bytes > 0) {
       x->phase = PH_RECOMPUTE;
       op_emit(x, o);
+      x->phase = PH_BACKWARD;
+    }
+    if (x->l->ckpt == CKPT_MLP && o->mlp && (i == b->n - 1 || !b->op[i + 1].mlp)) {
+      int first = i;
+      while (first > 0 && b->op[first - 1].mlp) first--;
+      x->phase = PH_RECOMPUTE;
+      for (int j = first; j <= i; j++) op_emit(x, &b->op[j]);
       x->phase = PH_BACKWARD;
     }
     op_emit(x, o);

@@ -8,7 +8,7 @@
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
                                                        "flash2", "flash2+rmsnorm"};
-static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective"};
+static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp"};
 static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
@@ -60,8 +60,9 @@ gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
   if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0 || strcmp(s, "false") == 0) *out = CKPT_NONE;
   else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0) *out = CKPT_EVERY_LAYER;
   else if (strcmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
+  else if (strcmp(s, "mlp") == 0) *out = CKPT_MLP;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer, selective)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer, selective, mlp)", s);
     return FALSE;
   }
   return TRUE;

@@ -14,8 +14,9 @@
 #include "model.h"
 
 /* none; every layer recomputed in backward (its input kept); selective: the attention core's score-sized
- * tensors recomputed (Korthikanti et al. 2022), nothing else */
-typedef enum { CKPT_NONE, CKPT_EVERY_LAYER, CKPT_SELECTIVE } layout_ckpt;
+ * tensors recomputed (Korthikanti et al. 2022), nothing else; mlp: the MLP sub-block recomputed (its input
+ * kept), nothing else (Megatron-Core's --recompute-modules mlp) */
+typedef enum { CKPT_NONE, CKPT_EVERY_LAYER, CKPT_SELECTIVE, CKPT_MLP } layout_ckpt;
 
 typedef enum {
   ATTN_TORCH,          /* plain PyTorch attention, materializes s x s scores */

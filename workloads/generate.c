@@ -359,8 +359,8 @@ static int stage_units(const emit *x, double *out)
   return n;
 }
 
-/* An all-gather of the dp shards of `params` weights on the communication stream, after event `after` (-1:
- * its stream's order only); it holds the other ranks' shards from its end. Returns its index. */
+/* An all-gather of the dp shards of `params` weights on the communication stream, after event `after` of
+ * stream 0 (-1: none); it holds the other ranks' shards from its end. Returns its index. */
 static int gather_unit(emit *x, double params, int after)
 {
   graph_phase ph = x->phase;
@@ -375,13 +375,13 @@ static int gather_unit(emit *x, double params, int after)
 }
 
 /* Before unit u of n (params[u]) of a pass that walks them by `dir` (+1 forward, -1 backward): ZeRO-3 gathers
- * it (issued with the pass's first unit) and the next unit's weights, once this unit starts (FSDP's prefetch:
+ * it (issued when the pass begins) and the next unit's weights, once this unit starts (FSDP's prefetch:
  * at most two units whole), and its first kernel waits for its own gather; the first forward of a step with
  * --overlap-param-gather waits for the bucket of the step's first gathers that completes the unit. */
 static void unit_begin(emit *x, const double *params, int n, int u, int dir)
 {
   if (x->gather_units) {
-    int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], -1) : x->unit_gather;
+    int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], x->last_main) : x->unit_gather;
     int next = u + dir;
     x->unit_gather = next >= 0 && next < n ? gather_unit(x, params[next], x->last_main) : -1;
     x->unit_gathered_bytes = params[u] * BF16 * (x->l->dp - 1) / x->l->dp;
@@ -412,7 +412,9 @@ static void reduce_bucket(emit *x, double elements)
   int cast = last_index(x);
   x->on_side = overlap;
   collective(x, rs ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->dp_group, elements * g);
-  depend(x, overlap ? cast : -1);
+  /* with the overlap after its cast; else, on stream 0, after the gathers ZeRO-3 prefetches on the other stream
+   * (one group's collectives run one at a time, as on one NCCL communicator) */
+  depend(x, overlap ? cast : x->gather_units ? x->last_side : -1);
   e = last_event(x);
   if (!rs) {
     if (!overlap) e->mem_transient_bytes = held;

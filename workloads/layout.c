@@ -87,12 +87,14 @@ static char *allowed_tp(const model *m)
   return g_string_free(s, FALSE);
 }
 
-/* Whether the schedule splits a backward into B and W (its stage 0 has a W for one micro-batch). */
+/* Whether the schedule splits a backward into B and W on some stage (at 2 pp + 2 micro-batches). */
 static gboolean split_backward(int schedule, int pp)
 {
-  g_autoptr(GArray) in = sched_instructions(schedule, 0, pp, 1, 1);
-  for (guint i = 0; i < in->len; i++)
-    if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+  for (int s = 0; s < pp; s++) {
+    g_autoptr(GArray) in = sched_instructions(schedule, s, pp, 1, 2 * pp + 2);
+    for (guint i = 0; i < in->len; i++)
+      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+  }
   return FALSE;
 }
 

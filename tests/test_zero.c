@@ -151,6 +151,32 @@ START_TEST(test_zero2_reduce_scatters_each_micro_batch_in_buckets_half_the_all_r
 }
 END_TEST
 
+START_TEST(test_counted_events_equal_the_written_program_for_every_stage_and_overlap)
+{
+  model m = load7b();
+  gen_options o = gen_default_options();
+  const int zs[][3] = {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}, {2, 0, 0}, {2, 1, 1}, {3, 0, 0}, {3, 1, 0}, {0, 1, 0}};
+  for (size_t c = 0; c < G_N_ELEMENTS(zs); c++) {
+    layout l = small(&m, 16, zs[c][0], 3);
+    l.pp = 2;
+    l.overlap_grad_reduce = zs[c][1];
+    l.overlap_param_gather = zs[c][2];
+    ck_assert(layout_validate(&l, &m, NULL));
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+    partition part;
+    ck_assert(partition_make_chunked(&part, &m, l.pp, 1, l.tp, o.partition, NULL));
+    for (int s = 0; s < l.pp; s++) {
+      gen_stage_size sz;
+      gen_stage_events(&m, &l, &o.code, &part, s, &sz);
+      const graph_program *p = g_ptr_array_index(g->programs, gen_rank(&l, s, 0, 0));
+      ck_assert_msg(sz.events == p->events->len, "zero %d ogr %d opg %d stage %d: counted %.0f, written %u", zs[c][0],
+                    zs[c][1], zs[c][2], s, sz.events, p->events->len);
+    }
+    partition_clear(&part);
+  }
+}
+END_TEST
+
 typedef struct run_case {
   int zero;
   gboolean ogr;
@@ -236,6 +262,7 @@ int main(void)
   tcase_add_test(tc, test_llama7b_dp8_model_states_by_zero_stage_are_16N_over_its_shards);
   tcase_add_test(tc, test_zero3_gathers_every_unit_before_each_forward_and_backward_2_m_units_times_2N_bytes);
   tcase_add_test(tc, test_zero2_reduce_scatters_each_micro_batch_in_buckets_half_the_all_reduce_wire_bytes);
+  tcase_add_test(tc, test_counted_events_equal_the_written_program_for_every_stage_and_overlap);
   tcase_add_test(tc, test_overlap_grad_reduce_never_slows_the_step_and_shrinks_the_dp_time_after_the_last_backward);
   tcase_add_test(tc, test_without_an_overlap_option_no_dp_collective_runs_while_the_rank_computes);
   suite_add_tcase(s, tc);

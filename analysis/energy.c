@@ -32,7 +32,7 @@ void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, dou
   for (int c = 0; c < EN_N; c++) out[c] = 0;
   for (int c = 0; c < TL_N; c++) cat[c] = 0;
   seconds_of s = {p, cat, out};
-  tl_foreach(tl, rank, add, &s);
+  tl_foreach_main(tl, rank, add, &s);
   double busy = out[EN_COMPUTE] + out[EN_MEMORY] + out[EN_COMM], cat_busy = 0;
   out[EN_IDLE] = tl->step_time_s > busy ? tl->step_time_s - busy : 0;
   for (int c = 0; c < TL_IDLE; c++) cat_busy += cat[c];

@@ -52,6 +52,8 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
    * shape and one more micro-batch adds one steady pair to every stage), or that it does not know */
   *m1 = *m2 = 0;
   if (!sched_get(l->schedule)->affine_counts(l->pp, l->virtual_stages, m1, m2)) return FALSE;
+  /* the streams of ZeRO-2/3 and the overlaps (docs/schedules.md, "Overlap") are not shown affine: replayed whole */
+  if (l->zero >= 2 || l->overlap_grad_reduce || l->overlap_param_gather) return FALSE;
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
   return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */
@@ -166,10 +168,10 @@ static char *memory_key(const sim_request *rq)
   const gpu_profile *p = &rq->prof;
   const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
+  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->sp,
-                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero1,
+                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                          l->schedule, l->virtual_stages, rq->gen.partition,
                          rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,

@@ -69,7 +69,10 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "grad_accum", l->grad_accum);
   cJSON_AddStringToObject(j, "checkpointing", layout_ckpt_name(l->ckpt));
   cJSON_AddStringToObject(j, "attention_kernel", layout_attn_name(l->attn));
-  cJSON_AddBoolToObject(j, "zero1", l->zero1);
+  cJSON_AddBoolToObject(j, "zero1", l->zero >= 1); /* optimizer states sharded (the older key) */
+  cJSON_AddNumberToObject(j, "zero", l->zero);
+  cJSON_AddBoolToObject(j, "overlap_grad_reduce", l->overlap_grad_reduce);
+  cJSON_AddBoolToObject(j, "overlap_param_gather", l->overlap_param_gather);
   const char *used = g_hash_table_lookup(o->g->meta, "partition"); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));

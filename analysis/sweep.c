@@ -213,6 +213,9 @@ static void enumerate_point(enumeration *e, const point *pt)
                   l.global_batch = gb;
                   l.schedule = ival(scs, h);
                   l.virtual_stages = ival(vss, k);
+                  l.zero = s->zero;
+                  l.overlap_grad_reduce = s->overlap_grad_reduce;
+                  l.overlap_param_gather = s->overlap_param_gather;
                   add_row(e, pt, &l);
                 }
               }

@@ -39,6 +39,8 @@ typedef struct sweep_spec {
   const char *model_file; /* the file m was read from, or NULL for a shipped model */
   int seq_len;
   int global_batch;       /* 0: 4194304 / seq_len (the study's ~4.2M tokens) */
+  int zero;               /* every layout's ZeRO stage (one value: --zero) */
+  gboolean overlap_grad_reduce, overlap_param_gather; /* every layout's (docs/schedules.md, "Overlap") */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

@@ -13,7 +13,7 @@
 #include "workloads/schedule.h"
 
 enum {
-  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NORMK, O_NO_ZERO1,
+  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NORMK, O_NO_ZERO1, O_ZERO, O_OGR, O_OPG,
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
@@ -35,6 +35,9 @@ static const struct option LONG[] = {
     {"attention-kernel", required_argument, NULL, O_ATTN},
     {"norm-kernel", required_argument, NULL, O_NORMK},
     {"no-zero1", no_argument, NULL, O_NO_ZERO1},
+    {"zero", required_argument, NULL, O_ZERO},
+    {"overlap-grad-reduce", no_argument, NULL, O_OGR},
+    {"overlap-param-gather", no_argument, NULL, O_OPG},
     {"partition", required_argument, NULL, O_PARTITION},
     {"schedule", required_argument, NULL, O_SCHEDULE},
     {"virtual-stages", required_argument, NULL, O_VSTAGES},
@@ -86,7 +89,8 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MODEL, LAYOUT_OPT}, {O_MODEL_FILE, LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
     {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
     {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT}, {O_NORMK, LAYOUT_OPT},
-    {O_NO_ZERO1, CMD_SIMULATE | CMD_GRAPH}, {O_PARTITION, ANY_RUN | CMD_GRAPH},
+    {O_NO_ZERO1, LAYOUT_OPT}, {O_ZERO, LAYOUT_OPT}, {O_OGR, LAYOUT_OPT}, {O_OPG, LAYOUT_OPT},
+    {O_PARTITION, ANY_RUN | CMD_GRAPH},
     {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_FABRIC, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
@@ -232,7 +236,10 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_CKPT: return layout_parse_ckpt(arg, &l->ckpt, err);
   case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
   case O_NORMK: return layout_parse_norm_kernel(arg, &l->norm_kernel, err);
-  case O_NO_ZERO1: l->zero1 = FALSE; return TRUE;
+  case O_NO_ZERO1: l->zero = 0; return TRUE; /* the older name of --zero 0 */
+  case O_ZERO: return parse_int_in("zero", arg, 0, LAYOUT_MAX_ZERO, &l->zero, err);
+  case O_OGR: l->overlap_grad_reduce = TRUE; return TRUE;
+  case O_OPG: l->overlap_param_gather = TRUE; return TRUE;
   case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
   case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);
   case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
@@ -616,6 +623,9 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->model_file = o->model_file;
   s->seq_len = o->rq.l.seq_len;
   s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;
+  s->zero = o->rq.l.zero;
+  s->overlap_grad_reduce = o->rq.l.overlap_grad_reduce;
+  s->overlap_param_gather = o->rq.l.overlap_param_gather;
   s->gen = o->rq.gen;
   s->shard_i = o->shard_i;
   s->shard_n = o->shard_n;

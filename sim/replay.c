@@ -7,16 +7,28 @@
  * (collective.h) are carried as a pending delay and paid before the next
  * event. A mirror rank waits on a semaphore its source releases when it
  * reaches the mirror's active_from event.
+ *
+ * Streams (graph.h): a rank whose program uses stream 1 runs it with a second
+ * actor on its host, a *lane* beside the compute stream's; each lane walks its
+ * stream's events in program order and pays its own pending latencies. An
+ * event with a dependency waits, after the latencies its lane owes, until its
+ * lane's rank has marked the awaited event ended (a condition variable per
+ * rank); an event someone waits for ends its compute run and marks it. Compute
+ * on both lanes shares the GPU host (SimGrid splits its speed), and a streamed
+ * rank's collectives are always simulated, never taken as lone (another lane
+ * may load the same links).
  */
 #include "replay.h"
 
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/instr.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +45,16 @@
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
 
 typedef struct rank_rt rank_rt;
+
+/* One stream of a rank as an actor walks it. */
+typedef struct lane {
+  rank_rt *r;
+  int s;           /* the stream */
+  double pending_s;
+  double host_s;   /* when the host has issued every event of the lane up to the current one (host_issue) */
+  int cur;         /* event being executed, for deadlock reports; -1 once the lane finished */
+  sg_sem_t wake;   /* lane 1 of a mirror: released with the mirror's own */
+} lane;
 
 /* The engine's state for one run: the only mutable global of layoutsim. */
 typedef struct engine {
@@ -57,9 +79,17 @@ struct rank_rt {
   sg_sem_t wake;
   GPtrArray *mirrors; /* rank_rt* whose source is this rank, by active_from */
   guint next_mirror;
-  double pending_s;
-  double host_s; /* when the host has issued every event up to the current one (host_issue) */
-  int cur; /* event being executed, for deadlock reports */
+  lane lanes[GRAPH_STREAMS];
+  int n_lanes, lanes_left; /* lanes with an actor; those not finished */
+  double fin_s;            /* the latest end of a finished lane */
+  /* streamed programs (graph_program_streamed), an explicit rank's own, a mirror's its source's; NULL
+   * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
+  int *dep;
+  guint8 *wanted;
+  int last_side;           /* the last event of stream 1, -1: none */
+  int done[GRAPH_STREAMS]; /* per stream: the latest waited-for event this rank has ended */
+  sg_mutex_t mu;
+  sg_cond_t ended;
   replay_rank *out;
 };
 
@@ -80,14 +110,48 @@ static void wake_mirrors(rank_rt *r, int index)
     if (m->prog->active_from > index) break;
     m->active = 1;
     sg_sem_release(m->wake);
+    if (m->lanes[1].wake) sg_sem_release(m->lanes[1].wake);
     r->next_mirror++;
   }
 }
 
-static void flush_pending(rank_rt *r)
+static void flush_pending(lane *l)
 {
-  if (r->pending_s > 0) sg_actor_sleep_for(r->pending_s);
-  r->pending_s = 0;
+  if (l->pending_s > 0) sg_actor_sleep_for(l->pending_s);
+  l->pending_s = 0;
+}
+
+/* The rank that ends event i of r's program: a mirror's source before its active_from. */
+static rank_rt *ender_of(rank_rt *r, int i)
+{
+  return i < r->first && r->prog->mirror_of >= 0 ? &r->eng->ranks[r->prog->mirror_of] : r;
+}
+
+/* Before event i of lane l: wait (after the latencies the lane owes) until the event it depends on ended. */
+static void wait_dep(lane *l, int i)
+{
+  rank_rt *r = l->r;
+  int d = r->dep ? r->dep[i] : -1;
+  if (d < 0) return;
+  rank_rt *o = ender_of(r, d);
+  int t = r->ev[d].stream;
+  if (o->done[t] >= d) return;
+  flush_pending(l);
+  sg_mutex_lock(o->mu);
+  while (o->done[t] < d) sg_cond_wait(o->ended, o->mu);
+  sg_mutex_unlock(o->mu);
+}
+
+/* After event i of lane l: mark it ended if some event waits for it. */
+static void mark_ended(lane *l, int i)
+{
+  rank_rt *r = l->r;
+  if (!r->wanted || !r->wanted[i]) return;
+  flush_pending(l);
+  sg_mutex_lock(r->mu);
+  r->done[l->s] = i;
+  sg_cond_notify_all(r->ended);
+  sg_mutex_unlock(r->mu);
 }
 
 /* SimGrid's Paje state of an event (--paje-simgrid). Must match tl_category()
@@ -134,22 +198,25 @@ static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 static gboolean lone_collective(const rank_rt *r, int i)
 {
   const graph_event *e = &r->ev[i];
-  if (e->kind != EV_COLLECTIVE || r->eng->tracing) return FALSE;
+  if (e->kind != EV_COLLECTIVE || r->eng->tracing || r->dep) return FALSE;
   int gid = graph_group_for(r->prog, e->peer), pos = r->eng->lone[gid];
   if (pos < 0) return FALSE;
   const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
   return g_array_index(gr->ranks, int, pos) == r->rank;
 }
 
-/* Last index (exclusive) of the run of compute events (and lone collectives) from i that no mirror
- * activation splits. */
-static int compute_run_end(rank_rt *r, int i)
+/* Last index (exclusive) of the run of compute events (and lone collectives) of lane l from i that no
+ * mirror activation splits, nor an event of another stream, one that waits or one waited for. */
+static int compute_run_end(lane *l, int i)
 {
+  rank_rt *r = l->r;
   int stop = r->n;
   if (r->mirrors && r->next_mirror < r->mirrors->len)
     stop = ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from;
   int j = i;
-  while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j)) && (j == i || j < stop)) j++;
+  while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j)) && (j == i || j < stop) &&
+         (!r->dep || j == i || (r->ev[j].stream == l->s && r->dep[j] < 0 && !r->wanted[j - 1])))
+    j++;
   if (r->eng->tracing) return i + 1; /* one state per event in traces */
   return j;
 }
@@ -166,20 +233,23 @@ static double run_event_seconds(rank_rt *r, int k)
 
 /* The host issues the GPU's work in program order, host_dispatch_s per kernel launch, and runs ahead of the
  * GPU while the kernels take longer than their dispatch: a kernel starts once the GPU is free and the host
- * has issued it (r->host_s, the time the host has issued everything up to here). */
-static double host_issue(rank_rt *r, const graph_event *e)
+ * has issued it (l->host_s, the time the host has issued everything of the lane up to here: a stream's
+ * events are issued in its own order). */
+static double host_issue(lane *l, const graph_event *e)
 {
-  r->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * r->eng->prof->stack.host_dispatch_s;
-  return r->host_s;
+  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * l->r->eng->prof->stack.host_dispatch_s;
+  return l->host_s;
 }
 
-static int run_compute(rank_rt *r, int i)
+static int run_compute(lane *l, int i)
 {
-  int j = compute_run_end(r, i);
-  if (r->eng->tracing) flush_pending(r); /* the state must start where the event starts */
-  double t = simgrid_get_clock() + r->pending_s, total = r->pending_s;
+  rank_rt *r = l->r;
+  int j = compute_run_end(l, i);
+  gboolean traced = r->eng->tracing && l->s == 0; /* SimGrid's trace draws stream 0 */
+  if (r->eng->tracing) flush_pending(l); /* the state must start where the event starts */
+  double t = simgrid_get_clock() + l->pending_s, total = l->pending_s;
   for (int k = i; k < j; k++) {
-    double d = run_event_seconds(r, k), wait = r->eng->prof->stack.host_dispatch_s > 0 ? host_issue(r, &r->ev[k]) - t : 0;
+    double d = run_event_seconds(r, k), wait = r->eng->prof->stack.host_dispatch_s > 0 ? host_issue(l, &r->ev[k]) - t : 0;
     if (wait > 0) { /* the GPU waits for the host */
       t += wait;
       total += wait;
@@ -189,8 +259,8 @@ static int run_compute(rank_rt *r, int i)
     total += d;
     r->out->end_s[k] = t;
   }
-  r->pending_s = 0;
-  if (r->eng->tracing) {
+  l->pending_s = 0;
+  if (traced) {
     trace_push(r, &r->ev[i]);
     sg_actor_execute(total * sg_host_get_speed(r->host));
     trace_pop(r);
@@ -208,16 +278,17 @@ static sg_mailbox_t p2p_mailbox(int src, int dst, const graph_event *e)
   return sg_mailbox_by_name(name);
 }
 
-static void run_comm(rank_rt *r, int i)
+static void run_comm(lane *l, int i)
 {
+  rank_rt *r = l->r;
   const graph_event *e = &r->ev[i];
   if (r->eng->prof->stack.host_dispatch_s > 0) { /* issued by the host like a kernel */
-    double wait = host_issue(r, e) - (simgrid_get_clock() + r->pending_s);
-    if (wait > 0) r->pending_s += wait;
+    double wait = host_issue(l, e) - (simgrid_get_clock() + l->pending_s);
+    if (wait > 0) l->pending_s += wait;
   }
-  flush_pending(r);
+  flush_pending(l);
   r->out->start_s[i] = simgrid_get_clock();
-  trace_push(r, e);
+  if (l->s == 0) trace_push(r, e);
   if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
     sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
   else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes);
@@ -237,39 +308,59 @@ static void run_comm(rank_rt *r, int i)
       const graph_program *mp = r->eng->ranks[g_array_index(gr->ranks, int, k)].prog;
       active[k] = !(mp->mirror_of == src && i < mp->active_from);
     }
-    r->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
+    l->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
                              r->eng->prof->stack.nccl_step_latency_s);
-    if (r->eng->tracing) flush_pending(r);
+    if (r->eng->tracing) flush_pending(l);
   }
-  trace_pop(r);
-  r->out->end_s[i] = simgrid_get_clock() + r->pending_s;
+  if (l->s == 0) trace_pop(r);
+  r->out->end_s[i] = simgrid_get_clock() + l->pending_s;
   /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p) */
-  if ((e->kind == EV_SEND || e->kind == EV_RECV) && r->host_s < r->out->end_s[i]) r->host_s = r->out->end_s[i];
+  if ((e->kind == EV_SEND || e->kind == EV_RECV) && l->host_s < r->out->end_s[i]) l->host_s = r->out->end_s[i];
 }
 
-static void rank_main(int argc, char **argv)
+/* The first event of lane l's stream from i on (r->n: none). */
+static int lane_next(const lane *l, int i)
+{
+  const rank_rt *r = l->r;
+  if (!r->dep) return i; /* one stream */
+  while (i < r->n && r->ev[i].stream != l->s) i++;
+  return i;
+}
+
+static void lane_main(int argc, char **argv)
 {
   (void)argc;
   (void)argv;
-  rank_rt *r = sg_actor_self_get_data();
-  if (!r->active) sg_sem_acquire(r->wake);
-  int i = r->first;
+  lane *l = sg_actor_self_get_data();
+  rank_rt *r = l->r;
+  if (!r->active) sg_sem_acquire(l->s == 0 ? r->wake : l->wake);
+  int i = lane_next(l, r->first);
   while (i < r->n) {
-    if (r->mirrors) {
+    if (r->mirrors && l->s == 0) { /* stream 0 wakes the mirrors, as their source's program reaches them */
       if (r->next_mirror < r->mirrors->len &&
           ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from <= i) {
-        flush_pending(r);
+        flush_pending(l);
         wake_mirrors(r, i);
       }
     }
-    r->cur = i;
-    if (r->ev[i].kind == EV_COMPUTE || lone_collective(r, i)) i = run_compute(r, i);
-    else run_comm(r, i++);
+    l->cur = i;
+    wait_dep(l, i);
+    int last = i;
+    if (r->ev[i].kind == EV_COMPUTE || lone_collective(r, i)) {
+      int j = run_compute(l, i);
+      last = j - 1;
+      i = j;
+    } else {
+      run_comm(l, i++);
+    }
+    mark_ended(l, last);
+    i = lane_next(l, i);
   }
-  flush_pending(r);
-  wake_mirrors(r, r->n);
-  r->out->finish_s = simgrid_get_clock();
-  r->cur = -1;
+  flush_pending(l);
+  if (l->s == 0) wake_mirrors(r, r->n);
+  l->cur = -1;
+  r->fin_s = MAX(r->fin_s, simgrid_get_clock());
+  if (--r->lanes_left == 0) r->out->finish_s = r->fin_s;
 }
 
 plat_params replay_platform_for(const gpu_profile *p, int world_size)
@@ -338,7 +429,12 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->out->n_events = rt->n;
     rt->out->first = rt->first;
     rt->out->finish_s = -1;
-    rt->cur = rt->first;
+    for (int s = 0; s < GRAPH_STREAMS; s++) {
+      rt->lanes[s] = (lane){.r = rt, .s = s, .cur = rt->first};
+      rt->done[s] = -1;
+    }
+    rt->last_side = -1;
+    rt->fin_s = 0;
     /* the times of the events a rank runs itself (a mirror: from its active_from, none when it stays
      * passive; before that the timeline reads its source's) */
     int len = rt->first < rt->n ? rt->n : 1;
@@ -346,10 +442,36 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->out->end_s = g_new(double, len);
     for (int i = rt->first < rt->n ? rt->first : 0; i < len; i++) rt->out->start_s[i] = rt->out->end_s[i] = NAN;
   }
+  /* streamed programs: each event's dependency and whether one waits for it, shared with the mirrors */
+  for (int r = 0; r < g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of >= 0 || !graph_program_streamed(rt->prog)) continue;
+    rt->dep = g_new(int, MAX(rt->n, 1));
+    rt->wanted = g_new0(guint8, MAX(rt->n, 1));
+    for (int i = 0; i < rt->n; i++) {
+      rt->dep[i] = graph_dep_of(rt->prog, i);
+      if (rt->dep[i] >= 0) rt->wanted[rt->dep[i]] = 1;
+      if (rt->ev[i].stream == 1) rt->last_side = i;
+    }
+  }
+  for (int r = 0; r < g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r], *src = rt->prog->mirror_of >= 0 ? &eng->ranks[rt->prog->mirror_of] : rt;
+    rt->dep = src->dep;
+    rt->wanted = src->wanted;
+    rt->last_side = src->last_side;
+    if (rt->dep) {
+      rt->mu = sg_mutex_init();
+      rt->ended = sg_cond_init();
+    }
+    /* a lane per stream the rank runs events of itself */
+    rt->n_lanes = rt->last_side >= rt->first ? 2 : 1;
+    rt->lanes_left = rt->n_lanes;
+  }
   for (int r = 0; r < g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
     if (rt->prog->mirror_of < 0) continue;
     rt->wake = sg_sem_init(0);
+    if (rt->n_lanes > 1) rt->lanes[1].wake = sg_sem_init(0);
     rank_rt *src = &eng->ranks[rt->prog->mirror_of];
     if (!src->mirrors) src->mirrors = g_ptr_array_new();
     g_ptr_array_add(src->mirrors, rt);
@@ -435,11 +557,13 @@ static void start_actors(engine *eng)
   for (int r = 0; r < eng->g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
     if (dormant(eng, rt)) continue;
-    char name[32];
-    snprintf(name, sizeof name, "rank%d", r);
-    sg_actor_t a = sg_actor_init(name, rt->host);
-    sg_actor_set_data(a, rt);
-    sg_actor_start_(a, rank_main, 0, NULL);
+    for (int s = 0; s < rt->n_lanes; s++) {
+      char name[32];
+      snprintf(name, sizeof name, s ? "rank%d.s%d" : "rank%d", r, s);
+      sg_actor_t a = sg_actor_init(name, rt->host);
+      sg_actor_set_data(a, &rt->lanes[s]);
+      sg_actor_start_(a, lane_main, 0, NULL);
+    }
   }
 }
 
@@ -450,7 +574,15 @@ static void engine_clear(engine *eng)
   g_free(eng->lone);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
-    if (eng->ranks[r].wake) sg_sem_destroy(eng->ranks[r].wake);
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->wake) sg_sem_destroy(rt->wake);
+    if (rt->lanes[1].wake) sg_sem_destroy(rt->lanes[1].wake);
+    if (rt->mu) sg_mutex_destroy(rt->mu);
+    if (rt->ended) sg_cond_destroy(rt->ended);
+    if (rt->prog->mirror_of < 0) {
+      g_free(rt->dep);
+      g_free(rt->wanted);
+    }
   }
   g_free(eng->ranks);
 }
@@ -464,10 +596,11 @@ static void deadlock_error(const engine *eng, const replay_result *res, GError *
   static const char *const HINT = "check that sends, receives and collectives match across ranks";
   for (int r = 0; r < eng->g->world_size; r++) {
     const rank_rt *rt = &eng->ranks[r];
-    if (res->ranks[r].finish_s >= 0 || !rt->active || rt->cur < 0 || rt->cur >= rt->n) continue;
-    const graph_event *e = &rt->ev[rt->cur];
+    int cur = rt->lanes[0].cur >= 0 || rt->n_lanes < 2 ? rt->lanes[0].cur : rt->lanes[1].cur;
+    if (res->ranks[r].finish_s >= 0 || !rt->active || cur < 0 || cur >= rt->n) continue;
+    const graph_event *e = &rt->ev[cur];
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "graph deadlocks: rank %d never finishes event %d (%s %s, "
-                "peer/group %d); %s", r, rt->cur, graph_kind_name((graph_kind)e->kind), graph_op_name(eng->g, e->op),
+                "peer/group %d); %s", r, cur, graph_kind_name((graph_kind)e->kind), graph_op_name(eng->g, e->op),
                 e->peer, HINT);
     return;
   }

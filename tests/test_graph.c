@@ -97,7 +97,7 @@ START_TEST(test_counted_events_are_the_generated_programs_lengths)
                  mk(16, 4, 4, 2, 16, 256, CKPT_EVERY_LAYER, 1), mk(8, 1, 8, 1, 16, 128, CKPT_NONE, 0),
                  mk(8, 2, 4, 1, 4, 128, CKPT_EVERY_LAYER, 1), mk(4, 1, 1, 1, 4, 64, CKPT_NONE, 0),
                  mk(8, 1, 2, 1, 12, 64, CKPT_NONE, 0)};
-  ls[5].zero1 = FALSE;
+  ls[5].zero = 0;
   gen_code code = gen_default_code();
   for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
     const model *mm = i >= 5 ? &wide : &m; /* wide: more than one gradient bucket per stage */

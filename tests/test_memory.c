@@ -59,7 +59,7 @@ START_TEST(test_llama13b_dp64_model_states_without_zero1_are_20N)
 {
   model m = load13b();
   layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
-  l.zero1 = FALSE;
+  l.zero = 0;
   partition p;
   ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
   mem_states s;

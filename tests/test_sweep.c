@@ -146,7 +146,7 @@ END_TEST
  * tp4: (4+5) 2 12 = 216; tp8: 5 2 12 = 120; 792 in all, none invalid. */
 START_TEST(test_default_space_is_every_valid_layout)
 {
-  sweep_spec s = {.seq_len = 1024, .global_batch = 16, .gen = gen_default_options(), .shard_i = 1, .shard_n = 1,
+  sweep_spec s = {.seq_len = 1024, .global_batch = 16, .zero = 1, .gen = gen_default_options(), .shard_i = 1, .shard_n = 1,
                   .pool = {.jobs = 1, .memory_only = TRUE}};
   GError *err = NULL;
   ck_assert(model_load_named("llama-7b", &s.m, &err));

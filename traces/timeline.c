@@ -51,7 +51,7 @@ static int peer_of(tl_cursor *c, const graph_event *e)
 
 void tl_cursor_init(tl_cursor *c, const timeline *tl, int rank, gboolean tiled)
 {
-  *c = (tl_cursor){.tl = tl, .tiled = tiled};
+  *c = (tl_cursor){.tl = tl, .tiled = tiled, .main = tiled};
   c->p = g_ptr_array_index(tl->g->programs, rank);
   c->ev = graph_program_events(tl->g, c->p, &c->n, &c->first);
   c->own = &tl->res->ranks[rank];
@@ -67,6 +67,7 @@ static gboolean next_event(tl_cursor *c, tl_interval *iv)
     const replay_rank *rr = c->i < c->first ? c->src : c->own;
     if (isnan(rr->start_s[c->i])) continue;
     const graph_event *e = &c->ev[c->i];
+    if (c->main && e->stream != 0) continue;
     *iv = (tl_interval){rr->start_s[c->i], rr->end_s[c->i], tl_category(c->tl->g, e), e, c->i, peer_of(c, e)};
     c->i++;
     return TRUE;
@@ -74,16 +75,34 @@ static gboolean next_event(tl_cursor *c, tl_interval *iv)
   return FALSE;
 }
 
+/* What the compute stream waits for before event iv: the category of the other stream's event it depends
+ * on, when that event's end is what it started at; TL_IDLE otherwise. */
+static tl_cat waited_category(const tl_cursor *c, const tl_interval *iv)
+{
+  const graph_program *src = c->p->mirror_of >= 0 ? g_ptr_array_index(c->tl->g->programs, c->p->mirror_of) : c->p;
+  int d = graph_dep_of(src, iv->index);
+  if (d < 0 || c->ev[d].stream == iv->ev->stream) return TL_IDLE;
+  const replay_rank *rr = d < c->first ? c->src : c->own;
+  double end_s = rr->end_s[d];
+  if (isnan(end_s) || end_s < iv->start_s - 1e-9 * MAX(1.0, fabs(iv->start_s))) return TL_IDLE;
+  return tl_category(c->tl->g, &c->ev[d]);
+}
+
 gboolean tl_cursor_next(tl_cursor *c, tl_interval *iv)
 {
-  if (!c->tiled) return next_event(c, iv);
+  if (!c->tiled && !c->main) return next_event(c, iv);
   if (!c->held) c->held = next_event(c, &c->next);
-  /* the gap up to the next event, or after the last one up to the end of the step */
-  double until = c->held ? c->next.start_s : c->tl->step_time_s;
+  /* the gap up to the next event, or after the last one up to the end of the step (tiled); the main view
+   * yields a gap only where stream 0 waits for the other stream, in that event's category */
+  double until = c->held ? c->next.start_s : c->tiled ? c->tl->step_time_s : c->t;
   if (until > c->t) {
-    *iv = (tl_interval){c->t, until, TL_IDLE, NULL, -1, -1};
+    tl_cat wait = c->held ? waited_category(c, &c->next) : TL_IDLE;
+    double from = c->t;
     c->t = until;
-    return TRUE;
+    if (c->tiled || wait != TL_IDLE) {
+      *iv = (tl_interval){from, until, wait, NULL, -1, -1};
+      return TRUE;
+    }
   }
   if (!c->held) return FALSE;
   *iv = c->next;
@@ -114,6 +133,18 @@ gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
   return walk(tl, rank, FALSE, fn, data);
 }
 
+gboolean tl_foreach_main(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
+{
+  tl_cursor c;
+  tl_cursor_init(&c, tl, rank, FALSE);
+  c.main = TRUE;
+  tl_interval iv;
+  gboolean done = TRUE;
+  while (done && tl_cursor_next(&c, &iv)) done = fn(&iv, data);
+  tl_cursor_clear(&c);
+  return done;
+}
+
 static gboolean add_seconds(const tl_interval *iv, gpointer data)
 {
   double *out = data;
@@ -124,7 +155,7 @@ static gboolean add_seconds(const tl_interval *iv, gpointer data)
 void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N])
 {
   for (int c = 0; c < TL_N; c++) out[c] = 0;
-  tl_foreach(tl, rank, add_seconds, out);
+  tl_foreach_main(tl, rank, add_seconds, out);
   double busy = 0;
   for (int c = 0; c < TL_IDLE; c++) busy += out[c];
   out[TL_IDLE] = tl->step_time_s - busy;

@@ -65,6 +65,7 @@ typedef struct tl_cursor {
   int n, first, i;
   GHashTable *peers; /* a mirror's source's peer -> its own, created on first use */
   gboolean tiled;
+  gboolean main;      /* stream 0 only, with the waits for the other stream (tiled: always) */
   double t;           /* tiled: end of the last interval yielded */
   gboolean held;      /* tiled: `next` is an event interval held back behind the gap before it */
   tl_interval next;
@@ -74,9 +75,15 @@ void tl_cursor_init(tl_cursor *c, const timeline *tl, int rank, gboolean tiled);
 gboolean tl_cursor_next(tl_cursor *c, tl_interval *iv);
 void tl_cursor_clear(tl_cursor *c);
 
-/* Call fn for every interval of `rank` in time order. Returns FALSE if fn stopped early. */
+/* Call fn for every interval of `rank` in time order (a rank with two streams: in program order, both
+ * streams'). Returns FALSE if fn stopped early. */
 typedef gboolean (*tl_visit_fn)(const tl_interval *iv, gpointer data);
 gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
+/* The compute stream's view (the breakdown's and the energy's): stream 0's intervals, and where it waits for
+ * an event of the communication stream (graph.h, graph_dep) the wait as an interval of that event's
+ * category (ev NULL), so that communication shows where it is exposed only. The tiled view is the same,
+ * with the other gaps as idle. Without streams: tl_foreach's intervals. */
+gboolean tl_foreach_main(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
 /* Seconds per category for `rank` (idle = step time minus the rest). */
 void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N]);
 /* Like tl_foreach, but also yields the idle gaps (ev NULL, cat TL_IDLE,

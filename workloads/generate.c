@@ -58,6 +58,21 @@ typedef struct emit {
   double T, Tl;    /* tokens per micro-batch; tokens in the sequence-parallel region */
   graph_phase phase;
   int mb, layer;
+  /* streams (docs/schedules.md, "Overlap"): what runs on the communication stream and what waits for it */
+  graph_program *prog;  /* the program written (its deps); NULL when counting */
+  double stage_params;
+  gboolean on_side;     /* events pushed now go to stream 1 */
+  int wait_for;         /* the next stream-0 event waits for this event (-1: none) */
+  int last_main, last_side; /* the latest event of stream 0, of stream 1 (-1: none) */
+  gboolean gather_units;    /* ZeRO-3 at dp > 1: each unit's weights gathered before its pass */
+  int unit_gather;          /* the gather of the unit being emitted (-1: none) */
+  double unit_gathered_bytes; /* what that gather brought in */
+  gboolean reducing;        /* this backward reduces its gradients as it completes them */
+  int n_buckets, buckets_done;
+  double bucket_elements, grad_ready;
+  GArray *param_gathers;    /* --overlap-param-gather: the step's first gathers (event indices), by bucket */
+  gboolean param_wait;      /* this forward's units wait for them */
+  double param_offset;      /* the parameters before the unit, in forward order */
 } emit;
 
 /* The block as the stack's code runs it. */
@@ -75,17 +90,47 @@ static void emit_tables(emit *x)
   block_head(x->m, x->l, &bc, &x->head);
 }
 
+/* Index of the event pushed last. */
+static int last_index(const emit *x) { return x->ev ? (int)x->ev->len - 1 : (int)x->counted - 1; }
+
+/* The event pushed last waits for event `after` (its stream's order aside). */
+static void depend(emit *x, int after)
+{
+  if (!x->ev || after < 0) return;
+  int i = last_index(x);
+  GArray *d = x->prog->deps;
+  if (d && d->len && g_array_index(d, graph_dep, d->len - 1).event == i) { /* one per event: the later of two */
+    graph_dep *prev = &g_array_index(d, graph_dep, d->len - 1);
+    prev->after = MAX(prev->after, after);
+    return;
+  }
+  if (!x->prog->deps) x->prog->deps = g_array_new(FALSE, FALSE, sizeof(graph_dep));
+  graph_dep nd = {i, after};
+  g_array_append_val(x->prog->deps, nd);
+}
+
 static graph_event *push(emit *x, graph_kind kind, graph_cost cost, block_label label)
 {
   graph_event e = {.kind = (uint8_t)kind, .cost = (uint8_t)cost, .op = (uint16_t)label, .phase = (uint8_t)x->phase,
-                   .micro_batch = x->mb, .layer = (int16_t)x->layer, .peer = -1, .launches = 1};
+                   .micro_batch = x->mb, .layer = (int16_t)x->layer, .peer = -1, .launches = 1,
+                   .stream = x->on_side ? 1 : 0};
+  graph_event *out;
   if (!x->ev) {
     x->counted++;
     x->scratch = e;
-    return &x->scratch;
+    out = &x->scratch;
+  } else {
+    g_array_append_val(x->ev, e);
+    out = &g_array_index(x->ev, graph_event, x->ev->len - 1);
   }
-  g_array_append_val(x->ev, e);
-  return &g_array_index(x->ev, graph_event, x->ev->len - 1);
+  if (x->on_side) {
+    x->last_side = last_index(x);
+  } else {
+    x->last_main = last_index(x);
+    if (x->wait_for >= 0) depend(x, x->wait_for);
+    x->wait_for = -1;
+  }
+  return out;
 }
 
 static gboolean backward(const emit *x) { return x->phase == PH_BACKWARD; }
@@ -315,40 +360,164 @@ static double act_send_bytes(const emit *x)
   return x->Tl * x->m->hidden * BF16 + x->T * 8.0;
 }
 
+/* ---- units: what ZeRO-3 gathers (FSDP's wrapped modules) and what a backward completes the gradients of ---- */
+
+/* The parameters of the units of the virtual stage in forward order: the embedding, each layer, the final
+ * norm with the head (their sum is mem_stage_params'). Returns how many; out holds count + 2. */
+static int stage_units(const emit *x, double *out)
+{
+  int first, count, v = x->vstage, n = 0;
+  partition_layers(x->part, x->m, v, &first, &count);
+  gboolean emb = partition_has_embedding(x->part, v), hn = partition_has_final_norm(x->part, x->m, v),
+           hh = partition_has_head(x->part, x->m, v);
+  if (emb) out[n++] = block_embedding_params(x->m, x->l->tp);
+  for (int i = 0; i < count; i++) out[n++] = block_layer_params(x->m, x->l->tp);
+  /* tied embeddings on the embedding's stage: the head's weights are the embedding's, counted there */
+  if (hn || hh)
+    out[n++] = (hn ? block_final_norm_params(x->m) : 0) + (hh && !(x->m->tied_embeddings && emb) ? block_head_params(x->m, x->l->tp) : 0);
+  return n;
+}
+
+/* An all-gather of the dp shards of `params` weights on the communication stream, after event `after` of
+ * stream 0 (-1: none); it holds the other ranks' shards from its end. Returns its index. */
+static int gather_unit(emit *x, double params, int after)
+{
+  graph_phase ph = x->phase;
+  x->phase = PH_DP;
+  x->on_side = TRUE;
+  collective(x, COLL_ALL_GATHER, x->dp_group, params * BF16);
+  last_event(x)->mem_delta_bytes += params * BF16 * (x->l->dp - 1) / x->l->dp;
+  depend(x, after);
+  x->on_side = FALSE;
+  x->phase = ph;
+  return last_index(x);
+}
+
+/* Before unit u of n (params[u]) of a pass that walks them by `dir` (+1 forward, -1 backward): ZeRO-3 gathers
+ * it (issued when the pass begins) and the next unit's weights, once this unit starts (FSDP's prefetch:
+ * at most two units whole), and its first kernel waits for its own gather; the first forward of a step with
+ * --overlap-param-gather waits for the bucket of the step's first gathers that completes the unit. */
+static void unit_begin(emit *x, const double *params, int n, int u, int dir)
+{
+  if (x->gather_units) {
+    int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], x->last_main) : x->unit_gather;
+    int next = u + dir;
+    x->unit_gather = next >= 0 && next < n ? gather_unit(x, params[next], x->last_main) : -1;
+    x->unit_gathered_bytes = params[u] * BF16 * (x->l->dp - 1) / x->l->dp;
+    x->wait_for = mine;
+  }
+  if (x->param_wait && x->param_gathers && x->param_gathers->len) {
+    int buckets = (int)x->param_gathers->len;
+    double per = x->stage_params / buckets, end = x->param_offset + params[u];
+    int b = MIN(buckets - 1, MAX(0, (int)ceil(end / per * (1 - 1e-12)) - 1));
+    x->wait_for = g_array_index(x->param_gathers, int, b);
+    x->param_offset = end;
+  }
+}
+
+/* One bucket of gradients completed by the backward: flattened and cast (stream 0), reduced over dp (all-reduce;
+ * reduce-scatter under ZeRO-2/3) and, all-reduced, copied back. --overlap-grad-reduce: the reduction and the copy
+ * on the communication stream once the cast ended, the bucket held from the cast to the end of its reduction;
+ * else all on stream 0, the bucket a transient of each. */
+static void reduce_bucket(emit *x, double elements)
+{
+  gboolean overlap = x->l->overlap_grad_reduce, rs = x->l->zero >= 2;
+  double g = x->code->grad_reduce_bytes, held = elements * (BF16 + g);
+  graph_phase ph = x->phase;
+  x->phase = PH_DP;
+  graph_event *e = stream(x, BL_OPTIMIZER, elements, elements * (BF16 + g), 1);
+  if (overlap) e->mem_delta_bytes += held;
+  else e->mem_transient_bytes = held;
+  int cast = last_index(x);
+  x->on_side = overlap;
+  collective(x, rs ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->dp_group, elements * g);
+  /* with the overlap after its cast; else, on stream 0, after the gathers ZeRO-3 prefetches on the other stream
+   * (one group's collectives run one at a time, as on one NCCL communicator) */
+  depend(x, overlap ? cast : x->gather_units ? x->last_side : -1);
+  e = last_event(x);
+  if (!rs) {
+    if (!overlap) e->mem_transient_bytes = held;
+    e = stream(x, BL_OPTIMIZER, elements, elements * (BF16 + g), 1);
+  }
+  if (overlap) e->mem_delta_bytes -= held;
+  else e->mem_transient_bytes = held;
+  x->on_side = FALSE;
+  x->phase = ph;
+  x->buckets_done++;
+}
+
+/* After unit u's backward: its gradients are complete. ZeRO-3 reduces each unit's; otherwise each bucket of
+ * stage_params / buckets elements, in the backward's order, as soon as the units complete it. */
+static void unit_end_backward(emit *x, const double *params, int u)
+{
+  if (x->gather_units) last_event(x)->mem_delta_bytes -= x->unit_gathered_bytes;
+  if (!x->reducing) return;
+  if (x->l->zero >= 3) {
+    reduce_bucket(x, params[u]);
+    return;
+  }
+  x->grad_ready += params[u];
+  while (x->buckets_done < x->n_buckets - 1 && x->grad_ready >= (x->buckets_done + 1) * x->bucket_elements * (1 - 1e-12))
+    reduce_bucket(x, x->bucket_elements);
+}
+
+static void unit_end_forward(emit *x)
+{
+  if (x->gather_units) last_event(x)->mem_delta_bytes -= x->unit_gathered_bytes;
+}
+
 /* Forward of every item the stage holds; with checkpointing, forward keeps only
  * each item's input, and backward first recomputes the item. */
 static void stage_forward(emit *x, const mem_ctx *mc)
 {
   int first, count, stage = x->vstage;
   partition_layers(x->part, x->m, stage, &first, &count);
+  g_autofree double *units = g_new(double, count + 2);
+  int n = stage_units(x, units), u = 0;
   graph_phase ph = x->phase;
-  if (partition_has_embedding(x->part, stage)) embedding(x, mc);
+  if (partition_has_embedding(x->part, stage)) {
+    unit_begin(x, units, n, u++, 1);
+    embedding(x, mc);
+    unit_end_forward(x);
+  }
   for (int i = 0; i < count; i++) {
     x->layer = first + i;
+    unit_begin(x, units, n, u++, 1);
     layer_forward(x, mc);
     if (ph == PH_FORWARD && x->l->ckpt == CKPT_EVERY_LAYER) /* the checkpointed input of the layer */
       last_event(x)->mem_delta_bytes += mem_checkpoint_bytes(mc);
+    unit_end_forward(x);
   }
   x->layer = -1;
-  head_forward(x, mc, partition_has_final_norm(x->part, x->m, stage), partition_has_head(x->part, x->m, stage));
+  gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
+  if (hn || hh) {
+    unit_begin(x, units, n, u++, 1);
+    head_forward(x, mc, hn, hh);
+    unit_end_forward(x);
+  }
 }
 
 static void stage_backward(emit *x, const mem_ctx *mc)
 {
   int first, count, stage = x->vstage;
   partition_layers(x->part, x->m, stage, &first, &count);
+  g_autofree double *units = g_new(double, count + 2);
+  int n = stage_units(x, units), u = n - 1;
   gboolean ckpt = x->l->ckpt == CKPT_EVERY_LAYER;
   gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
   if (hn || hh) {
+    unit_begin(x, units, n, u, -1);
     if (ckpt) {
       x->phase = PH_RECOMPUTE;
       head_forward(x, mc, hn, hh);
       x->phase = PH_BACKWARD;
     }
     head_backward(x, mc, hn, hh);
+    unit_end_backward(x, units, u--);
   }
   for (int i = count - 1; i >= 0; i--) {
     x->layer = first + i;
+    unit_begin(x, units, n, u, -1);
     if (ckpt) {
       x->phase = PH_RECOMPUTE;
       layer_forward(x, mc);
@@ -356,16 +525,20 @@ static void stage_backward(emit *x, const mem_ctx *mc)
     }
     layer_backward(x, mc);
     if (ckpt) last_event(x)->mem_delta_bytes -= mem_checkpoint_bytes(mc);
+    unit_end_backward(x, units, u--);
   }
   x->layer = -1;
   if (partition_has_embedding(x->part, stage) && x->bpart == BWD_WHOLE) { /* split: the embedding is all W */
+    unit_begin(x, units, n, u, -1);
     if (ckpt) { /* the embedding's recompute keeps nothing worth counting */
       x->phase = PH_RECOMPUTE;
       embedding(x, mc);
       x->phase = PH_BACKWARD;
     }
     embedding(x, mc);
+    unit_end_backward(x, units, u--);
   }
+  while (x->reducing && x->l->zero < 3 && x->buckets_done < x->n_buckets) reduce_bucket(x, x->bucket_elements);
 }
 
 /* Reduce gradients and step the optimizer (scaling's Optimizer.step()). */
@@ -375,8 +548,10 @@ static void optimizer_step(emit *x, double stage_params)
   x->mb = -1;
   x->layer = -1;
   x->phase = PH_DP;
+  x->wait_for = x->last_side; /* the step goes on once the communication stream's reductions ended */
   if (l->sp && tp_on(x)) collective(x, COLL_ALL_REDUCE, x->tp_group, 2.0 * x->m->hidden * BF16);
-  if (l->dp > 1) {
+  /* reduced in the backward: under ZeRO-2/3 every micro-batch's, with --overlap-grad-reduce the last one's */
+  if (l->dp > 1 && l->zero < 2 && !l->overlap_grad_reduce) {
     double buckets = ceil(stage_params / GRAD_BUCKET_ELEMENTS);
     if (!x->ev) { /* counting: a model file's buckets may outnumber int (gen_stage_events) */
       x->counted += 3 * buckets;
@@ -395,11 +570,11 @@ static void optimizer_step(emit *x, double stage_params)
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
   collective(x, COLL_ALL_REDUCE, x->pp_group, FP32);
   x->phase = PH_OPTIMIZER;
-  double shard = l->zero1 ? stage_params / l->dp : stage_params;
+  double shard = l->zero >= 1 ? stage_params / l->dp : stage_params;
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
   stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
       mem_adam_transient_bytes(l, shard);
-  if (l->zero1 && l->dp > 1) {
+  if ((l->zero == 1 || l->zero == 2) && l->dp > 1 && !l->overlap_param_gather) {
     x->phase = PH_DP;
     double shards = MAX(1, floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
     if (!x->ev) {
@@ -448,15 +623,61 @@ static void at_chunk(emit *x, int c)
   x->next_rank = x->vstage < last ? x->down_rank : -1;
 }
 
-/* The compute of one schedule instruction (a forward, a backward or a part of one). */
-static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k)
+/* ZeRO-1/2's parameter all-gather, with --overlap-param-gather at the start of the step (the previous step's
+ * update, issued per bucket on the communication stream: the first forward's units wait for their own bucket
+ * only). The buckets as the optimizer's gather. */
+static void param_gather_prologue(emit *x)
 {
+  const layout *l = x->l;
+  if (!l->overlap_param_gather || l->dp < 2) return;
+  double shards = MAX(1, floor(x->stage_params / GRAD_BUCKET_ELEMENTS));
+  x->phase = PH_DP;
+  x->mb = -1;
+  x->layer = -1;
+  x->on_side = TRUE;
+  for (int i = 0; i < (int)shards; i++) {
+    collective(x, COLL_ALL_GATHER, x->dp_group, x->stage_params / shards * BF16);
+    x->bucket_counted += !x->ev;
+    if (x->param_gathers) {
+      int at = last_index(x);
+      g_array_append_val(x->param_gathers, at);
+    }
+  }
+  x->on_side = FALSE;
+}
+
+/* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the
+ * stage's last backward, `first` its first forward. */
+static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final)
+{
+  const layout *l = x->l;
+  x->gather_units = l->zero >= 3 && l->dp > 1;
+  x->unit_gather = -1;
+  x->reducing = k == SCHED_BACKWARD && l->dp > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
+  x->n_buckets = (int)ceil(x->stage_params / GRAD_BUCKET_ELEMENTS);
+  x->bucket_elements = x->stage_params / MAX(x->n_buckets, 1);
+  x->buckets_done = 0;
+  x->grad_ready = 0;
+  x->param_wait = k == SCHED_FORWARD && first && l->overlap_param_gather;
+  x->param_offset = 0;
   x->bpart = k == SCHED_BACKWARD_B ? BWD_INPUT : k == SCHED_BACKWARD_W ? BWD_WEIGHT : BWD_WHOLE;
   x->phase = k == SCHED_FORWARD ? PH_FORWARD : PH_BACKWARD;
   if (k == SCHED_FORWARD) stage_forward(x, mc);
   else if (k == SCHED_BACKWARD_W) stage_weight(x, mc);
   else stage_backward(x, mc);
   x->bpart = BWD_WHOLE;
+  x->reducing = x->param_wait = FALSE;
+}
+
+/* The instruction indices of the stage's first forward and last backward (-1: none). */
+static void first_and_final(const GArray *instrs, int *first_fwd, int *final_bwd)
+{
+  *first_fwd = *final_bwd = -1;
+  for (guint i = 0; i < instrs->len; i++) {
+    sched_kind k = g_array_index(instrs, sched_instr, i).kind;
+    if (k == SCHED_FORWARD && *first_fwd < 0) *first_fwd = (int)i;
+    if (k == SCHED_BACKWARD) *final_bwd = (int)i;
+  }
 }
 
 static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
@@ -468,6 +689,9 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel
    * apart from activations (a stage may get both from one neighbour around an interleaved pipeline) */
   uint8_t eager = sd->eager_sends ? GRAPH_P2P_EAGER : 0, grad_channel = sd->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
+  int first_fwd, final_bwd;
+  first_and_final(instrs, &first_fwd, &final_bwd);
+  param_gather_prologue(x);
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
     at_chunk(x, in->chunk);
@@ -495,18 +719,18 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
       break;
     case SCHED_FORWARD:
-      emit_pass(x, mc, in->kind);
+      emit_pass(x, mc, in->kind, (int)i == first_fwd, FALSE);
       if (x->next_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf; /* stage output, kept until RecvGrad */
       break;
     case SCHED_BACKWARD:
     case SCHED_BACKWARD_B:
-      emit_pass(x, mc, in->kind);
+      emit_pass(x, mc, in->kind, FALSE, (int)i == final_bwd);
       /* output and its gradient released; the input replaced by its gradient, sent next */
       if (x->next_rank >= 0) last_event(x)->mem_delta_bytes -= 2 * grad_buf;
       if (x->prev_rank >= 0) last_event(x)->mem_delta_bytes += grad_buf - act_buf;
       break;
     case SCHED_BACKWARD_W:
-      emit_pass(x, mc, in->kind);
+      emit_pass(x, mc, in->kind, FALSE, FALSE);
       break;
     case SCHED_OPTIMIZER:
       optimizer_step(x, stage_params);
@@ -560,14 +784,18 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
   mc.code = code_of(l, code);
-  emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .stage = s, .tp_group = gs->tp[s * l->dp + d],
+  emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
+            .last_side = -1, .stage = s, .tp_group = gs->tp[s * l->dp + d],
             .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
             .up_rank = gen_rank(l, (s + l->pp - 1) % l->pp, d, t), .down_rank = gen_rank(l, (s + 1) % l->pp, d, t),
             .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
   double stage_params = mem_stage_params(m, l, part, s);
+  x.stage_params = stage_params;
+  x.param_gathers = g_array_new(FALSE, FALSE, sizeof(int));
   emit_stage(&x, &mc, stage_params);
+  g_array_free(x.param_gathers, TRUE);
   mem_states st;
   mem_model_states(m, l, part, s, &st);
   p->mem_params_bytes = st.params_bytes;
@@ -584,7 +812,8 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   mem_ctx_init(&mc, m, l);
   mc.code = code_of(l, code);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
-  emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .tp_group = l->tp > 1 ? 0 : -1,
+  emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
+            .stage_params = mem_stage_params(m, l, part, stage), .tp_group = l->tp > 1 ? 0 : -1,
             .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
             .T = (double)l->micro_batch * l->seq_len};
   x.Tl = l->sp ? x.T / l->tp : x.T;
@@ -594,7 +823,9 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   g_autofree double *per_pass = g_new(double, SCHED_N_KINDS * V);
   for (int k = 0; k < SCHED_N_KINDS * V; k++) per_pass[k] = -1;
   g_autoptr(GArray) instrs = sched_instructions(l->schedule, stage, l->pp, V, l->grad_accum);
-  double compute = 0, p2p = 0;
+  int first_fwd, final_bwd;
+  first_and_final(instrs, &first_fwd, &final_bwd);
+  double compute = 0, p2p = 0, final_extra = 0;
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
     sched_kind k = in->kind;
@@ -604,13 +835,23 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
     if (*n < 0) {
       at_chunk(&x, in->chunk);
       double before = x.counted;
-      emit_pass(&x, &mc, k);
+      emit_pass(&x, &mc, k, FALSE, FALSE);
       *n = x.counted - before;
     }
     compute += *n;
+    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && l->dp > 1) { /* its buckets, once a step */
+      at_chunk(&x, in->chunk);
+      double before = x.counted, plain = *n;
+      x.bucket_counted = 0;
+      emit_pass(&x, &mc, k, FALSE, TRUE);
+      final_extra = x.counted - before - plain;
+    }
   }
   x.counted = 0;
+  x.bucket_counted = final_extra;
+  param_gather_prologue(&x);
   optimizer_step(&x, mem_stage_params(m, l, part, stage));
+  x.counted += final_extra;
   int mbs = MAX(l->grad_accum, 1);
   out->micro_batch_events = compute / mbs + p2p / mbs;
   out->step_events = x.counted;
@@ -636,7 +877,12 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
                       g_strdup_printf("gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
                                       "checkpointing=%s attention_kernel=%s zero1=%d",
                                       l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch, l->global_batch, l->seq_len,
-                                      layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero1));
+                                      layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero >= 1));
+  if (l->zero > 1 || l->overlap_grad_reduce || l->overlap_param_gather) { /* the study's string is unchanged */
+    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
+    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s zero=%d overlap_grad_reduce=%d "
+                        "overlap_param_gather=%d", lay, l->zero, l->overlap_grad_reduce, l->overlap_param_gather));
+  }
   if (l->schedule != 0 || l->virtual_stages != 1) { /* the study's 1F1B is the layout string's silent default */
     g_autofree char *lay = g_hash_table_lookup(g->meta, "layout") ? g_strdup(g_hash_table_lookup(g->meta, "layout")) : NULL;
     g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s schedule=%s virtual_stages=%d", lay,

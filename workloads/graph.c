@@ -50,6 +50,7 @@ static void program_free(gpointer data)
   graph_program *p = data;
   if (!p) return; /* a rank a partly loaded graph never reached */
   if (p->events) g_array_free(p->events, TRUE);
+  if (p->deps) g_array_free(p->deps, TRUE);
   if (p->group_map) g_hash_table_destroy(p->group_map);
   g_free(p);
 }
@@ -116,6 +117,37 @@ void graph_make_mirror(graph *g, int rank, int mirror_of, int active_from)
   p->active_from = active_from;
 }
 
+void graph_add_dep(graph *g, int rank, int event, int after)
+{
+  graph_program *p = graph_program_of(g, rank);
+  if (!p->deps) p->deps = g_array_new(FALSE, FALSE, sizeof(graph_dep));
+  graph_dep d = {event, after};
+  g_array_append_val(p->deps, d);
+}
+
+int graph_dep_of(const graph_program *p, int i)
+{
+  if (!p->deps) return -1;
+  guint lo = 0, hi = p->deps->len; /* deps are by increasing event */
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    const graph_dep *d = &g_array_index(p->deps, graph_dep, mid);
+    if (d->event == i) return d->after;
+    if (d->event < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+gboolean graph_program_streamed(const graph_program *p)
+{
+  if (!p->events) return FALSE;
+  if (p->deps && p->deps->len) return TRUE;
+  for (guint i = 0; i < p->events->len; i++)
+    if (g_array_index(p->events, graph_event, i).stream) return TRUE;
+  return FALSE;
+}
+
 void graph_map_group(graph *g, int rank, int from_group, int to_group)
 {
   graph_program *p = graph_program_of(g, rank);
@@ -171,7 +203,7 @@ int graph_peer_for(const graph *g, const graph_program *p, int peer)
 
 /* ---- saving ---- */
 
-static void write_event(FILE *f, const graph *g, const graph_event *e)
+static void write_event(FILE *f, const graph *g, const graph_event *e, int after)
 {
   /* labels were checked when added (graph_op_id's callers: the generator's fixed names, the loader's checked text) */
   fprintf(f, "{\"kind\":\"%s\",\"op\":\"%s\",\"phase\":\"%s\"", KIND_NAMES[e->kind], graph_op_name(g, e->op),
@@ -189,6 +221,8 @@ static void write_event(FILE *f, const graph *g, const graph_event *e)
   fprintf(f, ",\"bytes\":%.17g", e->bytes);
   if (e->mem_delta_bytes != 0) fprintf(f, ",\"mem_delta_bytes\":%.17g", e->mem_delta_bytes);
   if (e->mem_transient_bytes != 0) fprintf(f, ",\"mem_transient_bytes\":%.17g", e->mem_transient_bytes);
+  if (e->stream) fprintf(f, ",\"stream\":%d", e->stream);
+  if (after >= 0) fprintf(f, ",\"after\":%d", after);
   fputc('}', f);
 }
 
@@ -216,7 +250,7 @@ static void write_program(FILE *f, const graph *g, const graph_program *p)
   }
   fputs(",\"events\":[\n", f);
   for (guint i = 0; i < p->events->len; i++) {
-    write_event(f, g, &g_array_index(p->events, graph_event, i));
+    write_event(f, g, &g_array_index(p->events, graph_event, i), graph_dep_of(p, (int)i));
     fputs(i + 1 < p->events->len ? ",\n" : "\n", f);
   }
   fputs("]}", f);
@@ -237,7 +271,11 @@ gboolean graph_save(const graph *g, const char *path, GError **err)
   lsim_outfile out;
   if (!lsim_outfile_open(&out, path, err)) return FALSE;
   FILE *f = out.f;
-  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":2,\"world_size\":%d,\n\"meta\":{", g->world_size);
+  /* version 3 only where a program uses streams: every other graph is written as before */
+  int version = 2;
+  for (int r = 0; r < g->world_size; r++)
+    if (graph_program_streamed(g_ptr_array_index(g->programs, r))) version = 3;
+  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":%d,\"world_size\":%d,\n\"meta\":{", version, g->world_size);
   GHashTableIter it;
   gpointer k, v;
   gboolean first = TRUE;
@@ -407,7 +445,8 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     allowed = names_list(PHASE_NAMES, PH_N);
     return bad(err, where, rank, idx, "field 'phase' is %s (allowed: %s)", got, allowed);
   }
-  static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer", NULL};
+  static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer",
+                                     "stream", "after", NULL};
   const char *cost = opt_str(o, "cost");
   int co = ki != EV_COMPUTE ? COST_NONE : version == 1 ? v1_cost(op) : cost ? name_index(cost, COST_NAMES, COST_N) : -1;
   if (ki == EV_COMPUTE && co <= COST_NONE)
@@ -425,6 +464,17 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   if (!op && cJSON_GetObjectItemCaseSensitive(o, "op")) /* not the default 'comm' of a communication */
     return bad(err, where, rank, idx, "field 'op' must be a string naming an operator class (see docs/graph-format.md; "
                "got %s)", lsim_json_type_name(cJSON_GetObjectItemCaseSensitive(o, "op")));
+  if (version < 3 && (cJSON_GetObjectItemCaseSensitive(o, "stream") || cJSON_GetObjectItemCaseSensitive(o, "after")))
+    return bad(err, where, rank, idx, "fields 'stream' and 'after' need graph format version 3 (allowed in version %d: "
+               "neither)", version);
+  int stream = opt_int(o, "stream", 0);
+  if (stream < 0 || stream >= GRAPH_STREAMS)
+    return bad(err, where, rank, idx, "field 'stream' is %d (allowed: 0 compute, 1 communication)", stream);
+  int after = opt_int(o, "after", -1);
+  if (cJSON_GetObjectItemCaseSensitive(o, "after") && (after < 0 || after >= idx))
+    return bad(err, where, rank, idx, "field 'after' is %d (allowed: an earlier event of the program, 0 to %d)", after,
+               idx - 1);
+  e->stream = (uint16_t)stream;
   e->kind = (uint8_t)ki;
   e->cost = (uint8_t)co;
   e->op = (uint16_t)oi;
@@ -572,8 +622,11 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
   cJSON_ArrayForEach(eo, evs)
   {
     graph_event e;
-    if (!parse_event(g, version, eo, &e, where, rank, idx++, err)) return FALSE;
+    if (!parse_event(g, version, eo, &e, where, rank, idx, err)) return FALSE;
     g_array_append_val(p->events, e);
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(eo, "after");
+    if (after) graph_add_dep(g, rank, idx, after->valueint);
+    idx++;
   }
   return TRUE;
 }
@@ -672,8 +725,9 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
   }
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
   int version = ver ? (cJSON_IsNumber(ver) ? (int)ver->valuedouble : -1) : 1; /* absent: the first format */
-  if (version != 1 && version != 2) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version must be 1 or 2 (docs/graph-format.md)", path);
+  if (version != 1 && version != 2 && version != 3) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version must be 1, 2 or 3 (docs/graph-format.md)",
+                path);
     goto out;
   }
   g = graph_new(world);
@@ -702,6 +756,48 @@ out:
 
 /* ---- checks ---- */
 
+/* Streams of an explicit program: sends and receives on stream 0 only (their FIFOs are a rank's), and a
+ * group's collectives never two at a time on one rank (they share the group's mailboxes and barrier): a
+ * collective of a group whose previous collective on the rank ran on the other stream must come after it,
+ * through a dependency (of its own or of an earlier event of its stream). */
+static gboolean check_streams(const graph *g, const graph_program *p, GError **err)
+{
+  if (!graph_program_streamed(p)) return TRUE;
+  g_autofree int *last_at = g_new(int, MAX(g->groups->len, 1));    /* per group: its last collective's index */
+  for (guint k = 0; k < g->groups->len; k++) last_at[k] = -1;
+  int known[GRAPH_STREAMS][GRAPH_STREAMS]; /* known[s][t]: latest event of stream t known ended on stream s */
+  for (int s = 0; s < GRAPH_STREAMS; s++)
+    for (int t = 0; t < GRAPH_STREAMS; t++) known[s][t] = -1;
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    int s = e->stream, d = graph_dep_of(p, (int)i);
+    if (d >= 0) {
+      int t = g_array_index(p->events, graph_event, d).stream;
+      known[s][t] = MAX(known[s][t], d);
+      for (int u = 0; u < GRAPH_STREAMS; u++) known[s][u] = MAX(known[s][u], known[t][u]);
+    }
+    known[s][s] = (int)i;
+    if (s != 0 && (e->kind == EV_SEND || e->kind == EV_RECV)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %u: a %s on stream %d (allowed: sends and "
+                  "receives on stream 0)", p->rank, i, graph_kind_name((graph_kind)e->kind), s);
+      return FALSE;
+    }
+    if (e->kind != EV_COLLECTIVE || e->peer < 0 || e->peer >= (int)g->groups->len) continue;
+    int j = last_at[e->peer];
+    if (j >= 0) {
+      int t = g_array_index(p->events, graph_event, j).stream;
+      if (t != s && known[s][t] < j) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "rank %d event %u: a collective of group %d on stream %d "
+                    "while event %d, one of the group's on stream %d, may still run (allowed: an 'after' that orders "
+                    "them)", p->rank, i, e->peer, s, j, t);
+        return FALSE;
+      }
+    }
+    last_at[e->peer] = (int)i;
+  }
+  return TRUE;
+}
+
 static gboolean check_program(const graph *g, const graph_program *p, GError **err)
 {
   if (p->mirror_of >= 0) {
@@ -729,6 +825,7 @@ static gboolean check_program(const graph *g, const graph_program *p, GError **e
       return FALSE;
     }
   }
+  if (p->mirror_of < 0 && !check_streams(g, p, err)) return FALSE;
   for (int i = first; i < n; i++) {
     const graph_event *e = &ev[i];
     if (e->kind == EV_COLLECTIVE) {

@@ -6,9 +6,14 @@
  * Owns: the event and graph structs, their JSON form (docs/graph-format.md).
  * May not touch: models, layouts, hardware, SimGrid.
  *
- * Programs are sequential: event i+1 of a rank starts when event i ended
- * (the study's code overlaps nothing; see docs/model.md). Cross-rank
- * dependencies are the matched send/recv pairs and the collectives.
+ * Streams: a rank runs its events on one of GRAPH_STREAMS streams (CUDA
+ * streams): stream 0, the compute stream, and stream 1, a communication
+ * stream. Events of one stream are sequential: the next starts when the
+ * previous ended, in program order (the study's code uses stream 0 alone and
+ * overlaps nothing; see docs/model.md). Across a rank's streams the only
+ * order is the program's dependencies (graph_dep: an event starts once an
+ * earlier event of the program ended). Cross-rank dependencies are the
+ * matched send/recv pairs and the collectives.
  *
  * Symmetry: a rank may be a *mirror* of another rank q. It stays passive
  * (its work is identical to q's and uses disjoint links) until q reaches
@@ -53,7 +58,8 @@ typedef struct graph_event {
   uint8_t phase;   /* graph_phase */
   uint8_t variant; /* collective: graph_coll; attention: GRAPH_ATTN_*; backward GEMM: 0 dgrad + wgrad, 1 dgrad
                     * only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
-  uint16_t op;     /* label: index into the graph's op_names (for people; the replay never reads it) */
+  uint16_t op : 12;    /* label: index into the graph's op_names, < GRAPH_MAX_OPS (for people; the replay never reads it) */
+  uint16_t stream : 4; /* the rank's stream it runs on: 0 compute, 1 communication (< GRAPH_STREAMS) */
   int16_t layer;   /* layer index for people, -1 when none */
   int32_t micro_batch; /* -1 when none */
   int32_t peer;        /* send/recv: the other global rank; collective: group id */
@@ -66,9 +72,19 @@ typedef struct graph_event {
   double mem_transient_bytes; /* extra memory held only while the event runs (workspaces, temporaries), >= 0 */
 } graph_event;
 
+/* A dependency across streams: event `event` of a program starts only once its earlier event `after` has
+ * ended (its stream's order aside). */
+typedef struct graph_dep {
+  int32_t event, after;
+} graph_dep;
+
+/* Streams a rank has (graph_event.stream). */
+#define GRAPH_STREAMS 2
+
 typedef struct graph_program {
   int rank;
   GArray *events;   /* of graph_event; NULL for a mirror */
+  GArray *deps;     /* of graph_dep, by increasing event, one at most per event; NULL: none (and for a mirror) */
   int mirror_of;    /* -1 for an explicit program */
   int active_from;  /* mirror: first event index of mirror_of's program it executes */
   GHashTable *group_map; /* mirror: group id -> group id (GINT_TO_POINTER), may be NULL */
@@ -119,6 +135,13 @@ int graph_add_group(graph *g, const int *ranks, int n, const char *label);
 graph_program *graph_program_of(graph *g, int rank);
 void graph_make_mirror(graph *g, int rank, int mirror_of, int active_from);
 void graph_map_group(graph *g, int rank, int from_group, int to_group);
+/* Make event `event` of rank's (explicit) program wait for its event `after` (< event); events are added in
+ * increasing order. */
+void graph_add_dep(graph *g, int rank, int event, int after);
+/* The event that event i of explicit program p waits for, or -1. */
+int graph_dep_of(const graph_program *p, int i);
+/* Whether p (explicit) uses more than stream 0 or has dependencies. */
+gboolean graph_program_streamed(const graph_program *p);
 /* Events a program executes (its own, or its source's from active_from on). */
 const graph_event *graph_program_events(const graph *g, const graph_program *p, int *n_out, int *first_out);
 /* The group a rank uses for group id `gid` (mirror translation applied). */

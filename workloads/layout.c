@@ -14,7 +14,7 @@ static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 layout layout_default(void)
 {
   layout l = {.gpus = 64, .tp = 1, .pp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
-              .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero1 = TRUE,
+              .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero = 1,
               .schedule = 0, .virtual_stages = 1};
   return l;
 }
@@ -88,6 +88,38 @@ static char *allowed_tp(const model *m)
   return g_string_free(s, FALSE);
 }
 
+/* Whether the schedule splits a backward into B and W on some stage (at 2 pp + 2 micro-batches). */
+static gboolean split_backward(int schedule, int pp)
+{
+  for (int s = 0; s < pp; s++) {
+    g_autoptr(GArray) in = sched_instructions(schedule, s, pp, 1, 2 * pp + 2);
+    for (guint i = 0; i < in->len; i++)
+      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+  }
+  return FALSE;
+}
+
+/* ZeRO 2 and 3 and the overlaps are modelled for one chunk per stage and a whole backward (docs/memory.md). */
+static gboolean check_zero(const layout *l, GError **err)
+{
+  if (l->zero < 0 || l->zero > LAYOUT_MAX_ZERO) return fail(err, "zero: %d (allowed: 0, 1, 2, 3)", l->zero);
+  if (l->overlap_param_gather && l->zero != 1 && l->zero != 2)
+    return fail(err, "overlap_param_gather: needs zero 1 or 2, whose parameter all-gather follows the optimizer "
+                "(got zero %d; zero 3 gathers each layer before its forward and backward already) (allowed: --zero 1 "
+                "or 2 with --overlap-param-gather)", l->zero);
+  const char *what = l->zero >= 2 ? "zero" : l->overlap_grad_reduce ? "overlap_grad_reduce"
+                   : l->overlap_param_gather ? "overlap_param_gather" : NULL;
+  if (!what) return TRUE;
+  g_autofree char *shown = l->zero >= 2 ? g_strdup_printf("zero %d", l->zero) : g_strdup(what);
+  if (l->virtual_stages > 1)
+    return fail(err, "%s: not modelled with virtual_stages %d (allowed: virtual_stages 1; or zero 0 or 1 without the "
+                "overlaps)", shown, l->virtual_stages);
+  if (split_backward(l->schedule, l->pp))
+    return fail(err, "%s: not modelled with schedule %s, which splits the backward (allowed: schedule 1f1b or gpipe; "
+                "or zero 0 or 1 without the overlaps)", shown, sched_name(l->schedule));
+  return TRUE;
+}
+
 /* Range checks come before any product is formed, and products are 64-bit, so no input overflows. */
 gboolean layout_validate(layout *l, const model *m, GError **err)
 {
@@ -139,5 +171,6 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 "%d (raise micro_batch or gpus, or lower global_batch)",
                 l->global_batch, l->grad_accum, LAYOUT_MAX_MICRO_BATCHES);
   if (l->schedule < 0 || l->schedule >= sched_count()) return fail(err, "schedule: unknown id %d", l->schedule);
-  return sched_check(l->schedule, l->pp, l->virtual_stages, l->grad_accum, m->layers, err);
+  if (!sched_check(l->schedule, l->pp, l->virtual_stages, l->grad_accum, m->layers, err)) return FALSE;
+  return check_zero(l, err);
 }

@@ -40,13 +40,19 @@ typedef struct layout {
   layout_ckpt ckpt;
   layout_attn attn;
   layout_norm_kernel norm_kernel;
-  gboolean zero1;       /* ZeRO stage 1 optimizer-state sharding over dp */
+  int zero;             /* ZeRO stage over dp (docs/memory.md): 0 none, 1 optimizer states (the study's), 2 and
+                         * gradients, 3 and parameters (gathered per layer, FSDP) */
+  gboolean overlap_grad_reduce;  /* the gradient reduction overlapped with the backward (docs/schedules.md) */
+  gboolean overlap_param_gather; /* ZeRO 1/2's parameter all-gather overlapped with the next step's forward */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */
 } layout;
 
-/* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm, 1F1B. */
+/* Highest ZeRO stage. */
+#define LAYOUT_MAX_ZERO 3
+
+/* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm, 1F1B, ZeRO-1. */
 layout layout_default(void);
 
 gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err);

@@ -58,11 +58,13 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
     partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
     layers += count;
   }
-  out->params_bytes = BF16 * n;
-  out->grads_bytes = BF16 * n; /* param.grad, accumulated over micro-batches in bf16 */
-  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 keeps 1/dp of them.
+  /* ZeRO-3 keeps 1/dp of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2
+   * and 3 1/dp of the bf16 gradients (each micro-batch's reduce-scattered as its backward completes them) */
+  out->params_bytes = BF16 * n / (l->zero >= 3 ? l->dp : 1);
+  out->grads_bytes = BF16 * n / (l->zero >= 2 ? l->dp : 1); /* param.grad, accumulated over micro-batches in bf16 */
+  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/dp of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
-  out->optimizer_bytes = l->zero1 ? 3 * FP32 * n / l->dp : 4 * FP32 * n;
+  out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / l->dp : 4 * FP32 * n;
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
 }
@@ -80,7 +82,7 @@ double mem_adam_transient_bytes(const layout *l, double shard)
 {
   /* ZeRO-1: the fp32 gradient of the owned slice; torch's foreach AdamW: one
    * fp32 temporary per parameter (the denominator sqrt(v)+eps) */
-  return (l->zero1 ? FP32 * shard : 0) + FP32 * shard;
+  return (l->zero >= 1 ? FP32 * shard : 0) + FP32 * shard;
 }
 
 void mem_walk_init(mem_walk *w)

@@ -94,7 +94,7 @@ static void flush_pending(rank_rt *r)
  * checks that SimGrid's trace and the timeline agree per category. */
 static const char *trace_state(const graph *g, const graph_event *e)
 {
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";
+  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? "tp-comm" : "pp-wait";
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     if (!strcmp(gr->label, "pp")) return "pp-wait";

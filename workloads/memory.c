@@ -12,7 +12,7 @@ void mem_ctx_init(mem_ctx *c, const model *m, const layout *l)
 {
   c->m = m;
   c->l = l;
-  c->T = (double)l->micro_batch * l->seq_len;
+  c->T = layout_tokens_per_rank(l); /* the rank's share of each sequence */
   c->Tl = l->sp ? c->T / l->tp : c->T;
   c->code = (block_code){.fused_norm = layout_norm_fused(l, FALSE), .mlp_in_gemms = 2}; /* the study's code */
 }
@@ -62,7 +62,7 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
   out->grads_bytes = BF16 * n; /* param.grad, accumulated over micro-batches in bf16 */
   /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 keeps 1/dp of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
-  out->optimizer_bytes = l->zero1 ? 3 * FP32 * n / l->dp : 4 * FP32 * n;
+  out->optimizer_bytes = l->zero1 ? 3 * FP32 * n / (l->dp * l->cp) : 4 * FP32 * n; /* sharded over dp-cp */
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
 }

@@ -242,8 +242,10 @@ static void run_comm(rank_rt *r, int i)
   }
   trace_pop(r);
   r->out->end_s[i] = simgrid_get_clock() + r->pending_s;
-  /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p) */
-  if ((e->kind == EV_SEND || e->kind == EV_RECV) && r->host_s < r->out->end_s[i]) r->host_s = r->out->end_s[i];
+  /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p); a
+   * layer's message (GRAPH_P2P_LAYER) is ordered on the stream, as a collective, and the host runs ahead */
+  if ((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER) && r->host_s < r->out->end_s[i])
+    r->host_s = r->out->end_s[i];
 }
 
 static void rank_main(int argc, char **argv)

@@ -38,6 +38,8 @@ int gen_rank_cp(const layout *l, int stage, int dpi, int cpi, int tpi)
   return ((stage * l->dp + dpi) * l->cp + cpi) * l->tp + tpi;
 }
 
+gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { return o->mirrors_active_in_step || l->cp > 1; }
+
 int gen_rank(const layout *l, int stage, int dpi, int tpi) { return gen_rank_cp(l, stage, dpi, 0, tpi); }
 
 /* Which part of a backward is emitted: all of it, or (split schedules, schedule.h) the input gradient B or
@@ -739,7 +741,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
       for (int c = 0; c < l->cp; c++) {
         int src = gen_rank_cp(l, s, 0, c, 0);
         graph_program *sp = graph_program_of(g, src);
-        int from = o->mirrors_active_in_step ? optimizer_start(sp) : (int)sp->events->len;
+        int from = gen_mirrors_active_in_step(o, l) ? optimizer_start(sp) : (int)sp->events->len;
         for (int d = 0; d < l->dp; d++)
           for (int t = 0; t < l->tp; t++) {
             if (d == 0 && t == 0) continue;

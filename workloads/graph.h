@@ -109,7 +109,8 @@ typedef struct graph {
 #define GRAPH_P2P_EAGER 1
 #define GRAPH_P2P_GRAD_CHANNEL 2
 /* LAYER (send and recv): the message is part of a layer's work, not the pipeline's (context parallelism's KV
- * ring): the timeline counts its time as tp-comm, not pp-wait. The replay moves it as any other. */
+ * ring): the timeline counts its time as tp-comm, not pp-wait, and the host does not wait for it (it is
+ * ordered on the GPU's stream, as a collective; a pipeline message returns to the host when it completes). */
 #define GRAPH_P2P_LAYER 4
 
 graph *graph_new(int world_size);

@@ -130,7 +130,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                   "(allowed: multiples of %d)", l->seq_len, 2 * l->cp, 2 * l->cp);
     if (!layout_attn_is_flash(l->attn))
       return fail(err, "attention_kernel: %s with cp %d; context parallelism runs TransformerEngine's ring of "
-                  "FlashAttention kernels (allowed with cp > 1: flash1, flash1-legacy, flash2, flash2+rmsnorm)",
+                  "FlashAttention kernels (allowed: flash1, flash1-legacy, flash2, flash2+rmsnorm; or cp 1)",
                   layout_attn_name(l->attn), l->cp);
   }
   if (l->sp && l->seq_len % l->tp != 0)

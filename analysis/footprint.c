@@ -75,7 +75,8 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
   partition part;
   if (!partition_make_chunked(&part, &rq->m, l->pp, l->virtual_stages, l->tp, rq->gen.partition, err)) return FALSE;
   gboolean tracing = replay && rq->replay.simgrid_paje_path;
-  double per_stage = (double)l->dp * l->tp, explicit_per_stage = rq->gen.symmetry ? 1 : per_stage;
+  /* symmetry: one explicit program per stage and cp index (generate.c) */
+  double per_stage = (double)l->dp * l->cp * l->tp, explicit_per_stage = rq->gen.symmetry ? l->cp : per_stage;
   double event_bytes = EVENT_GRAPH_BYTES + (replay ? EVENT_REPLAY_BYTES : 0), all_events = 0;
   for (int s = 0; s < l->pp; s++) {
     gen_stage_size sz;
@@ -86,9 +87,9 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
     out->bytes[FP_BUCKETS] += sz.bucket_events * explicit_per_stage * event_bytes;
     all_events += sz.events * per_stage;
     double mirrors = per_stage - explicit_per_stage;
-    gboolean mirrors_run = rq->gen.mirrors_active_in_step || tracing; /* a mirror with an actor */
+    gboolean mirrors_run = gen_mirrors_active_in_step(&rq->gen, l) || tracing; /* a mirror with an actor */
     out->actors += explicit_per_stage + (mirrors_run ? mirrors : 0);
-    if (replay && rq->gen.mirrors_active_in_step) /* the times of the step it runs itself */
+    if (replay && gen_mirrors_active_in_step(&rq->gen, l)) /* the times of the step it runs itself */
       out->bytes[FP_BUCKETS] += mirrors * sz.step_events * EVENT_REPLAY_BYTES;
   }
   partition_clear(&part);

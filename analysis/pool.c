@@ -168,9 +168,9 @@ static char *memory_key(const sim_request *rq)
   const gpu_profile *p = &rq->prof;
   const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
+  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g",
-                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->sp,
+                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->cp, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                          l->schedule, l->virtual_stages, rq->gen.partition,
                          rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,

@@ -137,6 +137,8 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
   if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
+  /* optional: context parallelism; empty = 1 */
+  if (*row_opt(t, r, "cp") && !row_int(t, r, "cp", &l->cp, err)) return FALSE;
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");

@@ -62,6 +62,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "dp", l->dp);
   cJSON_AddNumberToObject(j, "tp", l->tp);
   cJSON_AddNumberToObject(j, "pp", l->pp);
+  cJSON_AddNumberToObject(j, "cp", l->cp);
   cJSON_AddBoolToObject(j, "sp", l->sp);
   cJSON_AddNumberToObject(j, "micro_batch", l->micro_batch);
   cJSON_AddNumberToObject(j, "global_batch", l->global_batch);
@@ -208,6 +209,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+    if (l->cp > 1) fprintf(f, ", cp %d", l->cp); /* context parallelism: cp 1 goes unsaid */
     if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
       fprintf(f, " (balanced would leave a stage empty)");

@@ -10,7 +10,7 @@
 /* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
-    "micro_batch", "tp", "pp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
@@ -26,7 +26,7 @@ const char *const *sweep_columns(guint *n)
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
-    if (csv_column(t, COLUMNS[i]) < 0) {
+    if (csv_column(t, COLUMNS[i]) < 0 && strcmp(COLUMNS[i], "cp")) { /* cp: optional, a sweep's from before it is 1 */
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
                   "--format csv, as --shard writes it)", path, COLUMNS[i]);
       return FALSE;
@@ -44,8 +44,8 @@ typedef struct point {
 
 static int ival(const GArray *a, guint i) { return g_array_index(a, int, i); }
 
-/* The values of a layout axis at (point, tp, pp): the user's list, or every valid one. */
-static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int gb)
+/* The values of a layout axis at (point, tp, pp, cp): the user's list, or every valid one. */
+static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int cp, int gb)
 {
   if (s->layout[ax] && ax != AX_VS) return g_array_ref(s->layout[ax]);
   GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
@@ -87,8 +87,13 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     for (int c = 2; pp > 0 && c * pp <= m->layers; c++)
       if (m->layers % (c * pp) == 0) g_array_append_val(v, c);
     break;
+  case AX_CP: { /* not searched: context parallelism only where listed (--cp) */
+    int one = 1;
+    g_array_append_val(v, one);
+    break;
+  }
   case AX_MB: {
-    int dp = tp * pp > 0 && pt->gpus % (tp * pp) == 0 ? pt->gpus / (tp * pp) : 0;
+    int dp = tp * pp * cp > 0 && pt->gpus % (tp * pp * cp) == 0 ? pt->gpus / (tp * pp * cp) : 0;
     if (dp > 0 && gb % dp == 0)
       for (int mb = 1; mb <= gb / dp; mb++)
         if ((gb / dp) % mb == 0 && (gint64)mb * s->seq_len <= LAYOUT_MAX_MICRO_BATCH_TOKENS &&
@@ -151,6 +156,7 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_int(t, r, "micro_batch", l->micro_batch);
   set_int(t, r, "tp", l->tp);
   set_int(t, r, "pp", l->pp);
+  set_int(t, r, "cp", l->cp);
   set_int(t, r, "sp", l->sp);
   gen_options gen = s->gen;
   if (!s->partition_set) gen.partition = pt->prof.stack.partition;
@@ -183,42 +189,47 @@ static void enumerate_point(enumeration *e, const point *pt)
 {
   const sweep_spec *s = e->s;
   int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
-  g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, gb);
+  g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, 1, gb);
   for (guint a = 0; a < tps->len; a++) {
     int tp = ival(tps, a);
-    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, gb);
+    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, 1, gb);
     for (guint b = 0; b < pps->len; b++) {
       int pp = ival(pps, b);
-      g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, gb);
-      g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, gb);
-      g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, gb);
-      g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, gb);
-      g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, gb);
-      for (guint c = 0; c < sps->len; c++)
-        for (guint d = 0; d < cks->len; d++)
-          for (guint f = 0; f < ats->len; f++)
-            for (guint g = 0; g < mbs->len; g++)
-              for (guint h = 0; h < scs->len; h++) { /* innermost: the study's enumeration keeps its indices */
-                g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, gb);
-                for (guint k = 0; k < vss->len; k++) {
-                  layout l = layout_default();
-                  l.gpus = pt->gpus;
-                  l.tp = tp;
-                  l.pp = pp;
-                  l.sp = ival(sps, c) != 0;
-                  l.ckpt = (layout_ckpt)ival(cks, d);
-                  l.attn = (layout_attn)ival(ats, f);
-                  l.micro_batch = ival(mbs, g);
-                  l.seq_len = s->seq_len;
-                  l.global_batch = gb;
-                  l.schedule = ival(scs, h);
-                  l.virtual_stages = ival(vss, k);
-                  l.zero = s->zero;
-                  l.overlap_grad_reduce = s->overlap_grad_reduce;
-                  l.overlap_param_gather = s->overlap_param_gather;
-                  add_row(e, pt, &l);
+      g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
+      for (guint q = 0; q < cps->len; q++) {
+        int cp = ival(cps, q);
+        g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
+        for (guint c = 0; c < sps->len; c++)
+          for (guint d = 0; d < cks->len; d++)
+            for (guint f = 0; f < ats->len; f++)
+              for (guint g = 0; g < mbs->len; g++)
+                for (guint h = 0; h < scs->len; h++) { /* innermost: the study's enumeration keeps its indices */
+                  g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
+                  for (guint k = 0; k < vss->len; k++) {
+                    layout l = layout_default();
+                    l.gpus = pt->gpus;
+                    l.tp = tp;
+                    l.pp = pp;
+                    l.cp = cp;
+                    l.sp = ival(sps, c) != 0;
+                    l.ckpt = (layout_ckpt)ival(cks, d);
+                    l.attn = (layout_attn)ival(ats, f);
+                    l.micro_batch = ival(mbs, g);
+                    l.seq_len = s->seq_len;
+                    l.global_batch = gb;
+                    l.schedule = ival(scs, h);
+                    l.virtual_stages = ival(vss, k);
+                    l.zero = s->zero;
+                    l.overlap_grad_reduce = s->overlap_grad_reduce;
+                    l.overlap_param_gather = s->overlap_param_gather;
+                    add_row(e, pt, &l);
+                  }
                 }
-              }
+      }
     }
   }
 }

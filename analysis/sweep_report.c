@@ -47,8 +47,15 @@ char *sweep_platform_label(const csv_table *t, guint r)
 char *sweep_layout_label(const csv_table *t, guint r)
 {
   g_autofree char *sched = sweep_schedule_suffix(cell(t, r, "schedule"), cell(t, r, "virtual_stages"));
-  return g_strdup_printf("tp%s pp%s mb%s sp%s %s %s%s", cell(t, r, "tp"), cell(t, r, "pp"), cell(t, r, "micro_batch"),
+  g_autofree char *cp = sweep_cp_suffix(cell(t, r, "cp"));
+  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
                          cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched);
+}
+
+char *sweep_cp_suffix(const char *cp)
+{
+  if (!*cp || !strcmp(cp, "1")) return g_strdup(""); /* no context parallelism: the label it always had */
+  return g_strdup_printf(" cp%s", cp);
 }
 
 char *sweep_schedule_suffix(const char *schedule, const char *virtual_stages)
@@ -301,7 +308,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     const char *st = cell(t, r, "status");
     if (!strcmp(st, "invalid")) {
       cJSON *o = cJSON_CreateObject();
-      static const char *const cols[] = {"index", "gpus", "tp", "pp", "micro_batch", "sp", "checkpointing",
+      static const char *const cols[] = {"index", "gpus", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
                                          "attention_kernel", "schedule", "virtual_stages", "error"};
       for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
       cJSON_AddItemToArray(invalid, o);
@@ -320,7 +327,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     if (!strcmp(st, "ok") && v->top > 0 && shown >= v->top) continue;
     shown += !strcmp(st, "ok");
     cJSON *o = cJSON_CreateObject();
-    static const char *const cols[] = {"rank", "index", "tp", "pp", "micro_batch", "sp", "checkpointing",
+    static const char *const cols[] = {"rank", "index", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
                                        "attention_kernel", "schedule", "virtual_stages", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "error"};

@@ -38,6 +38,8 @@ char *sweep_layout_label(const csv_table *t, guint r);
 /* What a layout label adds for its schedule: "" for the study's 1F1B (or no schedule column), else
  * " NAME" and " vV" with V chunks per stage. Caller frees. */
 char *sweep_schedule_suffix(const char *schedule, const char *virtual_stages);
+/* What a layout label adds for context parallelism: "" for cp 1 (or no cp column), else " cpN". Caller frees. */
+char *sweep_cp_suffix(const char *cp);
 /* The platform label of row r: "profile a100-sxm4-80gb, 256 GPUs, ib_gbps 200, ..." (caller frees). */
 char *sweep_platform_label(const csv_table *t, guint r);
 

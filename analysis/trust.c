@@ -131,7 +131,8 @@ void trust_put(const trust_table *t, FILE *f)
 static const char *const FLAG_NAMES[TRUST_N_FLAGS] = {
     "pp2-cost", "tp8-checkpointing", "large-scores", "near-oom",
     "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform", "outside:schedule",
-    "outside:checkpointing"};
+    "outside:checkpointing",
+    "outside:cp"};
 static const char *const CLASS_NAMES[TRUST_N_CLASSES] = {"base", "pp2", "tp8-checkpointing"};
 
 const char *trust_flag_name(trust_flag f) { return FLAG_NAMES[f]; }
@@ -197,11 +198,13 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (platform_differs(t, &rq->prof) || rq->replay.platform_file) f |= 1u << TRUST_OUT_PLATFORM;
   if (strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE;
   if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP) f |= 1u << TRUST_OUT_CKPT;
+  if (l->cp > 1) f |= 1u << TRUST_OUT_CP; /* every calibration run had cp 1 (a trust table has no cp range) */
+  out->cp = l->cp;
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
   gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES |
-                               1u << TRUST_OUT_PLATFORM | 1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT);
+                               1u << TRUST_OUT_PLATFORM | 1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP);
   out->band_pct = c->p90_pct * (extrapolated ? t->extrapolation_factor : 1);
 }
 
@@ -291,6 +294,9 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
   if (a->flags & (1u << TRUST_OUT_CKPT))
     g_string_append_printf(out, "%scheckpointing %s (calibrated none and every_layer)", out->len ? ", " : "",
                            layout_ckpt_name(rq->l.ckpt));
+  if (a->flags & (1u << TRUST_OUT_CP)) /* the ring's exchanges run after the attention kernels, not under them */
+    g_string_append_printf(out, "%scp %d (calibrated 1; the KV ring's exchanges are not overlapped with the "
+                           "attention: docs/model.md)", out->len ? ", " : "", a->cp);
   if (out->len)
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
                                        out->str, t->extrapolation_factor));

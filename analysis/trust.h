@@ -31,6 +31,7 @@ typedef enum {
   TRUST_OUT_PLATFORM, /* another profile, or a what-if of its links */
   TRUST_OUT_SCHEDULE, /* a pipeline schedule the calibration runs did not use */
   TRUST_OUT_CKPT,     /* a partial recomputation (selective, mlp): no calibration run of either shipped table used one */
+  TRUST_OUT_CP,       /* context parallelism: no calibration run had it */
   TRUST_N_FLAGS
 } trust_flag;
 
@@ -68,7 +69,7 @@ typedef struct trust_assessment {
   double headroom_gib;  /* capacity - peak (negative: over) */
   /* what the flags were decided on */
   double model_params, score_block_gib;
-  int seq_len, nodes, schedule;
+  int seq_len, nodes, schedule, cp;
 } trust_assessment;
 
 gboolean trust_load_file(const char *path, trust_table *out, GError **err);

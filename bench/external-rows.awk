@@ -7,11 +7,13 @@
 #
 # Each kept row gets a model file in DIR (written at run time: the measured data stay outside the
 # repository) and the columns model, model_file, seq_len, global_batch, vocab, gpus, checkpointing,
-# attention_kernel, micro_batch, tp, pp, sp, partition, ib_gbps, nics_per_node (BLOOM's fabric; empty:
+# attention_kernel, micro_batch, tp, pp, cp, sp, partition, ib_gbps, nics_per_node (BLOOM's fabric; empty:
 # the profile's), schedule, virtual_stages (interleaved-vN: Megatron's interleaved 1F1B with N chunks),
 # profile (h100-sxm5-80gb for H100 rows, not calibrated; empty: the A100's), status, step_time_s, plus
 # `source_row` (its line in IN) and `size` (the model size, for statistics per size). Grouped-query
-# attention goes to the model file (kv_heads); FP8 and context parallelism are skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
+# attention goes to the model file (kv_heads); context parallelism (notes cp=N) to the cp column, gpus =
+# tp*cp*dp*pp (a cp row layoutsim cannot express -- its sequence not in 2*cp chunks, or no flash kernel -- is
+# skipped); FP8 is skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 #
 # GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
 # ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
@@ -30,7 +32,7 @@ function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1;
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
-  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size"
+  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size"
   next
 }
 {
@@ -39,14 +41,16 @@ NR == 1 {
   if (s == "") { skip("schedule not stated"); next }
   if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
   if (tolower(note("precision")) ~ /fp8/) { skip("FP8"); next }
-  if (note("cp") != "" && note("cp") != "1") { skip("context parallelism " note("cp")); next }
+  cp = note("cp") == "" ? 1 : note("cp")
+  if (cp !~ /^[1-9][0-9]*$/) { skip("context parallelism " cp); next }
+  if (cell("seq_len") % (2 * cp) != 0) { skip("context parallelism " cp ": seq_len not in 2*cp chunks"); next }
   if (rc == "selective") { skip("selective recompute"); next }
   if (rc == "") { skip("recompute not stated"); next }
   if (n ~ /ZeRO-3/) { skip("ZeRO-3"); next }
   if (cell("arch") != "gpt" && cell("arch") != "llama") { skip("arch " cell("arch")); next }
   bloom = n ~ /ALiBi/ || src ~ /bigscience/
   if (bloom && standin) { skip("BLOOM block with the stand-in: ALiBi, embedding LayerNorm"); next }
-  if (cell("tp") * cell("pp") * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*pp*dp"); next }
+  if (cell("tp") * cp * cell("pp") * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*cp*pp*dp"); next }
   if (cell("gpus") + 0 > 16384) { skip("more GPUs than layoutsim takes (" cell("gpus") ", at most 16384)"); next }
   if (cell("sp") == "") { skip("sequence parallelism not stated"); next }
   sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
@@ -55,7 +59,8 @@ NR == 1 {
   }
   prof = g ~ /^H100/ ? "h100-sxm5-80gb" : ""
   nemo = src ~ /dgxc|DGX Cloud|NVIDIA\/dgxc/
-  kv = note("kv_heads")
+  if (cp > 1 && !nemo) { skip("context parallelism " cp " without Transformer Engine's flash kernels"); next }
+  kv = note("kv_heads"); sub(/[^0-9].*/, "", kv) # "8 (GQA)": its number
   h = cell("hidden"); L = cell("layers"); t = cell("tp")
   gpt = cell("arch") == "gpt"
   f = gpt && standin ? int(8 * h / 3 / 8 + 0.5) * 8 : cell("ffn")
@@ -74,9 +79,9 @@ NR == 1 {
     close(file)
     written[file] = 1
   }
-  printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
+  printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
     pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", nemo ? "flash2" : "fused-softmax",
-    cell("micro_batch"), t, cell("pp"), cell("sp"), bloom ? 100 : "", bloom ? 4 : "", sched, vs, prof,
+    cell("micro_batch"), t, cell("pp"), cp, cell("sp"), bloom ? 100 : "", bloom ? 4 : "", sched, vs, prof,
     cell("measured_step_time_s"), NR, size
 }
 END { if (bad) exit 2 }

@@ -8,8 +8,8 @@
 #   vtrain_single.csv, bloom176b.csv: Megatron-DeepSpeed -> --stack megatron-deepspeed
 #   narayanan2021.csv: Megatron-LM (no stack of its own yet) -> --stack megatron-deepspeed, its nearest;
 #     1F1B and interleaved rows alike, up to 3,072 GPUs
-#   nvidia_dgxc_h100.csv: NeMo on H100 -> the BF16 GPT-3 rows (profile h100-sxm5-80gb, uncalibrated),
-#     --stack megatron-deepspeed
+#   nvidia_dgxc_h100.csv: NeMo on H100 -> the BF16 rows: GPT-3 and Llama 3.1 8B/70B/405B and its proxies
+#     (GQA, cp 2: context parallelism; profile h100-sxm5-80gb, uncalibrated), --stack megatron-deepspeed
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
 # Usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]
 set -euo pipefail

@@ -17,7 +17,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP
 };
 
 static const struct option LONG[] = {
@@ -27,6 +27,7 @@ static const struct option LONG[] = {
     {"gpus", required_argument, NULL, O_GPUS},
     {"tp", required_argument, NULL, O_TP},
     {"pp", required_argument, NULL, O_PP},
+    {"cp", required_argument, NULL, O_CP},
     {"sp", optional_argument, NULL, O_SP},
     {"micro-batch", required_argument, NULL, O_MB},
     {"global-batch", required_argument, NULL, O_GB},
@@ -91,7 +92,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT}, {O_NORMK, LAYOUT_OPT},
     {O_NO_ZERO1, LAYOUT_OPT}, {O_ZERO, LAYOUT_OPT}, {O_OGR, LAYOUT_OPT}, {O_OPG, LAYOUT_OPT},
     {O_PARTITION, ANY_RUN | CMD_GRAPH},
-    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT},
+    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT}, {O_CP, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_FABRIC, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
     {O_PLATFORM_FILE, CMD_SIMULATE | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
@@ -107,7 +108,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
 static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
-                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC};
+                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC, O_CP};
 
 /* The options that set a what-if (whatif.h), by axis. */
 static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_FABRIC, O_LEAF, O_OVERSUB};
@@ -229,6 +230,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_TP: /* which of these a model and a node allow, layout_validate and sim_request_prepare say */
     return parse_int_in("tp", arg, 1, LAYOUT_MAX_GPUS, &l->tp, err);
   case O_PP: return cli_parse_positive_int("pp", arg, &l->pp, err);
+  case O_CP: return parse_int_in("cp", arg, 1, LAYOUT_MAX_GPUS, &l->cp, err); /* which divide the GPUs: layout_validate */
   case O_SP: return parse_bool("sp", arg, &l->sp, err);
   case O_MB: return cli_parse_positive_int("micro-batch", arg, &l->micro_batch, err);
   case O_GB: o->global_batch_set = TRUE; return cli_parse_positive_int("global-batch", arg, &l->global_batch, err);
@@ -578,6 +580,7 @@ static gboolean list_element(int slot, const char *s, int *iv, double *dv, GErro
   case O_PP: return cli_parse_positive_int("pp", s, iv, err);
   case O_SCHEDULE: return sched_parse(s, iv, err);
   case O_VSTAGES: return parse_int_in("virtual-stages", s, 1, 1024, iv, err);
+  case O_CP: return parse_int_in("cp", s, 1, LAYOUT_MAX_GPUS, iv, err);
   case O_MB: return cli_parse_positive_int("micro-batch", s, iv, err);
   case O_GPUS: return parse_int_in("gpus", s, 1, LAYOUT_MAX_GPUS, iv, err);
   case O_SP:
@@ -640,7 +643,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     if (!v) continue;
     int val = LISTS[slot];
     gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS || val == O_VSTAGES ||
-                    val == O_LEAF;
+                    val == O_LEAF || val == O_CP;
     g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
     if (!items) return FALSE;
     if (val == O_PROFILE || val == O_STACK) {
@@ -664,6 +667,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     if (is_whatif) s->whatif[wa] = arr;
     else if (val == O_SCHEDULE) s->layout[AX_SCHED] = arr;
     else if (val == O_VSTAGES) s->layout[AX_VS] = arr;
+    else if (val == O_CP) s->layout[AX_CP] = arr;
     else if (val == O_GPUS) {
       g_array_unref(s->gpus);
       s->gpus = arr;

@@ -159,7 +159,7 @@ static void mark_ended(lane *l, int i)
  * checks that SimGrid's trace and the timeline agree per category. */
 static const char *trace_state(const graph *g, const graph_event *e)
 {
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return "pp-wait";
+  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? "tp-comm" : "pp-wait";
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     if (!strcmp(gr->label, "pp")) return "pp-wait";
@@ -314,8 +314,10 @@ static void run_comm(lane *l, int i)
   }
   if (l->s == 0) trace_pop(r);
   r->out->end_s[i] = simgrid_get_clock() + l->pending_s;
-  /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p) */
-  if ((e->kind == EV_SEND || e->kind == EV_RECV) && l->host_s < r->out->end_s[i]) l->host_s = r->out->end_s[i];
+  /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p); a
+   * layer's message (GRAPH_P2P_LAYER) is ordered on the stream, as a collective, and the host runs ahead */
+  if ((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER) && l->host_s < r->out->end_s[i])
+    l->host_s = r->out->end_s[i];
 }
 
 /* The first event of lane l's stream from i on (r->n: none). */

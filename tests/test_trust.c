@@ -62,6 +62,21 @@ START_TEST(test_base_layout_has_no_flag_and_the_base_band)
 }
 END_TEST
 
+START_TEST(test_context_parallelism_is_outside_the_calibration_and_widens_the_band)
+{
+  trust_table t = table(); /* no calibration run had cp > 1 */
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  rq.l.cp = 2;
+  trust_assessment a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_CP);
+  ck_assert_double_eq(a.band_pct, 6 * 1.5); /* the base P90 times the extrapolation factor */
+  g_autofree char *s = trust_flags_string(a.flags);
+  ck_assert_str_eq(s, "outside:cp");
+  g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
+  ck_assert(w[0] && strstr(w[0], "cp 2 (calibrated 1;"));
+}
+END_TEST
+
 START_TEST(test_pp2_at_tp_up_to_2_is_its_class)
 {
   trust_table t = table();
@@ -281,6 +296,7 @@ static Suite *trust_suite(void)
   Suite *s = suite_create("trust");
   TCase *tc = tcase_create("regimes");
   tcase_add_test(tc, test_base_layout_has_no_flag_and_the_base_band);
+  tcase_add_test(tc, test_context_parallelism_is_outside_the_calibration_and_widens_the_band);
   tcase_add_test(tc, test_pp2_at_tp_up_to_2_is_its_class);
   tcase_add_test(tc, test_tp8_with_checkpointing_is_its_class);
   tcase_add_test(tc, test_large_unfused_score_block_is_flagged_by_its_size);

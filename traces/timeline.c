@@ -20,7 +20,7 @@ timeline tl_make(const graph *g, const replay_result *res)
 
 tl_cat tl_category(const graph *g, const graph_event *e)
 {
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return TL_PP_WAIT;
+  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? TL_TP_COMM : TL_PP_WAIT;
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     if (!strcmp(gr->label, "pp")) return TL_PP_WAIT; /* e.g. the grad-norm all-reduce: it waits for the pipeline to drain */

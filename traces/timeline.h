@@ -49,7 +49,8 @@ typedef struct timeline {
 
 timeline tl_make(const graph *g, const replay_result *res);
 /* Category of an event: send/recv and collectives over a "pp" group are
- * pp-wait (waiting for the pipeline), other collectives tp-comm or dp-comm by phase. */
+ * pp-wait (waiting for the pipeline), other collectives tp-comm or dp-comm by phase; a layer's
+ * send/recv (GRAPH_P2P_LAYER: the context-parallel KV ring) is tp-comm. */
 tl_cat tl_category(const graph *g, const graph_event *e);
 const char *tl_cat_name(tl_cat c);
 

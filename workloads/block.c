@@ -26,10 +26,10 @@ typedef struct dims {
 
 static dims dims_of(const model *m, const layout *l)
 {
-  dims d = {.T = (double)l->micro_batch * l->seq_len, .h = m->hidden, .f = m->ffn, .t = l->tp, .V = m->vocab,
+  dims d = {.T = layout_tokens_per_rank(l), .h = m->hidden, .f = m->ffn, .t = l->tp, .V = m->vocab,
             .s = l->seq_len, .kvd = (double)m->kv_heads * model_head_dim(m)};
   d.Tl = l->sp ? d.T / l->tp : d.T;
-  d.B = (double)l->micro_batch * m->heads / l->tp * l->seq_len * l->seq_len;
+  d.B = (double)l->micro_batch * m->heads / l->tp * l->seq_len * l->seq_len; /* cp = 1: cp needs flash (layout.c) */
   return d;
 }
 
@@ -137,19 +137,26 @@ static layout_attn softmax_run(const model *m, const layout *l, const block_code
 }
 
 /* Core attention of the rank's heads: q and o of h/t columns, k and v of kvd/t (grouped-query attention
- * shares each key/value head among heads/kv_heads query heads). */
+ * shares each key/value head among heads/kv_heads query heads). With context parallelism (cp > 1) it is
+ * TransformerEngine's ring attention (AttnFuncWithCPAndKVP2P): the sequence in 2cp chunks, the rank's T tokens
+ * chunks i and 2cp-1-i, so that every one of its cp steps does the same causal work: one kernel of the local
+ * queries against one KV block of T tokens (the model FLOPs of an s/cp x s/cp causal block), the block handed
+ * on around the ring between steps. The row's numbers are then one step's. */
 static void attention(block *b, const model *m, const layout *l, const block_code *c, const dims *d)
 {
   block_op *o = add(b, BLOCK_ATTENTION, BL_ATTENTION);
   double T = d->T, h = d->h, t = d->t, B = d->B, hl = h / t;
   layout_attn run = softmax_run(m, l, c);
   gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH;
+  int kv_len = l->seq_len / l->cp; /* the keys one step sees */
   o->attn_kind = attn_kind(l->attn);
   o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp);
-  o->attn_n = l->seq_len;
+  o->attn_n = kv_len;
   o->attn_k = model_head_dim(m);
-  o->flops = 4.0 * T * l->seq_len * hl;
-  double qkvo = T * (2 * h + 2 * d->kvd) / t * BF16, scores = (double)o->attn_m * l->seq_len * l->seq_len;
+  o->flops = 4.0 * T * kv_len * hl;
+  o->ring_steps = l->cp;
+  o->kv_block_bytes = l->cp > 1 ? 2 * T * d->kvd / t * BF16 : 0;
+  double qkvo = T * (2 * h + 2 * d->kvd) / t * BF16, scores = (double)o->attn_m * l->seq_len / l->cp * kv_len;
   for (int k = 0; k < 2; k++) {
     gboolean megatron_fwd = k == 0 && run == ATTN_FUSED_SOFTMAX && c->fused_softmax_batches > 0;
     o->bytes[k] = qkvo * (k + 1) +
@@ -167,6 +174,12 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
    * probabilities and of the scores */
   double grads = T * h / t * (BF16 + BF16) + T * d->kvd / t * (BF16 + BF16);
   o->transient_bytes[1] = flash ? grads + T * h / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
+  if (l->cp > 1) {
+    /* forward: the cp - 1 KV blocks received, held to its end; backward: two ring buffers, each a KV block and
+     * its dKV */
+    o->transient_bytes[0] += (l->cp - 1) * o->kv_block_bytes;
+    o->transient_bytes[1] += 4 * o->kv_block_bytes;
+  }
   if (m->dropout > 0 && !flash) { /* dropout on the probabilities: its mask and output, kept for the AV bmm's backward */
     for (int k = 0; k < 2; k++) {
       o->bytes[k] += OPS_DROPOUT_BYTES_PER_EL * scores;
@@ -340,5 +353,6 @@ double block_head_params(const model *m, int tp) { return (double)m->vocab * m->
 double block_layer_buffer_bytes(const model *m, const layout *l)
 {
   if (m->positions != MODEL_POS_ROTARY) return 0;
-  return 2.0 * l->seq_len * model_head_dim(m) * BF16; /* rotary cos and sin, max_seq_len x head size each */
+  return 2.0 * l->seq_len * model_head_dim(m) * BF16; /* rotary cos and sin, max_seq_len x head size each (every
+                                                        * cp rank keeps the whole table) */
 }

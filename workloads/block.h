@@ -9,8 +9,9 @@
  * description, read alike. Which operators a layer has follows from the model's architecture keys
  * (model.h) and the layout's kernels; docs/model.md and docs/memory.md derive every number.
  *
- * Numbers are per micro-batch and per rank: T = micro_batch * seq tokens, t = tp, Tl = T/t under
- * sequence parallelism (else T), h, f, V, d the head size, kv the key/value heads.
+ * Numbers are per micro-batch and per rank: T = micro_batch * seq / cp tokens (context parallelism: the
+ * rank's share of every sequence), t = tp, Tl = T/t under sequence parallelism (else T), h, f, V, d the
+ * head size, kv the key/value heads.
  *
  * Owns: the operator tables, the parameter counts. May not touch: hardware, schedules, time.
  */
@@ -24,7 +25,8 @@
 
 typedef enum {
   BLOCK_GEMM,      /* count GEMMs (T x k).(k x n); backward = dgrad + wgrad */
-  BLOCK_ATTENTION, /* core attention: attn_kind, heads per rank, sequence, head size */
+  BLOCK_ATTENTION, /* core attention: attn_kind, heads per rank, sequence, head size; with context parallelism
+                    * ring_steps kernels, between them the KV block's exchanges around the cp ring */
   BLOCK_MEMORY,    /* a memory-bound pass: bytes and launches */
   BLOCK_TP_ENTER,  /* entry of a column-parallel region: sp all-gather forward; backward the input gradient's
                     * all-reduce (bwd_reduces of them, one per GEMM) or, with sp, its reduce-scatter */
@@ -64,9 +66,12 @@ typedef struct block_op {
   double elements;          /* memory pass: elements of its main tensor (for people) */
   double bytes[2];          /* memory pass, attention: HBM bytes read + written, [0] forward, [1] backward */
   int launches[2];          /* memory pass, attention: kernels, forward and backward */
-  double flops;             /* attention: forward model FLOPs (backward twice) */
+  double flops;             /* attention: forward model FLOPs (backward twice); with cp, of one ring step */
   int attn_kind;            /* attention: GRAPH_ATTN_* (graph.h) */
-  int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence, head size */
+  int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence (seq / cp: a ring step's), head size */
+  int ring_steps;           /* attention: kernels per pass, cp (TransformerEngine's ring attention, p2p); 1 without */
+  double kv_block_bytes;    /* attention with cp: the K and V of the rank's T tokens (bf16) that travel the ring;
+                             * bytes[] and launches[] are then of one ring step */
   double saved_bytes;       /* kept from the forward (or recompute) until the backward */
   double score_bytes;       /* attention: the part of saved_bytes that is score-sized (s x s per head), which
                              * selective recomputation drops at the forward and recomputes (0 for flash) */

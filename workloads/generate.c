@@ -32,7 +32,15 @@ gen_options gen_default_options(void)
   return o;
 }
 
-int gen_rank(const layout *l, int stage, int dpi, int tpi) { return stage * l->dp * l->tp + dpi * l->tp + tpi; }
+/* Megatron's order tp-cp-(ep)-dp-pp (parallel_state.py): tp fastest, then cp, dp, pp. */
+int gen_rank_cp(const layout *l, int stage, int dpi, int cpi, int tpi)
+{
+  return ((stage * l->dp + dpi) * l->cp + cpi) * l->tp + tpi;
+}
+
+gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { return o->mirrors_active_in_step || l->cp > 1; }
+
+int gen_rank(const layout *l, int stage, int dpi, int tpi) { return gen_rank_cp(l, stage, dpi, 0, tpi); }
 
 /* Which part of a backward is emitted: all of it, or (split schedules, schedule.h) the input gradient B or
  * the weight gradient W. A GEMM's event says which in its variant (kernel_cost.h). */
@@ -52,10 +60,11 @@ typedef struct emit {
   int stage;
   int vstage;      /* the virtual stage being emitted: chunk * pp + stage (the stage with one chunk) */
   bwd_part bpart;
-  int tp_group, dp_group, pp_group;
+  int tp_group, dp_group, pp_group; /* dp_group: Megatron's dp-cp group (dp * cp ranks) with cp > 1 */
   int prev_rank, next_rank; /* the neighbours of the virtual stage (-1: none) */
+  int cp_next, cp_prev;     /* the ranks after and before this one around the cp ring (-1: cp 1) */
   int up_rank, down_rank;   /* the ranks of stages stage - 1 and stage + 1 around the pipeline */
-  double T, Tl;    /* tokens per micro-batch; tokens in the sequence-parallel region */
+  double T, Tl;    /* tokens per micro-batch on the rank (seq / cp of each sequence); in the sequence-parallel region */
   graph_phase phase;
   int mb, layer;
   /* streams (docs/schedules.md, "Overlap"): what runs on the communication stream and what waits for it */
@@ -234,6 +243,60 @@ static graph_event *last_event(emit *x)
   return x->ev ? &g_array_index(x->ev, graph_event, x->ev->len - 1) : &x->scratch;
 }
 
+/* One attention kernel of an operator (one ring step with cp > 1). */
+static graph_event *attention_kernel(emit *x, const block_op *o)
+{
+  gboolean bwd = backward(x);
+  graph_event *e = push(x, EV_COMPUTE, COST_ATTENTION, o->label);
+  e->variant = (uint8_t)o->attn_kind;
+  e->m = o->attn_m;
+  e->n = o->attn_n;
+  e->k = o->attn_k;
+  e->flops = o->flops * (bwd ? 2 : 1);
+  e->bytes = o->bytes[bwd];
+  e->launches = o->launches[bwd];
+  return e;
+}
+
+/* A block handed on around the cp ring: sent to the next rank (an isend, TransformerEngine's batched
+ * isend/irecv) and received from the previous one; the backward's ring runs the other way. Sequential: the
+ * overlap TransformerEngine has with the attention kernels is not in the graph (docs/model.md). */
+static void ring_exchange(emit *x, double bytes)
+{
+  gboolean bwd = backward(x);
+  graph_event *e = push(x, EV_SEND, COST_NONE, BL_COMM);
+  e->peer = bwd ? x->cp_prev : x->cp_next;
+  e->bytes = bytes;
+  e->variant = GRAPH_P2P_EAGER | GRAPH_P2P_LAYER;
+  e = push(x, EV_RECV, COST_NONE, BL_COMM);
+  e->peer = bwd ? x->cp_next : x->cp_prev;
+  e->bytes = bytes;
+  e->variant = GRAPH_P2P_LAYER;
+}
+
+static void saves(emit *x, graph_event *e, const block_op *o);
+
+/* Core attention: one kernel, or with cp > 1 the ring (block.h): forward cp kernels with the KV block passed
+ * on before each but the first (cp - 1 exchanges); backward cp kernels, each followed by an exchange: the KV
+ * block after the first, the KV block and its dKV after the middle ones, the dKV home after the last
+ * (AttnFuncWithCPAndKVP2P.backward). What the operator keeps is counted at its first kernel; each holds the
+ * transients. */
+static graph_event *attention_emit(emit *x, const block_op *o)
+{
+  gboolean bwd = backward(x);
+  int steps = MAX(o->ring_steps, 1);
+  graph_event *first = NULL;
+  for (int j = 0; j < steps; j++) {
+    if (!bwd && j > 0) ring_exchange(x, o->kv_block_bytes);
+    graph_event *e = attention_kernel(x, o);
+    if (j == 0) saves(x, e, o);
+    else e->mem_transient_bytes += o->transient_bytes[bwd];
+    if (!first) first = e;
+    if (bwd && steps > 1) ring_exchange(x, (j == 0 || j == steps - 1 ? 1 : 2) * o->kv_block_bytes);
+  }
+  return first;
+}
+
 /* One operator of a table, forward (or recompute) or backward: its compute event and what it saves, or the
  * tensor-parallel collectives of a region's entry or exit (Megatron's: no sp, an all-reduce after each
  * row-parallel GEMM forward and of each column-parallel GEMM's input gradient backward; sp, all-gather
@@ -246,16 +309,7 @@ static graph_event *op_emit(emit *x, const block_op *o)
   switch (o->kind) {
   case BLOCK_GEMM: e = gemm(x, o->label, x->T, o->n, o->k, o->count); break;
   case BLOCK_MEMORY: e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]); break;
-  case BLOCK_ATTENTION:
-    e = push(x, EV_COMPUTE, COST_ATTENTION, o->label);
-    e->variant = (uint8_t)o->attn_kind;
-    e->m = o->attn_m;
-    e->n = o->attn_n;
-    e->k = o->attn_k;
-    e->flops = o->flops * (bwd ? 2 : 1);
-    e->bytes = o->bytes[bwd];
-    e->launches = o->launches[bwd];
-    break;
+  case BLOCK_ATTENTION: return attention_emit(x, o);
   case BLOCK_TP_ENTER:
     for (int i = 0; bwd && tp_on(x) && !x->l->sp && i < o->bwd_reduces; i++) /* one per GEMM's input gradient */
       collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * x->m->hidden * BF16);
@@ -386,7 +440,7 @@ static int gather_unit(emit *x, double params, int after)
   x->phase = PH_DP;
   x->on_side = TRUE;
   collective(x, COLL_ALL_GATHER, x->dp_group, params * BF16);
-  last_event(x)->mem_delta_bytes += params * BF16 * (x->l->dp - 1) / x->l->dp;
+  last_event(x)->mem_delta_bytes += params * BF16 * (x->l->dp * x->l->cp - 1) / (x->l->dp * x->l->cp);
   depend(x, after);
   x->on_side = FALSE;
   x->phase = ph;
@@ -403,7 +457,7 @@ static void unit_begin(emit *x, const double *params, int n, int u, int dir)
     int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], x->last_main) : x->unit_gather;
     int next = u + dir;
     x->unit_gather = next >= 0 && next < n ? gather_unit(x, params[next], x->last_main) : -1;
-    x->unit_gathered_bytes = params[u] * BF16 * (x->l->dp - 1) / x->l->dp;
+    x->unit_gathered_bytes = params[u] * BF16 * (x->l->dp * x->l->cp - 1) / (x->l->dp * x->l->cp);
     x->wait_for = mine;
   }
   if (x->param_wait && x->param_gathers && x->param_gathers->len) {
@@ -550,8 +604,9 @@ static void optimizer_step(emit *x, double stage_params)
   x->phase = PH_DP;
   x->wait_for = x->last_side; /* the step goes on once the communication stream's reductions ended */
   if (l->sp && tp_on(x)) collective(x, COLL_ALL_REDUCE, x->tp_group, 2.0 * x->m->hidden * BF16);
-  /* reduced in the backward: under ZeRO-2/3 every micro-batch's, with --overlap-grad-reduce the last one's */
-  if (l->dp > 1 && l->zero < 2 && !l->overlap_grad_reduce) {
+  /* over Megatron's dp-cp group (the cp ranks of a replica hold the same weights); reduced in the backward
+   * instead under ZeRO-2/3 (every micro-batch's) and with --overlap-grad-reduce (the last one's) */
+  if (l->dp * l->cp > 1 && l->zero < 2 && !l->overlap_grad_reduce) {
     double buckets = ceil(stage_params / GRAD_BUCKET_ELEMENTS);
     if (!x->ev) { /* counting: a model file's buckets may outnumber int (gen_stage_events) */
       x->counted += 3 * buckets;
@@ -570,13 +625,13 @@ static void optimizer_step(emit *x, double stage_params)
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
   collective(x, COLL_ALL_REDUCE, x->pp_group, FP32);
   x->phase = PH_OPTIMIZER;
-  double shard = l->zero >= 1 ? stage_params / l->dp : stage_params;
+  double shard = l->zero >= 1 ? stage_params / (l->dp * l->cp) : stage_params; /* sharded over dp-cp */
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
   stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
       mem_adam_transient_bytes(l, shard);
-  if ((l->zero == 1 || l->zero == 2) && l->dp > 1 && !l->overlap_param_gather) {
+  if ((l->zero == 1 || l->zero == 2) && l->dp * l->cp > 1 && !l->overlap_param_gather) {
     x->phase = PH_DP;
-    double shards = MAX(1, floor(shard * l->dp / GRAD_BUCKET_ELEMENTS));
+    double shards = MAX(1, floor(shard * l->dp * l->cp / GRAD_BUCKET_ELEMENTS));
     if (!x->ev) {
       x->counted += shards;
       x->bucket_counted += shards;
@@ -629,7 +684,7 @@ static void at_chunk(emit *x, int c)
 static void param_gather_prologue(emit *x)
 {
   const layout *l = x->l;
-  if (!l->overlap_param_gather || l->dp < 2) return;
+  if (!l->overlap_param_gather || l->dp * l->cp < 2) return;
   double shards = MAX(1, floor(x->stage_params / GRAD_BUCKET_ELEMENTS));
   x->phase = PH_DP;
   x->mb = -1;
@@ -651,9 +706,9 @@ static void param_gather_prologue(emit *x)
 static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final)
 {
   const layout *l = x->l;
-  x->gather_units = l->zero >= 3 && l->dp > 1;
+  x->gather_units = l->zero >= 3 && l->dp * l->cp > 1;
   x->unit_gather = -1;
-  x->reducing = k == SCHED_BACKWARD && l->dp > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
+  x->reducing = k == SCHED_BACKWARD && l->dp * l->cp > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
   x->n_buckets = (int)ceil(x->stage_params / GRAD_BUCKET_ELEMENTS);
   x->bucket_elements = x->stage_params / MAX(x->n_buckets, 1);
   x->buckets_done = 0;
@@ -741,54 +796,79 @@ static void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   }
 }
 
-static int add_group(graph *g, const layout *l, int stage, int dpi, int tpi, char which)
+/* A group of n ranks in ring order; none (-1) for fewer than 2. */
+static int add_group_of(graph *g, const int *ranks, int n, const char *label)
 {
-  int n = which == 't' ? l->tp : which == 'd' ? l->dp : l->pp;
-  if (n < 2) return -1;
-  g_autofree int *ranks = g_new(int, n);
-  for (int i = 0; i < n; i++)
-    ranks[i] = which == 't' ? gen_rank(l, stage, dpi, i) : which == 'd' ? gen_rank(l, stage, i, tpi) : gen_rank(l, i, dpi, tpi);
-  return graph_add_group(g, ranks, n, which == 't' ? "tp" : which == 'd' ? "dp" : "pp");
+  return n < 2 ? -1 : graph_add_group(g, ranks, n, label);
 }
 
-/* Group ids of every (stage, dpi, tpi): tp groups by (stage, dpi), dp by (stage, tpi), pp by (dpi, tpi). */
+/* Group ids of every rank's groups: tp by (stage, dpi, cpi), cp by (stage, dpi, tpi), dp by (stage, tpi) --
+ * with cp > 1 Megatron's dp-cp group of dp * cp ranks, cp fastest --, pp by (dpi, cpi, tpi). */
 typedef struct groups {
-  int *tp, *dp, *pp;
+  int *tp, *cp, *dp, *pp;
 } groups;
+
+static int tp_index(const layout *l, int s, int d, int c) { return (s * l->dp + d) * l->cp + c; }
+static int cp_index(const layout *l, int s, int d, int t) { return (s * l->dp + d) * l->tp + t; }
+static int dp_index(const layout *l, int s, int t) { return s * l->tp + t; }
+static int pp_index(const layout *l, int d, int c, int t) { return (d * l->cp + c) * l->tp + t; }
 
 static void make_groups(graph *g, const layout *l, groups *gs)
 {
-  gs->tp = g_new(int, l->pp * l->dp);
+  int most = MAX(MAX(l->tp, l->cp), MAX(l->dp * l->cp, l->pp));
+  g_autofree int *ranks = g_new(int, most);
+  gs->tp = g_new(int, l->pp * l->dp * l->cp);
+  gs->cp = g_new(int, l->pp * l->dp * l->tp);
   gs->dp = g_new(int, l->pp * l->tp);
-  gs->pp = g_new(int, l->dp * l->tp);
+  gs->pp = g_new(int, l->dp * l->cp * l->tp);
   for (int s = 0; s < l->pp; s++)
-    for (int d = 0; d < l->dp; d++) gs->tp[s * l->dp + d] = add_group(g, l, s, d, 0, 't');
+    for (int d = 0; d < l->dp; d++)
+      for (int c = 0; c < l->cp; c++) {
+        for (int i = 0; i < l->tp; i++) ranks[i] = gen_rank_cp(l, s, d, c, i);
+        gs->tp[tp_index(l, s, d, c)] = add_group_of(g, ranks, l->tp, "tp");
+      }
   for (int s = 0; s < l->pp; s++)
-    for (int t = 0; t < l->tp; t++) gs->dp[s * l->tp + t] = add_group(g, l, s, 0, t, 'd');
+    for (int d = 0; d < l->dp; d++)
+      for (int t = 0; t < l->tp; t++) {
+        for (int i = 0; i < l->cp; i++) ranks[i] = gen_rank_cp(l, s, d, i, t);
+        gs->cp[cp_index(l, s, d, t)] = add_group_of(g, ranks, l->cp, "cp");
+      }
+  for (int s = 0; s < l->pp; s++)
+    for (int t = 0; t < l->tp; t++) {
+      for (int i = 0; i < l->dp * l->cp; i++) ranks[i] = gen_rank_cp(l, s, i / l->cp, i % l->cp, t);
+      gs->dp[dp_index(l, s, t)] = add_group_of(g, ranks, l->dp * l->cp, l->cp > 1 ? "dp-cp" : "dp");
+    }
   for (int d = 0; d < l->dp; d++)
-    for (int t = 0; t < l->tp; t++) gs->pp[d * l->tp + t] = add_group(g, l, 0, d, t, 'p');
+    for (int c = 0; c < l->cp; c++)
+      for (int t = 0; t < l->tp; t++) {
+        for (int i = 0; i < l->pp; i++) ranks[i] = gen_rank_cp(l, i, d, c, t);
+        gs->pp[pp_index(l, d, c, t)] = add_group_of(g, ranks, l->pp, "pp");
+      }
 }
 
 static void groups_clear(groups *gs)
 {
   g_free(gs->tp);
+  g_free(gs->cp);
   g_free(gs->dp);
   g_free(gs->pp);
 }
 
 static void emit_rank(graph *g, const model *m, const layout *l, const gen_code *code, const partition *part,
-                      const groups *gs, int s, int d, int t)
+                      const groups *gs, int s, int d, int c, int t)
 {
-  int rank = gen_rank(l, s, d, t);
+  int rank = gen_rank_cp(l, s, d, c, t);
   graph_program *p = graph_program_of(g, rank);
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
   mc.code = code_of(l, code);
+  gboolean ring = l->cp > 1;
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
-            .last_side = -1, .stage = s, .tp_group = gs->tp[s * l->dp + d],
-            .dp_group = gs->dp[s * l->tp + t], .pp_group = gs->pp[d * l->tp + t],
-            .up_rank = gen_rank(l, (s + l->pp - 1) % l->pp, d, t), .down_rank = gen_rank(l, (s + 1) % l->pp, d, t),
-            .T = (double)l->micro_batch * l->seq_len};
+            .last_side = -1, .stage = s, .tp_group = gs->tp[tp_index(l, s, d, c)], .dp_group = gs->dp[dp_index(l, s, t)],
+            .pp_group = gs->pp[pp_index(l, d, c, t)],
+            .up_rank = gen_rank_cp(l, (s + l->pp - 1) % l->pp, d, c, t), .down_rank = gen_rank_cp(l, (s + 1) % l->pp, d, c, t),
+            .cp_next = ring ? gen_rank_cp(l, s, d, (c + 1) % l->cp, t) : -1,
+            .cp_prev = ring ? gen_rank_cp(l, s, d, (c + l->cp - 1) % l->cp, t) : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
   double stage_params = mem_stage_params(m, l, part, s);
@@ -814,8 +894,8 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = l->tp > 1 ? 0 : -1,
-            .dp_group = l->dp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
-            .T = (double)l->micro_batch * l->seq_len};
+            .dp_group = l->dp * l->cp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
+            .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
   /* the events of each pass (kind, chunk), counted once; then the schedule's instructions add them up */
@@ -839,7 +919,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
       *n = x.counted - before;
     }
     compute += *n;
-    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && l->dp > 1) { /* its buckets, once a step */
+    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && l->dp * l->cp > 1) { /* its buckets, once a step */
       at_chunk(&x, in->chunk);
       double before = x.counted, plain = *n;
       x.bucket_counted = 0;
@@ -883,6 +963,10 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
     g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s zero=%d overlap_grad_reduce=%d "
                         "overlap_param_gather=%d", lay, l->zero, l->overlap_grad_reduce, l->overlap_param_gather));
   }
+  if (l->cp > 1) { /* cp 1 is the layout string's silent default */
+    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
+    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s cp=%d", lay, l->cp));
+  }
   if (l->schedule != 0 || l->virtual_stages != 1) { /* the study's 1F1B is the layout string's silent default */
     g_autofree char *lay = g_hash_table_lookup(g->meta, "layout") ? g_strdup(g_hash_table_lookup(g->meta, "layout")) : NULL;
     g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s schedule=%s virtual_stages=%d", lay,
@@ -893,7 +977,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
                       g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
   g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", l->dp * l->tp));
+  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", l->dp * l->cp * l->tp));
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)
@@ -908,33 +992,40 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   groups gs;
   make_groups(g, l, &gs);
   set_meta(g, m, l, o, &part);
+  /* symmetry: one explicit program per (stage, cp index) -- the cp ring's ranks talk to each other inside a
+   * layer -- and mirrors for the other replicas and tensor-parallel ranks */
   for (int s = 0; s < l->pp; s++)
     for (int d = 0; d < l->dp; d++)
-      for (int t = 0; t < l->tp; t++) {
-        if (o->symmetry && (d > 0 || t > 0)) continue;
-        emit_rank(g, m, l, &o->code, &part, &gs, s, d, t);
-      }
-  if (o->symmetry)
-    for (int s = 0; s < l->pp; s++) {
-      int src = gen_rank(l, s, 0, 0);
-      graph_program *sp = graph_program_of(g, src);
-      int from = o->mirrors_active_in_step ? optimizer_start(sp) : (int)sp->events->len;
-      for (int d = 0; d < l->dp; d++)
+      for (int c = 0; c < l->cp; c++)
         for (int t = 0; t < l->tp; t++) {
-          if (d == 0 && t == 0) continue;
-          int r = gen_rank(l, s, d, t);
-          graph_make_mirror(g, r, src, from);
-          graph_program *mp = graph_program_of(g, r);
-          mp->mem_params_bytes = sp->mem_params_bytes;
-          mp->mem_grads_bytes = sp->mem_grads_bytes;
-          mp->mem_optimizer_bytes = sp->mem_optimizer_bytes;
-          mp->mem_buffers_bytes = sp->mem_buffers_bytes;
-          mp->mem_static_bytes = sp->mem_static_bytes;
-          if (gs.tp[s * l->dp] >= 0) graph_map_group(g, r, gs.tp[s * l->dp], gs.tp[s * l->dp + d]);
-          if (gs.dp[s * l->tp] >= 0) graph_map_group(g, r, gs.dp[s * l->tp], gs.dp[s * l->tp + t]);
-          if (gs.pp[0] >= 0) graph_map_group(g, r, gs.pp[0], gs.pp[d * l->tp + t]);
+          if (o->symmetry && (d > 0 || t > 0)) continue;
+          emit_rank(g, m, l, &o->code, &part, &gs, s, d, c, t);
         }
-    }
+  if (o->symmetry)
+    for (int s = 0; s < l->pp; s++)
+      for (int c = 0; c < l->cp; c++) {
+        int src = gen_rank_cp(l, s, 0, c, 0);
+        graph_program *sp = graph_program_of(g, src);
+        int from = gen_mirrors_active_in_step(o, l) ? optimizer_start(sp) : (int)sp->events->len;
+        for (int d = 0; d < l->dp; d++)
+          for (int t = 0; t < l->tp; t++) {
+            if (d == 0 && t == 0) continue;
+            int r = gen_rank_cp(l, s, d, c, t);
+            graph_make_mirror(g, r, src, from);
+            graph_program *mp = graph_program_of(g, r);
+            mp->mem_params_bytes = sp->mem_params_bytes;
+            mp->mem_grads_bytes = sp->mem_grads_bytes;
+            mp->mem_optimizer_bytes = sp->mem_optimizer_bytes;
+            mp->mem_buffers_bytes = sp->mem_buffers_bytes;
+            mp->mem_static_bytes = sp->mem_static_bytes;
+            int tp0 = gs.tp[tp_index(l, s, 0, c)], cp0 = gs.cp[cp_index(l, s, 0, 0)], dp0 = gs.dp[dp_index(l, s, 0)];
+            int pp0 = gs.pp[pp_index(l, 0, c, 0)];
+            if (tp0 >= 0) graph_map_group(g, r, tp0, gs.tp[tp_index(l, s, d, c)]);
+            if (cp0 >= 0) graph_map_group(g, r, cp0, gs.cp[cp_index(l, s, d, t)]);
+            if (dp0 >= 0) graph_map_group(g, r, dp0, gs.dp[dp_index(l, s, t)]);
+            if (pp0 >= 0) graph_map_group(g, r, pp0, gs.pp[pp_index(l, d, c, t)]);
+          }
+      }
   groups_clear(&gs);
   partition_clear(&part);
   return g;

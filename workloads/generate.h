@@ -49,7 +49,13 @@ typedef struct gen_options {
 
 gen_options gen_default_options(void);
 
-/* Rank of coordinates (stage, data-parallel index, tensor-parallel index): tp fastest, then dp, then pp. */
+/* Whether the mirrors of a graph run the optimizer step themselves: as the options say, and always with cp > 1,
+ * whose dp-cp group holds the mirrors of cp explicit programs (the replay's passive members are one source's). */
+gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l);
+
+/* Rank of coordinates (stage, data-parallel, context-parallel, tensor-parallel index): Megatron's order, tp
+ * fastest, then cp, dp, pp. gen_rank: of context-parallel index 0. */
+int gen_rank_cp(const layout *l, int stage, int dpi, int cpi, int tpi);
 int gen_rank(const layout *l, int stage, int dpi, int tpi);
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err);

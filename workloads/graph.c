@@ -533,11 +533,11 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
                  ">= 1 (got n %d, k %d)", e->n, e->k);
   } else {
     e->peer = opt_int(o, "peer", -1);
-    int variant = opt_int(o, "variant", 0), most = ki == EV_SEND ? GRAPH_P2P_EAGER | GRAPH_P2P_GRAD_CHANNEL
-                                                                  : GRAPH_P2P_GRAD_CHANNEL;
+    int variant = opt_int(o, "variant", 0), most = ki == EV_SEND ? GRAPH_P2P_EAGER | GRAPH_P2P_GRAD_CHANNEL | GRAPH_P2P_LAYER
+                                                                  : GRAPH_P2P_GRAD_CHANNEL | GRAPH_P2P_LAYER;
     if (variant < 0 || variant > most || (variant & ~most))
-      return bad(err, where, rank, idx, ki == EV_SEND ? "field 'variant' of a send must be 0..3 (1: eager, 2: gradient "
-                 "channel)" : "field 'variant' of a recv must be 0 or 2 (2: gradient channel)");
+      return bad(err, where, rank, idx, ki == EV_SEND ? "field 'variant' of a send must be 0..7 (1: eager, 2: gradient "
+                 "channel, 4: a layer's)" : "field 'variant' of a recv must be 0, 2, 4 or 6 (2: gradient channel, 4: a layer's)");
     e->variant = (uint8_t)variant;
   }
   return TRUE;

@@ -124,6 +124,10 @@ typedef struct graph {
  * apart from the messages without the bit. */
 #define GRAPH_P2P_EAGER 1
 #define GRAPH_P2P_GRAD_CHANNEL 2
+/* LAYER (send and recv): the message is part of a layer's work, not the pipeline's (context parallelism's KV
+ * ring): the timeline counts its time as tp-comm, not pp-wait, and the host does not wait for it (it is
+ * ordered on the GPU's stream, as a collective; a pipeline message returns to the host when it completes). */
+#define GRAPH_P2P_LAYER 4
 
 graph *graph_new(int world_size);
 void graph_free(graph *g);

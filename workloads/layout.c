@@ -13,13 +13,14 @@ static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
 {
-  layout l = {.gpus = 64, .tp = 1, .pp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
+  layout l = {.gpus = 64, .tp = 1, .pp = 1, .cp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
               .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero = 1,
               .schedule = 0, .virtual_stages = 1};
   return l;
 }
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
+double layout_tokens_per_rank(const layout *l) { return (double)l->micro_batch * l->seq_len / l->cp; }
 const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
 gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
 const char *layout_norm_kernel_name(layout_norm_kernel k) { return NORMK_NAMES[k]; }
@@ -123,7 +124,7 @@ static gboolean check_zero(const layout *l, GError **err)
 /* Range checks come before any product is formed, and products are 64-bit, so no input overflows. */
 gboolean layout_validate(layout *l, const model *m, GError **err)
 {
-  struct { const char *name; int v; } pos[] = {{"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp},
+  struct { const char *name; int v; } pos[] = {{"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp}, {"cp", l->cp},
                                                {"micro_batch", l->micro_batch},
                                                {"global_batch", l->global_batch}, {"seq_len", l->seq_len}};
   for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
@@ -152,14 +153,30 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "pp: %d is more than gpus/tp = %d (allowed: 1..%d)", l->pp, l->gpus / l->tp, l->gpus / l->tp);
   if (l->gpus % (l->tp * l->pp) != 0)
     return fail(err, "gpus: %d is not a multiple of tp*pp = %d (allowed: gpus = dp*tp*pp)", l->gpus, l->tp * l->pp);
+  if (l->cp > 1) { /* gpus = tp*cp*dp*pp; the ring's 2*cp chunks of a sequence; TransformerEngine's flash kernels */
+    int rest = l->gpus / (l->tp * l->pp);
+    if (rest % l->cp != 0)
+      return fail(err, "cp: %d does not divide gpus/(tp*pp) = %d (allowed: divisors of %d, gpus = tp*cp*dp*pp)", l->cp,
+                  rest, rest);
+    if (l->seq_len % (2 * l->cp) != 0)
+      return fail(err, "seq_len: %d is not a multiple of 2*cp = %d; the ring splits each sequence into 2*cp chunks "
+                  "(allowed: multiples of %d)", l->seq_len, 2 * l->cp, 2 * l->cp);
+    if (!layout_attn_is_flash(l->attn))
+      return fail(err, "attention_kernel: %s with cp %d; context parallelism runs TransformerEngine's ring of "
+                  "FlashAttention kernels (allowed: flash1, flash1-legacy, flash2, flash2+rmsnorm; or cp 1)",
+                  layout_attn_name(l->attn), l->cp);
+  }
   if (l->sp && l->seq_len % l->tp != 0)
     return fail(err, "seq_len: %d must be a multiple of tp=%d with sequence parallelism (allowed: multiples of %d)",
                 l->seq_len, l->tp, l->tp);
+  if (l->sp && l->cp > 1 && l->seq_len % ((gint64)l->tp * 2 * l->cp) != 0) /* each rank's s/cp tokens split over tp */
+    return fail(err, "seq_len: %d must be a multiple of tp*2*cp=%d with sequence and context parallelism (allowed: "
+                "multiples of %d)", l->seq_len, l->tp * 2 * l->cp, l->tp * 2 * l->cp);
   if ((gint64)l->micro_batch * l->seq_len > LAYOUT_MAX_MICRO_BATCH_TOKENS)
     return fail(err, "micro_batch: %d sequences of %d tokens is more than %d tokens per micro-batch (allowed: "
                 "micro_batch * seq_len <= %d)", l->micro_batch, l->seq_len, LAYOUT_MAX_MICRO_BATCH_TOKENS,
                 LAYOUT_MAX_MICRO_BATCH_TOKENS);
-  l->dp = l->gpus / (l->tp * l->pp);
+  l->dp = l->gpus / (l->tp * l->pp * l->cp);
   gint64 per_step = (gint64)l->dp * l->micro_batch; /* sequences per micro-batch step over all replicas */
   if (l->global_batch % per_step != 0)
     return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d (allowed: multiples of %" G_GINT64_FORMAT ")",

@@ -1,6 +1,6 @@
 /* layout -- a parallelization layout: how one training step of a model is
- * spread over GPUs (data / tensor / pipeline / sequence parallel degrees,
- * micro-batch, checkpointing, kernels).
+ * spread over GPUs (data / tensor / context / pipeline / sequence parallel
+ * degrees, micro-batch, checkpointing, kernels).
  *
  * Owns: struct layout, parsing its enumerations, validating it against a model.
  * May not touch: hardware, task graphs, the simulator.
@@ -34,7 +34,9 @@ typedef enum {
 typedef enum { NORMK_STACK, NORMK_TORCH, NORMK_FUSED, NORMK_N } layout_norm_kernel;
 
 typedef struct layout {
-  int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * pp) */
+  int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * cp * pp) */
+  int cp;               /* context parallelism (Megatron's --context-parallel-size): each rank holds seq_len/cp
+                         * tokens of every sequence, attention is TransformerEngine's ring (docs/model.md) */
   gboolean sp;          /* Megatron sequence parallelism */
   int micro_batch, global_batch, seq_len;
   layout_ckpt ckpt;
@@ -74,6 +76,9 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused);
 /* Most tokens in one micro-batch (micro_batch * seq_len): GEMM shapes are 32-bit, and 2^24 tokens is
  * far above anything that fits in a GPU's memory. */
 #define LAYOUT_MAX_MICRO_BATCH_TOKENS (1 << 24)
+
+/* Tokens of one micro-batch a rank holds: micro_batch * seq_len / cp. */
+double layout_tokens_per_rank(const layout *l);
 
 /* Check the layout against the model and its schedule and fill the derived fields (dp, grad_accum). */
 gboolean layout_validate(layout *l, const model *m, GError **err);

@@ -12,7 +12,7 @@ void mem_ctx_init(mem_ctx *c, const model *m, const layout *l)
 {
   c->m = m;
   c->l = l;
-  c->T = (double)l->micro_batch * l->seq_len;
+  c->T = layout_tokens_per_rank(l); /* the rank's share of each sequence */
   c->Tl = l->sp ? c->T / l->tp : c->T;
   c->code = (block_code){.fused_norm = layout_norm_fused(l, FALSE), .mlp_in_gemms = 2}; /* the study's code */
 }
@@ -58,13 +58,16 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
     partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
     layers += count;
   }
-  /* ZeRO-3 keeps 1/dp of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2
-   * and 3 1/dp of the bf16 gradients (each micro-batch's reduce-scattered as its backward completes them) */
-  out->params_bytes = BF16 * n / (l->zero >= 3 ? l->dp : 1);
-  out->grads_bytes = BF16 * n / (l->zero >= 2 ? l->dp : 1); /* param.grad, accumulated over micro-batches in bf16 */
-  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/dp of them.
+  /* ZeRO shards over the ranks that hold the same weights, Megatron's dp-cp group (dp with cp 1). ZeRO-3
+   * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2
+   * and 3 1/shards of the bf16 gradients (each micro-batch's reduce-scattered as its backward completes
+   * them) */
+  double shards = (double)l->dp * l->cp;
+  out->params_bytes = BF16 * n / (l->zero >= 3 ? shards : 1);
+  out->grads_bytes = BF16 * n / (l->zero >= 2 ? shards : 1); /* param.grad, accumulated over micro-batches in bf16 */
+  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
-  out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / l->dp : 4 * FP32 * n;
+  out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / shards : 4 * FP32 * n;
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
 }

@@ -240,6 +240,8 @@ static gpu_profile profile(void)
 
 typedef struct replay_case {
   gboolean symmetry;
+  int zero;
+  gboolean overlap_grad_reduce;
 } replay_case;
 
 static void run_cp(void *arg, double out[SIM_CHILD_MAX])
@@ -250,6 +252,8 @@ static void run_cp(void *arg, double out[SIM_CHILD_MAX])
   rq.m = gqa();
   rq.l = cp_layout(16, 2, 2, 2048);
   rq.gen = gen_default_options();
+  rq.l.zero = rc->zero ? rc->zero : 1;
+  rq.l.overlap_grad_reduce = rc->overlap_grad_reduce;
   rq.gen.symmetry = rc->symmetry;
   rq.prof = profile();
   rq.capacity_gib = 80;
@@ -264,12 +268,35 @@ static void run_cp(void *arg, double out[SIM_CHILD_MAX])
 START_TEST(test_cp_replay_with_mirrors_equals_every_rank_explicit)
 {
   double sym[SIM_CHILD_MAX], all[SIM_CHILD_MAX];
-  replay_case a = {TRUE}, b = {FALSE};
+  replay_case a = {TRUE, 0, FALSE}, b = {FALSE, 0, FALSE};
   sim_child_run(run_cp, &a, sym);
   sim_child_run(run_cp, &b, all);
   ck_assert_double_gt(sym[0], 0);
   ck_assert_double_eq_tol(sym[0], all[0], 1e-9 * all[0]);
   ck_assert_double_eq_tol(sym[1], 0, 1e-12); /* pp 1: the ring's waits are no pipeline bubble */
+}
+END_TEST
+
+/* ZeRO-2/3 and the overlapped reductions put dp-cp collectives inside the backward, where the mirrors of cp
+ * explicit programs cannot join them: such a layout is generated with every rank explicit, whatever the
+ * options ask, and its replay ends (mirrored, it deadlocks) with the step of an explicit run. */
+START_TEST(test_cp_with_zero2_or_overlap_emits_every_rank_and_replays)
+{
+  layout l = cp_layout(16, 2, 2, 2048);
+  model m = gqa();
+  l.zero = 2;
+  g_autoptr(graph) g = generate(&m, &l);
+  for (int r = 0; r < g->world_size; r++)
+    ck_assert_int_eq(((const graph_program *)g_ptr_array_index(g->programs, r))->mirror_of, -1);
+  const replay_case cases[][2] = {{{TRUE, 2, FALSE}, {FALSE, 2, FALSE}}, {{TRUE, 3, FALSE}, {FALSE, 3, FALSE}},
+                                  {{TRUE, 1, TRUE}, {FALSE, 1, TRUE}}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double sym[SIM_CHILD_MAX], all[SIM_CHILD_MAX];
+    sim_child_run(run_cp, (void *)&cases[i][0], sym);
+    sim_child_run(run_cp, (void *)&cases[i][1], all);
+    ck_assert_double_gt(all[0], 0);
+    ck_assert_double_eq_tol(sym[0], all[0], 1e-12 * all[0]);
+  }
 }
 END_TEST
 
@@ -309,6 +336,7 @@ int main(void)
   tcase_add_test(tc, test_gradient_all_reduce_runs_over_the_dp_cp_group);
   tcase_add_test(tc, test_activation_bytes_per_rank_shrink_by_cp);
   tcase_add_test(tc, test_cp_replay_with_mirrors_equals_every_rank_explicit);
+  tcase_add_test(tc, test_cp_with_zero2_or_overlap_emits_every_rank_and_replays);
   tcase_add_test(tc, test_bad_cp_layouts_name_the_field_and_allowed_values);
   suite_add_tcase(s, tc);
   return check_run(s);

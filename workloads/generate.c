@@ -40,6 +40,11 @@ int gen_rank_cp(const layout *l, int stage, int dpi, int cpi, int tpi)
 
 gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { return o->mirrors_active_in_step || l->cp > 1; }
 
+gboolean gen_symmetry_holds(const layout *l)
+{
+  return l->cp == 1 || (l->zero < 2 && !l->overlap_grad_reduce && !l->overlap_param_gather);
+}
+
 int gen_rank(const layout *l, int stage, int dpi, int tpi) { return gen_rank_cp(l, stage, dpi, 0, tpi); }
 
 /* Which part of a backward is emitted: all of it, or (split schedules, schedule.h) the input gradient B or
@@ -992,16 +997,17 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   groups gs;
   make_groups(g, l, &gs);
   set_meta(g, m, l, o, &part);
+  gboolean symmetry = o->symmetry && gen_symmetry_holds(l);
   /* symmetry: one explicit program per (stage, cp index) -- the cp ring's ranks talk to each other inside a
    * layer -- and mirrors for the other replicas and tensor-parallel ranks */
   for (int s = 0; s < l->pp; s++)
     for (int d = 0; d < l->dp; d++)
       for (int c = 0; c < l->cp; c++)
         for (int t = 0; t < l->tp; t++) {
-          if (o->symmetry && (d > 0 || t > 0)) continue;
+          if (symmetry && (d > 0 || t > 0)) continue;
           emit_rank(g, m, l, &o->code, &part, &gs, s, d, c, t);
         }
-  if (o->symmetry)
+  if (symmetry)
     for (int s = 0; s < l->pp; s++)
       for (int c = 0; c < l->cp; c++) {
         int src = gen_rank_cp(l, s, 0, c, 0);

@@ -13,7 +13,8 @@
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
-                                      "norm_kernel"};
+                                      "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
+                                      "virtual_stages", "cp"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -36,8 +37,19 @@ gboolean predict_check_columns(const csv_table *t, const char *path, GError **er
   return TRUE;
 }
 
+/* Every column a row is read by is one of COLUMNS: calibrate builds its simulation table of those
+ * (predict_columns), and a column missing there would be dropped from every row it fits, silently
+ * (schedule, virtual_stages and cp once were). */
+static gboolean is_predict_column(const char *col)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
+    if (!strcmp(COLUMNS[i], col)) return TRUE;
+  return FALSE;
+}
+
 static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, GError **err)
 {
+  g_assert(is_predict_column(col));
   const char *s = csv_cell(t, r, csv_column(t, col));
   char *end;
   errno = 0;
@@ -54,6 +66,7 @@ static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, 
 /* An optional column's cell of row r: "" when the table has no such column. */
 static const char *row_opt(const csv_table *t, guint r, const char *col)
 {
+  g_assert(is_predict_column(col));
   int c = csv_column(t, col);
   return c >= 0 ? csv_cell(t, r, c) : "";
 }

@@ -40,8 +40,8 @@ SETTINGS=(
 # kernel, the default global batch (4M tokens: 2048 sequences at 2k, 512 at 8k).
 # shellcheck disable=SC2054 # the commas are the sweep's lists
 SPACE=(--tp 1,2,4,8 --pp 1,2,4,8 --micro-batch 1,2,4 --sp 0,1 --attention-kernel flash2+rmsnorm)
-# The option sets: "name|flags added to the sweep". The ZeRO stages and overlap of gradient
-# reduction and parameter gathering go here as entries of their own once they exist.
+# The option sets: "name|flags added to the sweep": schedules, recompute variants, ZeRO stages and the
+# overlap of gradient reduction and parameter gathering (the study's: 1F1B, ZeRO-1, nothing overlapped).
 OPTION_SETS=(
   "study|--schedule 1f1b --checkpointing none,every_layer"
   "gpipe|--schedule gpipe --checkpointing none,every_layer"
@@ -54,6 +54,12 @@ OPTION_SETS=(
   "mlp only|--schedule 1f1b --checkpointing mlp"
   "study + mlp|--schedule 1f1b --checkpointing none,every_layer,mlp"
   "study + selective + mlp|--schedule 1f1b --checkpointing none,every_layer,selective,mlp"
+  "ZeRO 0|--schedule 1f1b --checkpointing none,every_layer --zero 0"
+  "ZeRO 2|--schedule 1f1b --checkpointing none,every_layer --zero 2"
+  "ZeRO 3|--schedule 1f1b --checkpointing none,every_layer --zero 3"
+  "overlap grad reduce|--schedule 1f1b --checkpointing none,every_layer --overlap-grad-reduce"
+  "ZeRO 1 + both overlaps|--schedule 1f1b --checkpointing none,every_layer --overlap-grad-reduce --overlap-param-gather"
+  "ZeRO 2 + both overlaps|--schedule 1f1b --checkpointing none,every_layer --zero 2 --overlap-grad-reduce --overlap-param-gather"
 )
 
 best="$work/best.tsv"
@@ -107,7 +113,7 @@ awk -F'\t' -v doc="$doc" -v names="$(printf '%s\n' "${SETTINGS[@]}" | awk '{prin
   END {
     split(names, nm, ";"); for (k in nm) { split(nm[k], kv, "="); title[kv[1]] = kv[2] }
     md = doc "/whatif-options.md"
-    print "# What if: schedules and recompute variants for the study'"'"'s settings" > md
+    print "# What if: schedules, recompute variants, ZeRO stages and overlap for the study'"'"'s settings" > md
     print "" > md
     print "Written by `bash bench/whatif-options.sh` (do not edit: rerun it). For each of the study'"'"'s settings," > md
     print "`layoutsim sweep` ranks the study'"'"'s search space (tp 1, 2, 4, 8; pp 1, 2, 4, 8; micro-batch 1, 2, 4;" > md
@@ -124,8 +130,11 @@ awk -F'\t' -v doc="$doc" -v names="$(printf '%s\n' "${SETTINGS[@]}" | awk '{prin
     print "GPU counts: 13B-2k on 64 and 65B-2k on 128 as the study'"'"'s published sweeps; 13B-8k (128) and" > md
     print "30B (256) are not in the published files and are the script'"'"'s choice. GPipe keeps every" > md
     print "micro-batch'"'"'s activations until its backward (docs/schedules.md): at 4M tokens a step no layout" > md
-    print "of the space fits with it. ZeRO stages and overlapped gradient reduction are not in yet (one" > md
-    print "line each of the script'"'"'s OPTION_SETS)." > md
+    print "of the space fits with it. ZeRO 0 keeps whole fp32 optimizer states on every rank; ZeRO 2" > md
+    print "reduce-scatters every micro-batch'"'"'s gradients as its backward ends them and ZeRO 3 also gathers" > md
+    print "each layer'"'"'s weights before its forward and backward (docs/memory.md); the overlaps run the" > md
+    print "gradient reduction under the last backward and the parameter gather under the next forward" > md
+    print "(docs/schedules.md, \"Overlap\"). The study'"'"'s code ran ZeRO 1 with nothing overlapped." > md
     for (q = 1; q <= ns; q++) {
       s = order[q]; sb = first[s]
       print "" > md

@@ -9,6 +9,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
+#include "sim/replay.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -212,20 +213,54 @@ static GByteArray *pack_job(const sim_request *rq, int m)
   return b;
 }
 
-/* Runs in the worker (a zygote_fn): the replay of the packed request at its m. */
+static void unpack_job(const packed_job *pj, sim_request *rq);
+
+/* Runs in the worker (zygote_ops.run): the replay of the packed request at its m. */
 static void run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
 {
   g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
   const packed_job *pj = bytes;
-  sim_request rq = pj->rq;
-  rq.replay.simgrid_paje_path = pj->paje_at < 0 ? NULL : pj->strings + pj->paje_at;
-  rq.replay.log_threshold = pj->log_at < 0 ? NULL : pj->strings + pj->log_at;
-  rq.replay.platform_file = pj->platform_at < 0 ? NULL : pj->strings + pj->platform_at;
+  sim_request rq;
+  unpack_job(pj, &rq);
   prediction p = run_job(&rq, pj->m);
   memcpy(result, &p, sizeof p);
 }
 
-zygote *pool_zygote_start(GError **err) { return zygote_start(run_packed, sizeof(prediction), err); }
+static void unpack_job(const packed_job *pj, sim_request *rq)
+{
+  *rq = pj->rq;
+  rq->replay.simgrid_paje_path = pj->paje_at < 0 ? NULL : pj->strings + pj->paje_at;
+  rq->replay.log_threshold = pj->log_at < 0 ? NULL : pj->strings + pj->log_at;
+  rq->replay.platform_file = pj->platform_at < 0 ? NULL : pj->strings + pj->platform_at;
+}
+
+/* A job's family (zygote.h): the platform it replays on, when it can be built before the job runs (not
+ * with SimGrid's own trace or a platform file, which the replay sets up itself). */
+static gboolean packed_family(const void *bytes, size_t n, char *key, size_t key_len)
+{
+  const packed_job *pj = bytes;
+  if (n < sizeof *pj || pj->paje_at >= 0 || pj->platform_at >= 0 || pj->rq.l.gpus <= 0) return FALSE;
+  plat_params pp = replay_platform_for(&pj->rq.prof, pj->rq.l.gpus);
+  return g_snprintf(key, key_len, "%d %d %d %a %a %a %a %a %d %a %s", pp.nodes, pp.gpus_per_node, pp.nics_per_node,
+                    pp.gpu_flops, pp.nvlink_bytes_per_s, pp.nvlink_latency_s, pp.ib_bytes_per_s, pp.ib_latency_s,
+                    pp.leaf_nodes, pp.uplink_bytes_per_s, pj->log_at < 0 ? "" : pj->strings + pj->log_at) < (gint)key_len;
+}
+
+/* In a family's zygote: SimGrid's engine and the family's platform, built once for all its workers. */
+static void packed_prepare(const void *bytes, size_t n)
+{
+  sim_request rq;
+  unpack_job(bytes, &rq);
+  plat_params pp = replay_platform_for(&rq.prof, rq.l.gpus);
+  replay_prepare(&pp, &rq.replay); /* FALSE: nothing prepared, each worker builds its own */
+}
+
+zygote *pool_zygote_start(GError **err)
+{
+  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(prediction), .family = packed_family,
+                    .prepare = packed_prepare};
+  return zygote_start(&ops, err);
+}
 
 static void set_not_simulated(prediction *p)
 {
@@ -262,7 +297,8 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   lsim_progress_start(&bar, cfg->progress, total);
   g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   int jobs = MAX(1, cfg->jobs);
-  g_autofree job *running_job = g_new0(job, jobs); /* by slot; the slot is the job's tag in the zygote */
+  g_autofree job *running_job = g_new0(job, jobs); /* by slot */
+  g_autofree guint64 *tag_of = g_new0(guint64, jobs); /* the slot's job's tag in the zygote */
   g_autofree gboolean *busy = g_new0(gboolean, jobs);
   zygote *own = NULL, *z = cfg->zygote;
   int running = 0;
@@ -290,7 +326,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       int slot = 0;
       while (busy[slot]) slot++;
       g_autoptr(GByteArray) packed = z ? pack_job(rqs[jb->req], jb->m) : NULL;
-      if (z && zygote_submit(z, (guint64)slot, packed->data, packed->len)) {
+      if (z && zygote_submit(z, packed->data, packed->len, &tag_of[slot])) {
         busy[slot] = TRUE;
         running_job[slot] = *jb;
         next++;
@@ -309,9 +345,11 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     const char *failed;
     char why[200];
     if (!zygote_collect(z, &tag, &p, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
-    if (tag >= (guint64)jobs || !busy[tag]) continue;
-    job jb = running_job[tag];
-    busy[tag] = FALSE;
+    int slot = 0;
+    while (slot < jobs && !(busy[slot] && tag_of[slot] == tag)) slot++;
+    if (slot == jobs) continue; /* reported twice (zygote.h): no longer waited for */
+    job jb = running_job[slot];
+    busy[slot] = FALSE;
     running--;
     if (failed) {
       memset(&p, 0, sizeof p);

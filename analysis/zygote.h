@@ -21,7 +21,13 @@
  * the zygote, with how it died. Sockets, not pipes: a send to a zygote that
  * has died fails (MSG_NOSIGNAL) instead of killing the caller by SIGPIPE.
  *
- * Owns: the zygote process, its workers, the two sockets.
+ * Families (zygote_ops.family): work common to many jobs done once, in a
+ * zygote of their own forked by the first, before their workers are forked
+ * from it. The pool's family is the platform: its zygote creates SimGrid's
+ * engine and builds the cluster (sim/replay.h, replay_prepare), about 4 ms
+ * of the 17 ms a worker took; each worker then only replays on it.
+ *
+ * Owns: the zygote processes, their workers, the sockets.
  * May not touch: what a job does.
  */
 #ifndef ZYGOTE_H
@@ -30,24 +36,39 @@
 #include <glib.h>
 #include <stddef.h>
 
-/* Runs in a worker: fill result (result_bytes, zeroed) from the job's bytes. The worker exits after it. */
-typedef void (*zygote_fn)(const void *job, size_t job_bytes, void *result, size_t result_bytes);
+/* What the zygote does with a job. */
+typedef struct zygote_ops {
+  /* In a worker: fill result (result_bytes, zeroed) from the job's bytes. The worker exits after it. */
+  void (*run)(const void *job, size_t job_bytes, void *result, size_t result_bytes);
+  size_t result_bytes;
+  /* Optional (NULL: every worker is forked from the zygote itself). A job's family: TRUE with its key
+   * (NUL-terminated, at most key_len bytes) when it has one. The first job of a family forks a family
+   * zygote that runs prepare(job) once and then forks the family's workers, each starting from what
+   * prepare did (the pool: SimGrid's engine with the job's platform built). At most
+   * ZYGOTE_MAX_FAMILIES at a time; the jobs of any other are forked from the zygote itself. */
+  gboolean (*family)(const void *job, size_t job_bytes, char *key, size_t key_len);
+  void (*prepare)(const void *job, size_t job_bytes);
+} zygote_ops;
 
 typedef struct zygote zygote;
 
-/* The largest job zygote_submit takes. */
+/* The largest job zygote_submit takes; the most families alive at once. */
 #define ZYGOTE_MAX_JOB_BYTES (64 * 1024)
+#define ZYGOTE_MAX_FAMILIES 16
 
 /* Fork the zygote now (its memory is the caller's at this moment). NULL with err when the system
  * refuses a socket or a process. */
-zygote *zygote_start(zygote_fn run, size_t result_bytes, GError **err);
-/* Send a job, named by tag: the zygote forks a worker for it at once. FALSE (errno set) when the
- * zygote is gone or the job is larger than ZYGOTE_MAX_JOB_BYTES. */
-gboolean zygote_submit(zygote *z, guint64 tag, const void *job, size_t job_bytes);
+zygote *zygote_start(const zygote_ops *ops, GError **err);
+/* Send a job: the zygote forks a worker for it at once. TRUE with *tag, the job's name in
+ * zygote_collect (unique over z's life); FALSE (errno set) when the zygote is gone or the job is larger
+ * than ZYGOTE_MAX_JOB_BYTES. */
+gboolean zygote_submit(zygote *z, const void *job, size_t job_bytes, guint64 *tag);
 /* Wait for the next job to finish: TRUE with its tag and either its result (*failed NULL) or, when no
  * result came (the worker died, or no process could be started), *failed set to why (static or in
  * why[why_len]). FALSE when the zygote is gone (every job not reported is lost). */
 gboolean zygote_collect(zygote *z, guint64 *tag, void *result, const char **failed, char *why, size_t why_len);
+/* A family zygote that dies reports every tag it was given as failed, finished or not (it cannot know
+ * which): the caller ignores a tag it no longer waits for. */
 /* Close the job socket, wait for the zygote (which waits for its workers) and free z. NULL: nothing. */
 void zygote_stop(zygote *z);
 

@@ -15,6 +15,15 @@
 
 namespace sg4 = simgrid::s4u;
 
+extern "C" int plat_same(const plat_params *a, const plat_params *b)
+{
+  return a->nodes == b->nodes && a->gpus_per_node == b->gpus_per_node && a->nics_per_node == b->nics_per_node &&
+         a->gpu_flops == b->gpu_flops && a->nvlink_bytes_per_s == b->nvlink_bytes_per_s &&
+         a->nvlink_latency_s == b->nvlink_latency_s && a->ib_bytes_per_s == b->ib_bytes_per_s &&
+         a->ib_latency_s == b->ib_latency_s && a->leaf_nodes == b->leaf_nodes &&
+         a->uplink_bytes_per_s == b->uplink_bytes_per_s;
+}
+
 extern "C" void plat_configure(void)
 {
   sg4::Engine::set_config("network/model:CM02");

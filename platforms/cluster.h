@@ -41,6 +41,8 @@ typedef struct plat_params {
   int fabric;
 } plat_params;
 
+/* Whether a and b describe the same platform, field by field. */
+int plat_same(const plat_params *a, const plat_params *b);
 /* Set the network-model configuration; call after simgrid_init, before plat_build. */
 void plat_configure(void);
 /* Build the platform (once per process). */

@@ -384,6 +384,15 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
   return pp;
 }
 
+/* replay_prepare's engine: the process's one, already created and holding the platform pp. */
+static struct {
+  gboolean done;
+  plat_params pp;
+  char log[32];
+} prepared;
+
+static const char *log_of(const replay_options *o) { return o && o->log_threshold ? o->log_threshold : "critical"; }
+
 static void init_simgrid(const replay_options *o, const char *paje_file)
 {
   int argc = 1;
@@ -391,7 +400,7 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
   lsim_outfile_guard_signals(); /* first look: what the caller ignores stays ignored */
   simgrid_init(&argc, argv);
   lsim_outfile_guard_signals(); /* SimGrid's SIGINT handler exits without the cleanup */
-  g_autofree char *thres = g_strdup_printf("root.thres:%s", o && o->log_threshold ? o->log_threshold : "critical");
+  g_autofree char *thres = g_strdup_printf("root.thres:%s", log_of(o));
   xbt_log_control_set(thres);
   /* a deadlock is reported by replay_run as one line of ours; SimGrid's own report would be a second */
   xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.add:0");
@@ -403,6 +412,18 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
     sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
     if (o->simgrid_paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
+}
+
+gboolean replay_prepare(const plat_params *pp, const replay_options *o)
+{
+  if (prepared.done || (o && (o->simgrid_paje_path || o->platform_file)) || strlen(log_of(o)) >= sizeof prepared.log)
+    return FALSE;
+  init_simgrid(o, NULL);
+  plat_build(pp);
+  prepared.done = TRUE;
+  prepared.pp = *pp;
+  g_strlcpy(prepared.log, log_of(o), sizeof prepared.log);
+  return TRUE;
 }
 
 static void declare_trace_states(void)
@@ -630,9 +651,16 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   gboolean own_paje = tracing && !o->simgrid_paje_held;
   if (own_paje && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
   const char *paje_file = own_paje ? lsim_outfile_write_path(&paje) : tracing ? o->simgrid_paje_path : NULL;
-  init_simgrid(o, paje_file);
-  if (o && o->platform_file) simgrid_load_platform(o->platform_file);
-  else plat_build(pp);
+  if (prepared.done) { /* replay_prepare built it: it must be this run's platform */
+    if (tracing || (o && o->platform_file) || !plat_same(&prepared.pp, pp) || strcmp(prepared.log, log_of(o)) != 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "internal error: the prepared platform is not this replay's");
+      return NULL;
+    }
+  } else {
+    init_simgrid(o, paje_file);
+    if (o && o->platform_file) simgrid_load_platform(o->platform_file);
+    else plat_build(pp);
+  }
   if (tracing) declare_trace_states();
   replay_result *res = g_new0(replay_result, 1);
   res->world_size = g->world_size;

@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "common/lsim_error.h"
@@ -293,6 +294,17 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     g_clear_error(&err);
     g_array_append_val(queue, jb);
   }
+  /* the memory verdicts generate a graph each, here, one after the other: keep what malloc frees (no
+   * trimming, no mmap of large blocks, which returns them to the kernel at free) and each graph reuses
+   * the pages of the one before instead of faulting fresh ones in (bench/sweep.sh: 689,000 page faults
+   * in this process -> 10,000, 1.8 s of CPU). The zygote is forked first: a worker's malloc keeps its
+   * defaults (large blocks mapped, so a growing array is remapped rather than copied). */
+  GError *zerr = NULL;
+  zygote *own = cfg->zygote || cfg->memory_only ? NULL : pool_zygote_start(&zerr), *z = cfg->zygote ? cfg->zygote : own;
+  if (cfg->prune_oom || cfg->memory_only) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  }
   lsim_progress bar;
   lsim_progress_start(&bar, cfg->progress, total);
   g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -300,7 +312,6 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   g_autofree job *running_job = g_new0(job, jobs); /* by slot */
   g_autofree guint64 *tag_of = g_new0(guint64, jobs); /* the slot's job's tag in the zygote */
   g_autofree gboolean *busy = g_new0(gboolean, jobs);
-  zygote *own = NULL, *z = cfg->zygote;
   int running = 0;
   guint next = 0;
   while (next < queue->len || running > 0) {
@@ -321,8 +332,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
           continue;
         }
       }
-      GError *err = NULL;
-      if (!z) z = own = pool_zygote_start(&err); /* the first replay: the caller gave no zygote */
+      GError *err = z ? NULL : g_error_copy(zerr);
       int slot = 0;
       while (busy[slot]) slot++;
       g_autoptr(GByteArray) packed = z ? pack_job(rqs[jb->req], jb->m) : NULL;
@@ -368,5 +378,6 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     lsim_progress_update(&bar, ++done);
   }
   zygote_stop(own);
+  g_clear_error(&zerr);
   lsim_progress_finish(&bar);
 }

@@ -65,7 +65,7 @@ typedef struct pool_cfg {
   gboolean memory_only; /* never replay: every prediction is the memory verdict (how = memory) */
   const char *progress; /* label of the progress bar on a terminal's stderr; NULL: none */
   zygote *zygote;       /* forks the workers (borrowed: pool_zygote_start, started while the caller is
-                         * small); NULL: pool_run starts one at its first replay and stops it */
+                         * small); NULL: pool_run starts one of its own and stops it */
 } pool_cfg;
 
 const char *predict_status_name(pred_status s);

@@ -91,6 +91,11 @@ struct rank_rt {
   sg_mutex_t mu;
   sg_cond_t ended;
   replay_rank *out;
+  struct p2p_box { /* the point-to-point mailboxes this rank used: p2p_mailbox */
+    int src, dst, grad;
+    sg_mailbox_t mailbox;
+  } p2p[8];
+  int n_p2p;
 };
 
 static int payload;
@@ -270,12 +275,20 @@ static int run_compute(lane *l, int i)
   return j;
 }
 
-/* The FIFO of messages from src to dst: one per channel (graph.h, GRAPH_P2P_GRAD_CHANNEL). */
-static sg_mailbox_t p2p_mailbox(int src, int dst, const graph_event *e)
+/* The FIFO of messages from src to dst: one per channel (graph.h, GRAPH_P2P_GRAD_CHANNEL). r keeps the
+ * few it uses (a pipeline rank talks to its two neighbours), so that a message costs no name to format
+ * and look up: the same mailbox either way. */
+static sg_mailbox_t p2p_mailbox(rank_rt *r, int src, int dst, const graph_event *e)
 {
+  int grad = (e->variant & GRAPH_P2P_GRAD_CHANNEL) != 0;
+  for (int k = 0; k < r->n_p2p; k++)
+    if (r->p2p[k].src == src && r->p2p[k].dst == dst && r->p2p[k].grad == grad) return r->p2p[k].mailbox;
   char name[48];
-  snprintf(name, sizeof name, (e->variant & GRAPH_P2P_GRAD_CHANNEL) ? "p%d.%d.g" : "p%d.%d", src, dst);
-  return sg_mailbox_by_name(name);
+  snprintf(name, sizeof name, grad ? "p%d.%d.g" : "p%d.%d", src, dst);
+  sg_mailbox_t mb = sg_mailbox_by_name(name);
+  if (r->n_p2p < (int)G_N_ELEMENTS(r->p2p))
+    r->p2p[r->n_p2p++] = (struct p2p_box){.src = src, .dst = dst, .grad = grad, .mailbox = mb};
+  return mb;
 }
 
 static void run_comm(lane *l, int i)
@@ -290,9 +303,9 @@ static void run_comm(lane *l, int i)
   r->out->start_s[i] = simgrid_get_clock();
   if (l->s == 0) trace_push(r, e);
   if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
-    sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
-  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes);
-  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(e->peer, r->rank, e));
+    sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
+  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes);
+  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(r, e->peer, r->rank, e));
   else {
     int gid = graph_group_for(r->prog, e->peer);
     const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);

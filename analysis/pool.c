@@ -242,9 +242,9 @@ static gboolean packed_family(const void *bytes, size_t n, char *key, size_t key
   const packed_job *pj = bytes;
   if (n < sizeof *pj || pj->paje_at >= 0 || pj->platform_at >= 0 || pj->rq.l.gpus <= 0) return FALSE;
   plat_params pp = replay_platform_for(&pj->rq.prof, pj->rq.l.gpus);
-  return g_snprintf(key, key_len, "%d %d %d %a %a %a %a %a %d %a %s", pp.nodes, pp.gpus_per_node, pp.nics_per_node,
-                    pp.gpu_flops, pp.nvlink_bytes_per_s, pp.nvlink_latency_s, pp.ib_bytes_per_s, pp.ib_latency_s,
-                    pp.leaf_nodes, pp.uplink_bytes_per_s, pj->log_at < 0 ? "" : pj->strings + pj->log_at) < (gint)key_len;
+  char plat[PLAT_KEY_LEN];
+  plat_key(&pp, plat, sizeof plat);
+  return g_snprintf(key, key_len, "%s|%s", plat, pj->log_at < 0 ? "" : pj->strings + pj->log_at) < (gint)key_len;
 }
 
 /* In a family's zygote: SimGrid's engine and the family's platform, built once for all its workers. */

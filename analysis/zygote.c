@@ -195,7 +195,7 @@ static void dispatch(zygote_state *zs, const char *msg, size_t n)
   memcpy(&tag, msg, sizeof tag);
   const char *job = msg + sizeof tag;
   size_t job_bytes = n - sizeof tag;
-  char key[256];
+  char key[512];
   if (zs->families && zs->ops.family && zs->ops.family(job, job_bytes, key, sizeof key)) {
     family *f = g_hash_table_lookup(zs->families, key);
     if (!f || f->jobs_fd < 0) f = family_start(zs, key, job, job_bytes);

@@ -26,7 +26,16 @@
  * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
  * full never.
  *
- * Owns: the worker processes, the fidelity choice, the extrapolation.
+ * Speed (docs/sweep.md, "Speed"): the workers are forked by a zygote
+ * (zygote.h) started while the caller is small (a sweep starts it before it
+ * enumerates), not by the caller and its tables; the jobs of one platform
+ * are a zygote family whose own zygote created SimGrid's engine and built
+ * the cluster once (sim/replay.h, replay_prepare), so a worker only
+ * generates its graph, replays and computes its metrics; the memory
+ * verdicts, one graph after another in the caller, run with a malloc that
+ * keeps what it frees (pool_run sets it: mallopt).
+ *
+ * Owns: the worker jobs (what the zygote runs), the fidelity choice, the extrapolation.
  * May not touch: what a simulation does inside, tables and formats.
  */
 #ifndef POOL_H

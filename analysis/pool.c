@@ -1,20 +1,19 @@
-/* pool -- see pool.h. Workers are forked before SimGrid is touched in the
- * parent; each writes one fixed-size `prediction` (smaller than PIPE_BUF,
- * so the write is atomic) to its pipe and exits. A fast request is two jobs,
- * the second started only once the first fits in memory. */
+/* pool -- see pool.h. Workers are forked by a zygote (zygote.h), never by
+ * the caller, and before SimGrid is touched anywhere; each sends one
+ * `prediction` back and exits. A fast request is two jobs, the second
+ * started only once the first fits in memory. */
 #include "pool.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
+#include "sim/replay.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-G_STATIC_ASSERT(sizeof(prediction) < 4096); /* PIPE_BUF on Linux: one atomic write */
 
 const char *predict_status_name(pred_status s) { return s == PRED_OK ? "ok" : s == PRED_OOM ? "oom" : "invalid"; }
 
@@ -184,52 +183,84 @@ typedef struct job {
   int stage; /* 0: the only or the first run; 1: the fast path's second */
 } job;
 
-typedef struct worker {
-  pid_t pid;
-  int fd;
-  job jb;
-} worker;
+/* A job as the zygote carries it: the request's bytes, then the strings its replay options point to
+ * (their offsets after the struct; -1: NULL), so that the worker's copy points into the message. */
+typedef struct packed_job {
+  int m;
+  int paje_at, log_at, platform_at;
+  sim_request rq;
+  char strings[];
+} packed_job;
 
-/* Fork a process that runs one job and writes its prediction into a pipe. FALSE (errno kept,
- * nothing left open) when the system refuses a pipe or a process: too many -j for its limits. */
-static gboolean start_worker(worker *w, const sim_request *rq, const job *jb)
+static int pack_string(GByteArray *b, const char *s)
 {
-  int fds[2];
-  if (pipe(fds) != 0) return FALSE;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(fds[0]);
-    close(fds[1]);
-    errno = e;
-    return FALSE;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    prediction p = run_job(rq, jb->m);
-    ssize_t n = write(fds[1], &p, sizeof p);
-    _exit(n == (ssize_t)sizeof p ? 0 : 1);
-  }
-  close(fds[1]);
-  w->pid = pid;
-  w->fd = fds[0];
-  w->jb = *jb;
-  return TRUE;
+  if (!s) return -1;
+  int at = (int)(b->len - sizeof(packed_job));
+  g_byte_array_append(b, (const guint8 *)s, (guint)strlen(s) + 1);
+  return at;
 }
 
-static prediction finish_worker(worker *w, int status)
+static GByteArray *pack_job(const sim_request *rq, int m)
 {
-  prediction p;
-  ssize_t n = read(w->fd, &p, sizeof p);
-  close(w->fd);
-  if (n == (ssize_t)sizeof p) return p;
-  memset(&p, 0, sizeof p);
-  p.status = PRED_INVALID;
-  if (WIFSIGNALED(status))
-    g_snprintf(p.error, sizeof p.error, "internal error: simulation died (signal %d)", WTERMSIG(status));
-  else g_snprintf(p.error, sizeof p.error, "internal error: simulation exited with status %d", WEXITSTATUS(status));
-  return p;
+  GByteArray *b = g_byte_array_sized_new(sizeof(packed_job));
+  packed_job head = {.m = m, .rq = *rq};
+  g_byte_array_append(b, (const guint8 *)&head, sizeof head);
+  int paje = pack_string(b, rq->replay.simgrid_paje_path), log = pack_string(b, rq->replay.log_threshold),
+      platform = pack_string(b, rq->replay.platform_file);
+  packed_job *pj = (packed_job *)b->data;
+  pj->paje_at = paje;
+  pj->log_at = log;
+  pj->platform_at = platform;
+  return b;
+}
+
+static void unpack_job(const packed_job *pj, sim_request *rq);
+
+/* Runs in the worker (zygote_ops.run): the replay of the packed request at its m. */
+static void run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
+{
+  g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
+  const packed_job *pj = bytes;
+  sim_request rq;
+  unpack_job(pj, &rq);
+  prediction p = run_job(&rq, pj->m);
+  memcpy(result, &p, sizeof p);
+}
+
+static void unpack_job(const packed_job *pj, sim_request *rq)
+{
+  *rq = pj->rq;
+  rq->replay.simgrid_paje_path = pj->paje_at < 0 ? NULL : pj->strings + pj->paje_at;
+  rq->replay.log_threshold = pj->log_at < 0 ? NULL : pj->strings + pj->log_at;
+  rq->replay.platform_file = pj->platform_at < 0 ? NULL : pj->strings + pj->platform_at;
+}
+
+/* A job's family (zygote.h): the platform it replays on, when it can be built before the job runs (not
+ * with SimGrid's own trace or a platform file, which the replay sets up itself). */
+static gboolean packed_family(const void *bytes, size_t n, char *key, size_t key_len)
+{
+  const packed_job *pj = bytes;
+  if (n < sizeof *pj || pj->paje_at >= 0 || pj->platform_at >= 0 || pj->rq.l.gpus <= 0) return FALSE;
+  plat_params pp = replay_platform_for(&pj->rq.prof, pj->rq.l.gpus);
+  char plat[PLAT_KEY_LEN];
+  plat_key(&pp, plat, sizeof plat);
+  return g_snprintf(key, key_len, "%s|%s", plat, pj->log_at < 0 ? "" : pj->strings + pj->log_at) < (gint)key_len;
+}
+
+/* In a family's zygote: SimGrid's engine and the family's platform, built once for all its workers. */
+static void packed_prepare(const void *bytes, size_t n)
+{
+  sim_request rq;
+  unpack_job(bytes, &rq);
+  plat_params pp = replay_platform_for(&rq.prof, rq.l.gpus);
+  replay_prepare(&pp, &rq.replay); /* FALSE: nothing prepared, each worker builds its own */
+}
+
+zygote *pool_zygote_start(GError **err)
+{
+  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(prediction), .family = packed_family,
+                    .prepare = packed_prepare};
+  return zygote_start(&ops, err);
 }
 
 static void set_not_simulated(prediction *p)
@@ -263,11 +294,24 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     g_clear_error(&err);
     g_array_append_val(queue, jb);
   }
+  /* the memory verdicts generate a graph each, here, one after the other: keep what malloc frees (no
+   * trimming, no mmap of large blocks, which returns them to the kernel at free) and each graph reuses
+   * the pages of the one before instead of faulting fresh ones in (bench/sweep.sh: 689,000 page faults
+   * in this process -> 10,000, 1.8 s of CPU). The zygote is forked first: a worker's malloc keeps its
+   * defaults (large blocks mapped, so a growing array is remapped rather than copied). */
+  GError *zerr = NULL;
+  zygote *own = cfg->zygote || cfg->memory_only ? NULL : pool_zygote_start(&zerr), *z = cfg->zygote ? cfg->zygote : own;
+  if (cfg->prune_oom || cfg->memory_only) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  }
   lsim_progress bar;
   lsim_progress_start(&bar, cfg->progress, total);
   g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   int jobs = MAX(1, cfg->jobs);
-  g_autofree worker *ws = g_new0(worker, jobs);
+  g_autofree job *running_job = g_new0(job, jobs); /* by slot */
+  g_autofree guint64 *tag_of = g_new0(guint64, jobs); /* the slot's job's tag in the zygote */
+  g_autofree gboolean *busy = g_new0(gboolean, jobs);
   int running = 0;
   guint next = 0;
   while (next < queue->len || running > 0) {
@@ -288,45 +332,52 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
           continue;
         }
       }
+      GError *err = z ? NULL : g_error_copy(zerr);
       int slot = 0;
-      while (ws[slot].pid) slot++;
-      if (start_worker(&ws[slot], rqs[jb->req], jb)) {
+      while (busy[slot]) slot++;
+      g_autoptr(GByteArray) packed = z ? pack_job(rqs[jb->req], jb->m) : NULL;
+      if (z && zygote_submit(z, packed->data, packed->len, &tag_of[slot])) {
+        busy[slot] = TRUE;
+        running_job[slot] = *jb;
         next++;
         running++;
         continue;
       }
-      if (running > 0) break; /* out of processes or descriptors: wait for one to finish, then retry */
-      g_snprintf(out[jb->req].error, sizeof out[jb->req].error,
-                 "internal error: cannot start a simulation process (%s)", g_strerror(errno));
+      if (z) g_set_error(&err, LSIM_ERROR, LSIM_ERROR_IO, "cannot start a simulation process (%s)", g_strerror(errno));
+      g_snprintf(out[jb->req].error, sizeof out[jb->req].error, "internal error: %s", err->message);
+      g_error_free(err);
       next++;
       lsim_progress_update(&bar, ++done);
     }
     if (running == 0) break;
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0 && errno == EINTR) continue;
-    if (pid < 0) { /* no child to wait for: the requests still running keep "not simulated" */
-      for (int i = 0; i < jobs; i++)
-        if (ws[i].pid) close(ws[i].fd);
-      break;
+    guint64 tag;
+    prediction p;
+    const char *failed;
+    char why[200];
+    if (!zygote_collect(z, &tag, &p, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
+    int slot = 0;
+    while (slot < jobs && !(busy[slot] && tag_of[slot] == tag)) slot++;
+    if (slot == jobs) continue; /* reported twice (zygote.h): no longer waited for */
+    job jb = running_job[slot];
+    busy[slot] = FALSE;
+    running--;
+    if (failed) {
+      memset(&p, 0, sizeof p);
+      p.status = PRED_INVALID;
+      g_snprintf(p.error, sizeof p.error, "internal error: %s", failed);
     }
-    for (int i = 0; i < jobs; i++) {
-      if (ws[i].pid != pid) continue;
-      job jb = ws[i].jb;
-      prediction p = finish_worker(&ws[i], status);
-      ws[i].pid = 0;
-      running--;
-      if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
-        first[jb.req] = p; /* replayed at m1: now m2 */
-        job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
-        g_array_append_val(queue, second);
-        continue;
-      }
-      if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) p = pool_combine(&first[jb.req], &p, own_m[jb.req]);
-      if (p.status != PRED_INVALID) p.m = own_m[jb.req];
-      out[jb.req] = p;
-      lsim_progress_update(&bar, ++done);
+    if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
+      first[jb.req] = p; /* replayed at m1: now m2 */
+      job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
+      g_array_append_val(queue, second);
+      continue;
     }
+    if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) p = pool_combine(&first[jb.req], &p, own_m[jb.req]);
+    if (p.status != PRED_INVALID) p.m = own_m[jb.req];
+    out[jb.req] = p;
+    lsim_progress_update(&bar, ++done);
   }
+  zygote_stop(own);
+  g_clear_error(&zerr);
   lsim_progress_finish(&bar);
 }

@@ -26,7 +26,16 @@
  * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
  * full never.
  *
- * Owns: the worker processes, the fidelity choice, the extrapolation.
+ * Speed (docs/sweep.md, "Speed"): the workers are forked by a zygote
+ * (zygote.h) started while the caller is small (a sweep starts it before it
+ * enumerates), not by the caller and its tables; the jobs of one platform
+ * are a zygote family whose own zygote created SimGrid's engine and built
+ * the cluster once (sim/replay.h, replay_prepare), so a worker only
+ * generates its graph, replays and computes its metrics; the memory
+ * verdicts, one graph after another in the caller, run with a malloc that
+ * keeps what it frees (pool_run sets it: mallopt).
+ *
+ * Owns: the worker jobs (what the zygote runs), the fidelity choice, the extrapolation.
  * May not touch: what a simulation does inside, tables and formats.
  */
 #ifndef POOL_H
@@ -36,6 +45,7 @@
 
 #include "simulate.h"
 #include "trust.h"
+#include "zygote.h"
 
 typedef enum { POOL_AUTO, POOL_FULL, POOL_FAST } pool_fidelity;
 
@@ -63,6 +73,8 @@ typedef struct pool_cfg {
   gboolean prune_oom;   /* memory verdict first: a layout that does not fit is not replayed */
   gboolean memory_only; /* never replay: every prediction is the memory verdict (how = memory) */
   const char *progress; /* label of the progress bar on a terminal's stderr; NULL: none */
+  zygote *zygote;       /* forks the workers (borrowed: pool_zygote_start, started while the caller is
+                         * small); NULL: pool_run starts one of its own and stops it */
 } pool_cfg;
 
 const char *predict_status_name(pred_status s);
@@ -79,6 +91,10 @@ gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2);
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
 /* The fast prediction at m micro-batches from the predictions at m1 and m2. */
 prediction pool_combine(const prediction *p1, const prediction *p2, int m);
+
+/* The zygote that forks the pool's workers (zygote.h): start it before the memory grows (a sweep: before
+ * it enumerates), give it to pool_run in pool_cfg.zygote, zygote_stop it after. NULL with err if refused. */
+zygote *pool_zygote_start(GError **err);
 
 /* Evaluate every non-NULL rqs[i] into out[i]; out[i] of a NULL request is left as it is. A request
  * that fails becomes PRED_INVALID with its reason; nothing stops the batch. */

@@ -318,6 +318,10 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   if (!pts) return NULL;
   guint n;
   const char *const *cols = sweep_columns(&n);
+  /* the workers' zygote now, while this process is small: the table and the requests are not yet built */
+  pool_cfg pool = s->pool;
+  zygote *own = pool.zygote || s->pool.memory_only ? NULL : pool_zygote_start(NULL);
+  if (own) pool.zygote = own;
   enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
                    .rows = g_array_new(FALSE, FALSE, sizeof(guint))};
   for (guint i = 0; i < pts->len; i++) enumerate_point(&e, &g_array_index(pts, point, i));
@@ -325,7 +329,8 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
-  pool_run(todo, k, &s->pool, out);
+  pool_run(todo, k, &pool, out);
+  zygote_stop(own);
   for (guint i = 0; s->trusts && i < k; i++)
     if (out[i].status != PRED_INVALID)
       trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,

@@ -15,6 +15,24 @@
 
 namespace sg4 = simgrid::s4u;
 
+/* Every field: one added to plat_params must be added here (the assertion is there to say so). */
+static_assert(sizeof(plat_params) == 80, "plat_key: a field of plat_params is missing from the key");
+
+extern "C" int plat_key(const plat_params *p, char *buf, int len)
+{
+  return snprintf(buf, (size_t)len, "%d %d %d %a %a %a %a %a %d %a %d", p->nodes, p->gpus_per_node, p->nics_per_node,
+                  p->gpu_flops, p->nvlink_bytes_per_s, p->nvlink_latency_s, p->ib_bytes_per_s, p->ib_latency_s,
+                  p->leaf_nodes, p->uplink_bytes_per_s, p->fabric);
+}
+
+extern "C" int plat_same(const plat_params *a, const plat_params *b)
+{
+  char ka[PLAT_KEY_LEN], kb[PLAT_KEY_LEN];
+  plat_key(a, ka, sizeof ka);
+  plat_key(b, kb, sizeof kb);
+  return strcmp(ka, kb) == 0;
+}
+
 extern "C" void plat_configure(void)
 {
   sg4::Engine::set_config("network/model:CM02");
@@ -25,6 +43,10 @@ extern "C" void plat_configure(void)
 
 static std::string gpu_name(int node, int gpu) { return "n" + std::to_string(node) + "_g" + std::to_string(gpu); }
 
+/* The GPU hosts plat_build created, by rank: plat_host then needs no look-up by name (SimGrid's walks
+ * every zone of the platform). SimGrid glue: the platform is the process's one, like the engine. */
+static std::vector<sg_host_t> built_hosts;
+
 static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int node, simgrid::kernel::routing::NetPoint **gw)
 {
   auto *zone = sg4::create_full_zone("node" + std::to_string(node));
@@ -33,6 +55,7 @@ static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int no
   std::vector<sg4::Link *> nvl, nic;
   for (int g = 0; g < p->gpus_per_node; g++) {
     gpus.push_back(zone->create_host(gpu_name(node, g), p->gpu_flops)->seal());
+    built_hosts.push_back(const_cast<sg_host_t>(gpus.back()));
     nvl.push_back(zone->create_split_duplex_link("nvl_" + std::to_string(node) + "_" + std::to_string(g),
                                                  p->nvlink_bytes_per_s)
                       ->set_latency(p->nvlink_latency_s / 2)
@@ -61,6 +84,7 @@ static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int no
 
 extern "C" void plat_build(const plat_params *p)
 {
+  built_hosts.clear();
   if (fabric_is_rail(p->fabric)) return rail_zone_build(p);
   auto *root = sg4::create_full_zone("cluster");
   std::vector<sg4::NetZone *> nodes;
@@ -93,6 +117,7 @@ extern "C" void plat_build(const plat_params *p)
 
 extern "C" sg_host_t plat_host(const plat_params *p, int rank)
 {
+  if (rank >= 0 && (size_t)rank < built_hosts.size()) return built_hosts[rank]; /* node-major: n0_g0, n0_g1, ... */
   return sg4::Host::by_name(gpu_name(rank / p->gpus_per_node, rank % p->gpus_per_node));
 }
 

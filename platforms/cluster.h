@@ -41,6 +41,12 @@ typedef struct plat_params {
   int fabric;
 } plat_params;
 
+/* A string that names the platform p exactly (every field; doubles in hexadecimal), into buf of len
+ * bytes (PLAT_KEY_LEN always holds it); returns its length. */
+#define PLAT_KEY_LEN 256
+int plat_key(const plat_params *p, char *buf, int len);
+/* Whether a and b describe the same platform: the same key. */
+int plat_same(const plat_params *a, const plat_params *b);
 /* Set the network-model configuration; call after simgrid_init, before plat_build. */
 void plat_configure(void);
 /* Build the platform (once per process). */

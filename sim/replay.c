@@ -91,6 +91,11 @@ struct rank_rt {
   sg_mutex_t mu;
   sg_cond_t ended;
   replay_rank *out;
+  struct p2p_box { /* the point-to-point mailboxes this rank used: p2p_mailbox */
+    int src, dst, grad;
+    sg_mailbox_t mailbox;
+  } p2p[8];
+  int n_p2p;
 };
 
 static int payload;
@@ -270,12 +275,20 @@ static int run_compute(lane *l, int i)
   return j;
 }
 
-/* The FIFO of messages from src to dst: one per channel (graph.h, GRAPH_P2P_GRAD_CHANNEL). */
-static sg_mailbox_t p2p_mailbox(int src, int dst, const graph_event *e)
+/* The FIFO of messages from src to dst: one per channel (graph.h, GRAPH_P2P_GRAD_CHANNEL). r keeps the
+ * few it uses (a pipeline rank talks to its two neighbours), so that a message costs no name to format
+ * and look up: the same mailbox either way. */
+static sg_mailbox_t p2p_mailbox(rank_rt *r, int src, int dst, const graph_event *e)
 {
+  int grad = (e->variant & GRAPH_P2P_GRAD_CHANNEL) != 0;
+  for (int k = 0; k < r->n_p2p; k++)
+    if (r->p2p[k].src == src && r->p2p[k].dst == dst && r->p2p[k].grad == grad) return r->p2p[k].mailbox;
   char name[48];
-  snprintf(name, sizeof name, (e->variant & GRAPH_P2P_GRAD_CHANNEL) ? "p%d.%d.g" : "p%d.%d", src, dst);
-  return sg_mailbox_by_name(name);
+  snprintf(name, sizeof name, grad ? "p%d.%d.g" : "p%d.%d", src, dst);
+  sg_mailbox_t mb = sg_mailbox_by_name(name);
+  if (r->n_p2p < (int)G_N_ELEMENTS(r->p2p))
+    r->p2p[r->n_p2p++] = (struct p2p_box){.src = src, .dst = dst, .grad = grad, .mailbox = mb};
+  return mb;
 }
 
 static void run_comm(lane *l, int i)
@@ -290,9 +303,9 @@ static void run_comm(lane *l, int i)
   r->out->start_s[i] = simgrid_get_clock();
   if (l->s == 0) trace_push(r, e);
   if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
-    sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
-  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r->rank, e->peer, e), &payload, (long)e->bytes);
-  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(e->peer, r->rank, e));
+    sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
+  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes);
+  else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(r, e->peer, r->rank, e));
   else {
     int gid = graph_group_for(r->prog, e->peer);
     const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
@@ -384,6 +397,15 @@ plat_params replay_platform_for(const gpu_profile *p, int world_size)
   return pp;
 }
 
+/* replay_prepare's engine: the process's one, already created and holding the platform pp. */
+static struct {
+  gboolean done;
+  plat_params pp;
+  char log[32];
+} prepared;
+
+static const char *log_of(const replay_options *o) { return o && o->log_threshold ? o->log_threshold : "critical"; }
+
 static void init_simgrid(const replay_options *o, const char *paje_file)
 {
   int argc = 1;
@@ -391,7 +413,7 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
   lsim_outfile_guard_signals(); /* first look: what the caller ignores stays ignored */
   simgrid_init(&argc, argv);
   lsim_outfile_guard_signals(); /* SimGrid's SIGINT handler exits without the cleanup */
-  g_autofree char *thres = g_strdup_printf("root.thres:%s", o && o->log_threshold ? o->log_threshold : "critical");
+  g_autofree char *thres = g_strdup_printf("root.thres:%s", log_of(o));
   xbt_log_control_set(thres);
   /* a deadlock is reported by replay_run as one line of ours; SimGrid's own report would be a second */
   xbt_log_control_set("ker_engine.app:file:/dev/null ker_engine.add:0");
@@ -403,6 +425,18 @@ static void init_simgrid(const replay_options *o, const char *paje_file)
     sg_cfg_set_int("tracing/precision", 9); /* ns: state durations must sum to the step time within 1e-6 s */
     if (o->simgrid_paje_links) sg_cfg_set_boolean("tracing/uncategorized", "yes"); /* link bandwidth_used variables */
   }
+}
+
+gboolean replay_prepare(const plat_params *pp, const replay_options *o)
+{
+  if (prepared.done || (o && (o->simgrid_paje_path || o->platform_file)) || strlen(log_of(o)) >= sizeof prepared.log)
+    return FALSE;
+  init_simgrid(o, NULL);
+  plat_build(pp);
+  prepared.done = TRUE;
+  prepared.pp = *pp;
+  g_strlcpy(prepared.log, log_of(o), sizeof prepared.log);
+  return TRUE;
 }
 
 static void declare_trace_states(void)
@@ -630,9 +664,16 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   gboolean own_paje = tracing && !o->simgrid_paje_held;
   if (own_paje && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
   const char *paje_file = own_paje ? lsim_outfile_write_path(&paje) : tracing ? o->simgrid_paje_path : NULL;
-  init_simgrid(o, paje_file);
-  if (o && o->platform_file) simgrid_load_platform(o->platform_file);
-  else plat_build(pp);
+  if (prepared.done) { /* replay_prepare built it: it must be this run's platform */
+    if (tracing || (o && o->platform_file) || !plat_same(&prepared.pp, pp) || strcmp(prepared.log, log_of(o)) != 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "internal error: the prepared platform is not this replay's");
+      return NULL;
+    }
+  } else {
+    init_simgrid(o, paje_file);
+    if (o && o->platform_file) simgrid_load_platform(o->platform_file);
+    else plat_build(pp);
+  }
   if (tracing) declare_trace_states();
   replay_result *res = g_new0(replay_result, 1);
   res->world_size = g->world_size;

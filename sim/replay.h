@@ -7,6 +7,10 @@
  *
  * SimGrid's engine is a process-wide singleton: replay_run may be called
  * once per process (callers that simulate many layouts fork first).
+ * replay_prepare creates the engine and builds the platform beforehand, so
+ * that every process forked from the one that prepared it replays on it
+ * without building it again (the pool's zygotes: analysis/zygote.h; the
+ * build was a fifth of a sweep's CPU time, docs/sweep.md "Speed").
  *
  * Owns: the SimGrid glue and the only mutable engine state.
  * May not touch: models, layouts, metrics.
@@ -51,6 +55,12 @@ typedef struct replay_result {
 
 /* Platform parameters for a graph's world size and a profile (bandwidths scaled by NCCL efficiency). */
 plat_params replay_platform_for(const gpu_profile *p, int world_size);
+
+/* Create SimGrid's engine and build the platform pp now, as replay_run would with options o (NULL: the
+ * defaults), for a later replay_run in this process or a process forked from it. FALSE (nothing done)
+ * when o asks for what is only set up in the run itself: SimGrid's trace or a platform file. Once per
+ * process, before any replay_run; a replay_run after it on another platform or other options fails. */
+gboolean replay_prepare(const plat_params *pp, const replay_options *o);
 
 replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_params *pp, const replay_options *o,
                           GError **err);

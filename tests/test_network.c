@@ -3,7 +3,8 @@
  * between nodes, NCCL ring all-reduce (2(n-1)/n S/B + 2(n-1) alpha) inside a
  * node, across nodes, and by symmetry; and whole-step invariants: replaying
  * a saved graph equals simulating the layout, and the symmetric (mirrored)
- * graph equals the fully explicit one. */
+ * graph equals the fully explicit one; a replay on a platform replay_prepare
+ * built beforehand equals one that builds its own, and refuses another. */
 #include <check.h>
 
 #include "check_main.h"
@@ -73,6 +74,58 @@ START_TEST(test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency)
   sim_child_run(run_p2p, &c, out);
   double want = GIB_BYTES / (200e9 / 8) + p.ib_latency_s; /* HDR 200 Gb/s */
   ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
+/* The same transfer on a platform replay_prepare built beforehand (as a pool's family zygote does):
+ * out[0] its step time; with `other`, a platform of twice the GPUs was prepared: out[1] = 1 when the
+ * replay refused it. */
+typedef struct prepared_case {
+  p2p_case p2p;
+  gboolean other;
+} prepared_case;
+
+static void run_p2p_prepared(void *arg, double out[SIM_CHILD_MAX])
+{
+  prepared_case *c = arg;
+  gpu_profile p = test_profile();
+  plat_params prep = replay_platform_for(&p, c->other ? 2 * c->p2p.world : c->p2p.world);
+  ck_assert(replay_prepare(&prep, NULL));
+  graph *g = graph_new(c->p2p.world);
+  for (int r = 0; r < c->p2p.world; r++) graph_program_of(g, r);
+  graph_event s = comm_event(EV_SEND, c->p2p.dst, GIB_BYTES), r = comm_event(EV_RECV, c->p2p.src, GIB_BYTES);
+  g_array_append_val(graph_program_of(g, c->p2p.src)->events, s);
+  g_array_append_val(graph_program_of(g, c->p2p.dst)->events, r);
+  plat_params pp = replay_platform_for(&p, c->p2p.world);
+  GError *err = NULL;
+  replay_result *res = replay_run(g, &p, &pp, NULL, &err);
+  out[0] = res ? res->step_time_s : -1;
+  out[1] = !res && err && strstr(err->message, "the prepared platform is not this replay's");
+  replay_result_free(res);
+  g_clear_error(&err);
+  graph_free(g);
+}
+
+START_TEST(test_a_replay_on_a_prepared_platform_equals_one_that_builds_its_own)
+{
+  gpu_profile p = test_profile();
+  prepared_case c = {.p2p = {16, 3, 11}};
+  double fresh[SIM_CHILD_MAX], prepared[SIM_CHILD_MAX];
+  sim_child_run(run_p2p, &c.p2p, fresh);
+  sim_child_run(run_p2p_prepared, &c, prepared);
+  double want = GIB_BYTES / (200e9 / 8) + p.ib_latency_s; /* node 0 GPU 3 -> node 1 GPU 3, HDR 200 Gb/s */
+  ck_assert_msg(fabs(prepared[0] - want) <= 1e-3 * want, "%.9f vs %.9f", prepared[0], want);
+  ck_assert_double_eq(prepared[0], fresh[0]); /* the same platform: bit for bit */
+}
+END_TEST
+
+START_TEST(test_a_replay_refuses_a_prepared_platform_that_is_not_its_own)
+{
+  prepared_case c = {.p2p = {16, 3, 11}, .other = TRUE};
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_p2p_prepared, &c, out);
+  ck_assert_double_eq(out[0], -1);
+  ck_assert_double_eq(out[1], 1);
 }
 END_TEST
 
@@ -555,6 +608,8 @@ int main(void)
   tcase_add_test(tc, test_symmetric_graph_equals_explicit_with_tp_across_nodes);
   tcase_add_test(tc, test_replay_refuses_a_mirrored_graph_where_gpus_share_nics);
   tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
+  tcase_add_test(tc, test_a_replay_on_a_prepared_platform_equals_one_that_builds_its_own);
+  tcase_add_test(tc, test_a_replay_refuses_a_prepared_platform_that_is_not_its_own);
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_ring_allreduce_8_nodes_matches_alpha_beta_within_half_percent);
   tcase_add_test(tc, test_64_gpu_allreduce_uses_all_8_nics_through_channels);

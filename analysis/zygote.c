@@ -1,0 +1,329 @@
+/* zygote -- see zygote.h. A zygote waits on two things at once with
+ * poll(): its job socket (a job: fork a worker, or hand it to its family's
+ * zygote; end of file: the caller is done) and a signalfd for SIGCHLD (a
+ * child ended: reap it, and report it when it ended without reporting
+ * itself). A family zygote runs the same loop, forked by the zygote with a
+ * job socket of its own, and has no families. A zygote exits once the
+ * caller is done and its last child has ended. */
+#include "zygote.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/lsim_error.h"
+
+struct zygote {
+  pid_t pid;
+  int jobs_fd;    /* our end: we send jobs */
+  int results_fd; /* our end: workers and the zygote send results */
+  size_t result_bytes;
+  guint64 next_tag;
+};
+
+/* How a result message says what happened. */
+typedef enum { DONE_OK, DONE_EXITED, DONE_SIGNALED, DONE_NO_PROCESS } done_kind;
+
+typedef struct result_head {
+  guint64 tag;
+  gint32 kind; /* done_kind */
+  gint32 code; /* exit status, signal number or errno */
+} result_head;
+
+/* ---- in the zygote ---- */
+
+typedef struct family {
+  pid_t pid;
+  int jobs_fd;   /* our end of its job socket; -1 once closed */
+  GArray *tags;  /* guint64: every job given to it */
+} family;
+
+typedef struct zygote_state {
+  int jobs_fd, results_fd, sig_fd;
+  sigset_t worker_mask; /* the signal mask a worker runs with: the caller's */
+  zygote_ops ops;
+  GHashTable *tag_of;   /* pid -> guint64 * tag of the workers running */
+  GHashTable *families; /* key -> family *; NULL in a family zygote */
+} zygote_state;
+
+static void send_failure(const zygote_state *zs, guint64 tag, done_kind kind, int code)
+{
+  result_head h = {.tag = tag, .kind = kind, .code = code};
+  size_t n = sizeof h + zs->ops.result_bytes;
+  g_autofree char *msg = g_malloc0(n);
+  memcpy(msg, &h, sizeof h);
+  (void)send(zs->results_fd, msg, n, MSG_NOSIGNAL); /* the caller gone: nobody to tell */
+}
+
+static void family_free(gpointer p)
+{
+  family *f = p;
+  if (f->jobs_fd >= 0) close(f->jobs_fd);
+  g_array_free(f->tags, TRUE);
+  g_free(f);
+}
+
+/* The descriptors a child must not keep: its siblings' job sockets (a family zygote sees the end of
+ * its jobs only once every copy of our end is closed). */
+static void close_families(zygote_state *zs)
+{
+  if (!zs->families) return;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, zs->families);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    family *f = v;
+    if (f->jobs_fd >= 0) close(f->jobs_fd);
+    f->jobs_fd = -1;
+  }
+}
+
+/* A child ended. A worker's exit status 0 means it sent its result; anything else is reported for it. A
+ * family zygote that did not exit cleanly is reported for every job it was given. */
+static void child_ended(zygote_state *zs, pid_t pid, int status)
+{
+  gboolean clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  done_kind kind = WIFSIGNALED(status) ? DONE_SIGNALED : DONE_EXITED;
+  int code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+  guint64 *tag = g_hash_table_lookup(zs->tag_of, GINT_TO_POINTER(pid));
+  if (tag) {
+    if (!clean) send_failure(zs, *tag, kind, code);
+    g_hash_table_remove(zs->tag_of, GINT_TO_POINTER(pid));
+    return;
+  }
+  if (!zs->families) return;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, zs->families);
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    family *f = v;
+    if (f->pid != pid) continue;
+    for (guint i = 0; !clean && i < f->tags->len; i++) send_failure(zs, g_array_index(f->tags, guint64, i), kind, code);
+    g_hash_table_iter_remove(&it);
+    return;
+  }
+}
+
+static void reap(zygote_state *zs, int options)
+{
+  int status;
+  for (pid_t pid; (pid = waitpid(-1, &status, options)) > 0;) {
+    child_ended(zs, pid, status);
+    if (options == 0) return; /* blocking: one is enough */
+  }
+}
+
+static guint children(const zygote_state *zs)
+{
+  return g_hash_table_size(zs->tag_of) + (zs->families ? g_hash_table_size(zs->families) : 0);
+}
+
+G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
+{
+  sigprocmask(SIG_SETMASK, &zs->worker_mask, NULL);
+  close(zs->sig_fd);
+  close(zs->jobs_fd);
+  close_families(zs);
+  size_t n = sizeof(result_head) + zs->ops.result_bytes;
+  char *msg = g_malloc0(n);
+  result_head h = {.tag = tag, .kind = DONE_OK};
+  memcpy(msg, &h, sizeof h);
+  zs->ops.run(job, job_bytes, msg + sizeof h, zs->ops.result_bytes);
+  ssize_t sent = send(zs->results_fd, msg, n, MSG_NOSIGNAL);
+  _exit(sent == (ssize_t)n ? 0 : 1); /* not freed: the kernel takes the whole address space back at once */
+}
+
+static void spawn(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
+{
+  for (;;) {
+    pid_t pid = fork();
+    if (pid == 0) worker_main(zs, tag, job, job_bytes);
+    if (pid > 0) {
+      g_hash_table_insert(zs->tag_of, GINT_TO_POINTER(pid), g_memdup2(&tag, sizeof tag));
+      return;
+    }
+    /* out of processes (too many -j for the system's limits): wait for a child to end, then retry */
+    if ((errno == EAGAIN || errno == ENOMEM) && children(zs) > 0) {
+      reap(zs, 0);
+      continue;
+    }
+    send_failure(zs, tag, DONE_NO_PROCESS, errno);
+    return;
+  }
+}
+
+G_GNUC_NORETURN static void zygote_main(zygote_state *zs);
+
+/* The zygote of the family of job (key): forked now, it prepares and then serves the family's jobs.
+ * NULL when there are too many families or the system refuses: the job is then forked from here. */
+static family *family_start(zygote_state *zs, const char *key, const void *job, size_t job_bytes)
+{
+  if (g_hash_table_size(zs->families) >= ZYGOTE_MAX_FAMILIES) return NULL;
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return NULL;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    close(zs->sig_fd);
+    close(zs->jobs_fd);
+    close_families(zs);
+    zygote_state fz = {.jobs_fd = fds[1], .results_fd = zs->results_fd, .worker_mask = zs->worker_mask, .ops = zs->ops};
+    fz.ops.prepare(job, job_bytes);
+    zygote_main(&fz);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return NULL;
+  }
+  family *f = g_new0(family, 1);
+  *f = (family){.pid = pid, .jobs_fd = fds[0], .tags = g_array_new(FALSE, FALSE, sizeof(guint64))};
+  g_hash_table_insert(zs->families, g_strdup(key), f);
+  return f;
+}
+
+/* A job: to its family's zygote when it has one, else a worker forked here. */
+static void dispatch(zygote_state *zs, const char *msg, size_t n)
+{
+  guint64 tag;
+  memcpy(&tag, msg, sizeof tag);
+  const char *job = msg + sizeof tag;
+  size_t job_bytes = n - sizeof tag;
+  char key[512];
+  if (zs->families && zs->ops.family && zs->ops.family(job, job_bytes, key, sizeof key)) {
+    family *f = g_hash_table_lookup(zs->families, key);
+    if (!f || f->jobs_fd < 0) f = family_start(zs, key, job, job_bytes);
+    if (f && send(f->jobs_fd, msg, n, MSG_NOSIGNAL) == (ssize_t)n) {
+      g_array_append_val(f->tags, tag);
+      return;
+    }
+  }
+  spawn(zs, tag, job, job_bytes);
+}
+
+G_GNUC_NORETURN static void zygote_main(zygote_state *zs)
+{
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL); /* a family zygote: blocked already */
+  zs->sig_fd = signalfd(-1, &chld, SFD_CLOEXEC);
+  if (zs->sig_fd < 0) _exit(3); /* its jobs are reported as failed, or the caller reads "the zygote is gone" */
+  zs->tag_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  char *buf = g_malloc(sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES);
+  gboolean open = TRUE;
+  while (open || children(zs) > 0) {
+    struct pollfd p[2] = {{.fd = zs->sig_fd, .events = POLLIN}, {.fd = open ? zs->jobs_fd : -1, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      _exit(3);
+    }
+    if (p[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(zs->sig_fd, &si, sizeof si) < 0 && errno == EINTR) {}
+      reap(zs, WNOHANG);
+    }
+    if (open && p[1].revents) {
+      ssize_t n = recv(zs->jobs_fd, buf, sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < (ssize_t)sizeof(guint64)) { /* end of file (the caller is done), or it is gone */
+        open = FALSE;
+        close_families(zs); /* they finish their jobs and exit */
+        continue;
+      }
+      dispatch(zs, buf, (size_t)n);
+    }
+  }
+  _exit(0);
+}
+
+/* ---- in the caller ---- */
+
+zygote *zygote_start(const zygote_ops *ops, GError **err)
+{
+  int jobs[2], results[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, jobs) != 0) goto no_socket;
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, results) != 0) {
+    close(jobs[0]);
+    close(jobs[1]);
+    goto no_socket;
+  }
+  fflush(NULL); /* nothing buffered is written twice */
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(jobs[0]);
+    close(results[0]);
+    zygote_state zs = {.jobs_fd = jobs[1], .results_fd = results[1], .ops = *ops};
+    sigprocmask(SIG_SETMASK, NULL, &zs.worker_mask);
+    if (ops->family && ops->prepare) zs.families = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, family_free);
+    zygote_main(&zs);
+  }
+  int e = errno;
+  close(jobs[1]);
+  close(results[1]);
+  if (pid < 0) {
+    close(jobs[0]);
+    close(results[0]);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "cannot start a simulation process (%s)", g_strerror(e));
+    return NULL;
+  }
+  zygote *z = g_new0(zygote, 1);
+  *z = (zygote){.pid = pid, .jobs_fd = jobs[0], .results_fd = results[0], .result_bytes = ops->result_bytes};
+  return z;
+no_socket:
+  e = errno;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_IO, "cannot start a simulation process (no socket: %s)", g_strerror(e));
+  return NULL;
+}
+
+gboolean zygote_submit(zygote *z, const void *job, size_t job_bytes, guint64 *tag_out)
+{
+  guint64 tag = z->next_tag;
+  if (job_bytes > ZYGOTE_MAX_JOB_BYTES) {
+    errno = EMSGSIZE;
+    return FALSE;
+  }
+  g_autofree char *msg = g_malloc(sizeof tag + job_bytes);
+  memcpy(msg, &tag, sizeof tag);
+  memcpy(msg + sizeof tag, job, job_bytes);
+  ssize_t n;
+  while ((n = send(z->jobs_fd, msg, sizeof tag + job_bytes, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+  if (n != (ssize_t)(sizeof tag + job_bytes)) return FALSE;
+  *tag_out = z->next_tag++;
+  return TRUE;
+}
+
+gboolean zygote_collect(zygote *z, guint64 *tag, void *result, const char **failed, char *why, size_t why_len)
+{
+  size_t n = sizeof(result_head) + z->result_bytes;
+  g_autofree char *msg = g_malloc(n);
+  ssize_t got;
+  while ((got = recv(z->results_fd, msg, n, 0)) < 0 && errno == EINTR) {}
+  if (got != (ssize_t)n) return FALSE; /* end of file: the zygote and every worker are gone */
+  result_head h;
+  memcpy(&h, msg, sizeof h);
+  *tag = h.tag;
+  *failed = NULL;
+  memcpy(result, msg + sizeof h, z->result_bytes);
+  if (h.kind == DONE_SIGNALED) g_snprintf(why, why_len, "simulation died (signal %d)", h.code);
+  else if (h.kind == DONE_EXITED) g_snprintf(why, why_len, "simulation exited with status %d", h.code);
+  else if (h.kind == DONE_NO_PROCESS) g_snprintf(why, why_len, "cannot start a simulation process (%s)", g_strerror(h.code));
+  if (h.kind != DONE_OK) *failed = why;
+  return TRUE;
+}
+
+void zygote_stop(zygote *z)
+{
+  if (!z) return;
+  close(z->results_fd); /* first: a worker still sending fails at once instead of waiting for a reader */
+  close(z->jobs_fd);    /* the zygote sees end of file, waits for its workers and exits */
+  int status;
+  while (waitpid(z->pid, &status, 0) < 0 && errno == EINTR) {}
+  g_free(z);
+}

@@ -1,0 +1,182 @@
+/* test_zygote -- the fork server (analysis/zygote.h) on jobs whose answers
+ * are known: each result comes back under its own tag, a worker that dies is
+ * reported with its signal, the workers of a family start from what their
+ * family's zygote prepared (once, in one process), and a family zygote that
+ * dies reports the jobs it was given. */
+#include <check.h>
+
+#include "check_main.h"
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/zygote.h"
+
+/* A job: a number and a family letter ('-': none). */
+typedef struct tjob {
+  int k;
+  char family;
+} tjob;
+
+/* A result: 3k + 1, what the worker's process had prepared, and who forked it. */
+typedef struct tres {
+  int answer;
+  char prepared;     /* the family letter its prepare() saw; 0: none */
+  int prepare_count; /* how many times prepare() ran in the process the worker was forked from */
+  int parent;        /* getppid(): the zygote that forked it */
+} tres;
+
+static char prepared_letter; /* set by prepare, in a family zygote only */
+static int prepare_count;
+
+static void run(const void *job, size_t n, void *result, size_t result_bytes)
+{
+  const tjob *j = job;
+  ck_assert_uint_eq(n, sizeof *j);
+  ck_assert_uint_eq(result_bytes, sizeof(tres));
+  if (j->k < 0) abort(); /* a worker that dies: SIGABRT */
+  tres r = {.answer = 3 * j->k + 1, .prepared = prepared_letter, .prepare_count = prepare_count, .parent = getppid()};
+  memcpy(result, &r, sizeof r);
+}
+
+static gboolean family(const void *job, size_t n, char *key, size_t key_len)
+{
+  const tjob *j = job;
+  if (j->family == '-') return FALSE;
+  g_snprintf(key, key_len, "family %c", j->family);
+  return TRUE;
+}
+
+static void prepare(const void *job, size_t n)
+{
+  const tjob *j = job;
+  if (j->family == 'X') { /* a family zygote that dies, once its first job is in its socket (sent right after the fork) */
+    g_usleep(200000);
+    abort();
+  }
+  prepared_letter = j->family;
+  prepare_count++;
+}
+
+static zygote *start(void)
+{
+  zygote_ops ops = {.run = run, .result_bytes = sizeof(tres), .family = family, .prepare = prepare};
+  GError *err = NULL;
+  zygote *z = zygote_start(&ops, &err);
+  ck_assert_msg(z, "%s", err ? err->message : "");
+  return z;
+}
+
+/* Submit n jobs, collect n results into res[] by job index; failed[i] the reason or NULL. */
+static void run_all(zygote *z, const tjob *jobs, int n, tres *res, char (*failed)[200])
+{
+  g_autofree guint64 *tags = g_new(guint64, n);
+  for (int i = 0; i < n; i++) ck_assert(zygote_submit(z, &jobs[i], sizeof jobs[i], &tags[i]));
+  for (int got = 0; got < n; got++) {
+    guint64 tag;
+    tres r;
+    const char *why;
+    char buf[200];
+    ck_assert_msg(zygote_collect(z, &tag, &r, &why, buf, sizeof buf), "the zygote is gone after %d results", got);
+    int i = 0;
+    while (i < n && tags[i] != tag) i++;
+    ck_assert_msg(i < n, "a result under tag %llu, which no job has", (unsigned long long)tag);
+    res[i] = r;
+    g_strlcpy(failed[i], why ? why : "", sizeof failed[i]);
+  }
+}
+
+START_TEST(test_every_job_comes_back_with_its_own_result)
+{
+  zygote *z = start();
+  enum { N = 24 };
+  tjob jobs[N];
+  for (int i = 0; i < N; i++) jobs[i] = (tjob){.k = 100 + 7 * i, .family = '-'};
+  tres res[N];
+  char failed[N][200];
+  run_all(z, jobs, N, res, failed);
+  for (int i = 0; i < N; i++) {
+    ck_assert_str_eq(failed[i], "");
+    ck_assert_int_eq(res[i].answer, 3 * (100 + 7 * i) + 1);
+    ck_assert_int_eq(res[i].prepared, 0); /* no family: forked from the zygote itself, nothing prepared */
+    ck_assert_int_ne(res[i].parent, getpid()); /* never forked by the caller */
+  }
+  zygote_stop(z);
+}
+END_TEST
+
+START_TEST(test_a_worker_that_dies_is_reported_with_its_signal)
+{
+  zygote *z = start();
+  tjob jobs[3] = {{1, '-'}, {-1, '-'}, {2, '-'}};
+  tres res[3];
+  char failed[3][200];
+  run_all(z, jobs, 3, res, failed);
+  ck_assert_str_eq(failed[0], "");
+  ck_assert_str_eq(failed[2], "");
+  ck_assert_int_eq(res[0].answer, 4);
+  ck_assert_int_eq(res[2].answer, 7);
+  g_autofree char *want = g_strdup_printf("simulation died (signal %d)", SIGABRT);
+  ck_assert_str_eq(failed[1], want);
+  zygote_stop(z);
+}
+END_TEST
+
+START_TEST(test_family_workers_start_from_what_their_zygote_prepared_once)
+{
+  zygote *z = start();
+  enum { N = 9 };
+  tjob jobs[N];
+  for (int i = 0; i < N; i++) jobs[i] = (tjob){.k = i, .family = i % 3 == 0 ? 'A' : i % 3 == 1 ? 'B' : '-'};
+  tres res[N];
+  char failed[N][200];
+  run_all(z, jobs, N, res, failed);
+  for (int i = 0; i < N; i++) {
+    ck_assert_str_eq(failed[i], "");
+    ck_assert_int_eq(res[i].answer, 3 * i + 1);
+    if (jobs[i].family == '-') {
+      ck_assert_int_eq(res[i].prepared, 0);
+      ck_assert_int_eq(res[i].prepare_count, 0);
+      continue;
+    }
+    ck_assert_int_eq(res[i].prepared, jobs[i].family);
+    ck_assert_int_eq(res[i].prepare_count, 1); /* once in its family's zygote, not once per job */
+    /* every worker of a family has the same parent, the family's zygote; the other family has another */
+    ck_assert_int_eq(res[i].parent, res[jobs[i].family == 'A' ? 0 : 1].parent);
+  }
+  ck_assert_int_ne(res[0].parent, res[1].parent);
+  ck_assert_int_ne(res[0].parent, res[2].parent); /* not the zygote that forks the jobs of no family */
+  zygote_stop(z);
+}
+END_TEST
+
+START_TEST(test_a_family_zygote_that_dies_reports_its_jobs)
+{
+  zygote *z = start();
+  tjob jobs[3] = {{1, 'X'}, {3, 'A'}, {4, '-'}};
+  tres res[3];
+  char failed[3][200];
+  run_all(z, jobs, 3, res, failed);
+  g_autofree char *want = g_strdup_printf("simulation died (signal %d)", SIGABRT);
+  ck_assert_str_eq(failed[0], want); /* its zygote died in prepare: the job is reported, not lost */
+  ck_assert_str_eq(failed[1], "");
+  ck_assert_str_eq(failed[2], "");
+  ck_assert_int_eq(res[1].answer, 10);
+  ck_assert_int_eq(res[2].answer, 13);
+  zygote_stop(z);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("zygote");
+  TCase *tc = tcase_create("jobs");
+  tcase_set_timeout(tc, 30); /* a result never reported would hang collect: fail, do not wait for ever */
+  tcase_add_test(tc, test_every_job_comes_back_with_its_own_result);
+  tcase_add_test(tc, test_a_worker_that_dies_is_reported_with_its_signal);
+  tcase_add_test(tc, test_family_workers_start_from_what_their_zygote_prepared_once);
+  tcase_add_test(tc, test_a_family_zygote_that_dies_reports_its_jobs);
+  suite_add_tcase(s, tc);
+  return check_run_forked(s);
+}

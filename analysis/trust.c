@@ -188,6 +188,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->score_block_gib = score_block_gib(rq);
   out->seq_len = l->seq_len;
   out->schedule = l->schedule;
+  out->pp = l->pp;
   out->nodes = (l->gpus + rq->prof.gpus_per_node - 1) / rq->prof.gpus_per_node;
   out->headroom_gib = capacity_gib - peak_gib;
   guint f = trust_regime_flags(t, rq);
@@ -196,7 +197,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (outside(l->seq_len, t->seq_len_min, t->seq_len_max)) f |= 1u << TRUST_OUT_SEQ;
   if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
   if (platform_differs(t, &rq->prof) || rq->replay.platform_file) f |= 1u << TRUST_OUT_PLATFORM;
-  if (strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE;
+  if (l->pp > 1 && strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE; /* pp 1: no pipeline */
   if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP) f |= 1u << TRUST_OUT_CKPT;
   if (l->cp > 1) f |= 1u << TRUST_OUT_CP; /* every calibration run had cp 1 (a trust table has no cp range) */
   out->cp = l->cp;

@@ -70,6 +70,7 @@ typedef struct trust_assessment {
   /* what the flags were decided on */
   double model_params, score_block_gib;
   int seq_len, nodes, schedule, cp;
+  int pp; /* the layout's pipeline depth: at pp 1 every schedule runs the same program, and none is outside */
 } trust_assessment;
 
 gboolean trust_load_file(const char *path, trust_table *out, GError **err);

@@ -395,19 +395,21 @@ gboolean val_trust_table(const val_row *rows, int n, const trust_table *prior, c
   out->nvlink_gbps = whatif_profile_value(WHATIF_NVLINK_GBPS, prof);
   out->nics_per_node = whatif_profile_value(WHATIF_NICS_PER_NODE, prof);
   g_autofree double *err_pct = g_new(double, n ? n : 1);
-  int covered = 0, timed = 0;
+  int covered = 0, timed = 0, piped = 0;
   out->scores_rows = out->scores_oom = 0;
   for (int i = 0; i < n; i++) {
     const val_row *v = &rows[i];
     if (v->invalid[0] || v->meas == MEAS_OTHER || v->pred == PRED_INVALID || v->trust.nodes <= 0) continue;
     const trust_assessment *a = &v->trust;
     if (covered++ == 0) {
-      g_strlcpy(out->schedule, sched_name(a->schedule), sizeof out->schedule);
+      g_strlcpy(out->schedule, sched_name(0), sizeof out->schedule); /* the default, where no row pipelines */
       out->model_params_min = out->model_params_max = a->model_params;
       out->seq_len_min = out->seq_len_max = a->seq_len;
       out->nodes_min = out->nodes_max = a->nodes;
     }
-    if (strcmp(out->schedule, sched_name(a->schedule))) {
+    /* the schedule of the rows that pipeline (at pp 1 every schedule runs the same program) */
+    if (a->pp > 1 && !piped++) g_strlcpy(out->schedule, sched_name(a->schedule), sizeof out->schedule);
+    if (a->pp > 1 && strcmp(out->schedule, sched_name(a->schedule))) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--trust-out: rows of schedules %s and %s (allowed: rows of one "
                   "schedule: a trust table's bands are its)", out->schedule, sched_name(a->schedule));
       return FALSE;

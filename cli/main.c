@@ -146,7 +146,7 @@ static const char *const USAGE =
     "                          a100-sxm4-80gb; h100-sxm5-80gb, h200-sxm-141gb; docs/profile.md)\n"
     "  --stack NAME|FILE       software stack: the training code's kernel and NCCL efficiencies,\n"
     "                          memory overheads and graph (default study; megatron-deepspeed;\n"
-    "                          docs/stacks.md)\n"
+    "                          nemo, fitted on H100 runs; docs/stacks.md)\n"
     "  --gpu-memory GIB        memory per GPU for the OOM verdict (default: the profile's)\n"
     "  --ib-gbps X             InfiniBand bandwidth per NIC, Gbit/s (default: the profile's)\n"
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default: the\n"

@@ -185,6 +185,11 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
   ck_assert_double_eq(a.band_pct, 9);
   g_auto(GStrv) ws = trust_warnings(&t, &rq, &a, 1.0);
   ck_assert_ptr_nonnull(strstr(ws[0], "schedule zb-h1 (calibrated 1f1b)"));
+  /* at pp 1 there is no pipeline to schedule: every schedule runs the same program, none is outside */
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert(sched_parse("interleaved", &rq.l.schedule, NULL));
+  a = assess(&t, &rq);
+  ck_assert_uint_eq(a.flags, 0);
   /* the partial recomputations: no calibration run recomputed part of a layer (every_layer is calibrated) */
   const layout_ckpt partial[] = {CKPT_SELECTIVE, CKPT_MLP};
   for (size_t i = 0; i < G_N_ELEMENTS(partial); i++) {

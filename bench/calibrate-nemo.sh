@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The nemo stack (platforms/stacks/nemo.json): NVIDIA's DGX Cloud runs of NeMo on H100
+# (../shared/validation/nvidia_dgxc_h100.csv), the BF16 rows bench/external-rows.awk expresses, and
+# from them a fit of the stack's timing constants on profile h100-sxm5-80gb, started at
+# platforms/stacks/nemo-prior.json (the megatron-deepspeed constants fitted on A100 runs). Then every
+# expressible row is validated with the fitted stack, so the rows left out of the fit judge it.
+#
+# The fit's rows: the Llama 3.1 rows (8B, 70B, the 405B proxies) at up to 256 GPUs, one per model and
+# GPU count (the file repeats runs of one layout), not the full 405B (predicted out of memory: the
+# memory model is the study code's, docs/stacks.md), the profile column dropped (calibrate fits on
+# --profile). Left out and judged: the Llama rows above 256 GPUs and every GPT-3 175B row.
+#
+# Usage: bash bench/calibrate-nemo.sh VALIDATION_DIR WORK_DIR [MAX_EVALS]   (default 60, calibrate's; about 2 min
+#   on 2 cores). Writes WORK_DIR/nemo.json (copy it to platforms/stacks/ to ship it) and
+#   WORK_DIR/nemo-trust.json (analysis/trust/nemo.json), and prints MAPE and bias per model before
+#   (megatron-deepspeed) and after (the fit). WORK_DIR must lie outside the repository.
+set -euo pipefail
+die() { echo "calibrate-nemo: $*" >&2; exit 2; }
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/calibrate-nemo.sh VALIDATION_DIR WORK_DIR [MAX_EVALS]"
+evals=${3:-60}
+[[ "$evals" =~ ^[1-9][0-9]*$ ]] || die "MAX_EVALS '$evals' is not a positive integer"
+here=$(cd "$(dirname "$0")" && pwd -P)
+repo=$(cd "$here/.." && pwd -P)
+bin="$repo/build/layoutsim"
+[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+src="$1/nvidia_dgxc_h100.csv"
+[ -f "$src" ] || die "no $src"
+mkdir -p "$2/models"
+work=$(cd "$2" && pwd -P)
+case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+: > "$work/skipped.tsv"
+awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v standin=0 \
+  -f "$here/csv.awk" -f "$here/external-rows.awk" "$src" > "$work/dgxc.csv"
+# the fit's rows, the profile column dropped
+awk -v who=calibrate-nemo -f "$here/csv.awk" -f /dev/stdin "$work/dgxc.csv" > "$work/fit.csv" <<'AWK'
+NR == 1 { need("model gpus profile", "as bench/external-rows.awk writes"); pc = col["profile"] }
+{ keep = NR == 1 || (cell("model") ~ /^llama/ && cell("model") !~ /405b-kv/ && cell("gpus") + 0 <= 256 && !seen[cell("model") " " cell("gpus")]++) }
+keep { out = ""; for (i = 1; i <= nf; i++) if (i != pc) out = out (out == "" ? "" : ",") v[i]; print out }
+END { if (bad) exit 2 }
+AWK
+echo "calibrate-nemo: $(($(wc -l < "$work/fit.csv") - 1)) rows to fit, $(($(wc -l < "$work/dgxc.csv") - 1)) to validate"
+"$bin" calibrate "$work/fit.csv" --stack "$repo/platforms/stacks/nemo-prior.json" --profile h100-sxm5-80gb \
+  --fit timing --max-evals "$evals" -o "$work/nemo.json"
+"$bin" validate "$work/fit.csv" --stack "$work/nemo.json" --profile h100-sxm5-80gb --trust-out "$work/nemo-trust.json" > /dev/null
+for st in megatron-deepspeed "$work/nemo.json"; do
+  "$bin" validate "$work/dgxc.csv" --stack "$st" -o "$work/rows.csv" > /dev/null
+  echo "== --stack $(basename "$st"): per model, all expressible rows (in the fit: the Llama rows up to 256 GPUs)"
+  awk -v who=calibrate-nemo -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" <<'AWK'
+NR == 1 { need("setting error_pct", "as validate -o writes"); next }
+cell("error_pct") != "" {
+  s = cell("setting"); g = s; sub(/ seq .*/, "", s); sub(/.*, /, "", g); sub(/ GPUs.*/, "", g)
+  k = s (s ~ /^llama/ && g + 0 > 256 ? " (> 256 GPUs, left out)" : "")
+  e = cell("error_pct") + 0; n[k]++; a[k] += e < 0 ? -e : e; b[k] += e; N++; A += e < 0 ? -e : e
+}
+END {
+  if (bad) exit 2
+  printf "  %-48s %5s %7s %7s\n", "model", "rows", "mape%", "bias%"
+  for (k in n) printf "  %-48s %5d %7.2f %+7.2f\n", k, n[k], a[k] / n[k], b[k] / n[k] | "sort"
+  close("sort")
+  printf "  %-48s %5d %7.2f\n", "all", N, A / N
+}
+AWK
+done

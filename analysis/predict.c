@@ -14,7 +14,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
-                                      "virtual_stages", "cp"};
+                                      "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -152,6 +152,23 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
   /* optional: context parallelism; empty = 1 */
   if (*row_opt(t, r, "cp") && !row_int(t, r, "cp", &l->cp, err)) return FALSE;
+  /* optional: the ZeRO stage (empty = 1, the study's) and the overlaps (empty = 0) */
+  if (*row_opt(t, r, "zero") && !row_int(t, r, "zero", &l->zero, err)) return FALSE;
+  if (l->zero > 3) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "zero: '%d' is not a ZeRO stage (allowed: 0, 1, 2, 3)", l->zero);
+    return FALSE;
+  }
+  static const char *const overlaps[] = {"overlap_grad_reduce", "overlap_param_gather"};
+  gboolean *flags[] = {&l->overlap_grad_reduce, &l->overlap_param_gather};
+  for (size_t i = 0; i < G_N_ELEMENTS(overlaps); i++) {
+    int v = 0;
+    if (*row_opt(t, r, overlaps[i]) && !row_int(t, r, overlaps[i], &v, err)) return FALSE;
+    if (v > 1) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%d' is neither off nor on (allowed: 0, 1)", overlaps[i], v);
+      return FALSE;
+    }
+    *flags[i] = v == 1;
+  }
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");

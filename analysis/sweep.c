@@ -10,7 +10,7 @@
 /* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
-    "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
@@ -23,10 +23,19 @@ const char *const *sweep_columns(guint *n)
   return COLUMNS;
 }
 
+/* Columns a sweep's CSV from before them lacks: its rows had their defaults (cp 1, zero 1, no overlap). */
+static gboolean optional_column(const char *col)
+{
+  static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather"};
+  for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
+    if (!strcmp(col, later[i])) return TRUE;
+  return FALSE;
+}
+
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
-    if (csv_column(t, COLUMNS[i]) < 0 && strcmp(COLUMNS[i], "cp")) { /* cp: optional, a sweep's from before it is 1 */
+    if (csv_column(t, COLUMNS[i]) < 0 && !optional_column(COLUMNS[i])) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
                   "--format csv, as --shard writes it)", path, COLUMNS[i]);
       return FALSE;
@@ -163,6 +172,9 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set(t, r, "partition", partition_method_name(gen.partition));
   set(t, r, "schedule", sched_name(l->schedule));
   set_int(t, r, "virtual_stages", l->virtual_stages);
+  set_int(t, r, "zero", l->zero);
+  set_int(t, r, "overlap_grad_reduce", l->overlap_grad_reduce);
+  set_int(t, r, "overlap_param_gather", l->overlap_param_gather);
   set(t, r, "profile", pt->profile_name);
   set(t, r, "stack", pt->stack_name);
   for (int a = 0; a < WHATIF_N; a++) {

@@ -676,7 +676,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   G_STATIC_ASSERT(AX_TP == 0 && AX_PP == 1 && AX_SP == 2 && AX_CKPT == 3 && AX_ATTN == 4 && AX_MB == 5);
   /* single values: --what-ifs and --gpus as simulate takes them */
   for (int a = 0; a < WHATIF_N; a++)
-    if (!s->whatif[a] && o->whatif.v[a] > 0) {
+    if (!s->whatif[a] && o->whatif.v[a] != 0) {
       s->whatif[a] = g_array_new(FALSE, FALSE, sizeof(double));
       g_array_append_val(s->whatif[a], o->whatif.v[a]);
     }

@@ -18,7 +18,7 @@ static const struct {
     {"nics-per-node", "nics_per_node", 1, 1024, TRUE},
     {"gpu-memory", "gpu_memory", 0.1, 1e5, FALSE},
     {"fabric", "fabric", FABRIC_FAT_TREE, FABRIC_RAIL_PXN, TRUE}, /* by name */
-    {"leaf-nodes", "leaf_nodes", 1, 1e6, TRUE},
+    {"leaf-nodes", "leaf_nodes", 0, 1e6, TRUE}, /* 0: no leaf groups (WHATIF_NO_LEAVES) */
     {"oversubscription", "oversubscription", 1, 1e3, FALSE},
 };
 
@@ -38,7 +38,7 @@ gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *o
   double v = AXES[a].integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
   gboolean ok = !errno && end != s && !*end && (g_ascii_isdigit(*s) || *s == '.') && v >= AXES[a].lo && v <= AXES[a].hi;
   if (ok) {
-    *out = v;
+    *out = a == WHATIF_LEAF_NODES && v == 0 ? WHATIF_NO_LEAVES : v;
     return TRUE;
   }
   if (AXES[a].integer)
@@ -82,14 +82,14 @@ char *whatif_describe(const gpu_profile *p, double capacity_gib)
 gboolean whatif_apply(const plat_whatif *w, gpu_profile *p, double *capacity_gib, GError **err)
 {
   gboolean any = FALSE;
-  for (int a = 0; a < WHATIF_N; a++) any |= w->v[a] > 0;
+  for (int a = 0; a < WHATIF_N; a++) any |= w->v[a] != 0;
   if (!any) return TRUE; /* the profile as it is */
   if (w->v[WHATIF_IB_GBPS] > 0) p->ib_bytes_per_s = w->v[WHATIF_IB_GBPS] * 1e9 / 8;
   if (w->v[WHATIF_NVLINK_GBPS] > 0) p->nvlink_bytes_per_s = w->v[WHATIF_NVLINK_GBPS] * 1e9 / 8;
   if (w->v[WHATIF_NICS_PER_NODE] > 0) p->nics_per_node = (int)w->v[WHATIF_NICS_PER_NODE];
   if (w->v[WHATIF_GPU_MEMORY] > 0) *capacity_gib = w->v[WHATIF_GPU_MEMORY];
   if (w->v[WHATIF_FABRIC] > 0) p->fabric = (int)w->v[WHATIF_FABRIC];
-  if (w->v[WHATIF_LEAF_NODES] > 0) p->leaf_nodes = w->v[WHATIF_LEAF_NODES];
+  if (w->v[WHATIF_LEAF_NODES] != 0) p->leaf_nodes = w->v[WHATIF_LEAF_NODES] < 0 ? 0 : w->v[WHATIF_LEAF_NODES];
   if (w->v[WHATIF_OVERSUBSCRIPTION] > 0) p->oversubscription = w->v[WHATIF_OVERSUBSCRIPTION];
   int node = p->gpus_per_node;
   if (node % p->nics_per_node == 0 && p->nics_per_node <= node) return TRUE;

@@ -20,7 +20,9 @@ typedef enum {
   WHATIF_LEAF_NODES, WHATIF_OVERSUBSCRIPTION, WHATIF_N
 } whatif_axis;
 
-/* 0 (or less) leaves the profile's value. The fabric is a plat_fabric (fabric.h), its values named. */
+/* 0 leaves the profile's value. The fabric is a plat_fabric (fabric.h), its values named. leaf_nodes 0
+ * (no leaf groups: one non-blocking fabric) is a value a user sets, held as WHATIF_NO_LEAVES. */
+#define WHATIF_NO_LEAVES (-1.0)
 typedef struct plat_whatif {
   double v[WHATIF_N];
 } plat_whatif;

@@ -13,6 +13,7 @@
 #include "platforms/fabric.h"
 #include "platforms/profile.h"
 #include "platforms/stack.h"
+#include "platforms/whatif.h"
 
 /* A shipped file as a tree to edit (caller deletes). */
 static cJSON *tree_of(const char *dir, const char *file)
@@ -335,9 +336,28 @@ START_TEST(test_profile_messages_show_the_number_as_given)
 }
 END_TEST
 
+/* A what-if of leaf_nodes 0 sets "no leaf groups" on a profile that has them (a sweep's CSV writes 0 for
+ * the shipped profiles, and predict reads it back), where an unset axis leaves the profile's value. */
+START_TEST(test_leaf_nodes_0_is_a_value_not_unset)
+{
+  gpu_profile p;
+  ck_assert(profile_load_named("a100-sxm4-80gb", &p, NULL));
+  p.leaf_nodes = 4;
+  double cap = p.memory_gib;
+  plat_whatif w = {{0}};
+  ck_assert(whatif_apply(&w, &p, &cap, NULL));
+  ck_assert_int_eq(p.leaf_nodes, 4);
+  ck_assert(whatif_parse(WHATIF_LEAF_NODES, "leaf_nodes", "0", &w.v[WHATIF_LEAF_NODES], NULL));
+  ck_assert(whatif_apply(&w, &p, &cap, NULL));
+  ck_assert_int_eq(p.leaf_nodes, 0);
+  g_autofree char *col = whatif_format(WHATIF_LEAF_NODES, whatif_profile_value(WHATIF_LEAF_NODES, &p));
+  ck_assert_str_eq(col, "0");
+}
+END_TEST
+
 int main(void)
 {
-  Suite *s = suite_create("profile");
+Suite *s = suite_create("profile");
   TCase *tc = tcase_create("files");
   tcase_add_test(tc, test_every_shipped_profile_and_stack_loads);
   tcase_add_test(tc, test_shipped_gpus_datasheet_figures_and_calibration_mark);
@@ -348,6 +368,7 @@ int main(void)
   tcase_add_test(tc, test_nics_must_divide_the_node);
   tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);
   tcase_add_test(tc, test_profile_messages_show_the_number_as_given);
+  tcase_add_test(tc, test_leaf_nodes_0_is_a_value_not_unset);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -250,6 +250,40 @@ START_TEST(test_partition_column_overrides_the_command_default)
 }
 END_TEST
 
+/* A table's zero, overlap_grad_reduce and overlap_param_gather columns are the row's (empty: the study's
+ * ZeRO-1, nothing overlapped), never ignored; bad values are refused naming the column and what is allowed. */
+START_TEST(test_zero_and_overlap_columns_are_the_rows_own)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "zero",
+                                     "overlap_grad_reduce", "overlap_param_gather"};
+  const char *cells[][14] = {
+      {"llama-7b", "1024", "32", "128000", "16", "none", "flash2", "1", "1", "1", "0", "3", "1", ""},
+      {"llama-7b", "1024", "32", "128000", "16", "none", "flash2", "1", "1", "1", "0", "", "", "1"},
+      {"llama-7b", "1024", "32", "128000", "16", "none", "flash2", "1", "1", "1", "0", "4", "", ""},
+      {"llama-7b", "1024", "32", "128000", "16", "none", "flash2", "1", "1", "1", "0", "", "2", ""},
+  };
+  g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells[0], G_N_ELEMENTS(cells));
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  sim_request rq;
+  GError *err = NULL;
+  ck_assert(predict_row_request(t, 0, &cfg, &rq, &err));
+  ck_assert_int_eq(rq.l.zero, 3);
+  ck_assert(rq.l.overlap_grad_reduce && !rq.l.overlap_param_gather);
+  ck_assert(predict_row_request(t, 1, &cfg, &rq, &err));
+  ck_assert_int_eq(rq.l.zero, 1);
+  ck_assert(!rq.l.overlap_grad_reduce && rq.l.overlap_param_gather);
+  ck_assert(!predict_row_request(t, 2, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "zero: '4'"));
+  ck_assert_ptr_nonnull(strstr(err->message, "allowed: 0, 1, 2, 3"));
+  g_clear_error(&err);
+  ck_assert(!predict_row_request(t, 3, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "overlap_grad_reduce: '2'"));
+  ck_assert_ptr_nonnull(strstr(err->message, "allowed: 0, 1"));
+  g_error_free(err);
+}
+END_TEST
+
 /* A temporary file holding the first len bytes of text (len < 0: up to its NUL); caller unlinks, frees. */
 static char *tmp_file(const char *text, gssize len)
 {
@@ -801,6 +835,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_memory_fit_prior_on_a_limit_or_outside_the_range);
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
+  tcase_add_test(tc, test_zero_and_overlap_columns_are_the_rows_own);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
   tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
   tcase_add_test(tc, test_csv_read_keeps_each_rows_file_line);

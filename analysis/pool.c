@@ -10,6 +10,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
+#include "platforms/plat_params.h"
 #include "sim/replay.h"
 #include "workloads/schedule.h"
 
@@ -241,7 +242,7 @@ static gboolean packed_family(const void *bytes, size_t n, char *key, size_t key
 {
   const packed_job *pj = bytes;
   if (n < sizeof *pj || pj->paje_at >= 0 || pj->platform_at >= 0 || pj->rq.l.gpus <= 0) return FALSE;
-  plat_params pp = replay_platform_for(&pj->rq.prof, pj->rq.l.gpus);
+  plat_params pp = plat_params_of(&pj->rq.prof, pj->rq.l.gpus);
   char plat[PLAT_KEY_LEN];
   plat_key(&pp, plat, sizeof plat);
   return g_snprintf(key, key_len, "%s|%s", plat, pj->log_at < 0 ? "" : pj->strings + pj->log_at) < (gint)key_len;
@@ -252,7 +253,7 @@ static void packed_prepare(const void *bytes, size_t n)
 {
   sim_request rq;
   unpack_job(bytes, &rq);
-  plat_params pp = replay_platform_for(&rq.prof, rq.l.gpus);
+  plat_params pp = plat_params_of(&rq.prof, rq.l.gpus);
   replay_prepare(&pp, &rq.replay); /* FALSE: nothing prepared, each worker builds its own */
 }
 

@@ -6,6 +6,7 @@
 #include "footprint.h"
 #include "platforms/cluster.h"
 #include "platforms/fabric.h"
+#include "platforms/plat_params.h"
 
 /* Whether leaf groups of world_size GPUs share oversubscribed uplinks: traffic of mirrored ranks, which
  * the replay does not send, would then slow the traffic it does send. A rail fabric's leaves have
@@ -65,7 +66,7 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   footprint fp; /* a graph file's replay (sim_run_layout checked its own before generating it) */
   footprint_of_graph(g, prof, ro, &fp);
   if (!footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err)) return FALSE;
-  out->plat = replay_platform_for(prof, g->world_size);
+  out->plat = plat_params_of(prof, g->world_size);
   out->res = replay_run(g, prof, &out->plat, ro, err);
   if (!out->res) return FALSE;
   out->tl = tl_make(g, out->res);

@@ -53,9 +53,6 @@ typedef struct replay_result {
   replay_rank *ranks;
 } replay_result;
 
-/* Platform parameters for a graph's world size and a profile (bandwidths scaled by NCCL efficiency). */
-plat_params replay_platform_for(const gpu_profile *p, int world_size);
-
 /* Create SimGrid's engine and build the platform pp now, as replay_run would with options o (NULL: the
  * defaults), for a later replay_run in this process or a process forked from it. FALSE (nothing done)
  * when o asks for what is only set up in the run itself: SimGrid's trace or a platform file. Once per

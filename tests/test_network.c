@@ -14,6 +14,7 @@
 #include "analysis/simulate.h"
 #include "platforms/cluster.h"
 #include "platforms/fabric.h"
+#include "platforms/plat_params.h"
 #include "sim_child.h"
 
 #define GIB_BYTES 1073741824.0
@@ -47,7 +48,7 @@ static void run_p2p(void *arg, double out[SIM_CHILD_MAX])
   graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
   g_array_append_val(graph_program_of(g, c->src)->events, s);
   g_array_append_val(graph_program_of(g, c->dst)->events, r);
-  plat_params pp = replay_platform_for(&p, c->world);
+  plat_params pp = plat_params_of(&p, c->world);
   replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
   out[0] = res->step_time_s;
   replay_result_free(res);
@@ -89,14 +90,14 @@ static void run_p2p_prepared(void *arg, double out[SIM_CHILD_MAX])
 {
   prepared_case *c = arg;
   gpu_profile p = test_profile();
-  plat_params prep = replay_platform_for(&p, c->other ? 2 * c->p2p.world : c->p2p.world);
+  plat_params prep = plat_params_of(&p, c->other ? 2 * c->p2p.world : c->p2p.world);
   ck_assert(replay_prepare(&prep, NULL));
   graph *g = graph_new(c->p2p.world);
   for (int r = 0; r < c->p2p.world; r++) graph_program_of(g, r);
   graph_event s = comm_event(EV_SEND, c->p2p.dst, GIB_BYTES), r = comm_event(EV_RECV, c->p2p.src, GIB_BYTES);
   g_array_append_val(graph_program_of(g, c->p2p.src)->events, s);
   g_array_append_val(graph_program_of(g, c->p2p.dst)->events, r);
-  plat_params pp = replay_platform_for(&p, c->p2p.world);
+  plat_params pp = plat_params_of(&p, c->p2p.world);
   GError *err = NULL;
   replay_result *res = replay_run(g, &p, &pp, NULL, &err);
   out[0] = res ? res->step_time_s : -1;
@@ -156,7 +157,7 @@ static void run_ring(void *arg, double out[SIM_CHILD_MAX])
   }
   GError *err = NULL;
   ck_assert(graph_check(g, &err));
-  plat_params pp = replay_platform_for(&p, c->world);
+  plat_params pp = plat_params_of(&p, c->world);
   replay_result *res = replay_run(g, &p, &pp, NULL, &err);
   ck_assert_msg(res != NULL, "%s", err ? err->message : "");
   out[0] = res->step_time_s;
@@ -229,7 +230,7 @@ static void run_file_p2p(void *arg, double out[SIM_CHILD_MAX])
   g_array_append_val(graph_program_of(g, 0)->events, s);
   g_array_append_val(graph_program_of(g, 1)->events, r);
   replay_options o = {.platform_file = arg};
-  plat_params pp = replay_platform_for(&p, 2);
+  plat_params pp = plat_params_of(&p, 2);
   replay_result *res = replay_run(g, &p, &pp, &o, NULL);
   out[0] = res->step_time_s;
   replay_result_free(res);
@@ -272,7 +273,7 @@ static void run_eight_flows(void *arg, double out[SIM_CHILD_MAX])
     g_array_append_val(graph_program_of(g, r)->events, s);
     g_array_append_val(graph_program_of(g, r + 8)->events, v);
   }
-  plat_params pp = replay_platform_for(&p, 16);
+  plat_params pp = plat_params_of(&p, 16);
   replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
   out[0] = res->step_time_s;
   replay_result_free(res);
@@ -329,7 +330,7 @@ static void run_rail_p2p(void *arg, double out[SIM_CHILD_MAX])
   graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
   g_array_append_val(graph_program_of(g, c->src)->events, s);
   g_array_append_val(graph_program_of(g, c->dst)->events, r);
-  plat_params pp = replay_platform_for(&p, c->world);
+  plat_params pp = plat_params_of(&p, c->world);
   replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
   out[0] = res->step_time_s;
   replay_result_free(res);
@@ -382,7 +383,7 @@ static void run_rail_ring(void *arg, double out[SIM_CHILD_MAX])
   graph_event e = comm_event(EV_COLLECTIVE, gid, GIB_BYTES);
   e.variant = COLL_ALL_REDUCE;
   for (int k = 0; k < 8; k++) g_array_append_val(graph_program_of(g, members[k])->events, e);
-  plat_params pp = replay_platform_for(&p, 64);
+  plat_params pp = plat_params_of(&p, 64);
   GError *err = NULL;
   replay_result *res = replay_run(g, &p, &pp, NULL, &err);
   ck_assert_msg(res != NULL, "%s", err ? err->message : "");

@@ -27,6 +27,7 @@
 #include "analysis/simulate.h"
 #include "check_main.h"
 #include "platforms/kernel_cost.h"
+#include "platforms/plat_params.h"
 #include "sim_child.h"
 #include "workloads/memory.h"
 #include "workloads/schedule.h"
@@ -106,7 +107,7 @@ static void run_hand(void *arg, double out[SIM_CHILD_MAX])
   const hand *h = arg;
   gpu_profile prof = free_comm_profile();
   graph *g = hand_graph(h, &prof);
-  plat_params pp = replay_platform_for(&prof, g->world_size);
+  plat_params pp = plat_params_of(&prof, g->world_size);
   replay_result *res = replay_run(g, &prof, &pp, NULL, NULL);
   out[0] = res->step_time_s;
   replay_result_free(res);

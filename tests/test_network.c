@@ -39,20 +39,27 @@ typedef struct p2p_case {
   int world, src, dst;
 } p2p_case;
 
+/* The step of one transfer of 1 GiB from rank src to rank dst of `world` ranks on profile p. */
+static double p2p_seconds(const gpu_profile *p, int world, int src, int dst)
+{
+  graph *g = graph_new(world);
+  for (int r = 0; r < world; r++) graph_program_of(g, r);
+  graph_event s = comm_event(EV_SEND, dst, GIB_BYTES), r = comm_event(EV_RECV, src, GIB_BYTES);
+  g_array_append_val(graph_program_of(g, src)->events, s);
+  g_array_append_val(graph_program_of(g, dst)->events, r);
+  plat_params pp = plat_params_of(p, world);
+  replay_result *res = replay_run(g, p, &pp, NULL, NULL);
+  double t = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+  return t;
+}
+
 static void run_p2p(void *arg, double out[SIM_CHILD_MAX])
 {
   p2p_case *c = arg;
   gpu_profile p = test_profile();
-  graph *g = graph_new(c->world);
-  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
-  graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
-  g_array_append_val(graph_program_of(g, c->src)->events, s);
-  g_array_append_val(graph_program_of(g, c->dst)->events, r);
-  plat_params pp = plat_params_of(&p, c->world);
-  replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
-  out[0] = res->step_time_s;
-  replay_result_free(res);
-  graph_free(g);
+  out[0] = p2p_seconds(&p, c->world, c->src, c->dst);
 }
 
 START_TEST(test_1gib_nvlink_transfer_is_size_over_bandwidth_plus_latency)
@@ -325,16 +332,7 @@ static void run_rail_p2p(void *arg, double out[SIM_CHILD_MAX])
   gpu_profile p = test_profile();
   p.fabric = c->fabric;
   p.oversubscription = c->oversubscription;
-  graph *g = graph_new(c->world);
-  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
-  graph_event s = comm_event(EV_SEND, c->dst, GIB_BYTES), r = comm_event(EV_RECV, c->src, GIB_BYTES);
-  g_array_append_val(graph_program_of(g, c->src)->events, s);
-  g_array_append_val(graph_program_of(g, c->dst)->events, r);
-  plat_params pp = plat_params_of(&p, c->world);
-  replay_result *res = replay_run(g, &p, &pp, NULL, NULL);
-  out[0] = res->step_time_s;
-  replay_result_free(res);
-  graph_free(g);
+  out[0] = p2p_seconds(&p, c->world, c->src, c->dst);
 }
 
 /* Two nodes, R = 4: a rail leaf holds one NIC of each node, so its uplink is 2 * 25 GB/s / 4 = 12.5 GB/s.

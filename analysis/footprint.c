@@ -76,7 +76,7 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
   if (!partition_make_chunked(&part, &rq->m, l->pp, l->virtual_stages, l->tp, rq->gen.partition, err)) return FALSE;
   gboolean tracing = replay && rq->replay.simgrid_paje_path;
   /* symmetry: one explicit program per stage and cp index (generate.c) */
-  double per_stage = (double)l->dp * l->cp * l->tp, explicit_per_stage = rq->gen.symmetry ? l->cp : per_stage;
+  double per_stage = (double)layout_dp_cp(l) * l->tp, explicit_per_stage = rq->gen.symmetry ? l->cp : per_stage;
   double event_bytes = EVENT_GRAPH_BYTES + (replay ? EVENT_REPLAY_BYTES : 0), all_events = 0;
   for (int s = 0; s < l->pp; s++) {
     gen_stage_size sz;

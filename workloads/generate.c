@@ -279,8 +279,6 @@ static void ring_exchange(emit *x, double bytes)
   e->variant = GRAPH_P2P_LAYER;
 }
 
-static void saves(emit *x, graph_event *e, const block_op *o);
-
 /* Core attention: one kernel, or with cp > 1 the ring (block.h): forward cp kernels with the KV block passed
  * on before each but the first (cp - 1 exchanges); backward cp kernels, each followed by an exchange: the KV
  * block after the first, the KV block and its dKV after the middle ones, the dKV home after the last
@@ -445,7 +443,7 @@ static int gather_unit(emit *x, double params, int after)
   x->phase = PH_DP;
   x->on_side = TRUE;
   collective(x, COLL_ALL_GATHER, x->dp_group, params * BF16);
-  last_event(x)->mem_delta_bytes += params * BF16 * (x->l->dp * x->l->cp - 1) / (x->l->dp * x->l->cp);
+  last_event(x)->mem_delta_bytes += params * BF16 * (layout_dp_cp(x->l) - 1) / layout_dp_cp(x->l);
   depend(x, after);
   x->on_side = FALSE;
   x->phase = ph;
@@ -462,7 +460,7 @@ static void unit_begin(emit *x, const double *params, int n, int u, int dir)
     int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], x->last_main) : x->unit_gather;
     int next = u + dir;
     x->unit_gather = next >= 0 && next < n ? gather_unit(x, params[next], x->last_main) : -1;
-    x->unit_gathered_bytes = params[u] * BF16 * (x->l->dp * x->l->cp - 1) / (x->l->dp * x->l->cp);
+    x->unit_gathered_bytes = params[u] * BF16 * (layout_dp_cp(x->l) - 1) / layout_dp_cp(x->l);
     x->wait_for = mine;
   }
   if (x->param_wait && x->param_gathers && x->param_gathers->len) {
@@ -611,7 +609,7 @@ static void optimizer_step(emit *x, double stage_params)
   if (l->sp && tp_on(x)) collective(x, COLL_ALL_REDUCE, x->tp_group, 2.0 * x->m->hidden * BF16);
   /* over Megatron's dp-cp group (the cp ranks of a replica hold the same weights); reduced in the backward
    * instead under ZeRO-2/3 (every micro-batch's) and with --overlap-grad-reduce (the last one's) */
-  if (l->dp * l->cp > 1 && l->zero < 2 && !l->overlap_grad_reduce) {
+  if (layout_dp_cp(l) > 1 && l->zero < 2 && !l->overlap_grad_reduce) {
     double buckets = ceil(stage_params / GRAD_BUCKET_ELEMENTS);
     if (!x->ev) { /* counting: a model file's buckets may outnumber int (gen_stage_events) */
       x->counted += 3 * buckets;
@@ -630,13 +628,13 @@ static void optimizer_step(emit *x, double stage_params)
   collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
   collective(x, COLL_ALL_REDUCE, x->pp_group, FP32);
   x->phase = PH_OPTIMIZER;
-  double shard = l->zero >= 1 ? stage_params / (l->dp * l->cp) : stage_params; /* sharded over dp-cp */
+  double shard = l->zero >= 1 ? stage_params / layout_dp_cp(l) : stage_params; /* sharded over dp-cp */
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
   stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
       mem_adam_transient_bytes(l, shard);
-  if ((l->zero == 1 || l->zero == 2) && l->dp * l->cp > 1 && !l->overlap_param_gather) {
+  if ((l->zero == 1 || l->zero == 2) && layout_dp_cp(l) > 1 && !l->overlap_param_gather) {
     x->phase = PH_DP;
-    double shards = MAX(1, floor(shard * l->dp * l->cp / GRAD_BUCKET_ELEMENTS));
+    double shards = MAX(1, floor(shard * layout_dp_cp(l) / GRAD_BUCKET_ELEMENTS));
     if (!x->ev) {
       x->counted += shards;
       x->bucket_counted += shards;
@@ -689,7 +687,7 @@ static void at_chunk(emit *x, int c)
 static void param_gather_prologue(emit *x)
 {
   const layout *l = x->l;
-  if (!l->overlap_param_gather || l->dp * l->cp < 2) return;
+  if (!l->overlap_param_gather || layout_dp_cp(l) < 2) return;
   double shards = MAX(1, floor(x->stage_params / GRAD_BUCKET_ELEMENTS));
   x->phase = PH_DP;
   x->mb = -1;
@@ -711,9 +709,9 @@ static void param_gather_prologue(emit *x)
 static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final)
 {
   const layout *l = x->l;
-  x->gather_units = l->zero >= 3 && l->dp * l->cp > 1;
+  x->gather_units = l->zero >= 3 && layout_dp_cp(l) > 1;
   x->unit_gather = -1;
-  x->reducing = k == SCHED_BACKWARD && l->dp * l->cp > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
+  x->reducing = k == SCHED_BACKWARD && layout_dp_cp(l) > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
   x->n_buckets = (int)ceil(x->stage_params / GRAD_BUCKET_ELEMENTS);
   x->bucket_elements = x->stage_params / MAX(x->n_buckets, 1);
   x->buckets_done = 0;
@@ -820,12 +818,12 @@ static int pp_index(const layout *l, int d, int c, int t) { return (d * l->cp + 
 
 static void make_groups(graph *g, const layout *l, groups *gs)
 {
-  int most = MAX(MAX(l->tp, l->cp), MAX(l->dp * l->cp, l->pp));
+  int most = MAX(MAX(l->tp, l->cp), MAX(layout_dp_cp(l), l->pp));
   g_autofree int *ranks = g_new(int, most);
-  gs->tp = g_new(int, l->pp * l->dp * l->cp);
+  gs->tp = g_new(int, l->pp * layout_dp_cp(l));
   gs->cp = g_new(int, l->pp * l->dp * l->tp);
   gs->dp = g_new(int, l->pp * l->tp);
-  gs->pp = g_new(int, l->dp * l->cp * l->tp);
+  gs->pp = g_new(int, layout_dp_cp(l) * l->tp);
   for (int s = 0; s < l->pp; s++)
     for (int d = 0; d < l->dp; d++)
       for (int c = 0; c < l->cp; c++) {
@@ -840,8 +838,8 @@ static void make_groups(graph *g, const layout *l, groups *gs)
       }
   for (int s = 0; s < l->pp; s++)
     for (int t = 0; t < l->tp; t++) {
-      for (int i = 0; i < l->dp * l->cp; i++) ranks[i] = gen_rank_cp(l, s, i / l->cp, i % l->cp, t);
-      gs->dp[dp_index(l, s, t)] = add_group_of(g, ranks, l->dp * l->cp, l->cp > 1 ? "dp-cp" : "dp");
+      for (int i = 0; i < layout_dp_cp(l); i++) ranks[i] = gen_rank_cp(l, s, i / l->cp, i % l->cp, t);
+      gs->dp[dp_index(l, s, t)] = add_group_of(g, ranks, layout_dp_cp(l), l->cp > 1 ? "dp-cp" : "dp");
     }
   for (int d = 0; d < l->dp; d++)
     for (int c = 0; c < l->cp; c++)
@@ -899,7 +897,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = l->tp > 1 ? 0 : -1,
-            .dp_group = l->dp * l->cp > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
+            .dp_group = layout_dp_cp(l) > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
@@ -924,7 +922,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
       *n = x.counted - before;
     }
     compute += *n;
-    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && l->dp * l->cp > 1) { /* its buckets, once a step */
+    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && layout_dp_cp(l) > 1) { /* its buckets, once a step */
       at_chunk(&x, in->chunk);
       double before = x.counted, plain = *n;
       x.bucket_counted = 0;
@@ -982,7 +980,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
                       g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
   g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", l->dp * l->cp * l->tp));
+  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", layout_dp_cp(l) * l->tp));
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)

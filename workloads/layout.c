@@ -21,6 +21,8 @@ layout layout_default(void)
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
 double layout_tokens_per_rank(const layout *l) { return (double)l->micro_batch * l->seq_len / l->cp; }
+
+int layout_dp_cp(const layout *l) { return l->dp * l->cp; }
 const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
 gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
 const char *layout_norm_kernel_name(layout_norm_kernel k) { return NORMK_NAMES[k]; }

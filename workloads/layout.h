@@ -79,6 +79,9 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused);
 
 /* Tokens of one micro-batch a rank holds: micro_batch * seq_len / cp. */
 double layout_tokens_per_rank(const layout *l);
+/* Ranks that hold the same weights: the data-parallel replicas times the context-parallel ranks (Megatron's
+ * dp-cp group), over which gradients are reduced and ZeRO shards. */
+int layout_dp_cp(const layout *l);
 
 /* Check the layout against the model and its schedule and fill the derived fields (dp, grad_accum). */
 gboolean layout_validate(layout *l, const model *m, GError **err);

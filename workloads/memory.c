@@ -62,7 +62,7 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
    * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2
    * and 3 1/shards of the bf16 gradients (each micro-batch's reduce-scattered as its backward completes
    * them) */
-  double shards = (double)l->dp * l->cp;
+  double shards = (double)layout_dp_cp(l);
   out->params_bytes = BF16 * n / (l->zero >= 3 ? shards : 1);
   out->grads_bytes = BF16 * n / (l->zero >= 2 ? shards : 1); /* param.grad, accumulated over micro-batches in bf16 */
   /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them.

@@ -160,20 +160,21 @@ static prediction run_job(const sim_request *req, int m)
 
 /* What the memory verdict depends on: the model, the layout, the generator and the profile's memory
  * (not its links or kernels), so that a platform sweep over bandwidths walks each layout once.
- * Caller frees. */
-static char *memory_key(const sim_request *rq)
+ * `symmetry` is the one the request's graph is generated with, as sim_request_prepare decides it (off
+ * for shared NICs or uplinks, a platform file, a layout whose mirrors would not hold). Caller frees. */
+static char *memory_key(const sim_request *rq, gboolean symmetry)
 {
   const model *m = &rq->m;
   const layout *l = &rq->l;
   const gpu_profile *p = &rq->prof;
   const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d %d|%d %.17g %.17g %.17g %.17g "
+  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->cp, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                          l->schedule, l->virtual_stages, rq->gen.partition,
-                         rq->gen.symmetry, p->nics_per_node < p->gpus_per_node, p->gpus_per_node, p->stack.cuda_context_gib,
+                         symmetry, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
                          st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches);
 }
@@ -277,6 +278,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   g_autofree prediction *first = g_new0(prediction, n ? n : 1);      /* the fast path's m1 run */
   g_autofree int *fast_m = g_new0(int, n ? n : 1);                   /* m2 of the fast path; 0: not fast */
   g_autofree int *own_m = g_new0(int, n ? n : 1);                    /* the request's micro-batches */
+  g_autofree gboolean *sym = g_new0(gboolean, n ? n : 1);            /* the symmetry its graph will have */
   long total = 0, done = 0;
   for (guint i = 0; i < n; i++) {
     if (!rqs[i]) continue;
@@ -288,6 +290,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     GError *err = NULL;
     gboolean valid = sim_request_prepare(&rq, &err);
     own_m[i] = valid ? rq.l.grad_accum : 0;
+    sym[i] = rq.gen.symmetry;
     if (valid && !cfg->memory_only && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) {
       fast_m[i] = m2;
       jb.m = m1;
@@ -320,7 +323,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       const job *jb = &g_array_index(queue, job, next);
       if (jb->stage == 0 && (cfg->memory_only || cfg->prune_oom)) { /* the verdict first, here: no process */
         prediction p;
-        g_autofree char *key = memory_key(rqs[jb->req]);
+        g_autofree char *key = memory_key(rqs[jb->req], sym[jb->req]);
         const prediction *known = g_hash_table_lookup(verdicts, key);
         gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &p);
         if (known) p = *known;

@@ -197,12 +197,13 @@ static void trace_push(rank_rt *r, const graph_event *e) { trace_set(r, trace_st
 
 static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 
-/* Whether event i of r is a collective r runs alone on links nobody else uses (engine.lone): its time
- * needs no simulation, so it joins the compute around it in one execution. */
+/* Whether event i of r is a collective r runs alone on links nobody else uses (engine.lone, which
+ * leaves out traced runs and ranks with a communication stream): its time needs no simulation, so it
+ * joins the compute around it in one execution. */
 static gboolean lone_collective(const rank_rt *r, int i)
 {
   const graph_event *e = &r->ev[i];
-  if (e->kind != EV_COLLECTIVE || r->eng->tracing || r->dep) return FALSE;
+  if (e->kind != EV_COLLECTIVE) return FALSE;
   int gid = graph_group_for(r->prog, e->peer), pos = r->eng->lone[gid];
   if (pos < 0) return FALSE;
   const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
@@ -564,7 +565,9 @@ static void setup_lone(engine *eng)
         clean = FALSE;
       }
     }
-    eng->lone[gi] = active == 1 && clean && gr->ranks->len > 1 ? pos : -1;
+    /* a rank with a communication stream (dep) runs its collectives in the simulation: they may overlap */
+    gboolean streamed = pos >= 0 && eng->ranks[g_array_index(gr->ranks, int, pos)].dep;
+    eng->lone[gi] = active == 1 && clean && !streamed && !eng->tracing && gr->ranks->len > 1 ? pos : -1;
   }
 }
 

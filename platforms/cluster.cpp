@@ -33,6 +33,11 @@ extern "C" int plat_same(const plat_params *a, const plat_params *b)
   return strcmp(ka, kb) == 0;
 }
 
+extern "C" int plat_stripe_nodes(const plat_params *p)
+{
+  return p->leaf_nodes > 0 && p->leaf_nodes < p->nodes ? p->leaf_nodes : p->nodes;
+}
+
 extern "C" void plat_configure(void)
 {
   sg4::Engine::set_config("network/model:CM02");
@@ -41,7 +46,7 @@ extern "C" void plat_configure(void)
   sg4::Engine::set_config("network/solver:fairbottleneck");
 }
 
-static std::string gpu_name(int node, int gpu) { return "n" + std::to_string(node) + "_g" + std::to_string(gpu); }
+std::string plat_gpu_name(int node, int gpu) { return "n" + std::to_string(node) + "_g" + std::to_string(gpu); }
 
 /* The GPU hosts plat_build created, by rank: plat_host then needs no look-up by name (SimGrid's walks
  * every zone of the platform). SimGrid glue: the platform is the process's one, like the engine. */
@@ -54,7 +59,7 @@ static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int no
   std::vector<const sg4::Host *> gpus;
   std::vector<sg4::Link *> nvl, nic;
   for (int g = 0; g < p->gpus_per_node; g++) {
-    gpus.push_back(zone->create_host(gpu_name(node, g), p->gpu_flops)->seal());
+    gpus.push_back(zone->create_host(plat_gpu_name(node, g), p->gpu_flops)->seal());
     built_hosts.push_back(const_cast<sg_host_t>(gpus.back()));
     nvl.push_back(zone->create_split_duplex_link("nvl_" + std::to_string(node) + "_" + std::to_string(g),
                                                  p->nvlink_bytes_per_s)
@@ -118,7 +123,7 @@ extern "C" void plat_build(const plat_params *p)
 extern "C" sg_host_t plat_host(const plat_params *p, int rank)
 {
   if (rank >= 0 && (size_t)rank < built_hosts.size()) return built_hosts[rank]; /* node-major: n0_g0, n0_g1, ... */
-  return sg4::Host::by_name(gpu_name(rank / p->gpus_per_node, rank % p->gpus_per_node));
+  return sg4::Host::by_name(plat_gpu_name(rank / p->gpus_per_node, rank % p->gpus_per_node));
 }
 
 /* In the child: load the file and look for every rank's host; the first missing one is reported on fd. */
@@ -136,7 +141,7 @@ static void check_in_child(const char *path, int gpus_per_node, int world_size, 
     _exit(4);
   }
   for (int r = 0; r < world_size; r++) {
-    std::string h = gpu_name(r / gpus_per_node, r % gpus_per_node);
+    std::string h = plat_gpu_name(r / gpus_per_node, r % gpus_per_node);
     if (!sg4::Host::by_name_or_null(h)) {
       dprintf(fd, "no host '%s' for rank %d\n", h.c_str(), r);
       _exit(3);

@@ -47,6 +47,9 @@ typedef struct plat_params {
 int plat_key(const plat_params *p, char *buf, int len);
 /* Whether a and b describe the same platform: the same key. */
 int plat_same(const plat_params *a, const plat_params *b);
+/* Nodes of one stripe of a rail fabric (the nodes whose NICs share its rail leaves): leaf_nodes where
+ * it groups fewer than all nodes, else every node. */
+int plat_stripe_nodes(const plat_params *p);
 /* Set the network-model configuration; call after simgrid_init, before plat_build. */
 void plat_configure(void);
 /* Build the platform (once per process). */

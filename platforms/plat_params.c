@@ -16,7 +16,7 @@ plat_params plat_params_of(const gpu_profile *p, int world_size)
   /* a leaf's uplink: its NICs' bandwidth over the oversubscription; a fat-tree leaf holds every NIC of its
    * group's nodes, a rail leaf one NIC of each node of its stripe (every node when leaf_nodes is 0) */
   if (fabric_is_rail(p->fabric))
-    pp.uplink_bytes_per_s = (p->leaf_nodes > 0 ? MIN(p->leaf_nodes, pp.nodes) : pp.nodes) * pp.ib_bytes_per_s / p->oversubscription;
+    pp.uplink_bytes_per_s = plat_stripe_nodes(&pp) * pp.ib_bytes_per_s / p->oversubscription;
   else
     pp.uplink_bytes_per_s = p->leaf_nodes * p->nics_per_node * pp.ib_bytes_per_s / p->oversubscription;
   return pp;

@@ -76,12 +76,12 @@ void RailZone::build()
 {
   int G = p_.gpus_per_node, K = p_.nics_per_node;
   per_nic_ = G / K;
-  stripe_nodes_ = p_.leaf_nodes > 0 && p_.leaf_nodes < p_.nodes ? p_.leaf_nodes : p_.nodes;
+  stripe_nodes_ = plat_stripe_nodes(&p_);
   stripes_ = (p_.nodes + stripe_nodes_ - 1) / stripe_nodes_;
   for (int n = 0; n < p_.nodes; n++)
     for (int g = 0; g < G; g++) {
       std::string id = std::to_string(n) + "_" + std::to_string(g);
-      sg4::Host *h = get_iface()->create_host("n" + std::to_string(n) + "_g" + std::to_string(g), p_.gpu_flops);
+      sg4::Host *h = get_iface()->create_host(plat_gpu_name(n, g), p_.gpu_flops);
       unsigned long at = h->get_netpoint()->id();
       if (rank_of_.size() <= at) rank_of_.resize(at + 1, -1);
       rank_of_[at] = n * G + g;

@@ -51,3 +51,5 @@ double energy_node_joules(const gpu_profile *p, int world_size, double step_time
   int nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   return nodes * p->node_power_w * step_time_s;
 }
+
+double energy_kwh_per_mtok(double energy_j, double tokens) { return energy_j / 3.6e6 / (tokens / 1e6); }

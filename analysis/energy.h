@@ -30,5 +30,7 @@ void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, dou
 double energy_joules(const gpu_profile *p, const double seconds[EN_N]);
 /* The nodes' share beside the GPUs: nodes * node_power_w * step time. */
 double energy_node_joules(const gpu_profile *p, int world_size, double step_time_s);
+/* kWh per million tokens of a step of energy_j joules over `tokens` tokens (tokens > 0). */
+double energy_kwh_per_mtok(double energy_j, double tokens);
 
 #endif

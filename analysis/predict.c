@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "energy.h"
 #include "common/lsim_error.h"
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
@@ -250,7 +251,7 @@ static void set_pred_cells(csv_table *t, guint r, const int *cols, const predict
   gboolean timed_row = p->status != PRED_INVALID && p->how != PRED_HOW_MEMORY;
   double tokens = p->tokens_per_s * p->step_time_s;
   g_autofree char *joules = timed_row ? fmt(p->energy_j) : g_strdup("");
-  g_autofree char *kwh = timed_row && tokens > 0 ? fmt(p->energy_j / 3.6e6 / (tokens / 1e6)) : g_strdup("");
+  g_autofree char *kwh = timed_row && tokens > 0 ? fmt(energy_kwh_per_mtok(p->energy_j, tokens)) : g_strdup("");
   csv_set(t, r, cols[G_N_ELEMENTS(nums) + 5], joules);
   csv_set(t, r, cols[G_N_ELEMENTS(nums) + 6], kwh);
   csv_set(t, r, cols[G_N_ELEMENTS(PRED_COLUMNS) - 1], p->error);

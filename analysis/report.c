@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "energy.h"
 #include "platforms/fabric.h"
 #include "platforms/whatif.h"
 
@@ -29,7 +30,7 @@ static void hfu_note(FILE *f, const sim_request *rq)
 double report_kwh_per_mtok(const metrics *m)
 {
   double tokens = m->tokens_per_s * m->step_time_s;
-  return tokens > 0 ? m->energy_j / 3.6e6 / (tokens / 1e6) : -1;
+  return tokens > 0 ? energy_kwh_per_mtok(m->energy_j, tokens) : -1;
 }
 
 static cJSON *breakdown_json(const double sec[TL_N])

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "energy.h"
 #include "common/lsim_error.h"
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
@@ -303,7 +304,7 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   set_num(t, r, "tokens_per_s", p->tokens_per_s);
   set_num(t, r, "bubble_fraction", p->bubble_fraction);
   set_num(t, r, "energy_j", p->energy_j);
-  if (p->tokens_per_s > 0) set_num(t, r, "kwh_per_mtok", p->energy_j / 3.6e6 / (p->tokens_per_s * p->step_time_s / 1e6));
+  if (p->tokens_per_s > 0) set_num(t, r, "kwh_per_mtok", energy_kwh_per_mtok(p->energy_j, p->tokens_per_s * p->step_time_s));
   for (int c = 0; c < TL_N; c++) {
     g_autofree char *name = g_strdup_printf("t_%s_s", tl_cat_name(c));
     g_strdelimit(name, "-", '_');

@@ -266,7 +266,6 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
 
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out)
 {
-  (void)c;
   dims d = dims_of(m, l);
   double el = d.T * d.h;
   out->n = 0;

@@ -328,18 +328,16 @@ static graph_event *op_emit(emit *x, const block_op *o)
 }
 
 /* The forward (or recompute) ops of one transformer layer, in order. */
-static void layer_forward(emit *x, const mem_ctx *mc)
+static void layer_forward(emit *x)
 {
-  (void)mc;
   for (int i = 0; i < x->layer_ops.n; i++) op_emit(x, &x->layer_ops.op[i]);
 }
 
 /* The backward ops of one layer: the table in reverse order; with selective recomputation the attention
  * core is run forward again just before its backward (where it kept score-sized tensors), with mlp the
  * MLP sub-block (its tp entry to its exit, collectives included) just before the backward of its exit. */
-static void layer_backward(emit *x, const mem_ctx *mc)
+static void layer_backward(emit *x)
 {
-  (void)mc;
   const block *b = &x->layer_ops;
   for (int i = b->n - 1; i >= 0; i--) {
     const block_op *o = &b->op[i];
@@ -361,9 +359,8 @@ static void layer_backward(emit *x, const mem_ctx *mc)
 
 /* The vocab-parallel lookup and its tp collective (forward: all-reduce, or reduce-scatter into the sequence-
  * parallel region; backward with sp: all-gather), then the rest of the embedding item's table. */
-static void embedding(emit *x, const mem_ctx *mc)
+static void embedding(emit *x)
 {
-  (void)mc;
   double el = x->T * x->m->hidden;
   gboolean bwd = backward(x);
   for (int i = x->embed.n - 1; bwd && i >= 1; i--) op_emit(x, &x->embed.op[i]);
@@ -378,9 +375,8 @@ static void embedding(emit *x, const mem_ctx *mc)
  * stage's output: kept until the loss backward (on recompute they are a
  * temporary). The loss runs outside the checkpointed head, so its fp32
  * log-softmax is saved even with every-layer checkpointing. */
-static void head_forward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
+static void head_forward(emit *x, gboolean has_norm, gboolean has_head)
 {
-  (void)mc;
   const block_op *norm = &x->head.op[0], *logits_op = &x->head.op[1], *loss = &x->head.op[2];
   if (has_norm) op_emit(x, norm);
   if (!has_head) return;
@@ -398,9 +394,8 @@ static void head_forward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean
   e->mem_transient_bytes += loss->transient_bytes[0];
 }
 
-static void head_backward(emit *x, const mem_ctx *mc, gboolean has_norm, gboolean has_head)
+static void head_backward(emit *x, gboolean has_norm, gboolean has_head)
 {
-  (void)mc;
   if (has_head) {
     graph_event *e = op_emit(x, &x->head.op[2]);
     e->mem_delta_bytes -= x->T * x->m->vocab * BF16; /* the logits (stage output) are released */
@@ -534,13 +529,13 @@ static void stage_forward(emit *x, const mem_ctx *mc)
   graph_phase ph = x->phase;
   if (partition_has_embedding(x->part, stage)) {
     unit_begin(x, units, n, u++, 1);
-    embedding(x, mc);
+    embedding(x);
     unit_end_forward(x);
   }
   for (int i = 0; i < count; i++) {
     x->layer = first + i;
     unit_begin(x, units, n, u++, 1);
-    layer_forward(x, mc);
+    layer_forward(x);
     if (ph == PH_FORWARD && x->l->ckpt == CKPT_EVERY_LAYER) /* the checkpointed input of the layer */
       last_event(x)->mem_delta_bytes += mem_checkpoint_bytes(mc);
     unit_end_forward(x);
@@ -549,7 +544,7 @@ static void stage_forward(emit *x, const mem_ctx *mc)
   gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
   if (hn || hh) {
     unit_begin(x, units, n, u++, 1);
-    head_forward(x, mc, hn, hh);
+    head_forward(x, hn, hh);
     unit_end_forward(x);
   }
 }
@@ -566,10 +561,10 @@ static void stage_backward(emit *x, const mem_ctx *mc)
     unit_begin(x, units, n, u, -1);
     if (ckpt) {
       x->phase = PH_RECOMPUTE;
-      head_forward(x, mc, hn, hh);
+      head_forward(x, hn, hh);
       x->phase = PH_BACKWARD;
     }
-    head_backward(x, mc, hn, hh);
+    head_backward(x, hn, hh);
     unit_end_backward(x, units, u--);
   }
   for (int i = count - 1; i >= 0; i--) {
@@ -577,10 +572,10 @@ static void stage_backward(emit *x, const mem_ctx *mc)
     unit_begin(x, units, n, u, -1);
     if (ckpt) {
       x->phase = PH_RECOMPUTE;
-      layer_forward(x, mc);
+      layer_forward(x);
       x->phase = PH_BACKWARD;
     }
-    layer_backward(x, mc);
+    layer_backward(x);
     if (ckpt) last_event(x)->mem_delta_bytes -= mem_checkpoint_bytes(mc);
     unit_end_backward(x, units, u--);
   }
@@ -589,10 +584,10 @@ static void stage_backward(emit *x, const mem_ctx *mc)
     unit_begin(x, units, n, u, -1);
     if (ckpt) { /* the embedding's recompute keeps nothing worth counting */
       x->phase = PH_RECOMPUTE;
-      embedding(x, mc);
+      embedding(x);
       x->phase = PH_BACKWARD;
     }
-    embedding(x, mc);
+    embedding(x);
     unit_end_backward(x, units, u--);
   }
   while (x->reducing && x->l->zero < 3 && x->buckets_done < x->n_buckets) reduce_bucket(x, x->bucket_elements);
@@ -646,7 +641,7 @@ static void optimizer_step(emit *x, double stage_params)
 
 /* W of a split backward: the weight gradient of every GEMM, in the backward's order, and the embedding's
  * backward (a weight gradient only). Each GEMM releases what its B kept alive. */
-static void stage_weight(emit *x, const mem_ctx *mc)
+static void stage_weight(emit *x)
 {
   int first, count, v = x->vstage;
   partition_layers(x->part, x->m, v, &first, &count);
@@ -665,10 +660,10 @@ static void stage_weight(emit *x, const mem_ctx *mc)
   if (partition_has_embedding(x->part, v)) {
     if (x->l->ckpt == CKPT_EVERY_LAYER) {
       x->phase = PH_RECOMPUTE;
-      embedding(x, mc);
+      embedding(x);
       x->phase = PH_BACKWARD;
     }
-    embedding(x, mc);
+    embedding(x);
   }
 }
 
@@ -721,7 +716,7 @@ static void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, 
   x->bpart = k == SCHED_BACKWARD_B ? BWD_INPUT : k == SCHED_BACKWARD_W ? BWD_WEIGHT : BWD_WHOLE;
   x->phase = k == SCHED_FORWARD ? PH_FORWARD : PH_BACKWARD;
   if (k == SCHED_FORWARD) stage_forward(x, mc);
-  else if (k == SCHED_BACKWARD_W) stage_weight(x, mc);
+  else if (k == SCHED_BACKWARD_W) stage_weight(x);
   else stage_backward(x, mc);
   x->bpart = BWD_WHOLE;
   x->reducing = x->param_wait = FALSE;

@@ -198,13 +198,10 @@ static prediction *predict_rows(const csv_table *t, const predict_cfg *cfg, sim_
     g_error_free(err);
   }
   pool_run(todo, rows, &cfg->pool, out);
-  if (cfg->assess_trust) {
-    g_autoptr(GHashTable) trusts = trust_cache_new();
-    for (guint r = 0; r < rows; r++)
-      if (todo[r] && out[r].status != PRED_INVALID)
-        trust_assess_by_stack(trusts, cfg->trust_fallback, todo[r], out[r].peak_gib, out[r].capacity_gib,
-                              out[r].fragmentation_limit, &out[r].trust);
-  }
+  for (guint r = 0; cfg->trusts && r < rows; r++)
+    if (todo[r] && out[r].status != PRED_INVALID)
+      trust_assess_by_stack(cfg->trusts, cfg->trust_fallback, todo[r], out[r].peak_gib, out[r].capacity_gib,
+                            out[r].fragmentation_limit, &out[r].trust);
   return out;
 }
 

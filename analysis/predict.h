@@ -30,7 +30,8 @@ typedef struct predict_cfg {
   double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;
   const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */
-  gboolean assess_trust;  /* give each row the band, headroom and flags of its stack's trust table (trust.h) */
+  GHashTable *trusts;     /* trust tables by stack (trust_lookup, borrowed): each row's band, headroom and flags;
+                           * NULL: none (calibrate, which reads only the times) */
   const trust_table *trust_fallback; /* the table of a row whose stack has none (validate --trust-out: the flags
                                       * of the rows it writes a table from); NULL: such a row is not assessed */
   gboolean no_profile_column; /* refuse a `profile` or `stack` column (calibrate fits the command's stack on its profile) */

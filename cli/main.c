@@ -487,7 +487,7 @@ static int cmd_replay(cli_opts *o)
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
   predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .stack_arg = o->stack_name,
-                     .partition_set = o->partition_set, .assess_trust = TRUE, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
+                     .partition_set = o->partition_set, .trusts = o->trusts, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
                      .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                               .progress = progress}};
   return cfg;
@@ -628,6 +628,7 @@ static int cmd_calibrate(cli_opts *o)
                   .max_evals = o->max_evals > 0 ? o->max_evals : 60, .fast = !o->calib_full, .log = stderr,
                   .prior_weight = o->prior_weight_set ? o->prior_weight : CALIB_PRIOR_WEIGHT};
   cc.pred.no_profile_column = TRUE;
+  cc.pred.trusts = NULL; /* the fit reads times and verdicts, not bands: no row assessed at every evaluation */
   cc.pred.pool.prune_oom = FALSE; /* the timing fit uses every row measured ok, predicted to fit or not */
   cc.pred.pool.fidelity = cc.fast ? POOL_AUTO : POOL_FULL;
   if (!table_model_file(o, &cc.pred, &mf, &err)) return fail(err);

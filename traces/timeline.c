@@ -117,10 +117,13 @@ void tl_cursor_clear(tl_cursor *c)
   c->peers = NULL;
 }
 
-static gboolean walk(const timeline *tl, int rank, gboolean tiled, tl_visit_fn fn, gpointer data)
+/* Visit rank's intervals in order (tiled: as the tiled traces draw them, the compute stream's; main: the
+ * compute stream's only). */
+static gboolean walk(const timeline *tl, int rank, gboolean tiled, gboolean main, tl_visit_fn fn, gpointer data)
 {
   tl_cursor c;
   tl_cursor_init(&c, tl, rank, tiled);
+  c.main = c.main || main; /* a tiled walk is the compute stream's already */
   tl_interval iv;
   gboolean done = TRUE;
   while (done && tl_cursor_next(&c, &iv)) done = fn(&iv, data);
@@ -130,19 +133,12 @@ static gboolean walk(const timeline *tl, int rank, gboolean tiled, tl_visit_fn f
 
 gboolean tl_foreach(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
-  return walk(tl, rank, FALSE, fn, data);
+  return walk(tl, rank, FALSE, FALSE, fn, data);
 }
 
 gboolean tl_foreach_main(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
-  tl_cursor c;
-  tl_cursor_init(&c, tl, rank, FALSE);
-  c.main = TRUE;
-  tl_interval iv;
-  gboolean done = TRUE;
-  while (done && tl_cursor_next(&c, &iv)) done = fn(&iv, data);
-  tl_cursor_clear(&c);
-  return done;
+  return walk(tl, rank, FALSE, TRUE, fn, data);
 }
 
 static gboolean add_seconds(const tl_interval *iv, gpointer data)
@@ -178,7 +174,7 @@ int tl_stage_of(const timeline *tl, int rank)
 
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
-  return walk(tl, rank, TRUE, fn, data);
+  return walk(tl, rank, TRUE, TRUE, fn, data);
 }
 
 tl_stream tl_stream_of(tl_cat c)

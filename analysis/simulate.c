@@ -6,6 +6,7 @@
 #include "footprint.h"
 #include "platforms/cluster.h"
 #include "platforms/fabric.h"
+#include "platforms/plat_file_xml.h"
 #include "platforms/plat_params.h"
 
 /* Whether leaf groups of world_size GPUs share oversubscribed uplinks: traffic of mirrored ranks, which
@@ -46,6 +47,43 @@ static gboolean check_mirrors(const graph *g, const gpu_profile *prof, const rep
   return TRUE;
 }
 
+/* The pairs of ranks g makes talk (rank, peer of each send and receive; ring neighbours in each group,
+ * and every pair of a group of at most 16), each once: what a platform file must route. */
+static GArray *talking_pairs(const graph *g)
+{
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+#define ADD_PAIR(a, b)                                                                                             \
+  do {                                                                                                             \
+    int a_ = (a), b_ = (b);                                                                                        \
+    gint64 key = (gint64)a_ * g->world_size + b_;                                                                  \
+    if (a_ != b_ && a_ >= 0 && b_ >= 0 && a_ < g->world_size && b_ < g->world_size &&                              \
+        !g_hash_table_contains(seen, &key)) {                                                                      \
+      g_hash_table_add(seen, g_memdup2(&key, sizeof key));                                                         \
+      g_array_append_val(out, a_);                                                                                 \
+      g_array_append_val(out, b_);                                                                                 \
+    }                                                                                                              \
+  } while (0)
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    for (guint i = 0; p->events && i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->kind == EV_SEND) ADD_PAIR(r, e->peer);
+      else if (e->kind == EV_RECV) ADD_PAIR(e->peer, r);
+    }
+  }
+  for (guint gi = 0; g->groups && gi < g->groups->len; gi++) {
+    const graph_group *gr = g_ptr_array_index(g->groups, gi);
+    int n = (int)gr->ranks->len;
+    const int *rk = (const int *)gr->ranks->data;
+    for (int i = 0; i < n && n > 1; i++)
+      for (int j = 0; j < n; j++)
+        if (j == (i + 1) % n || j == (i + n - 1) % n || n <= 16) ADD_PAIR(rk[i], rk[j]);
+  }
+#undef ADD_PAIR
+  return out;
+}
+
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err)
 {
@@ -56,9 +94,13 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
     g_autofree char *text = NULL;
     gsize len;
     if (!lsim_input_read(ro->platform_file, LSIM_INPUT_PLATFORM, &text, &len, err)) return FALSE;
-    if (!plat_file_check(ro->platform_file, prof->gpus_per_node, g->world_size, why, sizeof why)) {
+    if (!plat_file_xml_validate(ro->platform_file, text, len, FOOTPRINT_BUDGET_BYTES, NULL, err)) return FALSE;
+    g_autoptr(GArray) pairs = talking_pairs(g);
+    if (!plat_file_check_routes(ro->platform_file, prof->gpus_per_node, g->world_size, (const int *)pairs->data,
+                                (int)(pairs->len / 2), why, sizeof why)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--platform-file: %s: %s (allowed: a SimGrid platform file with "
-                  "a host n<node>_g<gpu> for every rank, node = rank / %d and gpu = rank %% %d: docs/model.md)",
+                  "a host n<node>_g<gpu> for every rank, node = rank / %d and gpu = rank %% %d, and a route between every two ranks "
+                  "that talk: docs/model.md)",
                   ro->platform_file, why, prof->gpus_per_node, prof->gpus_per_node);
       return FALSE;
     }

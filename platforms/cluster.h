@@ -22,6 +22,8 @@
 
 #include <simgrid/forward.h>
 
+#include "plat_file_check.h" /* a user's platform file (--platform-file) checked before a run */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -56,11 +58,6 @@ void plat_configure(void);
 void plat_build(const plat_params *p);
 /* Host of GPU rank `rank`: n<node>_g<gpu>, node = rank / gpus_per_node, gpu = rank % gpus_per_node. */
 sg_host_t plat_host(const plat_params *p, int rank);
-/* Check a user's SimGrid platform file (--platform-file) before a run: loaded by SimGrid in a child
- * process (SimGrid ends the process on a file it cannot read), it must hold the host of every rank
- * 0..world_size-1 under plat_host's names. The reason (one line: the first host missing
- * or SimGrid's first complaint) in msg otherwise: 1 when it holds them, 0 when not. */
-int plat_file_check(const char *path, int gpus_per_node, int world_size, char *msg, int msg_size);
 
 #ifdef __cplusplus
 }

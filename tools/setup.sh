@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # clang and libclang-rt-14-dev (libFuzzer's runtime) build the fuzz harnesses, valgrind runs memcheck (tools/test.sh)
-PKGS=(build-essential meson ninja-build pkg-config libsimgrid-dev libglib2.0-dev libcjson-dev check
+PKGS=(build-essential meson ninja-build pkg-config libsimgrid-dev libglib2.0-dev libcjson-dev libxml2-dev check
       pajeng libxml2-utils librsvg2-bin parallel clang libclang-rt-14-dev valgrind)
 missing=()
 for p in "${PKGS[@]}"; do

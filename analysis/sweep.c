@@ -1,6 +1,7 @@
 /* sweep -- see sweep.h. */
 #include "sweep.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "energy.h"
@@ -53,6 +54,18 @@ typedef struct point {
 } point;
 
 static int ival(const GArray *a, guint i) { return g_array_index(a, int, i); }
+
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
 
 /* The values of a layout axis at (point, tp, pp, cp): the user's list, or every valid one. */
 static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int cp, int gb)
@@ -325,10 +338,149 @@ static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
   }
 }
 
+/* ---- the sweep's size, counted before anything is allocated ---- */
+
+static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
+                                               [AX_CKPT] = "checkpointing", [AX_ATTN] = "attention-kernel",
+                                               [AX_MB] = "micro-batch", [AX_SCHED] = "schedule",
+                                               [AX_VS] = "virtual-stages", [AX_CP] = "cp"};
+
+/* The longest list the user gave: its option (without "--") and length; NULL when none has two values. */
+static const char *longest_list(const sweep_spec *s, guint *len)
+{
+  const char *best = NULL;
+  *len = 1;
+#define CONSIDER(name, n)                                                                                           \
+  do {                                                                                                              \
+    if ((n) > *len) *len = (n), best = (name);                                                                      \
+  } while (0)
+  for (int ax = 0; ax < AX_N; ax++)
+    if (s->layout[ax]) CONSIDER(AXIS_OPTIONS[ax], s->layout[ax]->len);
+  CONSIDER("gpus", s->gpus->len);
+  CONSIDER("profile", s->profiles->len);
+  CONSIDER("stack", s->stacks->len);
+  for (int a = 0; a < WHATIF_N; a++)
+    if (s->whatif[a]) CONSIDER(whatif_option(a), s->whatif[a]->len);
+#undef CONSIDER
+  return best;
+}
+
+/* "fewer values of --micro-batch (10000 listed)", or "fewer values in the lists" when none is long. */
+static char *shrink_hint(const sweep_spec *s)
+{
+  guint len;
+  const char *opt = longest_list(s, &len);
+  return opt ? g_strdup_printf("fewer values of --%s (%u listed)", opt, len) : g_strdup("fewer values in the lists");
+}
+
+/* The layouts enumerate_point makes for pt, counted without making them (the same loops, without the rows). */
+static double count_point(const sweep_spec *s, const point *pt)
+{
+  int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
+  double n = 0;
+  g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, 1, gb);
+  for (guint a = 0; a < tps->len; a++) {
+    int tp = ival(tps, a);
+    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, 1, gb);
+    for (guint b = 0; b < pps->len; b++) {
+      int pp = ival(pps, b);
+      g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
+      for (guint q = 0; q < cps->len; q++) {
+        int cp = ival(cps, q);
+        g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
+        double vs = 0;
+        for (guint h = 0; h < scs->len; h++) {
+          g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
+          vs += vss->len;
+        }
+        n += (double)sps->len * cks->len * ats->len * mbs->len * vs;
+      }
+    }
+  }
+  return n;
+}
+
+/* The platform points: profiles x stacks x gpus x each what-if's values. */
+static double count_points(const sweep_spec *s)
+{
+  double n = (double)s->profiles->len * s->stacks->len * s->gpus->len;
+  for (int a = 0; a < WHATIF_N; a++) n *= whatif_len(s, a);
+  return n;
+}
+
+static gboolean refuse_size(const sweep_spec *s, double layouts, const char *what, GError **err)
+{
+  g_autofree char *hint = shrink_hint(s);
+  double run = ceil(layouts / s->shard_n);
+  if (layouts > SWEEP_MAX_LAYOUTS || !strcmp(what, "platform points"))
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "sweep: %.0f %s to enumerate (allowed: at most %.0f in a sweep, sharded or not: %s)", layouts, what,
+                strcmp(what, "platform points") ? SWEEP_MAX_LAYOUTS : SWEEP_MAX_POINTS, hint);
+  else
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "sweep: %.0f layouts to enumerate, %.0f in one run (allowed: at most %d in one run: %s, or --shard I/N "
+                "with N >= %.0f)", layouts, run, SWEEP_MAX_RUN_LAYOUTS, hint, ceil(layouts / SWEEP_MAX_RUN_LAYOUTS));
+  return FALSE;
+}
+
+/* Each list's values are distinct by value (100 and 100.0 and 1e2 are one value), and virtual stages
+ * are listed only with a schedule that takes them (simulate's rule). */
+static gboolean check_lists(const sweep_spec *s, GError **err)
+{
+  for (int ax = 0; ax <= AX_N; ax++) { /* AX_N: --gpus; up to 100001 values: sorted, then neighbours compared */
+    const GArray *l = ax < AX_N ? s->layout[ax] : s->gpus;
+    if (!l || l->len < 2) continue;
+    g_autoptr(GArray) v = g_array_copy((GArray *)l);
+    g_array_sort(v, (GCompareFunc)cmp_int);
+    for (guint i = 1; i < v->len; i++)
+      if (ival(v, i) == ival(v, i - 1)) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: the value %d is listed twice (allowed: each value once)",
+                    ax < AX_N ? AXIS_OPTIONS[ax] : "gpus", ival(v, i));
+        return FALSE;
+      }
+  }
+  for (int a = 0; a < WHATIF_N; a++) { /* up to 100001 values: sorted, then neighbours compared */
+    if (!s->whatif[a] || s->whatif[a]->len < 2) continue;
+    g_autoptr(GArray) v = g_array_copy(s->whatif[a]);
+    g_array_sort(v, (GCompareFunc)cmp_double);
+    for (guint i = 1; i < v->len; i++)
+      if (g_array_index(v, double, i) == g_array_index(v, double, i - 1)) {
+        g_autofree char *shown = whatif_format(a, g_array_index(v, double, i));
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                    "--%s: the value %s is listed twice, in two spellings or one (allowed: each value once)",
+                    whatif_option(a), shown);
+        return FALSE;
+      }
+  }
+  const GArray *vs = s->layout[AX_VS], *sc = s->layout[AX_SCHED];
+  gboolean chunked = FALSE;
+  for (guint i = 0; sc && i < sc->len; i++) chunked |= sched_get(ival(sc, i))->chunked;
+  for (guint i = 0; vs && !chunked && i < vs->len; i++)
+    if (ival(vs, i) != 1) {
+      const char *one = sched_name(sc && sc->len ? ival(sc, 0) : 0);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "virtual_stages: %d needs the interleaved schedule; schedule %s holds one chunk per stage (allowed with "
+                  "%s: 1, or --schedule interleaved)", ival(vs, i), sc && sc->len > 1 ? "list" : one, one);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
+  if (!check_lists(s, err)) return NULL;
+  double n_points = count_points(s);
+  if (n_points > SWEEP_MAX_POINTS) return refuse_size(s, n_points, "platform points", err), NULL;
   g_autoptr(GArray) pts = platform_points(s, err);
   if (!pts) return NULL;
+  double layouts = 0;
+  for (guint i = 0; i < pts->len; i++) layouts += count_point(s, &g_array_index(pts, point, i));
+  if (layouts > SWEEP_MAX_LAYOUTS || ceil(layouts / s->shard_n) > SWEEP_MAX_RUN_LAYOUTS)
+    return refuse_size(s, layouts, "layouts", err), NULL;
   guint n;
   const char *const *cols = sweep_columns(&n);
   /* the workers' zygote now, while this process is small: the table and the requests are not yet built */

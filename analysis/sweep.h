@@ -53,6 +53,14 @@ typedef struct sweep_spec {
   GHashTable *trusts;     /* trust tables by stack (trust_lookup): each prediction's band and flags; NULL: none */
 } sweep_spec;
 
+/* A sweep's size, counted before anything is allocated (docs/sweep.md, "Size"): at most
+ * SWEEP_MAX_LAYOUTS layouts enumerated (sharded or not: every shard enumerates the whole sweep to
+ * find its rows), SWEEP_MAX_RUN_LAYOUTS rows in one run (one shard: about 5 KiB each, 1 GiB in all)
+ * and SWEEP_MAX_POINTS platform points; above, refused with the count and the list that shrinks it. */
+#define SWEEP_MAX_LAYOUTS 100000000.0
+#define SWEEP_MAX_RUN_LAYOUTS 200000
+#define SWEEP_MAX_POINTS 100000.0
+
 /* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */
 #define SWEEP_SHARD_COLUMN "shard"
 #define SWEEP_ENUMERATED_COLUMN "enumerated"

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -119,6 +120,14 @@ static void reap(zygote_state *zs, int options)
   }
 }
 
+/* In a child just forked: die with the parent (SIGKILL when it ends, however it ends, SIGKILL included:
+ * no zygote or worker runs on for minutes after a `kill` of the sweep). The parent may have died
+ * between the fork and the prctl: then the child is already an orphan, and goes now. */
+static void die_with_parent(pid_t parent)
+{
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(9);
+}
+
 static guint children(const zygote_state *zs)
 {
   return g_hash_table_size(zs->tag_of) + (zs->families ? g_hash_table_size(zs->families) : 0);
@@ -141,9 +150,13 @@ G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const voi
 
 static void spawn(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
 {
+  pid_t self = getpid();
   for (;;) {
     pid_t pid = fork();
-    if (pid == 0) worker_main(zs, tag, job, job_bytes);
+    if (pid == 0) {
+      die_with_parent(self);
+      worker_main(zs, tag, job, job_bytes);
+    }
     if (pid > 0) {
       g_hash_table_insert(zs->tag_of, GINT_TO_POINTER(pid), g_memdup2(&tag, sizeof tag));
       return;
@@ -167,8 +180,10 @@ static family *family_start(zygote_state *zs, const char *key, const void *job, 
   if (g_hash_table_size(zs->families) >= ZYGOTE_MAX_FAMILIES) return NULL;
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return NULL;
+  pid_t self = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    die_with_parent(self);
     close(fds[0]);
     close(zs->sig_fd);
     close(zs->jobs_fd);
@@ -255,8 +270,10 @@ zygote *zygote_start(const zygote_ops *ops, GError **err)
     goto no_socket;
   }
   fflush(NULL); /* nothing buffered is written twice */
+  pid_t self = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    die_with_parent(self);
     close(jobs[0]);
     close(results[0]);
     zygote_state zs = {.jobs_fd = jobs[1], .results_fd = results[1], .ops = *ops};

@@ -21,6 +21,10 @@
  * the zygote, with how it died. Sockets, not pipes: a send to a zygote that
  * has died fails (MSG_NOSIGNAL) instead of killing the caller by SIGPIPE.
  *
+ * Lifetime: the zygote, a family zygote and a worker each die with the process that forked it
+ * (PR_SET_PDEATHSIG, SIGKILL): killing the caller, even by SIGKILL, leaves no process running
+ * (tests/test_zygote.c kills it by SIGTERM and SIGKILL).
+ *
  * Families (zygote_ops.family): work common to many jobs done once, in a
  * zygote of their own forked by the first, before their workers are forked
  * from it. The pool's family is the platform: its zygote creates SimGrid's

@@ -1,14 +1,17 @@
 /* test_zygote -- the fork server (analysis/zygote.h) on jobs whose answers
  * are known: each result comes back under its own tag, a worker that dies is
  * reported with its signal, the workers of a family start from what their
- * family's zygote prepared (once, in one process), and a family zygote that
- * dies reports the jobs it was given. */
+ * family's zygote prepared (once, in one process), a family zygote that
+ * dies reports the jobs it was given, and no zygote or worker outlives the
+ * process that started them, killed by SIGTERM or SIGKILL. */
 #include <check.h>
 
 #include "check_main.h"
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/zygote.h"
@@ -30,9 +33,37 @@ typedef struct tres {
 static char prepared_letter; /* set by prepare, in a family zygote only */
 static int prepare_count;
 
+/* A job of k 1000: it writes its process, its parent (a family zygote) and its grandparent (the zygote)
+ * to this pipe, then sleeps a minute (it must be killed long before). */
+static int report_fd = -1;
+
+static pid_t parent_of(pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid), *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return -1;
+  const char *p = strrchr(text, ')'); /* "pid (name) state ppid ..." */
+  char state;
+  int ppid;
+  return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? ppid : -1;
+}
+
+/* Alive: a process that exists and is not a zombie (a zombie has ended; its reaper may be slow). */
+static gboolean alive(pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", pid), *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return FALSE;
+  const char *p = strrchr(text, ')');
+  return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 static void run(const void *job, size_t n, void *result, size_t result_bytes)
 {
   const tjob *j = job;
+  if (j->k == 1000) {
+    int who[3] = {getpid(), getppid(), parent_of(getppid())};
+    ck_assert(write(report_fd, who, sizeof who) == sizeof who);
+    sleep(60);
+  }
   ck_assert_uint_eq(n, sizeof *j);
   ck_assert_uint_eq(result_bytes, sizeof(tres));
   if (j->k < 0) abort(); /* a worker that dies: SIGABRT */
@@ -168,6 +199,47 @@ START_TEST(test_a_family_zygote_that_dies_reports_its_jobs)
 }
 END_TEST
 
+/* A process starts a zygote and a job that sleeps in a family's worker; the process is killed by sig: the
+ * worker, its family zygote and the zygote must be gone within 2 s (they would sleep a minute). */
+static void parent_killed_by(int sig)
+{
+  int fds[2];
+  ck_assert(pipe(fds) == 0);
+  pid_t parent = fork();
+  ck_assert(parent >= 0);
+  if (parent == 0) {
+    setpgid(0, 0); /* a group of its own, with the default action of sig (not Check's) */
+    signal(sig, SIG_DFL);
+    close(fds[0]);
+    report_fd = fds[1];
+    zygote *z = start();
+    tjob j = {1000, 'A'};
+    guint64 tag;
+    if (!zygote_submit(z, &j, sizeof j, &tag)) _exit(1);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  int who[3];
+  ck_assert_int_eq(read(fds[0], who, sizeof who), sizeof who);
+  close(fds[0]);
+  ck_assert(alive(who[0]) && alive(who[1]) && alive(who[2]));
+  ck_assert_int_eq(parent_of(who[2]), parent); /* worker <- family zygote <- zygote <- the killed process */
+  kill(parent, sig);
+  int status;
+  ck_assert_int_eq(waitpid(parent, &status, 0), parent);
+  ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+  for (int i = 0; i < 200 && (alive(who[0]) || alive(who[1]) || alive(who[2])); i++) g_usleep(10000);
+  ck_assert_msg(!alive(who[2]), "the zygote %d outlived its parent (signal %d)", who[2], sig);
+  ck_assert_msg(!alive(who[1]), "the family zygote %d outlived its parent (signal %d)", who[1], sig);
+  ck_assert_msg(!alive(who[0]), "the worker %d outlived its parent (signal %d)", who[0], sig);
+}
+
+START_TEST(test_no_process_outlives_a_parent_killed_by_sigterm) { parent_killed_by(SIGTERM); }
+END_TEST
+
+START_TEST(test_no_process_outlives_a_parent_killed_by_sigkill) { parent_killed_by(SIGKILL); }
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("zygote");
@@ -177,6 +249,8 @@ int main(void)
   tcase_add_test(tc, test_a_worker_that_dies_is_reported_with_its_signal);
   tcase_add_test(tc, test_family_workers_start_from_what_their_zygote_prepared_once);
   tcase_add_test(tc, test_a_family_zygote_that_dies_reports_its_jobs);
+  tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigterm);
+  tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigkill);
   suite_add_tcase(s, tc);
   return check_run_forked(s);
 }

@@ -19,6 +19,12 @@ static const char *const COLUMNS[] = {
     "t_idle_s", "error"};
 G_STATIC_ASSERT(TL_N == 8);
 
+/* The option that lists each layout axis. */
+static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
+                                               [AX_CKPT] = "checkpointing", [AX_ATTN] = "attention-kernel",
+                                               [AX_MB] = "micro-batch", [AX_SCHED] = "schedule",
+                                               [AX_VS] = "virtual-stages", [AX_CP] = "cp"};
+
 const char *const *sweep_columns(guint *n)
 {
   *n = G_N_ELEMENTS(COLUMNS);
@@ -42,6 +48,26 @@ gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
                   "--format csv, as --shard writes it)", path, COLUMNS[i]);
       return FALSE;
     }
+  return TRUE;
+}
+
+gboolean sweep_check_shard_columns(const csv_table *t, const char *path, char **id, const char **id_path, GError **err)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++) /* a shard is of this version: no column is optional */
+    if (csv_column(t, COLUMNS[i]) < 0) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
+                  "--format csv, as --shard writes it)", path, COLUMNS[i]);
+      return FALSE;
+    }
+  if (csv_column(t, SWEEP_ID_COLUMN) < 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
+                "--format csv, as --shard writes it)", path, SWEEP_ID_COLUMN);
+    return FALSE;
+  }
+  if (!*id && t->rows->len) {
+    *id = g_strdup(csv_cell(t, 0, csv_column(t, SWEEP_ID_COLUMN)));
+    *id_path = path;
+  }
   return TRUE;
 }
 
@@ -325,25 +351,87 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   }
 }
 
-/* A shard's rows say which slice they are and how many layouts the whole sweep enumerated: merge
- * then knows every index it must find, even when the shard that is missing holds the last ones. */
+/* What the sweep is, whatever the shard: its model, batch, code options and every list, hashed (SHA-256,
+ * the first 16 hex digits). Shards of one sweep carry the same; merge refuses two. */
+static char *sweep_id(const sweep_spec *s)
+{
+  GString *d = g_string_new(NULL);
+  g_string_append_printf(d, "model %s %s seq %d gb %d zero %d ov %d %d part %d %d sym %d shards %d\n", s->m.name,
+                         s->model_file ? s->model_file : "-", s->seq_len, s->global_batch, s->zero, s->overlap_grad_reduce,
+                         s->overlap_param_gather, s->partition_set, (int)s->gen.partition, s->gen.symmetry, s->shard_n);
+  g_string_append_printf(d, "m %d %d %d %d\n", s->m.layers, s->m.hidden, s->m.heads, s->m.vocab);
+  for (int ax = 0; ax < AX_N; ax++) {
+    g_string_append_printf(d, "%s:", AXIS_OPTIONS[ax]);
+    for (guint i = 0; s->layout[ax] && i < s->layout[ax]->len; i++) g_string_append_printf(d, " %d", ival(s->layout[ax], i));
+    g_string_append_c(d, '\n');
+  }
+  for (guint i = 0; i < s->profiles->len; i++) g_string_append_printf(d, "profile %s\n", (char *)s->profiles->pdata[i]);
+  for (guint i = 0; i < s->stacks->len; i++) g_string_append_printf(d, "stack %s\n", (char *)s->stacks->pdata[i]);
+  for (guint i = 0; i < s->gpus->len; i++) g_string_append_printf(d, "gpus %d\n", ival(s->gpus, i));
+  for (int a = 0; a < WHATIF_N; a++)
+    for (guint i = 0; s->whatif[a] && i < s->whatif[a]->len; i++)
+      g_string_append_printf(d, "%s %a\n", whatif_option(a), g_array_index(s->whatif[a], double, i));
+  g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, d->str, (gssize)d->len);
+  g_string_free(d, TRUE);
+  return g_strndup(sum, 16);
+}
+
+/* A shard's rows say which slice they are, how many layouts the whole sweep enumerated and which sweep
+ * it is: merge then knows every index it must find, even when the shard that is missing holds the last
+ * ones, and refuses shards of two sweeps. */
 static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
 {
-  int cs = csv_add_column(t, SWEEP_SHARD_COLUMN), ce = csv_add_column(t, SWEEP_ENUMERATED_COLUMN);
+  int cs = csv_add_column(t, SWEEP_SHARD_COLUMN), ce = csv_add_column(t, SWEEP_ENUMERATED_COLUMN),
+      ci = csv_add_column(t, SWEEP_ID_COLUMN);
   g_autofree char *shard = g_strdup_printf("%d/%d", s->shard_i, s->shard_n);
   g_autofree char *n = g_strdup_printf("%u", enumerated);
+  g_autofree char *id = sweep_id(s);
   for (guint r = 0; r < t->rows->len; r++) {
     csv_set(t, r, cs, shard);
     csv_set(t, r, ce, n);
+    csv_set(t, r, ci, id);
   }
 }
 
-/* ---- the sweep's size, counted before anything is allocated ---- */
+/* The columns of the result that hold a time or a figure: empty, or a finite number at least 0. */
+static const char *const NUMBERS[] = {"step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib",
+                                      "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s",
+                                      "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s", "t_idle_s"};
 
-static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
-                                               [AX_CKPT] = "checkpointing", [AX_ATTN] = "attention-kernel",
-                                               [AX_MB] = "micro-batch", [AX_SCHED] = "schedule",
-                                               [AX_VS] = "virtual-stages", [AX_CP] = "cp"};
+gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const csv_table *first, GError **err)
+{
+  guint line = csv_row_line(t, r);
+  const char *st = csv_cell(t, r, csv_column(t, "status"));
+  if (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "invalid")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, oom, invalid)", path, line, st);
+    return FALSE;
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(NUMBERS); i++) {
+    int c = csv_column(t, NUMBERS[i]);
+    const char *v = c < 0 ? "" : csv_cell(t, r, c);
+    char *end;
+    double x = *v ? g_ascii_strtod(v, &end) : 0;
+    gboolean need = !strcmp(st, "ok") && !strcmp(NUMBERS[i], "step_time_s");
+    if ((*v && (*end || !isfinite(x) || x < 0)) || (need && (!*v || x <= 0))) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: %s '%.40s' (allowed: %s)", path, line, NUMBERS[i], v,
+                  need ? "a finite number above 0 in a row of status ok" : "empty, or a finite number from 0");
+      return FALSE;
+    }
+  }
+  /* a row of another sweep: its model, sequence and batch are the first row's */
+  static const char *const SAME[] = {"model", "model_file", "seq_len", "global_batch", "vocab"};
+  for (size_t i = 0; first && first->rows->len && i < G_N_ELEMENTS(SAME); i++) {
+    const char *a = csv_cell(t, r, csv_column(t, SAME[i])), *b = csv_cell(first, 0, csv_column(first, SAME[i]));
+    if (strcmp(a, b)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: %s '%.60s', but the first row merged has '%.60s' (allowed: the "
+                  "rows of one sweep)", path, line, SAME[i], a, b);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* ---- the sweep's size, counted before anything is allocated ---- */
 
 /* The longest list the user gave: its option (without "--") and length; NULL when none has two values. */
 static const char *longest_list(const sweep_spec *s, guint *len)

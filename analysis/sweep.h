@@ -16,8 +16,10 @@
  * (sweep_report.h) is computed from that table alone, so a run split in
  * shards (--shard I/N: the rows whose index is I-1 mod N) and merged gives
  * byte for byte what the whole run gives. A shard's table (N > 1) has two
- * more columns, last: shard ("I/N") and enumerated (the layouts of the
- * whole sweep), so that merge can name a missing shard; merge drops them.
+ * more columns, last: shard ("I/N"), enumerated (the layouts of the
+ * whole sweep) and sweep (a hash of the sweep's lists and options), so
+ * that merge can name a missing shard and refuse shards of two sweeps;
+ * merge drops them.
  *
  * Owns: the axes, the enumeration, the canonical table.
  * May not touch: ranking and formats (sweep_report), option parsing.
@@ -55,20 +57,28 @@ typedef struct sweep_spec {
 
 /* A sweep's size, counted before anything is allocated (docs/sweep.md, "Size"): at most
  * SWEEP_MAX_LAYOUTS layouts enumerated (sharded or not: every shard enumerates the whole sweep to
- * find its rows), SWEEP_MAX_RUN_LAYOUTS rows in one run (one shard: about 5 KiB each, 1 GiB in all)
+ * find its rows), SWEEP_MAX_RUN_LAYOUTS rows in one run (one shard: about 5 KiB each, half a GiB in all)
  * and SWEEP_MAX_POINTS platform points; above, refused with the count and the list that shrinks it. */
 #define SWEEP_MAX_LAYOUTS 100000000.0
-#define SWEEP_MAX_RUN_LAYOUTS 200000
+#define SWEEP_MAX_RUN_LAYOUTS 100000
 #define SWEEP_MAX_POINTS 100000.0
 
 /* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */
 #define SWEEP_SHARD_COLUMN "shard"
 #define SWEEP_ENUMERATED_COLUMN "enumerated"
+#define SWEEP_ID_COLUMN "sweep" /* a hash of what the sweep is (its lists, model, batch): one value per sweep */
 
 const char *const *sweep_columns(guint *n);
 /* Enumerate, check and simulate; returns the canonical table (NULL with err on a bad profile). */
 csv_table *sweep_run(const sweep_spec *s, GError **err);
 /* Check that t is a canonical sweep table (merge's input), naming path in the error. */
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err);
+/* A shard's columns (t has SWEEP_SHARD_COLUMN): every column of this version, the sweep's hash among
+ * them; *id (NULL: none yet) takes the first row's hash and *id_path path. */
+gboolean sweep_check_shard_columns(const csv_table *t, const char *path, char **id, const char **id_path, GError **err);
+/* Check row r of shard t (merge's input) trusting nothing: status in its domain, times and figures
+ * finite and not negative (a step time above 0 where status is ok), and model, model_file, seq_len,
+ * global_batch and vocab those of `first` (the first shard; NULL: none yet). */
+gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const csv_table *first, GError **err);
 
 #endif

@@ -415,6 +415,8 @@ csv_table *sweep_merge(const char *const *paths, int n, GError **err)
   g_autoptr(csv_table) all = csv_new(cols, nc);
   g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   shard_claim claim = {0};
+  g_autofree char *id = NULL; /* the sweep's hash (SWEEP_ID_COLUMN), as the first shard says */
+  const char *id_path = NULL;
   for (int f = 0; f < n; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
     if (!t || !sweep_check_table(t, paths[f], err)) return NULL;
@@ -424,7 +426,14 @@ csv_table *sweep_merge(const char *const *paths, int n, GError **err)
                   "--format csv, as --shard writes it)", paths[f], cs < 0 ? SWEEP_SHARD_COLUMN : SWEEP_ENUMERATED_COLUMN);
       return NULL;
     }
+    if (cs >= 0 && !sweep_check_shard_columns(t, paths[f], &id, &id_path, err)) return NULL;
     for (guint r = 0; r < t->rows->len; r++) {
+      if (!sweep_check_row(t, r, paths[f], all, err)) return NULL;
+      if (cs >= 0 && strcmp(cell(t, r, SWEEP_ID_COLUMN), id)) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: sweep '%.40s', but %s is of sweep '%s' (allowed: the "
+                    "shards of one sweep)", paths[f], csv_row_line(t, r), cell(t, r, SWEEP_ID_COLUMN), id_path, id);
+        return NULL;
+      }
       const char *ix = cell(t, r, "index");
       const char *other = g_hash_table_lookup(seen, ix);
       if (other) {

@@ -169,8 +169,50 @@ static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
   return measured;
 }
 
+/* FALSE with err when two of the tables are one: the same file (twice, or through a link) or the same
+ * bytes (a copy), which would count every row twice. */
+static gboolean distinct_tables(const char *const *paths, int n, GError **err)
+{
+  g_autofree char **sums = g_new0(char *, n > 0 ? n : 1);
+  gboolean ok = TRUE;
+  for (int f = 0; f < n && ok; f++) {
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(paths[f], &text, &len, NULL)) continue; /* csv_read names the file */
+    sums[f] = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, len);
+    for (int g = 0; g < f && ok; g++)
+      if (sums[g] && !strcmp(sums[g], sums[f])) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "validate: %s is the same table as %s (allowed: each table "
+                    "once; its rows would count twice)", paths[f], paths[g]);
+        ok = FALSE;
+      }
+  }
+  for (int f = 0; f < n; f++) g_free(sums[f]);
+  return ok;
+}
+
+/* A warning on standard error for each row that repeats an earlier one of the same table cell for cell. */
+static void warn_repeated_rows(const csv_table *t, const char *path)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint r = 0; r < t->rows->len; r++) {
+    GString *key = g_string_new(NULL);
+    for (guint c = 0; c < t->header->len; c++) {
+      g_string_append(key, csv_cell(t, r, (int)c));
+      g_string_append_c(key, '\x1f');
+    }
+    gpointer first = g_hash_table_lookup(seen, key->str);
+    if (first)
+      g_printerr("layoutsim: warning: %s line %u repeats line %u cell for cell (both are counted)\n", path,
+                 csv_row_line(t, r), GPOINTER_TO_UINT(first));
+    else g_hash_table_insert(seen, g_strdup(key->str), GUINT_TO_POINTER(csv_row_line(t, r)));
+    g_string_free(key, TRUE);
+  }
+}
+
 GArray *val_predict_files(const char *const *paths, int n_paths, const predict_cfg *cfg, GError **err)
 {
+  if (!distinct_tables(paths, n_paths, err)) return NULL;
   GArray *rows = g_array_new(FALSE, TRUE, sizeof(val_row));
   for (int f = 0; f < n_paths; f++) {
     g_autoptr(csv_table) t = csv_read(paths[f], err);
@@ -178,6 +220,7 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
       g_array_free(rows, TRUE);
       return NULL;
     }
+    warn_repeated_rows(t, paths[f]);
     g_autofree prediction *p = predict_table(t, cfg);
     for (guint r = 0; r < t->rows->len; r++) {
       val_row v = {0};
@@ -186,6 +229,15 @@ GArray *val_predict_files(const char *const *paths, int n_paths, const predict_c
       v.pred = p[r].status;
       v.pred_step_s = p[r].status == PRED_INVALID ? NAN : p[r].step_time_s;
       v.trust = p[r].trust;
+      /* physically impossible: faster than the model's FLOPs at the GPUs' peak (an MFU above 100%) */
+      double ideal_s = p[r].status != PRED_INVALID && p[r].mfu > 0 && p[r].step_time_s > 0 ? p[r].mfu * p[r].step_time_s : 0;
+      if (measured && v.meas == MEAS_OK && v.meas_step_s < ideal_s) {
+        g_set_error(&bad, LSIM_ERROR, LSIM_ERROR_INVALID, "step_time_s: %g s is below the ideal compute time at the GPUs' "
+                    "peak, %.4g s (an MFU above 100%%) (allowed: at least %.4g s)", v.meas_step_s, ideal_s, ideal_s);
+        measured = FALSE;
+        v.meas = MEAS_OTHER;
+        v.meas_step_s = NAN;
+      }
       const char *why = !measured ? bad->message : p[r].status == PRED_INVALID ? p[r].error : NULL;
       if (why) g_snprintf(v.invalid, sizeof v.invalid, "%s line %u: %s", paths[f], csv_row_line(t, r), why);
       g_array_append_val(rows, v);

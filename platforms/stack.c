@@ -94,6 +94,11 @@ gboolean stack_save(const stack_profile *s, const char *path, GError **err)
 
 gen_code stack_gen_code(const stack_profile *s)
 {
-  return (gen_code){.mlp_in_gemms = (int)s->mlp_in_gemms, .fused_norm = s->fused_norm != 0,
-                    .grad_reduce_bytes = s->grad_reduce_bytes, .fused_softmax_batches = (int)s->fused_softmax_batches};
+  gen_code c;
+  memset(&c, 0, sizeof c); /* its padding too: a request carrying it is sent to the workers as bytes */
+  c.mlp_in_gemms = (int)s->mlp_in_gemms;
+  c.fused_norm = s->fused_norm != 0;
+  c.grad_reduce_bytes = s->grad_reduce_bytes;
+  c.fused_softmax_batches = (int)s->fused_softmax_batches;
+  return c;
 }

@@ -351,14 +351,14 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   }
 }
 
-/* What the sweep is, whatever the shard: its model, batch, code options and every list, hashed (SHA-256,
+/* What the sweep is, whatever the shard and the split: its model, batch, code options and every list, hashed (SHA-256,
  * the first 16 hex digits). Shards of one sweep carry the same; merge refuses two. */
 static char *sweep_id(const sweep_spec *s)
 {
   GString *d = g_string_new(NULL);
-  g_string_append_printf(d, "model %s %s seq %d gb %d zero %d ov %d %d part %d %d sym %d shards %d\n", s->m.name,
+  g_string_append_printf(d, "model %s %s seq %d gb %d zero %d ov %d %d part %d %d sym %d\n", s->m.name,
                          s->model_file ? s->model_file : "-", s->seq_len, s->global_batch, s->zero, s->overlap_grad_reduce,
-                         s->overlap_param_gather, s->partition_set, (int)s->gen.partition, s->gen.symmetry, s->shard_n);
+                         s->overlap_param_gather, s->partition_set, (int)s->gen.partition, s->gen.symmetry);
   g_string_append_printf(d, "m %d %d %d %d\n", s->m.layers, s->m.hidden, s->m.heads, s->m.vocab);
   for (int ax = 0; ax < AX_N; ax++) {
     g_string_append_printf(d, "%s:", AXIS_OPTIONS[ax]);

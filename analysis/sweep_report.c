@@ -429,11 +429,6 @@ csv_table *sweep_merge(const char *const *paths, int n, GError **err)
     if (cs >= 0 && !sweep_check_shard_columns(t, paths[f], &id, &id_path, err)) return NULL;
     for (guint r = 0; r < t->rows->len; r++) {
       if (!sweep_check_row(t, r, paths[f], all, err)) return NULL;
-      if (cs >= 0 && strcmp(cell(t, r, SWEEP_ID_COLUMN), id)) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: sweep '%.40s', but %s is of sweep '%s' (allowed: the "
-                    "shards of one sweep)", paths[f], csv_row_line(t, r), cell(t, r, SWEEP_ID_COLUMN), id_path, id);
-        return NULL;
-      }
       const char *ix = cell(t, r, "index");
       const char *other = g_hash_table_lookup(seen, ix);
       if (other) {
@@ -442,6 +437,11 @@ csv_table *sweep_merge(const char *const *paths, int n, GError **err)
         return NULL;
       }
       if (cs >= 0 && !check_shard_row(t, r, paths[f], cs, ce, &claim, err)) return NULL;
+      if (cs >= 0 && strcmp(cell(t, r, SWEEP_ID_COLUMN), id)) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: sweep '%.40s', but %s is of sweep '%s' (allowed: the "
+                    "shards of one sweep)", paths[f], csv_row_line(t, r), cell(t, r, SWEEP_ID_COLUMN), id_path, id);
+        return NULL;
+      }
       g_hash_table_insert(seen, g_strdup(ix), g_strdup(paths[f]));
       csv_append_row_from(all, t, r);
     }

@@ -103,7 +103,21 @@ cJSON *lsim_json_read_file_within(const char *path, lsim_input_kind kind, double
   if (!j) {
     const char *at = cJSON_GetErrorPtr();
     long off = at ? (long)(at - text) : -1;
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not valid JSON (near byte %ld)", path, off);
+    /* cJSON refuses values nested deeper than CJSON_NESTING_LIMIT as it refuses bad syntax: say which */
+    int depth = 0, deepest = 0;
+    gboolean in_string = FALSE;
+    for (const char *p = text; at && p < at && p < text + len; p++) {
+      if (in_string) {
+        if (*p == '\\' && p + 1 < at) p++;
+        else if (*p == '"') in_string = FALSE;
+      } else if (*p == '"') in_string = TRUE;
+      else if (*p == '[' || *p == '{') deepest = MAX(deepest, ++depth);
+      else if (*p == ']' || *p == '}') depth--;
+    }
+    if (deepest >= CJSON_NESTING_LIMIT)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: JSON nested too deep: more than %d arrays or objects inside "
+                  "one another near byte %ld (allowed: at most %d)", path, CJSON_NESTING_LIMIT, off, CJSON_NESTING_LIMIT);
+    else g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: not valid JSON (near byte %ld)", path, off);
     return NULL;
   }
   while (end < text + len && g_ascii_isspace(*end)) end++;

@@ -207,7 +207,7 @@ static gboolean element(xmlTextReaderPtr rd, const char *path, GArray *zones, pl
   c->hosts += hosts;
   if (c->hosts > PLAT_XML_MAX_HOSTS)
     return refuse(err, path, line, "more than %d hosts (allowed: at most %d)", PLAT_XML_MAX_HOSTS, PLAT_XML_MAX_HOSTS);
-  if (parent && (hosts || is_zone(name) || !strcmp(name, "router"))) parent->points += hosts ? (double)hosts : 1;
+  if (parent && (hosts || is_zone(name) || !strcmp(name, "router"))) parent->points += 1; /* a cluster: one zone */
   if (is_zone(name) && !xmlTextReaderIsEmptyElement(rd)) {
     g_autofree char *routing = (char *)xmlTextReaderGetAttribute(rd, (const xmlChar *)"routing");
     zone_frame z = {.full = routing && !strcmp(routing, "Full")};

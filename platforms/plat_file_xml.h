@@ -26,7 +26,7 @@
 /* What the file holds, counted as it is read. */
 typedef struct plat_xml_census {
   gint64 elements, hosts, links, routes, depth;
-  double full_zone_pairs; /* the sum over routing="Full" zones of (their hosts and zones)^2 */
+  double full_zone_pairs; /* the sum over routing="Full" zones of (their hosts, routers and zones)^2 */
   double bytes;           /* SimGrid's estimated memory for the platform */
 } plat_xml_census;
 

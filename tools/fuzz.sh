@@ -2,7 +2,7 @@
 # Build and run the libFuzzer harnesses of tests/fuzz/ (docs/hardening.md).
 # Usage: bash tools/fuzz.sh build                 configure ./build-fuzz (clang, -Dfuzz=true, ASan + UBSan), build them
 #        bash tools/fuzz.sh run NAME [SECONDS] [LIBFUZZER OPTIONS...]
-#                                                 fuzz one harness (model, profile, graph, table, options) for
+#                                                 fuzz one harness (model, profile, graph, table, options, platform, merge) for
 #                                                 SECONDS (default 600), one process
 #        bash tools/fuzz.sh ci [SECONDS]          build, replay every seed, then each harness SECONDS (default 20)
 # The seeds (tests/fuzz/corpus/NAME) are only read; what a run learns goes to build-fuzz/corpus/NAME, kept
@@ -10,7 +10,7 @@
 # when any harness failed: its input is there, and to be kept as a seed once it is fixed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-HARNESSES=(model profile graph table options)
+HARNESSES=(model profile graph table options platform merge)
 B=build-fuzz
 
 build() {

@@ -15,7 +15,7 @@ static const axis_info AXES[AXIS_N] = {
                  .sweep_default = "powers of 2 up to a node (at most 8) dividing the heads and the vocabulary",
                  .mirrored = TRUE, .shards = AXIS_SHARDS_PARAMS | AXIS_SHARDS_ACTIVATIONS, .group = B(TP),
                  .offset = offsetof(layout, tp)},
-    [AXIS_CP] = {.name = "cp", .option = "--cp", .column = "cp", .max = LAYOUT_MAX_GPUS, .listable = TRUE,
+    [AXIS_CP] = {.name = "cp", .option = "--cp", .column = "cp", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .listable = TRUE,
                  .help = "context-parallel degree (default 1): each rank holds seq-len/cp tokens, attention is "
                          "TransformerEngine's ring (seq-len a multiple of 2*cp, a flash kernel); docs/model.md",
                  .sweep_default = "1 only", .shards = AXIS_SHARDS_ACTIVATIONS | AXIS_REPLICATES_WEIGHTS,

@@ -35,6 +35,7 @@ typedef struct axis_info {
   const char *name;        /* "tp": the layout string's, the graph's group label, trust's */
   const char *option;      /* "--tp" (NULL: not an option, the derived dp) */
   const char *column;      /* the CSV column of sweep and predict tables (NULL: not a column) */
+  gboolean column_optional; /* a table without the column (from before the axis) reads degree 1 */
   const char *help;        /* the help line's text after the option's name */
   const char *sweep_default; /* what a sweep enumerates when the axis is not listed, in words */
   int max;                 /* the largest degree an option may give (divisibility: layout_validate) */

@@ -78,9 +78,7 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
   gboolean tracing = replay && rq->replay.simgrid_paje_path;
   /* symmetry: one explicit program per stage and coordinates along the axes not mirrored (the cp index;
    * generate.c, axes.h) */
-  unsigned stage_axes = 0;
-  for (int a = 0; a < AXIS_N; a++)
-    if (axis_get(a)->stage) stage_axes |= AXIS_BIT(a);
+  unsigned stage_axes = axis_mask_stage();
   double per_stage = (double)axis_product(l, AXIS_ALL & ~stage_axes);
   double explicit_per_stage = rq->gen.symmetry ? (double)axis_product(l, AXIS_ALL & ~stage_axes & ~axis_mask_mirrored())
                                                : per_stage;

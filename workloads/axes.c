@@ -65,6 +65,14 @@ unsigned axis_mask_mirrored(void)
   return m;
 }
 
+unsigned axis_mask_stage(void)
+{
+  unsigned m = 0;
+  for (int a = 0; a < AXIS_N; a++)
+    if (AXES[a].stage) m |= AXIS_BIT(a);
+  return m;
+}
+
 void axis_group_label(const layout *l, axis_id own, char *out, gsize n)
 {
   out[0] = '\0';

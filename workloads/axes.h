@@ -60,8 +60,9 @@ void axis_set_size(struct layout *l, axis_id a, int v);
 gint64 axis_product(const struct layout *l, unsigned mask);
 /* The mask of the axes whose info has every bit of `shards` set (e.g. AXIS_REPLICATES_WEIGHTS). */
 unsigned axis_mask_sharding(unsigned shards);
-/* The mask of the mirrored axes (axis_info.mirrored). */
+/* The mask of the mirrored axes (axis_info.mirrored), of the stage axis (axis_info.stage). */
 unsigned axis_mask_mirrored(void);
+unsigned axis_mask_stage(void);
 
 /* A group's label: its axes' names, slowest first, joined by '-', leaving out those of degree 1 but the
  * first-named axis `own` ("dp-cp" at cp 2, "dp" at cp 1; Megatron-Core's names). */

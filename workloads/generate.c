@@ -967,7 +967,8 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
                       g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
   g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", layout_dp_cp(l) * l->tp));
+  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%" G_GINT64_FORMAT,
+                      axis_product(l, AXIS_ALL & ~axis_mask_stage()))); /* every axis' but the stage's */
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)

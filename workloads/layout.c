@@ -14,9 +14,11 @@ static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
 {
-  layout l = {.gpus = 64, .tp = 1, .pp = 1, .cp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
+  layout l = {.gpus = 64, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
               .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero = 1,
               .schedule = 0, .virtual_stages = 1};
+  for (int a = 0; a < AXIS_N; a++) /* every axis' degree 1; dp's set by layout_validate */
+    if (!axis_get(a)->derived) axis_set_size(&l, a, 1);
   return l;
 }
 
@@ -129,7 +131,9 @@ static gboolean check_zero(const layout *l, GError **err)
 static gboolean check_axes_divide(const layout *l, GError **err)
 {
   g_autoptr(GString) before = g_string_new("tp*pp"), all = g_string_new(NULL);
-  for (int a = 0; a < AXIS_N; a++) g_string_append_printf(all, "%s%s", a ? "*" : "", axis_get(a)->name);
+  for (int a = 0; a < AXIS_N; a++) /* an axis added later (its column optional) named where it is used */
+    if (!axis_get(a)->column_optional || axis_size(l, a) != 1)
+      g_string_append_printf(all, "%s%s", all->len ? "*" : "", axis_get(a)->name);
   gint64 used = (gint64)l->tp * l->pp;
   for (int a = 0; a < AXIS_N; a++) {
     int v = axis_size(l, a);

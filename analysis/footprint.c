@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "common/lsim_error.h"
+#include "workloads/axes.h"
 #include "workloads/partition.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -75,8 +76,12 @@ gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint 
   partition part;
   if (!partition_make_chunked(&part, &rq->m, l->pp, l->virtual_stages, l->tp, rq->gen.partition, err)) return FALSE;
   gboolean tracing = replay && rq->replay.simgrid_paje_path;
-  /* symmetry: one explicit program per stage and cp index (generate.c) */
-  double per_stage = (double)layout_dp_cp(l) * l->tp, explicit_per_stage = rq->gen.symmetry ? l->cp : per_stage;
+  /* symmetry: one explicit program per stage and coordinates along the axes not mirrored (the cp index;
+   * generate.c, axes.h) */
+  unsigned stage_axes = axis_mask_stage();
+  double per_stage = (double)axis_product(l, AXIS_ALL & ~stage_axes);
+  double explicit_per_stage = rq->gen.symmetry ? (double)axis_product(l, AXIS_ALL & ~stage_axes & ~axis_mask_mirrored())
+                                               : per_stage;
   double event_bytes = EVENT_GRAPH_BYTES + (replay ? EVENT_REPLAY_BYTES : 0), all_events = 0;
   for (int s = 0; s < l->pp; s++) {
     gen_stage_size sz;

@@ -12,6 +12,7 @@
 #include "common/lsim_progress.h"
 #include "platforms/plat_params.h"
 #include "sim/replay.h"
+#include "workloads/axes.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -169,9 +170,12 @@ static char *memory_key(const sim_request *rq, gboolean symmetry)
   const gpu_profile *p = &rq->prof;
   const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
+  g_autoptr(GString) axes = g_string_new(NULL); /* every axis' degree (axes.h) */
+  for (int a = 0; a < AXIS_N; a++)
+    if (!axis_get(a)->derived) g_string_append_printf(axes, " %d", axis_size(l, a));
+  return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g",
-                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, l->tp, l->pp, l->cp, l->sp,
+                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, axes->str, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                          l->schedule, l->virtual_stages, rq->gen.partition,
                          symmetry, p->gpus_per_node, p->stack.cuda_context_gib,

@@ -7,6 +7,7 @@
 
 #include "energy.h"
 #include "common/lsim_error.h"
+#include "workloads/axes.h"
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
 
@@ -133,9 +134,15 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   layout *l = &rq->l;
   if (!row_int(t, r, "vocab", &vocab, err) || !row_int(t, r, "seq_len", &l->seq_len, err) ||
       !row_int(t, r, "global_batch", &l->global_batch, err) || !row_int(t, r, "gpus", &l->gpus, err) ||
-      !row_int(t, r, "micro_batch", &l->micro_batch, err) || !row_int(t, r, "tp", &l->tp, err) ||
-      !row_int(t, r, "pp", &l->pp, err) || !row_int(t, r, "sp", &sp, err))
+      !row_int(t, r, "micro_batch", &l->micro_batch, err) || !row_int(t, r, "sp", &sp, err))
     return FALSE;
+  for (int a = 0; a < AXIS_N; a++) { /* the axes' columns (axes.h); an optional one's empty cell is 1 */
+    const axis_info *ax = axis_get(a);
+    if (!ax->column || (ax->column_optional && !*row_opt(t, r, ax->column))) continue;
+    int v;
+    if (!row_int(t, r, ax->column, &v, err)) return FALSE;
+    axis_set_size(l, a, v);
+  }
   if (vocab < 1 || vocab > MODEL_MAX_VOCAB) { /* as --vocab: 0 is refused, not "the model's" */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "vocab: '%d' is not a vocabulary size (allowed: 1 to %d)", vocab,
                 MODEL_MAX_VOCAB);
@@ -151,8 +158,6 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
   if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
-  /* optional: context parallelism; empty = 1 */
-  if (*row_opt(t, r, "cp") && !row_int(t, r, "cp", &l->cp, err)) return FALSE;
   /* optional: the ZeRO stage (empty = 1, the study's) and the overlaps (empty = 0) */
   if (*row_opt(t, r, "zero") && !row_int(t, r, "zero", &l->zero, err)) return FALSE;
   if (l->zero > 3) {

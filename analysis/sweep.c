@@ -6,6 +6,7 @@
 
 #include "energy.h"
 #include "common/lsim_error.h"
+#include "workloads/axes.h"
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
 
@@ -203,9 +204,8 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set(t, r, "checkpointing", layout_ckpt_name(l->ckpt));
   set(t, r, "attention_kernel", layout_attn_name(l->attn));
   set_int(t, r, "micro_batch", l->micro_batch);
-  set_int(t, r, "tp", l->tp);
-  set_int(t, r, "pp", l->pp);
-  set_int(t, r, "cp", l->cp);
+  for (int a = 0; a < AXIS_N; a++) /* the axes' columns (axes.h) */
+    if (axis_get(a)->column) set_int(t, r, axis_get(a)->column, axis_size(l, a));
   set_int(t, r, "sp", l->sp);
   gen_options gen = s->gen;
   if (!s->partition_set) gen.partition = pt->prof.stack.partition;

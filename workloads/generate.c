@@ -13,6 +13,7 @@
 #include "common/lsim_error.h"
 #include "block.h"
 #include "memory.h"
+#include "mesh.h"
 #include "ops.h"
 #include "schedule.h"
 
@@ -32,10 +33,13 @@ gen_options gen_default_options(void)
   return o;
 }
 
-/* Megatron's order tp-cp-(ep)-dp-pp (parallel_state.py): tp fastest, then cp, dp, pp. */
+/* Megatron's order tp-cp-(ep)-dp-pp (parallel_state.py): the mesh's (mesh.h). */
 int gen_rank_cp(const layout *l, int stage, int dpi, int cpi, int tpi)
 {
-  return ((stage * l->dp + dpi) * l->cp + cpi) * l->tp + tpi;
+  mesh me;
+  mesh_init(&me, l);
+  int c[AXIS_N] = {[AXIS_TP] = tpi, [AXIS_CP] = cpi, [AXIS_DP] = dpi, [AXIS_PP] = stage};
+  return mesh_rank(&me, c);
 }
 
 gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { return o->mirrors_active_in_step || l->cp > 1; }
@@ -800,73 +804,58 @@ static int add_group_of(graph *g, const int *ranks, int n, const char *label)
   return n < 2 ? -1 : graph_add_group(g, ranks, n, label);
 }
 
-/* Group ids of every rank's groups: tp by (stage, dpi, cpi), cp by (stage, dpi, tpi), dp by (stage, tpi) --
- * with cp > 1 Megatron's dp-cp group of dp * cp ranks, cp fastest --, pp by (dpi, cpi, tpi). */
+/* Group ids of every rank's groups: per axis of the table (axes.h), one group per mesh group along the axis'
+ * group axes (dp's: Megatron's dp-cp group of dp * cp ranks, cp fastest), numbered as the mesh numbers them;
+ * made in the table's order, so the graph's group ids are tp's, then cp's, dp's, pp's. */
 typedef struct groups {
-  int *tp, *cp, *dp, *pp;
+  mesh me;
+  int *id[AXIS_N]; /* by mesh_group_index */
 } groups;
-
-static int tp_index(const layout *l, int s, int d, int c) { return (s * l->dp + d) * l->cp + c; }
-static int cp_index(const layout *l, int s, int d, int t) { return (s * l->dp + d) * l->tp + t; }
-static int dp_index(const layout *l, int s, int t) { return s * l->tp + t; }
-static int pp_index(const layout *l, int d, int c, int t) { return (d * l->cp + c) * l->tp + t; }
 
 static void make_groups(graph *g, const layout *l, groups *gs)
 {
-  int most = MAX(MAX(l->tp, l->cp), MAX(layout_dp_cp(l), l->pp));
-  g_autofree int *ranks = g_new(int, most);
-  gs->tp = g_new(int, l->pp * layout_dp_cp(l));
-  gs->cp = g_new(int, l->pp * l->dp * l->tp);
-  gs->dp = g_new(int, l->pp * l->tp);
-  gs->pp = g_new(int, layout_dp_cp(l) * l->tp);
-  for (int s = 0; s < l->pp; s++)
-    for (int d = 0; d < l->dp; d++)
-      for (int c = 0; c < l->cp; c++) {
-        for (int i = 0; i < l->tp; i++) ranks[i] = gen_rank_cp(l, s, d, c, i);
-        gs->tp[tp_index(l, s, d, c)] = add_group_of(g, ranks, l->tp, "tp");
-      }
-  for (int s = 0; s < l->pp; s++)
-    for (int d = 0; d < l->dp; d++)
-      for (int t = 0; t < l->tp; t++) {
-        for (int i = 0; i < l->cp; i++) ranks[i] = gen_rank_cp(l, s, d, i, t);
-        gs->cp[cp_index(l, s, d, t)] = add_group_of(g, ranks, l->cp, "cp");
-      }
-  for (int s = 0; s < l->pp; s++)
-    for (int t = 0; t < l->tp; t++) {
-      for (int i = 0; i < layout_dp_cp(l); i++) ranks[i] = gen_rank_cp(l, s, i / l->cp, i % l->cp, t);
-      gs->dp[dp_index(l, s, t)] = add_group_of(g, ranks, layout_dp_cp(l), l->cp > 1 ? "dp-cp" : "dp");
+  mesh_init(&gs->me, l);
+  g_autofree int *ranks = g_new(int, gs->me.world);
+  for (int a = 0; a < AXIS_N; a++) {
+    unsigned mask = axis_get(a)->group;
+    int n = mesh_group_size(&gs->me, mask), count = mesh_group_count(&gs->me, mask);
+    char label[sizeof ((graph_group *)NULL)->label];
+    axis_group_label(l, a, label, sizeof label);
+    gs->id[a] = g_new(int, count);
+    for (int i = 0; i < count; i++) {
+      mesh_group_ranks(&gs->me, mask, i, ranks);
+      gs->id[a][i] = add_group_of(g, ranks, n, label);
     }
-  for (int d = 0; d < l->dp; d++)
-    for (int c = 0; c < l->cp; c++)
-      for (int t = 0; t < l->tp; t++) {
-        for (int i = 0; i < l->pp; i++) ranks[i] = gen_rank_cp(l, i, d, c, t);
-        gs->pp[pp_index(l, d, c, t)] = add_group_of(g, ranks, l->pp, "pp");
-      }
+  }
+}
+
+/* The id of a rank's group of axis a (-1: none, a group of 1). */
+static int group_of(const groups *gs, axis_id a, int rank)
+{
+  return gs->id[a][mesh_group_index(&gs->me, rank, axis_get(a)->group)];
 }
 
 static void groups_clear(groups *gs)
 {
-  g_free(gs->tp);
-  g_free(gs->cp);
-  g_free(gs->dp);
-  g_free(gs->pp);
+  for (int a = 0; a < AXIS_N; a++) g_free(gs->id[a]);
 }
 
 static void emit_rank(graph *g, const model *m, const layout *l, const gen_code *code, const partition *part,
-                      const groups *gs, int s, int d, int c, int t)
+                      const groups *gs, int rank)
 {
-  int rank = gen_rank_cp(l, s, d, c, t);
+  const mesh *me = &gs->me;
+  int s = mesh_group_position(me, rank, AXIS_BIT(AXIS_PP));
   graph_program *p = graph_program_of(g, rank);
   mem_ctx mc;
   mem_ctx_init(&mc, m, l);
   mc.code = code_of(l, code);
   gboolean ring = l->cp > 1;
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
-            .last_side = -1, .stage = s, .tp_group = gs->tp[tp_index(l, s, d, c)], .dp_group = gs->dp[dp_index(l, s, t)],
-            .pp_group = gs->pp[pp_index(l, d, c, t)],
-            .up_rank = gen_rank_cp(l, (s + l->pp - 1) % l->pp, d, c, t), .down_rank = gen_rank_cp(l, (s + 1) % l->pp, d, c, t),
-            .cp_next = ring ? gen_rank_cp(l, s, d, (c + 1) % l->cp, t) : -1,
-            .cp_prev = ring ? gen_rank_cp(l, s, d, (c + l->cp - 1) % l->cp, t) : -1, .T = layout_tokens_per_rank(l)};
+            .last_side = -1, .stage = s, .tp_group = group_of(gs, AXIS_TP, rank), .dp_group = group_of(gs, AXIS_DP, rank),
+            .pp_group = group_of(gs, AXIS_PP, rank),
+            .up_rank = mesh_step(me, rank, AXIS_PP, -1), .down_rank = mesh_step(me, rank, AXIS_PP, 1),
+            .cp_next = ring ? mesh_step(me, rank, AXIS_CP, 1) : -1,
+            .cp_prev = ring ? mesh_step(me, rank, AXIS_CP, -1) : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
   double stage_params = mem_stage_params(m, l, part, s);
@@ -883,6 +872,9 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   p->mem_static_bytes = st.params_bytes + st.grads_bytes + st.optimizer_bytes + st.buffers_bytes;
 }
 
+/* 0 when a rank has a group of axis a, -1 when it has none (a group of 1). */
+static int group_exists(const layout *l, axis_id a) { return axis_product(l, axis_get(a)->group) > 1 ? 0 : -1; }
+
 void gen_stage_events(const model *m, const layout *l, const gen_code *code, const partition *part, int stage,
                       gen_stage_size *out)
 {
@@ -891,8 +883,8 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   mc.code = code_of(l, code);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
-            .stage_params = mem_stage_params(m, l, part, stage), .tp_group = l->tp > 1 ? 0 : -1,
-            .dp_group = layout_dp_cp(l) > 1 ? 0 : -1, .pp_group = l->pp > 1 ? 0 : -1, .up_rank = 0, .down_rank = 0,
+            .stage_params = mem_stage_params(m, l, part, stage), .tp_group = group_exists(l, AXIS_TP),
+            .dp_group = group_exists(l, AXIS_DP), .pp_group = group_exists(l, AXIS_PP), .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
@@ -975,7 +967,8 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
                       g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
   g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", layout_dp_cp(l) * l->tp));
+  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%" G_GINT64_FORMAT,
+                      axis_product(l, AXIS_ALL & ~axis_mask_stage()))); /* every axis' but the stage's */
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)
@@ -991,40 +984,29 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   make_groups(g, l, &gs);
   set_meta(g, m, l, o, &part);
   gboolean symmetry = o->symmetry && gen_symmetry_holds(l);
-  /* symmetry: one explicit program per (stage, cp index) -- the cp ring's ranks talk to each other inside a
-   * layer -- and mirrors for the other replicas and tensor-parallel ranks */
-  for (int s = 0; s < l->pp; s++)
-    for (int d = 0; d < l->dp; d++)
-      for (int c = 0; c < l->cp; c++)
-        for (int t = 0; t < l->tp; t++) {
-          if (symmetry && (d > 0 || t > 0)) continue;
-          emit_rank(g, m, l, &o->code, &part, &gs, s, d, c, t);
-        }
+  /* symmetry: one explicit program per coordinates along the axes that are not mirrored (stage, cp index)
+   * -- the cp ring's ranks talk to each other inside a layer -- and mirrors for the ranks along the mirrored
+   * axes (the other replicas and tensor-parallel ranks), each of its source with 0 along them */
+  const mesh *me = &gs.me;
+  unsigned mirrored = axis_mask_mirrored();
+  for (int r = 0; r < me->world; r++)
+    if (!symmetry || mesh_zeroed(me, r, mirrored) == r) emit_rank(g, m, l, &o->code, &part, &gs, r);
   if (symmetry)
-    for (int s = 0; s < l->pp; s++)
-      for (int c = 0; c < l->cp; c++) {
-        int src = gen_rank_cp(l, s, 0, c, 0);
-        graph_program *sp = graph_program_of(g, src);
-        int from = gen_mirrors_active_in_step(o, l) ? optimizer_start(sp) : (int)sp->events->len;
-        for (int d = 0; d < l->dp; d++)
-          for (int t = 0; t < l->tp; t++) {
-            if (d == 0 && t == 0) continue;
-            int r = gen_rank_cp(l, s, d, c, t);
-            graph_make_mirror(g, r, src, from);
-            graph_program *mp = graph_program_of(g, r);
-            mp->mem_params_bytes = sp->mem_params_bytes;
-            mp->mem_grads_bytes = sp->mem_grads_bytes;
-            mp->mem_optimizer_bytes = sp->mem_optimizer_bytes;
-            mp->mem_buffers_bytes = sp->mem_buffers_bytes;
-            mp->mem_static_bytes = sp->mem_static_bytes;
-            int tp0 = gs.tp[tp_index(l, s, 0, c)], cp0 = gs.cp[cp_index(l, s, 0, 0)], dp0 = gs.dp[dp_index(l, s, 0)];
-            int pp0 = gs.pp[pp_index(l, 0, c, 0)];
-            if (tp0 >= 0) graph_map_group(g, r, tp0, gs.tp[tp_index(l, s, d, c)]);
-            if (cp0 >= 0) graph_map_group(g, r, cp0, gs.cp[cp_index(l, s, d, t)]);
-            if (dp0 >= 0) graph_map_group(g, r, dp0, gs.dp[dp_index(l, s, t)]);
-            if (pp0 >= 0) graph_map_group(g, r, pp0, gs.pp[pp_index(l, d, c, t)]);
-          }
-      }
+    for (int r = 0; r < me->world; r++) {
+      int src = mesh_zeroed(me, r, mirrored);
+      if (src == r) continue;
+      graph_program *sp = graph_program_of(g, src);
+      int from = gen_mirrors_active_in_step(o, l) ? optimizer_start(sp) : (int)sp->events->len;
+      graph_make_mirror(g, r, src, from);
+      graph_program *mp = graph_program_of(g, r);
+      mp->mem_params_bytes = sp->mem_params_bytes;
+      mp->mem_grads_bytes = sp->mem_grads_bytes;
+      mp->mem_optimizer_bytes = sp->mem_optimizer_bytes;
+      mp->mem_buffers_bytes = sp->mem_buffers_bytes;
+      mp->mem_static_bytes = sp->mem_static_bytes;
+      for (int a = 0; a < AXIS_N; a++) /* the source's groups stand for the mirror's */
+        if (group_of(&gs, a, src) >= 0) graph_map_group(g, r, group_of(&gs, a, src), group_of(&gs, a, r));
+    }
   groups_clear(&gs);
   partition_clear(&part);
   return g;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "axes.h"
 #include "schedule.h"
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
@@ -13,16 +14,18 @@ static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
 {
-  layout l = {.gpus = 64, .tp = 1, .pp = 1, .cp = 1, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
+  layout l = {.gpus = 64, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
               .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero = 1,
               .schedule = 0, .virtual_stages = 1};
+  for (int a = 0; a < AXIS_N; a++) /* every axis' degree 1; dp's set by layout_validate */
+    if (!axis_get(a)->derived) axis_set_size(&l, a, 1);
   return l;
 }
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
 double layout_tokens_per_rank(const layout *l) { return (double)l->micro_batch * l->seq_len / l->cp; }
 
-int layout_dp_cp(const layout *l) { return l->dp * l->cp; }
+int layout_dp_cp(const layout *l) { return (int)axis_product(l, axis_mask_sharding(AXIS_REPLICATES_WEIGHTS)); }
 const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
 gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
 const char *layout_norm_kernel_name(layout_norm_kernel k) { return NORMK_NAMES[k]; }
@@ -123,11 +126,36 @@ static gboolean check_zero(const layout *l, GError **err)
   return TRUE;
 }
 
+/* The axes other than tp and pp (checked first, with their own messages) divide what tp and pp leave of the GPUs,
+ * one after another in the table's order: gpus = the product of every axis' degree (the derived dp's too). */
+static gboolean check_axes_divide(const layout *l, GError **err)
+{
+  g_autoptr(GString) before = g_string_new("tp*pp"), all = g_string_new(NULL);
+  for (int a = 0; a < AXIS_N; a++) /* an axis added later (its column optional) named where it is used */
+    if (!axis_get(a)->column_optional || axis_size(l, a) != 1)
+      g_string_append_printf(all, "%s%s", all->len ? "*" : "", axis_get(a)->name);
+  gint64 used = (gint64)l->tp * l->pp;
+  for (int a = 0; a < AXIS_N; a++) {
+    int v = axis_size(l, a);
+    if (axis_get(a)->derived || a == AXIS_TP || a == AXIS_PP || v == 1) continue;
+    gint64 rest = l->gpus / used;
+    if (rest % v != 0)
+      return fail(err, "%s: %d does not divide gpus/(%s) = %" G_GINT64_FORMAT " (allowed: divisors of %" G_GINT64_FORMAT
+                  ", gpus = %s)", axis_get(a)->name, v, before->str, rest, rest, all->str);
+    g_string_append_printf(before, "*%s", axis_get(a)->name);
+    used *= v;
+  }
+  return TRUE;
+}
+
 /* Range checks come before any product is formed, and products are 64-bit, so no input overflows. */
 gboolean layout_validate(layout *l, const model *m, GError **err)
 {
-  struct { const char *name; int v; } pos[] = {{"gpus", l->gpus}, {"tp", l->tp}, {"pp", l->pp}, {"cp", l->cp},
-                                               {"micro_batch", l->micro_batch},
+  if (l->gpus < 1) return fail(err, "gpus: must be a positive integer (got %d)", l->gpus);
+  for (int a = 0; a < AXIS_N; a++) /* the axes' degrees (axes.h) */
+    if (!axis_get(a)->derived && axis_size(l, a) < 1)
+      return fail(err, "%s: must be a positive integer (got %d)", axis_get(a)->name, axis_size(l, a));
+  struct { const char *name; int v; } pos[] = {{"micro_batch", l->micro_batch},
                                                {"global_batch", l->global_batch}, {"seq_len", l->seq_len}};
   for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
     if (pos[i].v < 1) return fail(err, "%s: must be a positive integer (got %d)", pos[i].name, pos[i].v);
@@ -155,11 +183,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "pp: %d is more than gpus/tp = %d (allowed: 1..%d)", l->pp, l->gpus / l->tp, l->gpus / l->tp);
   if (l->gpus % (l->tp * l->pp) != 0)
     return fail(err, "gpus: %d is not a multiple of tp*pp = %d (allowed: gpus = dp*tp*pp)", l->gpus, l->tp * l->pp);
-  if (l->cp > 1) { /* gpus = tp*cp*dp*pp; the ring's 2*cp chunks of a sequence; TransformerEngine's flash kernels */
-    int rest = l->gpus / (l->tp * l->pp);
-    if (rest % l->cp != 0)
-      return fail(err, "cp: %d does not divide gpus/(tp*pp) = %d (allowed: divisors of %d, gpus = tp*cp*dp*pp)", l->cp,
-                  rest, rest);
+  if (!check_axes_divide(l, err)) return FALSE;
+  if (l->cp > 1) { /* the ring's 2*cp chunks of a sequence; TransformerEngine's flash kernels */
     if (l->seq_len % (2 * l->cp) != 0)
       return fail(err, "seq_len: %d is not a multiple of 2*cp = %d; the ring splits each sequence into 2*cp chunks "
                   "(allowed: multiples of %d)", l->seq_len, 2 * l->cp, 2 * l->cp);
@@ -178,7 +203,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     return fail(err, "micro_batch: %d sequences of %d tokens is more than %d tokens per micro-batch (allowed: "
                 "micro_batch * seq_len <= %d)", l->micro_batch, l->seq_len, LAYOUT_MAX_MICRO_BATCH_TOKENS,
                 LAYOUT_MAX_MICRO_BATCH_TOKENS);
-  l->dp = l->gpus / (l->tp * l->pp * l->cp);
+  for (int a = 0; a < AXIS_N; a++) /* dp: gpus / the other degrees' product */
+    if (axis_get(a)->derived) axis_set_size(l, a, (int)(l->gpus / axis_product(l, AXIS_ALL & ~AXIS_BIT(a))));
   gint64 per_step = (gint64)l->dp * l->micro_batch; /* sequences per micro-batch step over all replicas */
   if (l->global_batch % per_step != 0)
     return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d (allowed: multiples of %" G_GINT64_FORMAT ")",

@@ -419,8 +419,8 @@ START_TEST(test_graph_fields_of_the_wrong_json_type_are_refused_naming_them)
   g_autofree char *send_bytes =
       g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"mem_delta_bytes\":\"8\"}]},%s]}", send, recv);
   struct { const char *body, *want; } cases[] = {
-      {"\"meta\":[\"x\"]}", "'meta' must be an object of strings (got an array)"},
-      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\")"},
+      {"\"meta\":[\"x\"]}", "'meta' must be an object (got an array)"},
+      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\" in version 1 to 3)"},
       {"\"programs\":{\"a\":{\"rank\":0,\"events\":[]}}}", "'programs' must be an array of programs (got an object)"},
       {"\"programs\":5}", "'programs' must be an array of programs (got a number)"},
       {"\"groups\":[{\"label\":5,\"ranks\":[0,1]}]}", "group 0: 'label' must be a string (got a number)"},
@@ -446,13 +446,13 @@ END_TEST
 /* An integer meta entry is read with atoi/atol by the stage-wise readers, so it must be plain digits:
  * "1e1" passed as pp 10 and was read as pp 1; "3e10" was cast to int before its range was checked
  * (undefined behaviour, reported by -fsanitize=float-cast-overflow). */
-/* What graph_save writes loads back: a meta key and a group label holding a quote or a backslash were
+/* What graph_save writes loads back: a meta text and a group label holding a quote or a backslash were
  * written unescaped, a file that was not JSON or read another label (found by tests/fuzz/fuzz_graph.c's
  * round trip). */
-START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels)
+START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_labels)
 {
   g_autoptr(graph) g = graph_new(1);
-  g_hash_table_insert(g->meta, g_strdup("a\"b"), g_strdup("c\\d"));
+  g_strlcpy(g->meta.model, "c\\d\"", sizeof g->meta.model);
   int rank0 = 0;
   graph_add_group(g, &rank0, 1, "x\"\\y");
   graph_program_of(g, 0);
@@ -465,7 +465,7 @@ START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels
   g_autoptr(graph) back = graph_load(path, &err);
   unlink(path);
   ck_assert_msg(back != NULL, "%s", err ? err->message : "");
-  ck_assert_str_eq(g_hash_table_lookup(back->meta, "a\"b"), "c\\d");
+  ck_assert_str_eq(back->meta.model, "c\\d\"");
   ck_assert_str_eq(((graph_group *)g_ptr_array_index(back->groups, 0))->label, "x\"\\y");
 }
 END_TEST
@@ -500,7 +500,7 @@ START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
   const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
   struct { const char *body, *want; } cases[] = {
       {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
-       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, not empty)"},
+       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, 1 to 63 bytes)"},
       {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
       {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
        "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
@@ -679,7 +679,7 @@ int main(void)
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
-  tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels);
+  tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_labels);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);

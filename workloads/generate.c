@@ -12,6 +12,7 @@
 
 #include "common/lsim_error.h"
 #include "block.h"
+#include "precision.h"
 #include "memory.h"
 #include "ops.h"
 #include "schedule.h"
@@ -949,33 +950,28 @@ static int optimizer_start(const graph_program *p)
 
 static void set_meta(graph *g, const model *m, const layout *l, const gen_options *o, const partition *part)
 {
-  g_hash_table_insert(g->meta, g_strdup("partition"), g_strdup(partition_method_name(part->method)));
-  g_hash_table_insert(g->meta, g_strdup("model"), g_strdup(m->name));
-  g_hash_table_insert(g->meta, g_strdup("layout"),
-                      g_strdup_printf("gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
-                                      "checkpointing=%s attention_kernel=%s zero1=%d",
-                                      l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch, l->global_batch, l->seq_len,
-                                      layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero >= 1));
-  if (l->zero > 1 || l->overlap_grad_reduce || l->overlap_param_gather) { /* the study's string is unchanged */
-    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s zero=%d overlap_grad_reduce=%d "
-                        "overlap_param_gather=%d", lay, l->zero, l->overlap_grad_reduce, l->overlap_param_gather));
-  }
-  if (l->cp > 1) { /* cp 1 is the layout string's silent default */
-    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s cp=%d", lay, l->cp));
-  }
-  if (l->schedule != 0 || l->virtual_stages != 1) { /* the study's 1F1B is the layout string's silent default */
-    g_autofree char *lay = g_hash_table_lookup(g->meta, "layout") ? g_strdup(g_hash_table_lookup(g->meta, "layout")) : NULL;
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s schedule=%s virtual_stages=%d", lay,
-                                                                     sched_name(l->schedule), l->virtual_stages));
-  }
-  g_hash_table_insert(g->meta, g_strdup("gpus_per_node"), g_strdup_printf("%d", o->gpus_per_node));
-  g_hash_table_insert(g->meta, g_strdup("tokens_per_step"), g_strdup_printf("%.17g", (double)l->global_batch * l->seq_len));
-  g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
-                      g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
-  g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%d", layout_dp_cp(l) * l->tp));
+  graph_meta *gm = &g->meta;
+  g_strlcpy(gm->partition, partition_method_name(part->method), sizeof gm->partition);
+  g_strlcpy(gm->model, m->name, sizeof gm->model);
+  GString *lay = g_string_new(NULL);
+  g_string_printf(lay, "gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
+                  "checkpointing=%s attention_kernel=%s zero1=%d", l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch,
+                  l->global_batch, l->seq_len, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero >= 1);
+  if (l->zero > 1 || l->overlap_grad_reduce || l->overlap_param_gather) /* the study's string is unchanged */
+    g_string_append_printf(lay, " zero=%d overlap_grad_reduce=%d overlap_param_gather=%d", l->zero,
+                           l->overlap_grad_reduce, l->overlap_param_gather);
+  if (l->cp > 1) g_string_append_printf(lay, " cp=%d", l->cp); /* cp 1 is the layout string's silent default */
+  if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
+    g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
+  if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));
+  g_strlcpy(gm->layout, lay->str, sizeof gm->layout);
+  g_string_free(lay, TRUE);
+  g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
+  gm->gpus_per_node = o->gpus_per_node;
+  gm->tokens_per_step = (double)l->global_batch * l->seq_len;
+  gm->model_flops_per_step = model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len;
+  gm->pp = l->pp;
+  gm->ranks_per_stage = layout_dp_cp(l) * l->tp;
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)

@@ -1,0 +1,28 @@
+/* precision -- the training precision of a run (`--precision`, the `precision` column): bf16, or FP8 as
+ * NVIDIA's Transformer Engine runs it: the linear layers' GEMMs in FP8 with per-tensor current scaling
+ * (fp8, Megatron-Bridge's "fp8-cs"; E4M3 forward, E5M2 gradients in the HYBRID recipe) or with MXFP8's
+ * 32-element block scales (mxfp8, Blackwell). Attention's core, the embedding and the output head stay
+ * bf16 (docs/precision.md).
+ *
+ * Owns: the precision enum, its names, and the data type a linear layer's GEMM runs in.
+ * May not touch: hardware, time.
+ */
+#ifndef PRECISION_H
+#define PRECISION_H
+
+#include <glib.h>
+
+#include "graph.h"
+
+typedef enum { PREC_BF16, PREC_FP8, PREC_MXFP8, PREC_N } precision;
+
+const char *precision_name(precision p);
+/* "bf16, fp8, mxfp8" */
+const char *precision_names(void);
+/* Parse `s` (field names the option or column in the error). */
+gboolean precision_parse(const char *field, const char *s, precision *out, GError **err);
+/* The dtype of a linear layer's GEMM under p, forward (E4M3) or backward (the gradient's: E5M2 under
+ * current scaling's HYBRID recipe, MXFP8 blocks under mxfp8). */
+graph_dtype precision_gemm_dtype(precision p, gboolean backward);
+
+#endif

@@ -501,7 +501,7 @@ START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
   struct { const char *body, *want; } cases[] = {
       {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
        "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, 1 to 63 bytes)"},
-      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
+      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, 1 to 255 bytes)"},
       {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
        "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
   };

@@ -233,8 +233,10 @@ static const char *const USAGE =
     "                          fit uses; fit and write nothing\n"
     "  --prior-weight W        weight of the pull of each constant towards its value in the\n"
     "                          starting stack (default 0.001; 0: none; docs/calibration.md)\n"
-    "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
-    "                          fragmentation constant, from the ok/oom labels)\n"
+    "  --fit WHAT              all (default), timing (the step-time constants), memory (the\n"
+    "                          fragmentation constant, from the ok/oom labels) or fp8\n"
+    "                          (fp8_gemm_efficiency alone, every bf16 constant held;\n"
+    "                          docs/precision.md)\n"
     "\n"
     "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
     "a --profile or --stack file), 64 MiB (a predict, validate or calibrate table) or 1 GiB\n"
@@ -642,7 +644,8 @@ static int cmd_calibrate(cli_opts *o)
   gpu_profile fitted = cc.pred.prof;
   if (!calib_check_tables(paths, (int)o->positional->len, &cc.pred, strcmp(fit, "memory") != 0, &err))
     return fail(err); /* every row, before any fit prints or runs */
-  if (strcmp(fit, "timing")) {
+  cc.fp8 = !strcmp(fit, "fp8");
+  if (strcmp(fit, "timing") && !cc.fp8) {
     calmem_fit mf;
     if (!calmem_run(paths, (int)o->positional->len, &cc.pred, stderr, &mf, &err)) return fail(err);
     fitted.stack.fragmentation = mf.fragmentation;

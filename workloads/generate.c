@@ -165,6 +165,19 @@ static graph_event *gemm(emit *x, block_label op, double m, double n, double k, 
   return e;
 }
 
+/* A GEMM of the block's table: in its dtype (a linear layer's under FP8, block.h), whose operands are then
+ * read in FP8 (the output is written in bf16). */
+static graph_event *block_gemm(emit *x, const block_op *o)
+{
+  graph_event *e = gemm(x, o->label, x->T, o->n, o->k, o->count);
+  graph_dtype dt = (graph_dtype)o->dtype[backward(x)];
+  if (dt == DT_BF16) return e;
+  double opnd = precision_operand_bytes((precision)x->l->precision), m = e->m, n = e->n, k = e->k;
+  e->dtype = (uint8_t)dt;
+  e->bytes = (opnd * (m * k + k * n) + BF16 * m * n) * e->launches;
+  return e;
+}
+
 /* A memory-bound operator moving `bytes` with `launches` kernels. */
 static graph_event *stream(emit *x, block_label op, double elements, double bytes, int launches)
 {
@@ -311,8 +324,12 @@ static graph_event *op_emit(emit *x, const block_op *o)
   gboolean bwd = backward(x);
   graph_event *e = NULL;
   switch (o->kind) {
-  case BLOCK_GEMM: e = gemm(x, o->label, x->T, o->n, o->k, o->count); break;
-  case BLOCK_MEMORY: e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]); break;
+  case BLOCK_GEMM: e = block_gemm(x, o); break;
+  case BLOCK_MEMORY:
+    e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]);
+    /* an FP8 cast: the weights' at the first micro-batch's forward, kept for the step's others (docs/precision.md) */
+    if (x->phase == PH_FORWARD && x->mb == 0 && o->step_bytes > 0) e->bytes += o->step_bytes;
+    break;
   case BLOCK_ATTENTION: return attention_emit(x, o);
   case BLOCK_TP_ENTER:
     for (int i = 0; bwd && tp_on(x) && !x->l->sp && i < o->bwd_reduces; i++) /* one per GEMM's input gradient */
@@ -648,13 +665,13 @@ static void stage_weight(emit *x)
   partition_layers(x->part, x->m, v, &first, &count);
   if (partition_has_head(x->part, x->m, v)) {
     const block_op *o = &x->head.op[1]; /* the logits GEMM */
-    saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
+    saves(x, block_gemm(x, o), o);
   }
   for (int i = count - 1; i >= 0; i--) {
     x->layer = first + i;
     for (int j = x->layer_ops.n - 1; j >= 0; j--) {
       const block_op *o = &x->layer_ops.op[j];
-      if (o->kind == BLOCK_GEMM) saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
+      if (o->kind == BLOCK_GEMM) saves(x, block_gemm(x, o), o);
     }
   }
   x->layer = -1;

@@ -23,6 +23,17 @@ gboolean precision_parse(const char *field, const char *s, precision *out, GErro
   return FALSE;
 }
 
+double precision_operand_bytes(precision p) { return p == PREC_MXFP8 ? 1 + 1.0 / 32 : p == PREC_FP8 ? 1 : 2; }
+
+double precision_cast_bytes_per_el(precision p)
+{
+  return p == PREC_FP8 ? 2 + 2 + 1 + 1 : p == PREC_MXFP8 ? 2 + 2 * (1 + 1.0 / 32) : 0;
+}
+
+int precision_cast_kernels(precision p) { return p == PREC_FP8 ? 2 : p == PREC_MXFP8 ? 1 : 0; }
+
+double precision_weight_copy_bytes(precision p) { return p == PREC_BF16 ? 0 : 2 * precision_operand_bytes(p); }
+
 graph_dtype precision_gemm_dtype(precision p, gboolean backward)
 {
   switch (p) {

@@ -24,5 +24,17 @@ gboolean precision_parse(const char *field, const char *s, precision *out, GErro
 /* The dtype of a linear layer's GEMM under p, forward (E4M3) or backward (the gradient's: E5M2 under
  * current scaling's HYBRID recipe, MXFP8 blocks under mxfp8). */
 graph_dtype precision_gemm_dtype(precision p, gboolean backward);
+/* Bytes an FP8 GEMM operand takes per element (1: E4M3/E5M2 data; mxfp8 adds its E8M0 scale per 32). */
+double precision_operand_bytes(precision p);
+/* HBM bytes per element of a bf16 tensor Transformer Engine quantizes for an FP8 GEMM, and its kernels:
+ * current scaling (fp8) reads it for its amax, then casts it to FP8 and writes its transpose
+ * (cast_transpose: 2 read + 1 + 1 written): 6 bytes, 2 kernels; mxfp8 computes its block scales in the
+ * cast: 2 read + 2 x (1 + 1/32) written, 1 kernel. 0 for bf16. */
+double precision_cast_bytes_per_el(precision p);
+int precision_cast_kernels(precision p);
+/* Bytes per linear-layer parameter of the FP8 weight copies Transformer Engine keeps for the step (the
+ * weight cast at the first micro-batch, reused by the others): the FP8 weight and its transpose (Hopper's
+ * FP8 GEMMs take only the TN layout), 2 bytes; mxfp8 their block scales too. 0 for bf16. */
+double precision_weight_copy_bytes(precision p);
 
 #endif

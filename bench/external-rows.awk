@@ -13,7 +13,7 @@
 # `source_row` (its line in IN) and `size` (the model size, for statistics per size). Grouped-query
 # attention goes to the model file (kv_heads); context parallelism (notes cp=N) to the cp column, gpus =
 # tp*cp*dp*pp (a cp row layoutsim cannot express -- its sequence not in 2*cp chunks, or no flash kernel -- is
-# skipped); a row's precision (notes precision=: bf16, fp8 or fp8-cs -> fp8, mxfp8) goes to the `precision` column,
+# skipped); a row's precision (notes precision=: bf16, fp8, fp8-cs, mxfp8) goes to the `precision` column,
 # and rows of a precision not in PRECISIONS (-v precisions="bf16 fp8"; default bf16: FP8 rows skipped as "FP8")
 # or not expressible (nvfp4) are skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 #
@@ -44,8 +44,8 @@ NR == 1 {
   if (g !~ /^A100/ && g !~ /^H100/) { skip("GPU " g ": no profile (a100-sxm4-80gb, h100-sxm5-80gb)"); next }
   if (s == "") { skip("schedule not stated"); next }
   if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
-  pr = tolower(note("precision")); pr = pr == "" ? "bf16" : pr == "fp8-cs" ? "fp8" : pr
-  if (pr != "bf16" && pr != "fp8" && pr != "mxfp8") { skip("precision " pr); next }
+  pr = tolower(note("precision")); pr = pr == "" ? "bf16" : pr
+  if (pr != "bf16" && pr != "fp8" && pr != "fp8-cs" && pr != "mxfp8") { skip("precision " pr); next }
   if (!(pr in wanted)) { skip(pr == "bf16" ? "BF16" : "FP8"); next }
   cp = note("cp") == "" ? 1 : note("cp")
   if (cp !~ /^[1-9][0-9]*$/) { skip("context parallelism " cp); next }

@@ -491,6 +491,8 @@ START_TEST(test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes)
   }
   ck_assert_int_gt(casts, 0);
   ck_assert_int_gt(fp8, 0);
+  int pair[] = {0, 1}; /* a class its label does not name: only the file's 'class' brings it back */
+  graph_add_group_class(g, pair, 2, "grad-norm", TC_PP);
   g_autoptr(graph) back = round_trip(g);
   for (int r = 0; r < g->world_size; r++) {
     const graph_program *p = g_ptr_array_index(g->programs, r), *q = g_ptr_array_index(back->programs, r);
@@ -501,6 +503,7 @@ START_TEST(test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes)
   ck_assert_int_eq(g->groups->len, back->groups->len);
   for (guint i = 0; i < g->groups->len; i++)
     ck_assert_int_eq(((graph_group *)g->groups->pdata[i])->tclass, ((graph_group *)back->groups->pdata[i])->tclass);
+  ck_assert_int_eq(((graph_group *)back->groups->pdata[back->groups->len - 1])->tclass, TC_PP);
   ck_assert_str_eq(back->meta.precision, "fp8");
   ck_assert_int_eq(back->meta.pp, 2);
 }

@@ -28,10 +28,12 @@ typedef struct cparam {
   double lo, hi;
   gboolean log_scale;
   gboolean off_at_zero; /* 0 in the prior means the stack has no such cost (host_dispatch_s of the study): kept 0 */
+  gboolean fp8;         /* an FP8 constant: fitted by --fit fp8 alone, with every bf16 constant held */
 } cparam;
 
-#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, FALSE}
-#define P0(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, TRUE}
+#define P(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, FALSE, FALSE}
+#define P0(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, TRUE, FALSE}
+#define P8(k, lo, hi, lg) {#k, offsetof(gpu_profile, stack.k), lo, hi, lg, FALSE, TRUE}
 /* The free constants and their plausible ranges (docs/profile.md says why). */
 static const cparam PARAMS[] = {
     P(gemm_efficiency, 0.60, 0.95, FALSE),
@@ -44,9 +46,11 @@ static const cparam PARAMS[] = {
     P(nccl_bw_efficiency_ib, 0.40, 1.00, FALSE),
     P(nccl_step_latency_s, 1e-6, 1e-4, TRUE),
     P0(host_dispatch_s, 5e-6, 2e-4, TRUE),
+    P8(fp8_gemm_efficiency, 0.30, 0.95, FALSE),
 };
 #undef P
 #undef P0
+#undef P8
 #define N_PARAMS ((int)G_N_ELEMENTS(PARAMS))
 
 const char *const *calib_param_names(void)
@@ -59,12 +63,13 @@ const char *const *calib_param_names(void)
 
 static double *slot(gpu_profile *p, const cparam *c) { return (double *)((char *)p + c->off); }
 
-/* The constants the fit moves from the prior `base`: every one but those the prior switches off. */
-static int free_params(const gpu_profile *base, int *idx)
+/* The constants the fit moves from the prior `base`: every bf16 one but those the prior switches off, or
+ * (fp8) the FP8 ones alone. */
+static int free_params(const gpu_profile *base, gboolean fp8, int *idx)
 {
   int n = 0;
   for (int i = 0; i < (int)G_N_ELEMENTS(PARAMS); i++)
-    if (!PARAMS[i].off_at_zero || *slot((gpu_profile *)base, &PARAMS[i]) > 0) idx[n++] = i;
+    if (PARAMS[i].fp8 == fp8 && (!PARAMS[i].off_at_zero || *slot((gpu_profile *)base, &PARAMS[i]) > 0)) idx[n++] = i;
   return n;
 }
 
@@ -369,7 +374,7 @@ static void levenberg_marquardt(problem *pb, const gpu_profile *base, vertex *be
   }
 }
 
-int calib_min_evals(void) { return N_PARAMS + 1; } /* the constants but host_dispatch_s, plus 2 */
+int calib_min_evals(void) { return N_PARAMS; } /* the bf16 constants but host_dispatch_s, plus 2 */
 
 gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, gpu_profile *out, GError **err)
 {
@@ -379,7 +384,7 @@ gboolean calib_run(const char *const *paths, int n_paths, const calib_cfg *cfg, 
     return FALSE;
   }
   const gpu_profile *base = &cfg->pred.prof;
-  pb.n_free = free_params(base, pb.free);
+  pb.n_free = free_params(base, cfg->fp8, pb.free);
   if (cfg->log) {
     g_autofree char *left_out =
         pb.n_time_fit_no ? g_strdup_printf(" (%d more marked time_fit no)", pb.n_time_fit_no) : g_strdup("");

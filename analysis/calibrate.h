@@ -34,6 +34,7 @@ typedef struct calib_cfg {
   gboolean fast;
   double prior_weight; /* weight of the prior term (0: none); calibrate.c */
   FILE *log;        /* progress lines; NULL for none */
+  gboolean fp8;     /* fit the FP8 constants alone (--fit fp8), every other held */
 } calib_cfg;
 
 /* Read every table and check every row's measured columns (with times: val_measured_row; without:

@@ -8,12 +8,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static double meta_double(const graph *g, const char *key)
-{
-  const char *v = g_hash_table_lookup(g->meta, key);
-  return v ? g_ascii_strtod(v, NULL) : -1;
-}
-
 double metrics_mem_overhead_bytes(const gpu_profile *p, double dynamic_bytes)
 {
   return (p->stack.cuda_context_gib + p->stack.nccl_buffers_gib) * GIB + p->stack.fragmentation * dynamic_bytes;
@@ -166,7 +160,7 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
     m->stage[s].bubble_fraction = m->step_time_s > 0 ? m->stage[s].seconds[TL_PP_WAIT] / m->step_time_s : 0;
   }
   m->bubble_fraction = m->step_time_s > 0 ? m->seconds[TL_PP_WAIT] / m->step_time_s : 0;
-  double tokens = meta_double(g, "tokens_per_step"), model_flops = meta_double(g, "model_flops_per_step");
+  double tokens = g->meta.tokens_per_step, model_flops = g->meta.model_flops_per_step; /* 0: unknown */
   m->tokens_per_s = tokens > 0 && m->step_time_s > 0 ? tokens / m->step_time_s : -1;
   double denom = world * p->peak_flops * m->step_time_s;
   m->mfu = model_flops > 0 && denom > 0 ? model_flops / denom : -1;

@@ -9,6 +9,7 @@
 #include "common/lsim_error.h"
 #include "workloads/axes.h"
 #include "workloads/partition.h"
+#include "workloads/precision.h"
 #include "workloads/schedule.h"
 
 /* the required columns, then the optional ones */
@@ -16,7 +17,8 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
-                                      "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather"};
+                                      "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
+                                      "precision"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -174,6 +176,13 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
       return FALSE;
     }
     *flags[i] = v == 1;
+  }
+  /* optional: the training precision; empty = bf16 */
+  const char *prec = row_opt(t, r, "precision");
+  if (*prec) {
+    precision pr;
+    if (!precision_parse("precision", prec, &pr, err)) return FALSE;
+    l->precision = pr;
   }
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */

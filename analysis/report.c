@@ -1,6 +1,8 @@
 /* report -- see report.h. */
 #include "report.h"
 
+#include "workloads/precision.h"
+
 #include <string.h>
 
 #include "energy.h"
@@ -49,8 +51,8 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
 {
   cJSON *j = cJSON_CreateObject();
   if (!rq) {
-    const char *v = g_hash_table_lookup(o->g->meta, "layout");
-    const char *mname = g_hash_table_lookup(o->g->meta, "model");
+    const char *v = (o->g->meta.layout[0] ? o->g->meta.layout : NULL);
+    const char *mname = (o->g->meta.model[0] ? o->g->meta.model : NULL);
     cJSON_AddStringToObject(j, "model", mname ? mname : "unknown");
     cJSON_AddStringToObject(j, "description", v ? v : "graph file");
     cJSON_AddNumberToObject(j, "gpus", o->g->world_size);
@@ -75,7 +77,8 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "zero", l->zero);
   cJSON_AddBoolToObject(j, "overlap_grad_reduce", l->overlap_grad_reduce);
   cJSON_AddBoolToObject(j, "overlap_param_gather", l->overlap_param_gather);
-  const char *used = g_hash_table_lookup(o->g->meta, "partition"); /* auto resolved by the generator */
+  cJSON_AddStringToObject(j, "precision", precision_name(l->precision));
+  const char *used = (o->g->meta.partition[0] ? o->g->meta.partition : NULL); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
   cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
@@ -205,7 +208,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   gboolean assessed = assess(o, rq, trust, &a);
   if (rq) {
     const layout *l = &rq->l;
-    const char *part = g_hash_table_lookup(o->g->meta, "partition");
+    const char *part = (o->g->meta.partition[0] ? o->g->meta.partition : NULL);
     fprintf(f, "%s, seq %d, global batch %d, %d %s (%s): dp %d, tp %d, pp %d, sp %s, micro-batch %d, %s, %s",
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",

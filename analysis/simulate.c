@@ -1,6 +1,7 @@
 /* simulate -- see simulate.h. */
 #include "simulate.h"
 
+#include "workloads/precision.h"
 #include "common/lsim_error.h"
 #include "common/lsim_input.h"
 #include "footprint.h"
@@ -137,6 +138,11 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
                 "group fills part of one node or whole nodes; allowed for %s up to %d: %s)",
                 tp, node, rq->prof.name, rq->m.name, 8 * node, ok->str);
     g_string_free(ok, TRUE);
+    return FALSE;
+  }
+  if (rq->l.precision != PREC_BF16 && !(rq->prof.peak_fp8_flops > 0)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "precision: '%s' needs FP8 tensor cores, which profile '%s' has not "
+                "(its peak_fp8_flops is 0; allowed on it: bf16)", precision_name(rq->l.precision), rq->prof.name);
     return FALSE;
   }
   rq->gen.gpus_per_node = node;

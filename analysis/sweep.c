@@ -2,6 +2,8 @@
 #include "sweep.h"
 
 #include <math.h>
+#include "workloads/precision.h"
+
 #include <string.h>
 
 #include "energy.h"
@@ -13,7 +15,7 @@
 /* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
 static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
-    "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
+    "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
@@ -35,7 +37,7 @@ const char *const *sweep_columns(guint *n)
 /* Columns a sweep's CSV from before them lacks: its rows had their defaults (cp 1, zero 1, no overlap). */
 static gboolean optional_column(const char *col)
 {
-  static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather"};
+  static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision"};
   for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
     if (!strcmp(col, later[i])) return TRUE;
   return FALSE;
@@ -142,6 +144,11 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     g_array_append_val(v, one);
     break;
   }
+  case AX_PREC: { /* not searched: FP8 only where listed (--precision) */
+    int bf16 = PREC_BF16;
+    g_array_append_val(v, bf16);
+    break;
+  }
   case AX_MB: {
     int dp = tp * pp * cp > 0 && pt->gpus % (tp * pp * cp) == 0 ? pt->gpus / (tp * pp * cp) : 0;
     if (dp > 0 && gb % dp == 0)
@@ -213,6 +220,7 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set(t, r, "schedule", sched_name(l->schedule));
   set_int(t, r, "virtual_stages", l->virtual_stages);
   set_int(t, r, "zero", l->zero);
+  set(t, r, "precision", precision_name(l->precision));
   set_int(t, r, "overlap_grad_reduce", l->overlap_grad_reduce);
   set_int(t, r, "overlap_param_gather", l->overlap_param_gather);
   set(t, r, "profile", pt->profile_name);
@@ -255,6 +263,8 @@ static void enumerate_point(enumeration *e, const point *pt)
         g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
         g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
         g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, tp, pp, cp, gb);
+        for (guint pr = 0; pr < prs->len; pr++) /* outermost of these: a bf16 sweep keeps its indices */
         for (guint c = 0; c < sps->len; c++)
           for (guint d = 0; d < cks->len; d++)
             for (guint f = 0; f < ats->len; f++)
@@ -278,6 +288,7 @@ static void enumerate_point(enumeration *e, const point *pt)
                     l.zero = s->zero;
                     l.overlap_grad_reduce = s->overlap_grad_reduce;
                     l.overlap_param_gather = s->overlap_param_gather;
+                    l.precision = ival(prs, pr);
                     add_row(e, pt, &l);
                   }
                 }

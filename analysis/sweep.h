@@ -34,7 +34,7 @@
 #include "pool.h"
 
 /* The layout axes, in the enumeration's order (outer to inner). */
-typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_SCHED, AX_VS, AX_CP, AX_N } sweep_layout_axis;
+typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_SCHED, AX_VS, AX_CP, AX_PREC, AX_N } sweep_layout_axis;
 
 typedef struct sweep_spec {
   model m;

@@ -13,7 +13,9 @@
 # `source_row` (its line in IN) and `size` (the model size, for statistics per size). Grouped-query
 # attention goes to the model file (kv_heads); context parallelism (notes cp=N) to the cp column, gpus =
 # tp*cp*dp*pp (a cp row layoutsim cannot express -- its sequence not in 2*cp chunks, or no flash kernel -- is
-# skipped); FP8 is skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
+# skipped); a row's precision (notes precision=: bf16, fp8, fp8-cs, mxfp8) goes to the `precision` column,
+# and rows of a precision not in PRECISIONS (-v precisions="bf16 fp8"; default bf16: FP8 rows skipped as "FP8")
+# or not expressible (nvfp4) are skipped. A skipped row goes to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 #
 # GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
 # ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
@@ -32,7 +34,9 @@ function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1;
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
-  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size"
+  print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size,precision"
+  if (precisions == "") precisions = "bf16"
+  np = split(precisions, plist, / +/); for (i = 1; i <= np; i++) wanted[plist[i]] = 1
   next
 }
 {
@@ -40,7 +44,9 @@ NR == 1 {
   if (g !~ /^A100/ && g !~ /^H100/) { skip("GPU " g ": no profile (a100-sxm4-80gb, h100-sxm5-80gb)"); next }
   if (s == "") { skip("schedule not stated"); next }
   if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
-  if (tolower(note("precision")) ~ /fp8/) { skip("FP8"); next }
+  pr = tolower(note("precision")); pr = pr == "" ? "bf16" : pr
+  if (pr != "bf16" && pr != "fp8" && pr != "fp8-cs" && pr != "mxfp8") { skip("precision " pr); next }
+  if (!(pr in wanted)) { skip(pr == "bf16" ? "BF16" : "FP8"); next }
   cp = note("cp") == "" ? 1 : note("cp")
   if (cp !~ /^[1-9][0-9]*$/) { skip("context parallelism " cp); next }
   if (cell("seq_len") % (2 * cp) != 0) { skip("context parallelism " cp ": seq_len not in 2*cp chunks"); next }
@@ -79,9 +85,9 @@ NR == 1 {
     close(file)
     written[file] = 1
   }
-  printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s\n", name, file, cell("seq_len"), cell("global_batch"),
+  printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s,%s\n", name, file, cell("seq_len"), cell("global_batch"),
     pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", nemo ? "flash2" : "fused-softmax",
     cell("micro_batch"), t, cell("pp"), cp, cell("sp"), bloom ? 100 : "", bloom ? 4 : "", sched, vs, prof,
-    cell("measured_step_time_s"), NR, size
+    cell("measured_step_time_s"), NR, size, pr
 }
 END { if (bad) exit 2 }

@@ -120,6 +120,10 @@ static const char *const USAGE =
     "                          (default, the study's) | 2 and gradients | 3 and parameters,\n"
     "                          gathered per layer with prefetch (FSDP); docs/memory.md\n"
     "  --no-zero1              the same as --zero 0\n"
+    "  --precision P           bf16 (default) | fp8 (Transformer Engine's linear layers in FP8,\n"
+    "                          delayed scaling) | fp8-cs (current scaling) | mxfp8; attention,\n"
+    "                          embedding and head stay bf16; a profile with FP8 tensor cores\n"
+    "                          (peak_fp8_flops); a sweep takes a list; docs/precision.md\n"
     "  --overlap-grad-reduce   reduce each gradient bucket during the backward as it completes\n"
     "                          (the last micro-batch's; ZeRO-2/3: every one), overlapped with\n"
     "                          the rest of it; docs/schedules.md\n"
@@ -233,8 +237,10 @@ static const char *const USAGE =
     "                          fit uses; fit and write nothing\n"
     "  --prior-weight W        weight of the pull of each constant towards its value in the\n"
     "                          starting stack (default 0.001; 0: none; docs/calibration.md)\n"
-    "  --fit WHAT              all (default), timing (the step-time constants) or memory (the\n"
-    "                          fragmentation constant, from the ok/oom labels)\n"
+    "  --fit WHAT              all (default), timing (the step-time constants), memory (the\n"
+    "                          fragmentation constant, from the ok/oom labels) or fp8\n"
+    "                          (fp8_gemm_efficiency alone, every bf16 constant held;\n"
+    "                          docs/precision.md)\n"
     "\n"
     "Input files: regular files only (no FIFO or device), of at most 1 MiB (--model-file,\n"
     "a --profile or --stack file), 64 MiB (a predict, validate or calibrate table) or 1 GiB\n"
@@ -642,7 +648,8 @@ static int cmd_calibrate(cli_opts *o)
   gpu_profile fitted = cc.pred.prof;
   if (!calib_check_tables(paths, (int)o->positional->len, &cc.pred, strcmp(fit, "memory") != 0, &err))
     return fail(err); /* every row, before any fit prints or runs */
-  if (strcmp(fit, "timing")) {
+  cc.fp8 = !strcmp(fit, "fp8");
+  if (strcmp(fit, "timing") && !cc.fp8) {
     calmem_fit mf;
     if (!calmem_run(paths, (int)o->positional->len, &cc.pred, stderr, &mf, &err)) return fail(err);
     fitted.stack.fragmentation = mf.fragmentation;

@@ -10,6 +10,7 @@
 
 #include "common/lsim_error.h"
 #include "traces/svg.h"
+#include "workloads/precision.h"
 #include "workloads/schedule.h"
 
 enum {
@@ -17,7 +18,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION
 };
 
 static const struct option LONG[] = {
@@ -28,6 +29,7 @@ static const struct option LONG[] = {
     {"tp", required_argument, NULL, O_TP},
     {"pp", required_argument, NULL, O_PP},
     {"cp", required_argument, NULL, O_CP},
+    {"precision", required_argument, NULL, O_PRECISION},
     {"sp", optional_argument, NULL, O_SP},
     {"micro-batch", required_argument, NULL, O_MB},
     {"global-batch", required_argument, NULL, O_GB},
@@ -92,7 +94,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT}, {O_NORMK, LAYOUT_OPT},
     {O_NO_ZERO1, LAYOUT_OPT}, {O_ZERO, LAYOUT_OPT}, {O_OGR, LAYOUT_OPT}, {O_OPG, LAYOUT_OPT},
     {O_PARTITION, ANY_RUN | CMD_GRAPH},
-    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT}, {O_CP, LAYOUT_OPT},
+    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT}, {O_CP, LAYOUT_OPT}, {O_PRECISION, LAYOUT_OPT},
     {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
     {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_FABRIC, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
     {O_PLATFORM_FILE, CMD_SIMULATE | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
@@ -108,7 +110,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
 static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
-                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC, O_CP};
+                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC, O_CP, O_PRECISION};
 
 /* The options that set a what-if (whatif.h), by axis. */
 static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_FABRIC, O_LEAF, O_OVERSUB};
@@ -240,6 +242,12 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_NORMK: return layout_parse_norm_kernel(arg, &l->norm_kernel, err);
   case O_NO_ZERO1: l->zero = 0; return TRUE; /* the older name of --zero 0 */
   case O_ZERO: return parse_int_in("zero", arg, 0, LAYOUT_MAX_ZERO, &l->zero, err);
+  case O_PRECISION: { /* which GPUs take FP8: sim_request_prepare (the profile's peak_fp8_flops) */
+    precision pr;
+    if (!precision_parse("precision", arg, &pr, err)) return FALSE;
+    l->precision = pr;
+    return TRUE;
+  }
   case O_OGR: l->overlap_grad_reduce = TRUE; return TRUE;
   case O_OPG: l->overlap_param_gather = TRUE; return TRUE;
   case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
@@ -302,7 +310,8 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     return TRUE;
   }
   case O_FIT:
-    if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory")) return bad(err, "fit", arg, "all, timing, memory");
+    if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory") && strcmp(arg, "fp8"))
+      return bad(err, "fit", arg, "all, timing, memory, fp8");
     o->calib_fit = arg;
     return TRUE;
   default: return FALSE;
@@ -595,6 +604,12 @@ static gboolean list_element(int slot, const char *s, int *iv, double *dv, GErro
     if (!layout_parse_attn(s, &at, err)) return FALSE;
     *iv = at;
     return TRUE;
+  case O_PRECISION: {
+    precision pr;
+    if (!precision_parse("precision", s, &pr, err)) return FALSE;
+    *iv = pr;
+    return TRUE;
+  }
   default: return FALSE; /* every list option is one of the above or a what-if */
   }
 }
@@ -668,6 +683,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     else if (val == O_SCHEDULE) s->layout[AX_SCHED] = arr;
     else if (val == O_VSTAGES) s->layout[AX_VS] = arr;
     else if (val == O_CP) s->layout[AX_CP] = arr;
+    else if (val == O_PRECISION) s->layout[AX_PREC] = arr;
     else if (val == O_GPUS) {
       g_array_unref(s->gpus);
       s->gpus = arr;

@@ -26,7 +26,7 @@ typedef struct cli_opts {
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
-  const char *lists[19]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
+  const char *lists[20]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
   int top;               /* sweep, merge --top; 0: the format's default */
   gboolean show_invalid; /* sweep, merge --show-invalid */
   const char *plot;      /* sweep, merge --plot FILE.svg */

@@ -14,12 +14,29 @@ static double quantization(const gpu_profile *p, double a, double b, double ta, 
   return tile_q * tiles / (waves * p->sm_count);
 }
 
-double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
+/* The peak a GEMM of dtype dt runs against, and the stack's efficiency of a large one: FP8 formats on the
+ * profile's FP8 tensor cores at the stack's FP8 efficiency, every other dtype as bf16. */
+double kcost_gemm_peak(const gpu_profile *p, graph_dtype dt)
 {
-  if (m < 1 || n < 1 || k < 1) return p->stack.gemm_efficiency;
+  return graph_dtype_is_fp8(dt) ? p->peak_fp8_flops : p->peak_flops;
+}
+
+static double base_efficiency(const gpu_profile *p, graph_dtype dt)
+{
+  return graph_dtype_is_fp8(dt) ? p->stack.fp8_gemm_efficiency : p->stack.gemm_efficiency;
+}
+
+double kcost_gemm_efficiency_of(const gpu_profile *p, graph_dtype dt, double m, double n, double k)
+{
+  if (m < 1 || n < 1 || k < 1) return base_efficiency(p, dt);
   double q1 = quantization(p, m, n, p->stack.gemm_tile_m, p->stack.gemm_tile_n);
   double q2 = quantization(p, m, n, p->stack.gemm_tile_n, p->stack.gemm_tile_m);
-  return p->stack.gemm_efficiency * (q1 > q2 ? q1 : q2) * k / (k + p->stack.gemm_k_half);
+  return base_efficiency(p, dt) * (q1 > q2 ? q1 : q2) * k / (k + p->stack.gemm_k_half);
+}
+
+double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
+{
+  return kcost_gemm_efficiency_of(p, DT_BF16, m, n, k);
 }
 
 double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim)
@@ -32,20 +49,27 @@ static double memory_s(const gpu_profile *p, double bytes) { return bytes / (p->
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
+/* The rate (FLOP/s) of a GEMM of e's dtype with output a x b and reduction c. */
+static double gemm_rate(const gpu_profile *p, const graph_event *e, double a, double b, double c)
+{
+  graph_dtype dt = (graph_dtype)e->dtype;
+  return kcost_gemm_peak(p, dt) * kcost_gemm_efficiency_of(p, dt, a, b, c);
+}
+
 static double gemm_s(const gpu_profile *p, const graph_event *e)
 {
   double m = e->m, n = e->n, k = e->k;
   double math;
   if (e->phase == PH_BACKWARD && e->variant == 1) { /* a split backward's B: dgrad only */
-    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, m, k, n));
+    math = e->flops / gemm_rate(p, e, m, k, n);
   } else if (e->phase == PH_BACKWARD && e->variant == 2) { /* its W: wgrad only */
-    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, k, n, m));
+    math = e->flops / gemm_rate(p, e, k, n, m);
   } else if (e->phase == PH_BACKWARD) {
     double half = e->flops / 2;
-    math = half / (p->peak_flops * kcost_gemm_efficiency(p, m, k, n)) + /* dgrad: dY (m x n) . W^T */
-           half / (p->peak_flops * kcost_gemm_efficiency(p, k, n, m));  /* wgrad: X^T (k x m) . dY */
+    math = half / gemm_rate(p, e, m, k, n) + /* dgrad: dY (m x n) . W^T */
+           half / gemm_rate(p, e, k, n, m);  /* wgrad: X^T (k x m) . dY */
   } else {
-    math = e->flops / (p->peak_flops * kcost_gemm_efficiency(p, m, n, k));
+    math = e->flops / gemm_rate(p, e, m, n, k);
   }
   return max2(math, memory_s(p, e->bytes));
 }

@@ -3,7 +3,8 @@
  *
  *   time = launches * launch_overhead_s + max(math time, memory time)
  *
- * - GEMMs: flops / (peak * eff(m, n, k)), eff = gemm_efficiency x tile
+ * - GEMMs: flops / (peak * eff(m, n, k)), peak the profile's bf16 peak (or its FP8 peak for an event of an
+ *   FP8 dtype, with fp8_gemm_efficiency in place of gemm_efficiency), eff = gemm_efficiency x tile
  *   quantization x wave quantization (tiles of gemm_tile_m x gemm_tile_n over
  *   sm_count SMs; cuBLAS picks the better of the tile and its transpose)
  *   x k / (k + gemm_k_half) (short reductions amortize the tile prologue and
@@ -34,8 +35,12 @@
 
 double kcost_seconds(const gpu_profile *p, const graph_event *e);
 
-/* Fraction of peak a GEMM (m x k).(k x n) reaches (exposed for tests). */
+/* Fraction of peak a bf16 GEMM (m x k).(k x n) reaches (exposed for tests). */
 double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k);
+/* The same for a GEMM of dtype dt: an FP8 one (fp8_e4m3, fp8_e5m2, mxfp8) at the stack's fp8_gemm_efficiency
+ * of the profile's FP8 peak (kcost_gemm_peak), with the same tile, wave and reduction terms. */
+double kcost_gemm_efficiency_of(const gpu_profile *p, graph_dtype dt, double m, double n, double k);
+double kcost_gemm_peak(const gpu_profile *p, graph_dtype dt);
 /* Fraction of peak a FlashAttention kernel (variant GRAPH_ATTN_FLASH1 or _FLASH2) reaches on its causal work. */
 double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim);
 

@@ -18,7 +18,7 @@ static const plat_field FIELDS[] = {
     F(ib_latency_s, 0, 1e-2),       FI(sm_count, 1, 10000),         FI(leaf_nodes, 0, 1e6),
     F(oversubscription, 1, 1e3),
     F(power_idle_w, 0, 1e5),        F(power_compute_w, 0, 1e5),      F(power_memory_w, 0, 1e5),
-    F(power_comm_w, 0, 1e5),        F(node_power_w, 0, 1e6),
+    F(power_comm_w, 0, 1e5),        F(node_power_w, 0, 1e6),         F(peak_fp8_flops, 0, 1e19),
 };
 #undef F
 #undef FI

@@ -17,6 +17,7 @@ typedef struct gpu_profile {
   char name[64];
   char comment[512];          /* free text */
   double peak_flops;          /* dense bf16 tensor-core FLOP/s */
+  double peak_fp8_flops;      /* dense FP8 tensor-core FLOP/s; 0: the GPU has no FP8 tensor cores (--precision bf16 only) */
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
   double memory_gib;          /* capacity */
   int gpus_per_node, nics_per_node;

@@ -16,7 +16,7 @@ static const plat_field FIELDS[] = {
     FI(gemm_tile_m, 8, 1024),        FI(gemm_tile_n, 8, 1024),        F(gemm_efficiency, 0.05, 1),
     F(gemm_k_half, 0, 1e5),          F(hbm_efficiency, 0.05, 1),      F(flash1_efficiency, 0.05, 1),
     F(flash2_efficiency, 0.05, 1),   F(attn_seq_half, 0, 1e6),        F(attn_head_dim_half, 0, 1e4),
-    F(launch_overhead_s, 0, 1e-2),   F(host_dispatch_s, 0, 1e-2),
+    F(launch_overhead_s, 0, 1e-2),   F(host_dispatch_s, 0, 1e-2),     F(fp8_gemm_efficiency, 0.05, 1),
     /* collectives */
     F(nccl_bw_efficiency_nvlink, 0.05, 1), F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2),
     /* memory */

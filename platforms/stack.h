@@ -25,6 +25,7 @@ typedef struct stack_profile {
   /* kernels (platforms/kernel_cost.h) */
   double gemm_tile_m, gemm_tile_n; /* output tile of the GEMM library's large bf16 kernels */
   double gemm_efficiency;      /* fraction of peak a large, well-quantized GEMM reaches */
+  double fp8_gemm_efficiency;  /* the same for an FP8 GEMM, of the profile's FP8 peak (docs/precision.md) */
   double gemm_k_half;          /* reduction length at which a GEMM loses half its efficiency */
   double hbm_efficiency;       /* fraction of HBM bandwidth a streaming kernel reaches */
   double flash1_efficiency, flash2_efficiency; /* FlashAttention fraction of peak on its causal work, s, d -> inf */

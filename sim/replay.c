@@ -166,7 +166,7 @@ static const char *trace_state(const graph *g, const graph_event *e)
   if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? "tp-comm" : "pp-wait";
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
-    if (!strcmp(gr->label, "pp")) return "pp-wait";
+    if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return "pp-wait";
     return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
   }
   switch (e->phase) {

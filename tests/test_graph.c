@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "traces/timeline.h"
+#include "workloads/precision.h"
 #include "workloads/generate.h"
 #include "workloads/partition.h"
 #include "workloads/ops.h"
@@ -419,8 +421,8 @@ START_TEST(test_graph_fields_of_the_wrong_json_type_are_refused_naming_them)
   g_autofree char *send_bytes =
       g_strdup_printf("\"programs\":[{\"rank\":0,\"events\":[%s,\"mem_delta_bytes\":\"8\"}]},%s]}", send, recv);
   struct { const char *body, *want; } cases[] = {
-      {"\"meta\":[\"x\"]}", "'meta' must be an object of strings (got an array)"},
-      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\")"},
+      {"\"meta\":[\"x\"]}", "'meta' must be an object (got an array)"},
+      {"\"meta\":{\"pp\":2}}", "meta.pp must be a string (got a number; allowed: e.g. \"pp\": \"2\" in version 1 to 3)"},
       {"\"programs\":{\"a\":{\"rank\":0,\"events\":[]}}}", "'programs' must be an array of programs (got an object)"},
       {"\"programs\":5}", "'programs' must be an array of programs (got a number)"},
       {"\"groups\":[{\"label\":5,\"ranks\":[0,1]}]}", "group 0: 'label' must be a string (got a number)"},
@@ -446,13 +448,138 @@ END_TEST
 /* An integer meta entry is read with atoi/atol by the stage-wise readers, so it must be plain digits:
  * "1e1" passed as pp 10 and was read as pp 1; "3e10" was cast to int before its range was checked
  * (undefined behaviour, reported by -fsanitize=float-cast-overflow). */
-/* What graph_save writes loads back: a meta key and a group label holding a quote or a backslash were
+/* What graph_save writes loads back: a meta text and a group label holding a quote or a backslash were
  * written unescaped, a file that was not JSON or read another label (found by tests/fuzz/fuzz_graph.c's
  * round trip). */
-START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels)
+/* Save g to a temporary file and load it back. */
+static graph *round_trip(const graph *g)
+{
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  GError *err = NULL;
+  ck_assert_msg(graph_save(g, path, &err), "%s", err ? err->message : "");
+  graph *back = graph_load(path, &err);
+  unlink(path);
+  ck_assert_msg(back != NULL, "%s", err ? err->message : "");
+  return back;
+}
+
+/* Under --precision fp8 the linear layers' GEMMs run in FP8 as Transformer Engine's HYBRID recipe has them
+ * (E4M3 forward, E5M2 backward), the head's logits GEMM and the attention core stay bf16, each linear layer
+ * has its cast pass; every event's dtype and every group's class come back from the JSON file unchanged. */
+START_TEST(test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes)
+{
+  model m = tiny();
+  layout l = mk(4, 2, 2, 1, 8, 128, CKPT_NONE, FALSE);
+  l.precision = PREC_FP8;
+  g_autoptr(graph) g = gen(&m, &l, FALSE);
+  int casts = 0, fp8 = 0;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      const char *op = graph_op_name(g, e->op);
+      gboolean linear = !strcmp(op, "qkv") || !strcmp(op, "attn_out") || !strcmp(op, "mlp_up") || !strcmp(op, "mlp_down");
+      graph_dtype want = linear ? (e->phase == PH_BACKWARD ? DT_FP8_E5M2 : DT_FP8_E4M3) : DT_BF16;
+      ck_assert_msg(e->dtype == want, "rank %d event %u (%s, %s): dtype %s", r, i, op, graph_phase_name(e->phase),
+                    graph_dtype_name(e->dtype));
+      casts += !strcmp(op, "fp8_cast");
+      fp8 += graph_dtype_is_fp8(e->dtype);
+    }
+  }
+  ck_assert_int_gt(casts, 0);
+  ck_assert_int_gt(fp8, 0);
+  int pair[] = {0, 1}; /* a class its label does not name: only the file's 'class' brings it back */
+  graph_add_group_class(g, pair, 2, "grad-norm", TC_PP);
+  g_autoptr(graph) back = round_trip(g);
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r), *q = g_ptr_array_index(back->programs, r);
+    ck_assert_int_eq(p->events->len, q->events->len);
+    for (guint i = 0; i < p->events->len; i++)
+      ck_assert_int_eq(g_array_index(p->events, graph_event, i).dtype, g_array_index(q->events, graph_event, i).dtype);
+  }
+  ck_assert_int_eq(g->groups->len, back->groups->len);
+  for (guint i = 0; i < g->groups->len; i++)
+    ck_assert_int_eq(((graph_group *)g->groups->pdata[i])->tclass, ((graph_group *)back->groups->pdata[i])->tclass);
+  ck_assert_int_eq(((graph_group *)back->groups->pdata[back->groups->len - 1])->tclass, TC_PP);
+  ck_assert_str_eq(back->meta.precision, "fp8");
+  ck_assert_int_eq(back->meta.pp, 2);
+}
+END_TEST
+
+/* Version 4 is written; 1 to 3 are converted (every event bf16, a group's class the one its label names,
+ * meta numbers read from text), their files may not carry version 4's fields; a newer version is refused,
+ * saying what to do. */
+START_TEST(test_old_graph_versions_are_converted_and_newer_refused)
+{
+  const char *v3 = "{\"format\":\"layoutsim-graph\",\"version\":3,\"world_size\":2,\"meta\":{\"pp\":\"2\","
+                   "\"ranks_per_stage\":\"1\",\"tokens_per_step\":\"4096\",\"free\":\"x\"},\"groups\":[{\"label\":\"pp\","
+                   "\"ranks\":[0,1]},{\"label\":\"mine\",\"ranks\":[0,1]}],\"programs\":[{\"rank\":0,\"events\":[{\"kind\":"
+                   "\"compute\",\"op\":\"x\",\"cost\":\"gemm\",\"phase\":\"forward\",\"m\":8,\"n\":8,\"k\":8,\"flops\":1024}]}]}";
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+  close(fd);
+  ck_assert(g_file_set_contents(path, v3, -1, NULL));
+  GError *err = NULL;
+  g_autoptr(graph) g = graph_load(path, &err);
+  unlink(path);
+  ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+  ck_assert_int_eq(((graph_group *)g->groups->pdata[0])->tclass, TC_PP);
+  ck_assert_int_eq(((graph_group *)g->groups->pdata[1])->tclass, TC_OTHER);
+  ck_assert_int_eq(g_array_index(((graph_program *)g->programs->pdata[0])->events, graph_event, 0).dtype, DT_BF16);
+  ck_assert_int_eq(g->meta.pp, 2);
+  ck_assert_double_eq(g->meta.tokens_per_step, 4096);
+  struct { const char *json, *want; } cases[] = {
+      {"{\"format\":\"layoutsim-graph\",\"version\":5,\"world_size\":1}",
+       "FILE: graph format version 5: this layoutsim reads version 4 (and converts 1 to 3); regenerate it with "
+       "`layoutsim graph` (docs/graph-format.md)"},
+      {"{\"format\":\"layoutsim-graph\",\"version\":3,\"world_size\":1,\"programs\":[{\"rank\":0,\"events\":[{\"kind\":"
+       "\"compute\",\"op\":\"x\",\"cost\":\"gemm\",\"phase\":\"forward\",\"dtype\":\"fp8_e4m3\"}]}]}",
+       "FILE: rank 0 event 0: field 'dtype' needs graph format version 4 (allowed in version 3: none, every event bf16)"},
+      {"{\"format\":\"layoutsim-graph\",\"version\":4,\"world_size\":1,\"programs\":[{\"rank\":0,\"events\":[{\"kind\":"
+       "\"compute\",\"op\":\"x\",\"cost\":\"gemm\",\"phase\":\"forward\",\"dtype\":\"fp4\"}]}]}",
+       "FILE: rank 0 event 0: field 'dtype' is \"fp4\" (allowed: bf16, fp16, fp8_e4m3, fp8_e5m2, mxfp8, fp32)"},
+      {"{\"format\":\"layoutsim-graph\",\"version\":4,\"world_size\":2,\"groups\":[{\"label\":\"a\",\"class\":\"xp\","
+       "\"ranks\":[0,1]}]}", "FILE: group 0: 'class' is \"xp\" (allowed: other, tp, cp, dp, dp-cp, pp, ep)"},
+      {"{\"format\":\"layoutsim-graph\",\"version\":4,\"world_size\":2,\"meta\":{\"pp\":\"2\"}}",
+       "FILE: meta.pp must be a number (got a string)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *msg = load_error(cases[i].json);
+    ck_assert_msg(msg != NULL, "case %zu loaded", i);
+    ck_assert_str_eq(msg, cases[i].want);
+  }
+}
+END_TEST
+
+/* How the breakdown counts a collective is its group's class in the one table (traffic_class.c), never its
+ * label: a group labelled "grad-norm" of class pp is pipeline wait, one labelled "pp" of class dp is
+ * gradient communication in the dp phase, a layer's (tp-comm) in the forward. */
+START_TEST(test_class_table_decides_the_timeline_category_of_a_collective)
+{
+  g_autoptr(graph) g = graph_new(2);
+  int ranks[] = {0, 1};
+  int pipe = graph_add_group_class(g, ranks, 2, "grad-norm", TC_PP);
+  int dp = graph_add_group_class(g, ranks, 2, "pp", TC_DP);
+  graph_event e = {.kind = EV_COLLECTIVE, .phase = PH_DP, .peer = pipe};
+  ck_assert_int_eq(tl_category(g, &e), TL_PP_WAIT);
+  e.peer = dp;
+  ck_assert_int_eq(tl_category(g, &e), TL_DP_COMM);
+  e.phase = PH_FORWARD;
+  ck_assert_int_eq(tl_category(g, &e), TL_TP_COMM);
+  /* and the generator's pipeline group: labelled and classed pp */
+  int named = graph_add_group(g, ranks, 2, "pp");
+  ck_assert_int_eq(((graph_group *)g_ptr_array_index(g->groups, named))->tclass, TC_PP);
+  ck_assert_int_eq(tc_info_of(TC_PP)->count, TC_COUNT_PIPELINE);
+}
+END_TEST
+
+START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_labels)
 {
   g_autoptr(graph) g = graph_new(1);
-  g_hash_table_insert(g->meta, g_strdup("a\"b"), g_strdup("c\\d"));
+  g_strlcpy(g->meta.model, "c\\d\"", sizeof g->meta.model);
   int rank0 = 0;
   graph_add_group(g, &rank0, 1, "x\"\\y");
   graph_program_of(g, 0);
@@ -465,7 +592,7 @@ START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels
   g_autoptr(graph) back = graph_load(path, &err);
   unlink(path);
   ck_assert_msg(back != NULL, "%s", err ? err->message : "");
-  ck_assert_str_eq(g_hash_table_lookup(back->meta, "a\"b"), "c\\d");
+  ck_assert_str_eq(back->meta.model, "c\\d\"");
   ck_assert_str_eq(((graph_group *)g_ptr_array_index(back->groups, 0))->label, "x\"\\y");
 }
 END_TEST
@@ -500,8 +627,8 @@ START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
   const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":2,";
   struct { const char *body, *want; } cases[] = {
       {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
-       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, not empty)"},
-      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
+       "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, 1 to 63 bytes)"},
+      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, 1 to 255 bytes)"},
       {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
        "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
   };
@@ -669,6 +796,9 @@ int main(void)
   tcase_add_test(tc, test_every_layer_checkpointing_adds_exactly_one_forward);
   tcase_add_test(tc, test_counted_events_are_the_generated_programs_lengths);
   tcase_add_test(tc, test_every_send_has_its_recv);
+  tcase_add_test(tc, test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes);
+  tcase_add_test(tc, test_old_graph_versions_are_converted_and_newer_refused);
+  tcase_add_test(tc, test_class_table_decides_the_timeline_category_of_a_collective);
   tcase_add_test(tc, test_mirror_peers_are_the_explicit_programs_peers);
   tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);
   tcase_add_test(tc, test_1f1b_order_pp4_8_microbatches_by_hand);
@@ -679,7 +809,7 @@ int main(void)
   tcase_add_test(tc, test_layout_validation_names_field_and_allowed_values);
   tcase_add_test(tc, test_bad_graph_files_are_rejected_with_a_reason);
   tcase_add_test(tc, test_graph_fields_of_the_wrong_json_type_are_refused_naming_them);
-  tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_keys_and_labels);
+  tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_labels);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);

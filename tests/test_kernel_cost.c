@@ -54,6 +54,29 @@ START_TEST(test_gemm_ragged_edge_pays_tile_padding)
 }
 END_TEST
 
+/* An FP8 GEMM (either 8-bit format) runs at the FP8 peak times the stack's FP8 efficiency with the same tile,
+ * wave and k terms; a bf16 one of the same shape at the bf16 peak and efficiency. 2048 x 13824 x 5120 fills
+ * 8 whole waves (the test above), so the time is flops / (peak x eff x k / (k + k_half)). */
+START_TEST(test_fp8_gemm_costs_flops_over_fp8_peak_times_fp8_efficiency)
+{
+  gpu_profile p = prof();
+  p.peak_flops = 989e12;
+  p.peak_fp8_flops = 1979e12;
+  p.stack.fp8_gemm_efficiency = 0.6;
+  p.stack.launch_overhead_s = 0;
+  double m = 2048, n = 13824, k = 5120, flops = 2 * m * n * k, kterm = k / (k + 128.0);
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_GEMM, .phase = PH_FORWARD, .m = 2048, .n = 13824, .k = 5120,
+                   .launches = 1, .flops = flops, .bytes = 0};
+  graph_dtype fp8s[] = {DT_FP8_E4M3, DT_FP8_E5M2, DT_MXFP8};
+  for (size_t i = 0; i < G_N_ELEMENTS(fp8s); i++) {
+    e.dtype = fp8s[i];
+    ck_assert_double_eq_tol(kcost_seconds(&p, &e), flops / (1979e12 * 0.6 * kterm), 1e-15);
+  }
+  e.dtype = DT_BF16;
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), flops / (989e12 * 0.8 * kterm), 1e-15);
+}
+END_TEST
+
 START_TEST(test_backward_gemm_is_dgrad_plus_wgrad_shapes)
 {
   gpu_profile p = prof();
@@ -127,6 +150,7 @@ Suite *kcost_suite(void)
   tcase_add_test(tc, test_gemm_partial_last_wave_costs_its_idle_sms);
   tcase_add_test(tc, test_gemm_ragged_edge_pays_tile_padding);
   tcase_add_test(tc, test_backward_gemm_is_dgrad_plus_wgrad_shapes);
+  tcase_add_test(tc, test_fp8_gemm_costs_flops_over_fp8_peak_times_fp8_efficiency);
   tcase_add_test(tc, test_flash_attention_runs_causal_half_at_its_efficiency);
   tcase_add_test(tc, test_unfused_attention_is_gemms_plus_score_traffic);
   tcase_add_test(tc, test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches);

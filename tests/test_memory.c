@@ -14,6 +14,7 @@
 #include "workloads/block.h"
 #include "workloads/generate.h"
 #include "workloads/memory.h"
+#include "workloads/precision.h"
 #include "workloads/schedule.h"
 
 static model load13b(void)
@@ -51,6 +52,31 @@ START_TEST(test_llama13b_dp64_model_states_with_zero1_are_4N_plus_12N_over_64)
   ck_assert_double_eq_tol(s.optimizer_bytes, 12 * N / 64, 1);
   /* about 52.2 GiB of bf16 weights and grads, 2.4 GiB of sharded fp32 states */
   ck_assert_double_eq_tol((s.params_bytes + s.grads_bytes) / (1 << 30), 52.2, 0.1);
+  partition_clear(&p);
+}
+END_TEST
+
+/* FP8 (Transformer Engine, current scaling) keeps, beside the bf16 weights, an FP8 copy of every linear
+ * layer's weight and its transpose for the step: 2 bytes per linear parameter, the 40 layers' 4h^2 + 3hf;
+ * mxfp8 also their E8M0 scales, one byte per 32 elements of each: 2 + 2/32. Nothing else moves. */
+START_TEST(test_fp8_model_states_add_two_bytes_per_linear_parameter)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  partition p;
+  ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
+  mem_states bf, f8, mx;
+  mem_model_states(&m, &l, &p, 0, &bf);
+  l.precision = PREC_FP8;
+  mem_model_states(&m, &l, &p, 0, &f8);
+  l.precision = PREC_MXFP8;
+  mem_model_states(&m, &l, &p, 0, &mx);
+  double linear = 40.0 * (4.0 * 5120 * 5120 + 3.0 * 5120 * 13824);
+  ck_assert_double_eq_tol(f8.buffers_bytes - bf.buffers_bytes, 2 * linear, 1);
+  ck_assert_double_eq_tol(mx.buffers_bytes - bf.buffers_bytes, (2 + 2.0 / 32) * linear, 1);
+  ck_assert_double_eq(f8.params_bytes, bf.params_bytes);
+  ck_assert_double_eq(f8.grads_bytes, bf.grads_bytes);
+  ck_assert_double_eq(f8.optimizer_bytes, bf.optimizer_bytes);
   partition_clear(&p);
 }
 END_TEST
@@ -359,6 +385,7 @@ int main(void)
   tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);
+  tcase_add_test(tc, test_fp8_model_states_add_two_bytes_per_linear_parameter);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

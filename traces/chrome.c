@@ -211,8 +211,8 @@ static void put_json_string(FILE *f, const char *s)
 
 static void header(const timeline *tl, const tl_ranks *sel, FILE *f)
 {
-  const char *model = g_hash_table_lookup(tl->g->meta, "model");
-  const char *layout = g_hash_table_lookup(tl->g->meta, "layout");
+  const char *model = tl->g->meta.model[0] ? tl->g->meta.model : NULL;
+  const char *layout = tl->g->meta.layout[0] ? tl->g->meta.layout : NULL;
   fputs("{\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"generator\":\"layoutsim\",\"model\":", f);
   put_json_string(f, model ? model : "unknown");
   fputs(",\"layout\":", f);

@@ -494,8 +494,8 @@ static int legend(FILE *f, double x0, double y, const gboolean show[TL_N])
 static void header_texts(const timeline *tl, const trace_svg_info *info, const svg_rows *rows, const geom *g,
                          char *out[4])
 {
-  const char *model = g_hash_table_lookup(tl->g->meta, "model");
-  const char *layout = g_hash_table_lookup(tl->g->meta, "layout");
+  const char *model = tl->g->meta.model[0] ? tl->g->meta.model : NULL;
+  const char *layout = tl->g->meta.layout[0] ? tl->g->meta.layout : NULL;
   g_autofree char *mfu = info->mfu >= 0 ? g_strdup_printf(", MFU %.1f%%", info->mfu * 100) : g_strdup("");
   out[0] = g_strdup_printf("%s on %d GPUs: step %.3f s%s", model ? model : "task graph", tl->g->world_size,
                            tl->step_time_s, mfu);
@@ -770,7 +770,7 @@ void trace_svg_memory_put(const timeline *tl, const tl_mem_model *mm, double cap
     int best = 0;
     for (int i = 1; i < n; i++)
       if (peak[i] > peak[best]) best = i;
-    const char *model = g_hash_table_lookup(tl->g->meta, "model");
+    const char *model = tl->g->meta.model[0] ? tl->g->meta.model : NULL;
     fputs("<text class=\"title\" x=\"10\" y=\"22\">", f);
     xml_text(f, model ? model : "task graph");
     fprintf(f, ": GPU memory over the step, one curve per pipeline stage (replica 0, tensor rank 0); "

@@ -23,7 +23,8 @@ tl_cat tl_category(const graph *g, const graph_event *e)
   if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? TL_TP_COMM : TL_PP_WAIT;
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
-    if (!strcmp(gr->label, "pp")) return TL_PP_WAIT; /* e.g. the grad-norm all-reduce: it waits for the pipeline to drain */
+    /* e.g. the grad-norm all-reduce over the pipeline group: it waits for the pipeline to drain */
+    if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return TL_PP_WAIT;
     return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : TL_TP_COMM;
   }
   switch (e->phase) {
@@ -158,17 +159,14 @@ void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N])
   if (out[TL_IDLE] < 0) out[TL_IDLE] = 0;
 }
 
-static int meta_int(const graph *g, const char *key, int dflt)
-{
-  const char *v = g_hash_table_lookup(g->meta, key);
-  return v ? atoi(v) : dflt;
-}
+/* A meta integer, or dflt where the graph does not say (0). */
+static int meta_int(int v, int dflt) { return v > 0 ? v : dflt; }
 
-int tl_stages(const timeline *tl) { return MAX(1, meta_int(tl->g, "pp", 1)); }
+int tl_stages(const timeline *tl) { return MAX(1, meta_int(tl->g->meta.pp, 1)); }
 
 int tl_stage_of(const timeline *tl, int rank)
 {
-  int per = meta_int(tl->g, "ranks_per_stage", tl->g->world_size);
+  int per = meta_int(tl->g->meta.ranks_per_stage, tl->g->world_size);
   return per > 0 ? MIN(rank / per, tl_stages(tl) - 1) : 0;
 }
 
@@ -208,18 +206,18 @@ int tl_tp_degree(const timeline *tl)
 {
   for (guint i = 0; i < tl->g->groups->len; i++) {
     const graph_group *gr = g_ptr_array_index(tl->g->groups, i);
-    if (!strcmp(gr->label, "tp")) return (int)gr->ranks->len;
+    if (tc_info_of(gr->tclass)->tp_degree) return (int)gr->ranks->len;
   }
   return 1;
 }
 
 int tl_dp_replica_of(const timeline *tl, int rank)
 {
-  int per = meta_int(tl->g, "ranks_per_stage", tl->g->world_size);
+  int per = meta_int(tl->g->meta.ranks_per_stage, tl->g->world_size);
   return per > 0 ? (rank % per) / tl_tp_degree(tl) : 0;
 }
 
-int tl_gpus_per_node(const timeline *tl) { return MAX(1, meta_int(tl->g, "gpus_per_node", 8)); }
+int tl_gpus_per_node(const timeline *tl) { return MAX(1, meta_int(tl->g->meta.gpus_per_node, 8)); }
 
 static int int_cmp(gconstpointer a, gconstpointer b) { return *(const int *)a - *(const int *)b; }
 

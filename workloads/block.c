@@ -7,6 +7,7 @@
 
 #include "graph.h"
 #include "ops.h"
+#include "precision.h"
 
 #define BF16 2.0
 #define FP32 4.0
@@ -14,7 +15,7 @@
 static const char *const LABELS[BL_N] = {"comm",     "embed",  "norm",   "qkv",      "rotary",
                                          "attention", "attn_out", "residual", "mlp_up", "swiglu",
                                          "mlp_down", "logits", "loss",   "optimizer", "bias",
-                                         "gelu",     "dropout", "positions"};
+                                         "gelu",     "dropout", "positions", "fp8_cast"};
 
 const char *block_label_name(block_label b) { return LABELS[b]; }
 
@@ -51,6 +52,7 @@ static double gemm_backward_bytes(double T, double k, double n, int count)
 static block_op *gemm(block *b, block_label label, const dims *d, double n, double k, int count, double saved)
 {
   block_op *o = add(b, BLOCK_GEMM, label);
+  o->dtype[0] = o->dtype[1] = DT_BF16;
   o->n = n;
   o->k = k;
   o->count = count;
@@ -206,6 +208,27 @@ static void mark_mlp(block *b, int first)
 static void tp_enter(block *b, int reduces) { add(b, BLOCK_TP_ENTER, BL_COMM)->bwd_reduces = reduces; }
 static void tp_exit(block *b) { add(b, BLOCK_TP_EXIT, BL_COMM); }
 
+/* A linear layer of a transformer layer: its GEMM, under FP8 (Transformer Engine's Linear) preceded by the
+ * quantization of its input (forward: T x k elements; the weights, k x n x count, once a step) and of its
+ * output gradient (backward: T x n x count); the GEMM then runs in FP8 and saves its input in FP8 (the
+ * transpose wgrad reads). `in_bytes`: the saved input's bytes per element under bf16 over what it saves. */
+static block_op *linear(block *b, const layout *l, block_label label, const dims *d, double n, double k, int count,
+                        double saved_el)
+{
+  precision pr = (precision)l->precision;
+  if (pr == PREC_BF16) return gemm(b, label, d, n, k, count, saved_el * BF16);
+  block_op *c = add(b, BLOCK_MEMORY, BL_FP8_CAST);
+  c->elements = d->T * k;
+  c->bytes[0] = precision_cast_bytes_per_el(pr) * d->T * k;
+  c->bytes[1] = precision_cast_bytes_per_el(pr) * d->T * n * count;
+  c->launches[0] = c->launches[1] = precision_cast_kernels(pr);
+  c->step_bytes = precision_cast_bytes_per_el(pr) * k * n * count;
+  block_op *o = gemm(b, label, d, n, k, count, saved_el * precision_operand_bytes(pr));
+  o->dtype[0] = precision_gemm_dtype(pr, FALSE);
+  o->dtype[1] = precision_gemm_dtype(pr, TRUE);
+  return o;
+}
+
 void block_layer(const model *m, const layout *l, const block_code *c, block *out)
 {
   dims d = dims_of(m, l);
@@ -214,7 +237,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   block_op *o;
   norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
-  gemm(out, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h * BF16); /* saves its input, replicated over tp */
+  linear(out, l, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h); /* saves its input, replicated over tp */
   bias_add(out, m, T * (h + 2 * d.kvd) / t);
   if (m->positions == MODEL_POS_ROTARY) {
     o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
@@ -225,21 +248,21 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
     }
   } /* ALiBi's per-head bias enters the score kernel (b * heads/t * s bytes: negligible); learned: the embedding's */
   attention(out, m, l, c, &d);
-  gemm(out, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t * BF16); /* its contiguous input */
+  linear(out, l, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t); /* its contiguous input */
   tp_exit(out);
   residual(out, m, &d);
   norm(out, m, &d, c->fused_norm);
   int mlp_first = out->n;
   if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
     tp_enter(out, 1);
-    gemm(out, BL_MLP_UP, &d, f / t, h, 1, T * h * BF16); /* its input, replicated over tp */
+    linear(out, l, BL_MLP_UP, &d, f / t, h, 1, T * h); /* its input, replicated over tp */
     o = add(out, BLOCK_MEMORY, BL_GELU);
     o->elements = T * f / t;
     o->bytes[0] = OPS_GELU_FWD_BYTES_PER_EL * T * f / t;
     o->bytes[1] = (OPS_GELU_BWD_BYTES_PER_EL + (m->bias ? OPS_BIAS_BWD_BYTES_PER_EL : 0)) * T * f / t;
     o->saved_bytes = T * f / t * BF16;            /* its input (the up GEMM's output) */
     o->transient_bytes[1] = 2 * T * f / t * BF16; /* incoming and outgoing gradient */
-    gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input, the GeLU output */
+    linear(out, l, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t); /* its input, the GeLU output */
     tp_exit(out);
     mark_mlp(out, mlp_first);
     residual(out, m, &d);
@@ -247,8 +270,8 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   }
   tp_enter(out, c->mlp_in_gemms);
   /* gate and up, f/t columns each: two GEMMs (the study's w1, w3) or one of 2f/t (fused); the shared input */
-  if (c->mlp_in_gemms == 1) gemm(out, BL_MLP_UP, &d, 2 * f / t, h, 1, T * h * BF16);
-  else gemm(out, BL_MLP_UP, &d, f / t, h, 2, T * h * BF16);
+  if (c->mlp_in_gemms == 1) linear(out, l, BL_MLP_UP, &d, 2 * f / t, h, 1, T * h);
+  else linear(out, l, BL_MLP_UP, &d, f / t, h, 2, T * h);
   bias_add(out, m, 2 * T * f / t);
   o = add(out, BLOCK_MEMORY, BL_SWIGLU); /* silu(gate) (2r+2w), *up (4r+2w) per element of f/t */
   o->elements = T * f / t;
@@ -258,7 +281,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   }
   o->saved_bytes = 3 * T * f / t * BF16;       /* up output, gate output, silu(up) */
   o->transient_bytes[1] = 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
-  gemm(out, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t * BF16); /* its input silu(up)*gate */
+  linear(out, l, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t); /* its input silu(up)*gate */
   tp_exit(out);
   mark_mlp(out, mlp_first);
   residual(out, m, &d);
@@ -348,6 +371,12 @@ double block_embedding_params(const model *m, int tp)
 double block_final_norm_params(const model *m) { return norm_params(m); }
 
 double block_head_params(const model *m, int tp) { return (double)m->vocab * m->hidden / tp; }
+
+double block_layer_linear_params(const model *m, int tp)
+{
+  double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
+  return (h * (h + 2 * kvd) + h * h + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f) / tp;
+}
 
 double block_layer_buffer_bytes(const model *m, const layout *l)
 {

@@ -53,6 +53,7 @@ typedef enum {
   BL_GELU,      /* GeLU (fused with its bias) */
   BL_DROPOUT,   /* dropout (the embedding's) */
   BL_POSITIONS, /* learned position embedding added */
+  BL_FP8_CAST,  /* Transformer Engine's amax and cast(-transpose) of an FP8 linear layer's operands */
   BL_N
 } block_label;
 
@@ -80,6 +81,8 @@ typedef struct block_op {
                              * one tensor of the sub-block mlp recomputation keeps from the forward */
   double transient_bytes[2]; /* held only while it runs, forward and backward */
   int bwd_reduces;          /* TP_ENTER: all-reduces of the input gradient in backward without sp */
+  int dtype[2];             /* GEMM: its graph_dtype forward and backward (bf16 but a linear layer's under FP8) */
+  double step_bytes;        /* FP8 cast: bytes of the weights' cast, once a step (the first micro-batch's forward) */
 } block_op;
 
 #define BLOCK_MAX_OPS 32
@@ -111,6 +114,8 @@ double block_layer_params(const model *m, int tp);
 double block_embedding_params(const model *m, int tp); /* word embedding (+ positions, + its norm) */
 double block_final_norm_params(const model *m);
 double block_head_params(const model *m, int tp);      /* the output projection (a copy when tied) */
+/* The parameters of one layer's linear layers on a rank (its GEMMs' weights: what FP8 copies). */
+double block_layer_linear_params(const model *m, int tp);
 /* Persistent non-parameter buffers of one layer (rotary cos/sin tables), bytes. */
 double block_layer_buffer_bytes(const model *m, const layout *l);
 

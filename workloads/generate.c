@@ -12,6 +12,7 @@
 
 #include "common/lsim_error.h"
 #include "block.h"
+#include "precision.h"
 #include "memory.h"
 #include "mesh.h"
 #include "ops.h"
@@ -168,6 +169,19 @@ static graph_event *gemm(emit *x, block_label op, double m, double n, double k, 
   return e;
 }
 
+/* A GEMM of the block's table: in its dtype (a linear layer's under FP8, block.h), whose operands are then
+ * read in FP8 (the output is written in bf16). */
+static graph_event *block_gemm(emit *x, const block_op *o)
+{
+  graph_event *e = gemm(x, o->label, x->T, o->n, o->k, o->count);
+  graph_dtype dt = (graph_dtype)o->dtype[backward(x)];
+  if (dt == DT_BF16) return e;
+  double opnd = precision_operand_bytes((precision)x->l->precision), m = e->m, n = e->n, k = e->k;
+  e->dtype = (uint8_t)dt;
+  e->bytes = (opnd * (m * k + k * n) + BF16 * m * n) * e->launches;
+  return e;
+}
+
 /* A memory-bound operator moving `bytes` with `launches` kernels. */
 static graph_event *stream(emit *x, block_label op, double elements, double bytes, int launches)
 {
@@ -314,8 +328,12 @@ static graph_event *op_emit(emit *x, const block_op *o)
   gboolean bwd = backward(x);
   graph_event *e = NULL;
   switch (o->kind) {
-  case BLOCK_GEMM: e = gemm(x, o->label, x->T, o->n, o->k, o->count); break;
-  case BLOCK_MEMORY: e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]); break;
+  case BLOCK_GEMM: e = block_gemm(x, o); break;
+  case BLOCK_MEMORY:
+    e = stream(x, o->label, o->elements, o->bytes[bwd], o->launches[bwd]);
+    /* an FP8 cast: the weights' at the first micro-batch's forward, kept for the step's others (docs/precision.md) */
+    if (x->phase == PH_FORWARD && x->mb == 0 && o->step_bytes > 0) e->bytes += o->step_bytes;
+    break;
   case BLOCK_ATTENTION: return attention_emit(x, o);
   case BLOCK_TP_ENTER:
     for (int i = 0; bwd && tp_on(x) && !x->l->sp && i < o->bwd_reduces; i++) /* one per GEMM's input gradient */
@@ -651,13 +669,13 @@ static void stage_weight(emit *x)
   partition_layers(x->part, x->m, v, &first, &count);
   if (partition_has_head(x->part, x->m, v)) {
     const block_op *o = &x->head.op[1]; /* the logits GEMM */
-    saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
+    saves(x, block_gemm(x, o), o);
   }
   for (int i = count - 1; i >= 0; i--) {
     x->layer = first + i;
     for (int j = x->layer_ops.n - 1; j >= 0; j--) {
       const block_op *o = &x->layer_ops.op[j];
-      if (o->kind == BLOCK_GEMM) saves(x, gemm(x, o->label, x->T, o->n, o->k, o->count), o);
+      if (o->kind == BLOCK_GEMM) saves(x, block_gemm(x, o), o);
     }
   }
   x->layer = -1;
@@ -941,34 +959,28 @@ static int optimizer_start(const graph_program *p)
 
 static void set_meta(graph *g, const model *m, const layout *l, const gen_options *o, const partition *part)
 {
-  g_hash_table_insert(g->meta, g_strdup("partition"), g_strdup(partition_method_name(part->method)));
-  g_hash_table_insert(g->meta, g_strdup("model"), g_strdup(m->name));
-  g_hash_table_insert(g->meta, g_strdup("layout"),
-                      g_strdup_printf("gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
-                                      "checkpointing=%s attention_kernel=%s zero1=%d",
-                                      l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch, l->global_batch, l->seq_len,
-                                      layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero >= 1));
-  if (l->zero > 1 || l->overlap_grad_reduce || l->overlap_param_gather) { /* the study's string is unchanged */
-    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s zero=%d overlap_grad_reduce=%d "
-                        "overlap_param_gather=%d", lay, l->zero, l->overlap_grad_reduce, l->overlap_param_gather));
-  }
-  if (l->cp > 1) { /* cp 1 is the layout string's silent default */
-    g_autofree char *lay = g_strdup(g_hash_table_lookup(g->meta, "layout"));
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s cp=%d", lay, l->cp));
-  }
-  if (l->schedule != 0 || l->virtual_stages != 1) { /* the study's 1F1B is the layout string's silent default */
-    g_autofree char *lay = g_hash_table_lookup(g->meta, "layout") ? g_strdup(g_hash_table_lookup(g->meta, "layout")) : NULL;
-    g_hash_table_insert(g->meta, g_strdup("layout"), g_strdup_printf("%s schedule=%s virtual_stages=%d", lay,
-                                                                     sched_name(l->schedule), l->virtual_stages));
-  }
-  g_hash_table_insert(g->meta, g_strdup("gpus_per_node"), g_strdup_printf("%d", o->gpus_per_node));
-  g_hash_table_insert(g->meta, g_strdup("tokens_per_step"), g_strdup_printf("%.17g", (double)l->global_batch * l->seq_len));
-  g_hash_table_insert(g->meta, g_strdup("model_flops_per_step"),
-                      g_strdup_printf("%.17g", model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len));
-  g_hash_table_insert(g->meta, g_strdup("pp"), g_strdup_printf("%d", l->pp));
-  g_hash_table_insert(g->meta, g_strdup("ranks_per_stage"), g_strdup_printf("%" G_GINT64_FORMAT,
-                      axis_product(l, AXIS_ALL & ~axis_mask_stage()))); /* every axis' but the stage's */
+  graph_meta *gm = &g->meta;
+  g_strlcpy(gm->partition, partition_method_name(part->method), sizeof gm->partition);
+  g_strlcpy(gm->model, m->name, sizeof gm->model);
+  GString *lay = g_string_new(NULL);
+  g_string_printf(lay, "gpus=%d tp=%d pp=%d dp=%d sp=%d micro_batch=%d global_batch=%d seq_len=%d "
+                  "checkpointing=%s attention_kernel=%s zero1=%d", l->gpus, l->tp, l->pp, l->dp, l->sp, l->micro_batch,
+                  l->global_batch, l->seq_len, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn), l->zero >= 1);
+  if (l->zero > 1 || l->overlap_grad_reduce || l->overlap_param_gather) /* the study's string is unchanged */
+    g_string_append_printf(lay, " zero=%d overlap_grad_reduce=%d overlap_param_gather=%d", l->zero,
+                           l->overlap_grad_reduce, l->overlap_param_gather);
+  if (l->cp > 1) g_string_append_printf(lay, " cp=%d", l->cp); /* cp 1 is the layout string's silent default */
+  if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
+    g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
+  if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));
+  g_strlcpy(gm->layout, lay->str, sizeof gm->layout);
+  g_string_free(lay, TRUE);
+  g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
+  gm->gpus_per_node = o->gpus_per_node;
+  gm->tokens_per_step = (double)l->global_batch * l->seq_len;
+  gm->model_flops_per_step = model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len;
+  gm->pp = l->pp;
+  gm->ranks_per_stage = (int)axis_product(l, AXIS_ALL & ~axis_mask_stage()); /* every axis' but the stage's */
 }
 
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,8 @@ static const char *const COST_NAMES[COST_N] = {"none", "gemm", "attention", "mem
 static const char *const PHASE_NAMES[PH_N] = {"forward", "backward", "recompute", "dp", "optimizer"};
 static const char *const KIND_NAMES[EV_N_KINDS] = {"compute", "collective", "send", "recv"};
 static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather"};
+static const char *const DTYPE_NAMES[DT_N] = {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "fp32"};
+G_STATIC_ASSERT(DT_N <= 16); /* graph_event.dtype is 4 bits */
 
 /* analysis/footprint.c counts 64 bytes an event */
 G_STATIC_ASSERT(sizeof(graph_event) == 64);
@@ -44,6 +47,8 @@ const char *graph_op_name(const graph *g, int op)
 const char *graph_phase_name(graph_phase ph) { return PHASE_NAMES[ph]; }
 const char *graph_kind_name(graph_kind k) { return KIND_NAMES[k]; }
 const char *graph_coll_name(graph_coll c) { return COLL_NAMES[c]; }
+const char *graph_dtype_name(graph_dtype d) { return DTYPE_NAMES[d]; }
+gboolean graph_dtype_is_fp8(graph_dtype d) { return d == DT_FP8_E4M3 || d == DT_FP8_E5M2 || d == DT_MXFP8; }
 
 static void program_free(gpointer data)
 {
@@ -69,7 +74,6 @@ graph *graph_new(int world_size)
   g->programs = g_ptr_array_new_with_free_func(program_free);
   g_ptr_array_set_size(g->programs, world_size);
   g->groups = g_ptr_array_new_with_free_func(group_free);
-  g->meta = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   g->op_names = g_ptr_array_new_with_free_func(g_free);
   graph_op_id(g, "comm"); /* GRAPH_OP_COMM */
   return g;
@@ -80,19 +84,25 @@ void graph_free(graph *g)
   if (!g) return;
   g_ptr_array_free(g->programs, TRUE);
   g_ptr_array_free(g->groups, TRUE);
-  g_hash_table_destroy(g->meta);
   g_ptr_array_free(g->op_names, TRUE);
   g_free(g);
 }
 
-int graph_add_group(graph *g, const int *ranks, int n, const char *label)
+int graph_add_group_class(graph *g, const int *ranks, int n, const char *label, traffic_class c)
 {
   graph_group *gr = g_new0(graph_group, 1);
   gr->ranks = g_array_sized_new(FALSE, FALSE, sizeof(int), n);
   g_array_append_vals(gr->ranks, ranks, n);
   g_strlcpy(gr->label, label ? label : "", sizeof gr->label);
+  gr->tclass = (uint8_t)c;
   g_ptr_array_add(g->groups, gr);
   return (int)g->groups->len - 1;
+}
+
+int graph_add_group(graph *g, const int *ranks, int n, const char *label)
+{
+  int c = tc_from_name(label);
+  return graph_add_group_class(g, ranks, n, label, c < 0 ? TC_OTHER : (traffic_class)c);
 }
 
 graph_program *graph_program_of(graph *g, int rank)
@@ -214,6 +224,7 @@ static void write_event(FILE *f, const graph *g, const graph_event *e, int after
     if (e->variant) fprintf(f, ",\"variant\":%d", e->variant);
   }
   else fprintf(f, ",\"cost\":\"%s\",\"variant\":%d", COST_NAMES[e->cost], e->variant);
+  if (e->dtype != DT_BF16) fprintf(f, ",\"dtype\":\"%s\"", DTYPE_NAMES[e->dtype]);
   if (e->micro_batch >= 0) fprintf(f, ",\"micro_batch\":%d", e->micro_batch);
   if (e->layer >= 0) fprintf(f, ",\"layer\":%d", e->layer);
   if (e->kind == EV_COMPUTE) fprintf(f, ",\"m\":%d,\"n\":%d,\"k\":%d,\"launches\":%d,\"flops\":%.17g", e->m, e->n, e->k,
@@ -266,32 +277,42 @@ static void write_string(FILE *f, const char *s)
   cJSON_Delete(j);
 }
 
+/* The meta's known entries, each once; absent where unknown (0 or ""). */
+static void write_meta(FILE *f, const graph_meta *m)
+{
+  const char *sep = "";
+  const struct { const char *key, *v; } strs[] = {
+      {"model", m->model}, {"layout", m->layout}, {"partition", m->partition}, {"precision", m->precision}};
+  for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+    if (strs[i].v[0]) {
+      fprintf(f, "%s\"%s\":", sep, strs[i].key);
+      write_string(f, strs[i].v);
+      sep = ",";
+    }
+  const struct { const char *key; double v; } nums[] = {
+      {"tokens_per_step", m->tokens_per_step}, {"model_flops_per_step", m->model_flops_per_step},
+      {"pp", m->pp}, {"ranks_per_stage", m->ranks_per_stage}, {"gpus_per_node", m->gpus_per_node}};
+  for (size_t i = 0; i < G_N_ELEMENTS(nums); i++)
+    if (nums[i].v > 0) {
+      fprintf(f, "%s\"%s\":%.17g", sep, nums[i].key, nums[i].v);
+      sep = ",";
+    }
+}
+
 gboolean graph_save(const graph *g, const char *path, GError **err)
 {
   lsim_outfile out;
   if (!lsim_outfile_open(&out, path, err)) return FALSE;
   FILE *f = out.f;
-  /* version 3 only where a program uses streams: every other graph is written as before */
-  int version = 2;
-  for (int r = 0; r < g->world_size; r++)
-    if (graph_program_streamed(g_ptr_array_index(g->programs, r))) version = 3;
-  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":%d,\"world_size\":%d,\n\"meta\":{", version, g->world_size);
-  GHashTableIter it;
-  gpointer k, v;
-  gboolean first = TRUE;
-  g_hash_table_iter_init(&it, g->meta);
-  while (g_hash_table_iter_next(&it, &k, &v)) {
-    fputs(first ? "" : ",", f);
-    write_string(f, k);
-    fputc(':', f);
-    write_string(f, v);
-    first = FALSE;
-  }
+  fprintf(f, "{\"format\":\"layoutsim-graph\",\"version\":%d,\"world_size\":%d,\n\"meta\":{", GRAPH_FORMAT_VERSION,
+          g->world_size);
+  write_meta(f, &g->meta);
   fputs("},\n\"groups\":[\n", f);
   for (guint i = 0; i < g->groups->len; i++) {
     const graph_group *gr = g_ptr_array_index(g->groups, i);
     fputs("{\"label\":", f);
     write_string(f, gr->label);
+    fprintf(f, ",\"class\":\"%s\"", tc_name(gr->tclass));
     fputs(",\"ranks\":[", f);
     for (guint j = 0; j < gr->ranks->len; j++) fprintf(f, "%s%d", j ? "," : "", g_array_index(gr->ranks, int, j));
     fputs(i + 1 < g->groups->len ? "]},\n" : "]}\n", f);
@@ -474,6 +495,17 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   if (cJSON_GetObjectItemCaseSensitive(o, "after") && (after < 0 || after >= idx))
     return bad(err, where, rank, idx, "field 'after' is %d (allowed: an earlier event of the program, 0 to %d)", after,
                idx - 1);
+  const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+  if (dt && version < 4)
+    return bad(err, where, rank, idx, "field 'dtype' needs graph format version 4 (allowed in version %d: none, "
+               "every event bf16)", version);
+  int di = dt ? (cJSON_IsString(dt) ? name_index(dt->valuestring, DTYPE_NAMES, DT_N) : -1) : DT_BF16;
+  if (di < 0) {
+    got = shown(o, "dtype");
+    allowed = names_list(DTYPE_NAMES, DT_N);
+    return bad(err, where, rank, idx, "field 'dtype' is %s (allowed: %s)", got, allowed);
+  }
+  e->dtype = (uint8_t)di;
   e->stream = (uint16_t)stream;
   e->kind = (uint8_t)ki;
   e->cost = (uint8_t)co;
@@ -632,7 +664,7 @@ static gboolean parse_program(graph *g, int version, const cJSON *o, const char 
 }
 
 /* "groups": an array of {"label", "ranks": [integers]} (absent: no groups). */
-static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, GError **err)
+static gboolean parse_groups(graph *g, int version, const cJSON *groups, const char *where, GError **err)
 {
   if (groups && !cJSON_IsArray(groups)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'groups' must be an array of {label, ranks} (got %s)", where,
@@ -672,32 +704,118 @@ static gboolean parse_groups(graph *g, const cJSON *groups, const char *where, G
                   "group, at least one)", where, g->groups->len);
       return FALSE;
     }
-    graph_add_group(g, ranks, n, opt_str(it, "label"));
+    /* the class: version 4's 'class', else (and by default) the class the label names, else other */
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(it, "class");
+    if (cl && version < 4) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: 'class' needs graph format version 4 (allowed in "
+                  "version %d: none, the label names it)", where, g->groups->len, version);
+      return FALSE;
+    }
+    int c = cl ? (cJSON_IsString(cl) ? tc_from_name(cl->valuestring) : -1) : tc_from_name(opt_str(it, "label"));
+    if (cl && c < 0) {
+      g_autofree char *got = shown(it, "class");
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: group %u: 'class' is %s (allowed: %s)", where,
+                  g->groups->len, got, tc_names_list());
+      return FALSE;
+    }
+    graph_add_group_class(g, ranks, n, opt_str(it, "label"), c < 0 ? TC_OTHER : (traffic_class)c);
   }
   return TRUE;
 }
 
-/* "meta": an object of strings (absent: none). An array's items have no key (it once crashed the
- * loader); a number would be dropped, and the entry read as absent. */
-static gboolean parse_meta(graph *g, const cJSON *meta, const char *where, GError **err)
+/* An integer meta entry of a version 1-3 file, as its readers once took it (atoi): plain digits. "1e1"
+ * would pass as 10 and be read as 1, and "3e10" was once cast to int before its range was checked. */
+static gboolean meta_integer_text(const char *v, double *out)
+{
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  *out = (double)n;
+  return g_ascii_isdigit(*v) && !*end && !errno && n <= INT_MAX;
+}
+
+/* The known meta entries: a string of at most `size` - 1 bytes at `off`, or a number (an integer from 1 to
+ * max, max 0: world_size; or a positive number below 1e30). */
+typedef struct meta_key {
+  const char *key;
+  size_t off, size; /* size 0: a number */
+  gboolean integer;
+  int max;
+} meta_key;
+#define MS(k) {#k, offsetof(graph_meta, k), sizeof ((graph_meta *)NULL)->k, FALSE, 0}
+#define MN(k, integer, max) {#k, offsetof(graph_meta, k), 0, integer, max}
+static const meta_key META_KEYS[] = {
+    MS(model), MS(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
+    MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096)};
+#undef MS
+#undef MN
+
+static gboolean meta_number_ok(const meta_key *k, double d, int world)
+{
+  int max = k->max ? k->max : world;
+  return k->integer ? d >= 1 && d <= max && d == floor(d) : d > 0 && d < 1e30;
+}
+
+/* "meta": an object (absent: none) of the known entries, typed (docs/graph-format.md). Version 4: strings
+ * and numbers as JSON has them, no other key; versions 1-3 (converted): every value a string, numbers
+ * written as text, unknown keys dropped. An array's items have no key (it once crashed the loader). */
+static gboolean parse_meta(graph *g, int version, const cJSON *meta, const char *where, GError **err)
 {
   if (meta && !cJSON_IsObject(meta)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'meta' must be an object of strings (got %s)", where,
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'meta' must be an object (got %s)", where,
                 lsim_json_type_name(meta));
     return FALSE;
   }
   const cJSON *it;
   cJSON_ArrayForEach(it, meta)
   {
-    if (!cJSON_IsString(it)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a string (got %s; allowed: e.g. \"pp\": \"2\")",
-                  where, it->string, lsim_json_type_name(it));
+    const meta_key *k = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++)
+      if (!strcmp(it->string, META_KEYS[i].key)) k = &META_KEYS[i];
+    gboolean as_text = version < 4 || (k && k->size);
+    if (as_text && !cJSON_IsString(it)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a string (got %s; allowed: %s)", where,
+                  it->string, lsim_json_type_name(it), version < 4 ? "e.g. \"pp\": \"2\" in version 1 to 3" : "text");
+      return FALSE;
+    }
+    if (!k && version < 4) continue; /* a free-form entry of the converted format: dropped */
+    if (!k) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s is not a meta entry (allowed: model, layout, "
+                  "partition, precision, tokens_per_step, model_flops_per_step, pp, ranks_per_stage, gpus_per_node)",
+                  where, it->string);
       return FALSE;
     }
     g_autofree char *what = g_strdup_printf("meta.%s", it->string);
-    if (*it->valuestring && !lsim_json_check_text(it->valuestring, 0, where, what, err))
-      return FALSE; /* model, layout: in the traces */
-    g_hash_table_insert(g->meta, g_strdup(it->string), g_strdup(it->valuestring));
+    if (k->size) {
+      if (*it->valuestring && !lsim_json_check_text(it->valuestring, k->size - 1, where, what, err)) return FALSE;
+      g_strlcpy((char *)&g->meta + k->off, it->valuestring, k->size);
+      continue;
+    }
+    double d = 0;
+    gboolean ok;
+    if (version < 4) {
+      char *end;
+      ok = k->integer ? meta_integer_text(it->valuestring, &d) : (d = g_ascii_strtod(it->valuestring, &end), end != it->valuestring && !*end);
+    } else if (!cJSON_IsNumber(it)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a number (got %s)", where, it->string,
+                  lsim_json_type_name(it));
+      return FALSE;
+    } else {
+      d = it->valuedouble;
+      ok = TRUE;
+    }
+    if (!ok || !meta_number_ok(k, d, g->world_size)) {
+      g_autofree char *got = version < 4 ? g_strdup_printf("'%s'", it->valuestring) : lsim_number(d);
+      if (k->integer)
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: meta.%s: %s (allowed: an integer from 1 to %d)", where,
+                    it->string, got, k->max ? k->max : g->world_size);
+      else
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: meta.%s: %s (allowed: a positive number below 1e30)",
+                    where, it->string, got);
+      return FALSE;
+    }
+    if (k->integer) *(int *)((char *)&g->meta + k->off) = (int)d;
+    else *(double *)((char *)&g->meta + k->off) = d;
   }
   return TRUE;
 }
@@ -725,15 +843,17 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
   }
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "version");
   int version = ver ? (cJSON_IsNumber(ver) ? (int)ver->valuedouble : -1) : 1; /* absent: the first format */
-  if (version != 1 && version != 2 && version != 3) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version must be 1, 2 or 3 (docs/graph-format.md)",
-                path);
+  if (version < 1 || version > GRAPH_FORMAT_VERSION || (ver && ver->valuedouble != version)) {
+    g_autofree char *got = shown(j, "version");
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version %s: this layoutsim reads version %d (and "
+                "converts 1 to 3); regenerate it with `layoutsim graph` (docs/graph-format.md)", path, got,
+                GRAPH_FORMAT_VERSION);
     goto out;
   }
   g = graph_new(world);
   const cJSON *programs = cJSON_GetObjectItemCaseSensitive(j, "programs"), *it;
-  if (!parse_meta(g, cJSON_GetObjectItemCaseSensitive(j, "meta"), path, err) ||
-      !parse_groups(g, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err))
+  if (!parse_meta(g, version, cJSON_GetObjectItemCaseSensitive(j, "meta"), path, err) ||
+      !parse_groups(g, version, cJSON_GetObjectItemCaseSensitive(j, "groups"), path, err))
     goto fail;
   if (programs && !cJSON_IsArray(programs)) { /* an object's members would be taken for programs, a number for none */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: 'programs' must be an array of programs (got %s)", path,
@@ -917,52 +1037,26 @@ static gboolean check_p2p(const graph *g, GError **err)
   return TRUE;
 }
 
-/* Stage-wise readers (timelines, memory plots) index ranks as stage * ranks_per_stage + i: the two
- * entries (defaults 1 and world_size) must tile the ranks exactly. Called after their ranges are checked. */
-static gboolean check_stages(const graph *g, GError **err)
+/* The meta's numbers in range (a generated graph's too), and the stages: stage-wise readers (timelines,
+ * memory plots) index ranks as stage * ranks_per_stage + i, so pp and ranks_per_stage (defaults 1 and
+ * world_size) must tile the ranks exactly. */
+static gboolean check_meta(const graph *g, GError **err)
 {
-  const char *pp = g_hash_table_lookup(g->meta, "pp"), *per = g_hash_table_lookup(g->meta, "ranks_per_stage");
-  long stages = pp ? atol(pp) : 1, ranks = per ? atol(per) : g->world_size;
+  for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++) {
+    const meta_key *k = &META_KEYS[i];
+    if (k->size) continue;
+    double d = k->integer ? *(const int *)((const char *)&g->meta + k->off) : *(const double *)((const char *)&g->meta + k->off);
+    if (d == 0 || meta_number_ok(k, d, g->world_size)) continue;
+    g_autofree char *got = lsim_number(d);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: %s (allowed: %s)", k->key, got,
+                k->integer ? "an integer from 1 to the world size or node limit" : "a positive number below 1e30");
+    return FALSE;
+  }
+  long stages = g->meta.pp ? g->meta.pp : 1, ranks = g->meta.ranks_per_stage ? g->meta.ranks_per_stage : g->world_size;
   if (stages * ranks == g->world_size) return TRUE;
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
               "meta.pp (%ld) * meta.ranks_per_stage (%ld) must equal world_size (%d)", stages, ranks, g->world_size);
   return FALSE;
-}
-
-/* An integer meta entry as its readers take it (atoi, atol): plain digits, here from 1 to max. "1e1"
- * would pass as 10 and be read as 1, and "3e10" was once cast to int before its range was checked. */
-static gboolean meta_integer_ok(const char *v, int max)
-{
-  char *end;
-  errno = 0;
-  long n = strtol(v, &end, 10);
-  return g_ascii_isdigit(*v) && !*end && !errno && n >= 1 && n <= max;
-}
-
-/* The meta entries other layers read as numbers must be numbers in range. */
-static gboolean check_meta(const graph *g, GError **err)
-{
-  static const struct { const char *key; gboolean integer; int max; } keys[] = {
-      {"pp", TRUE, 0}, {"ranks_per_stage", TRUE, 0}, {"gpus_per_node", TRUE, 4096},
-      {"tokens_per_step", FALSE, 0}, {"model_flops_per_step", FALSE, 0}};
-  for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-    const char *v = g_hash_table_lookup(g->meta, keys[i].key);
-    if (!v) continue;
-    int max = keys[i].max ? keys[i].max : g->world_size;
-    char *end;
-    double d = g_ascii_strtod(v, &end);
-    gboolean ok = keys[i].integer ? meta_integer_ok(v, max) : end != v && !*end && d > 0 && d < 1e30;
-    if (!ok) {
-      if (keys[i].integer)
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: an integer from 1 to %d)",
-                    keys[i].key, v, max);
-      else
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "meta.%s: '%s' (allowed: a positive number below 1e30)",
-                    keys[i].key, v);
-      return FALSE;
-    }
-  }
-  return check_stages(g, err);
 }
 
 gboolean graph_check(const graph *g, GError **err)

@@ -31,6 +31,12 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "traffic_class.h"
+
+/* The graph file format this layoutsim writes and reads (docs/graph-format.md); versions 1 to 3 are read
+ * through a converter (bf16 events, groups classed by their label, meta strings read as numbers). */
+#define GRAPH_FORMAT_VERSION 4
+
 typedef enum { EV_COMPUTE, EV_COLLECTIVE, EV_SEND, EV_RECV, EV_N_KINDS } graph_kind;
 typedef enum { COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_N } graph_coll;
 
@@ -45,6 +51,12 @@ typedef enum { COST_NONE, COST_GEMM, COST_ATTENTION, COST_MEMORY, COST_N } graph
  * passes over the scores, the event's bytes), or a FlashAttention kernel of the first or second generation. */
 enum { GRAPH_ATTN_SCORES, GRAPH_ATTN_FLASH1, GRAPH_ATTN_FLASH2, GRAPH_ATTN_N };
 
+/* The data type a compute event's math runs in (its GEMMs' inputs: FP8 GEMMs take FP8 operands and
+ * accumulate in FP32) or a transfer's elements travel in. bf16 is the default and every version 1-3 file's. */
+typedef enum { DT_BF16, DT_FP16, DT_FP8_E4M3, DT_FP8_E5M2, DT_MXFP8, DT_FP32, DT_N } graph_dtype;
+/* Whether a dtype is one of the 8-bit floating formats (the profile's FP8 peak, the stack's FP8 efficiency). */
+gboolean graph_dtype_is_fp8(graph_dtype d);
+
 /* An event's op is a label for people (the traces, the breakdown by operator): an index into the graph's
  * op_names, which the writer of the graph chooses. Label 0 is "comm", every graph's first. */
 #define GRAPH_OP_COMM 0
@@ -56,8 +68,9 @@ typedef struct graph_event {
   uint8_t kind;    /* graph_kind */
   uint8_t cost;    /* compute: graph_cost; COST_NONE for communication */
   uint8_t phase;   /* graph_phase */
-  uint8_t variant; /* collective: graph_coll; attention: GRAPH_ATTN_*; backward GEMM: 0 dgrad + wgrad, 1 dgrad
-                    * only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
+  uint8_t variant : 4; /* collective: graph_coll; attention: its efficiency class in the stack (GRAPH_ATTN_*);
+                        * backward GEMM: 0 dgrad + wgrad, 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
+  uint8_t dtype : 4;   /* graph_dtype (the event stays 64 bytes) */
   uint16_t op : 12;    /* label: index into the graph's op_names, < GRAPH_MAX_OPS (for people; the replay never reads it) */
   uint16_t stream : 4; /* the rank's stream it runs on: 0 compute, 1 communication (< GRAPH_STREAMS) */
   int16_t layer;   /* layer index for people, -1 when none */
@@ -100,13 +113,23 @@ typedef struct graph_program {
 typedef struct graph_group {
   GArray *ranks; /* of int, in ring order */
   char label[16]; /* "tp", "dp", ... for people */
+  uint8_t tclass; /* traffic_class (traffic_class.h): what the replay and the traces read */
 } graph_group;
+
+/* What a graph says of itself (the file's "meta"): descriptions for people and the numbers the metrics
+ * and the traces read. 0 (or "") where unknown. */
+typedef struct graph_meta {
+  char model[64], layout[256], partition[16], precision[16];
+  double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
+  int pp, ranks_per_stage;                      /* enable per-stage reports */
+  int gpus_per_node;                            /* how ranks group into nodes in the traces */
+} graph_meta;
 
 typedef struct graph {
   int world_size;
   GPtrArray *programs; /* graph_program*, index = rank */
   GPtrArray *groups;   /* graph_group*, index = group id */
-  GHashTable *meta;    /* string -> string, free-form description (model, layout) */
+  graph_meta meta;
   GPtrArray *op_names; /* char*, index = an event's op: labels for people, "comm" first */
 } graph;
 
@@ -133,8 +156,10 @@ graph *graph_new(int world_size);
 void graph_free(graph *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(graph, graph_free)
 
-/* Add a group; returns its id. `ranks` is copied. */
+/* Add a group; returns its id. `ranks` is copied. Its traffic class is the one `label` names (traffic_class.h;
+ * TC_OTHER for a label that names none); graph_add_group_class sets it apart from the label. */
 int graph_add_group(graph *g, const int *ranks, int n, const char *label);
+int graph_add_group_class(graph *g, const int *ranks, int n, const char *label, traffic_class c);
 /* The program of `rank` (created empty and explicit on first use). */
 graph_program *graph_program_of(graph *g, int rank);
 void graph_make_mirror(graph *g, int rank, int mirror_of, int active_from);
@@ -174,5 +199,6 @@ const char *graph_cost_name(graph_cost c);
 const char *graph_phase_name(graph_phase ph);
 const char *graph_kind_name(graph_kind k);
 const char *graph_coll_name(graph_coll c);
+const char *graph_dtype_name(graph_dtype d);
 
 #endif

@@ -49,6 +49,7 @@ typedef struct layout {
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */
+  int precision;        /* precision (precision.h): PREC_BF16 (0), the study's, or FP8 linear layers */
 } layout;
 
 /* Highest ZeRO stage. */

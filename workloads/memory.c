@@ -5,6 +5,8 @@
  */
 #include "memory.h"
 
+#include "precision.h"
+
 #define BF16 2.0
 #define FP32 4.0
 
@@ -68,8 +70,11 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
   /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
   out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / shards : 4 * FP32 * n;
-  /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any */
+  /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any; under FP8 the FP8 copies
+   * of its linear layers' weights and their transposes Transformer Engine keeps for the step (docs/precision.md) */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
+  if (l->precision != PREC_BF16)
+    out->buffers_bytes += layers * block_layer_linear_params(m, l->tp) * precision_weight_copy_bytes((precision)l->precision);
 }
 
 double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage)

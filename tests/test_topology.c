@@ -239,6 +239,43 @@ START_TEST(test_sweep_on_576_gb200_lists_tp16_and_tp32)
 }
 END_TEST
 
+/* In the child: a 1 GiB all-reduce over GPUs 0-7 (hosts 0 and 1 of domain 0) and 72-79 (hosts 18 and 19 of
+ * domain 1), every link at its datasheet rate. */
+static void run_two_domain_ring(void *arg, double out[SIM_CHILD_MAX])
+{
+  (void)arg;
+  gpu_profile p = gb200();
+  p.stack.nccl_bw_efficiency_nvlink = p.stack.nccl_bw_efficiency_ib = 1.0;
+  p.stack.nccl_step_latency_s = 0;
+  graph *g = graph_new(144);
+  for (int r = 0; r < 144; r++) graph_program_of(g, r);
+  int members[16];
+  for (int k = 0; k < 16; k++) members[k] = k < 8 ? k : 64 + k;
+  int gid = graph_add_group(g, members, 16, "dp");
+  graph_event e = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_FORWARD, .peer = gid, .bytes = GIB_BYTES,
+                   .micro_batch = -1, .layer = -1, .variant = COLL_ALL_REDUCE};
+  for (int k = 0; k < 16; k++) g_array_append_val(graph_program_of(g, members[k])->events, e);
+  plat_params pp = plat_params_of(&p, 144);
+  GError *err = NULL;
+  replay_result *res = replay_run(g, &p, &pp, NULL, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  out[0] = res->step_time_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+/* NCCL's channels count members per NVLink domain, not per host: 8 members a domain give 8 rings, each
+ * leaving the domain through its own GPU's NIC, so the IB hop of a step carries S / (n * 8):
+ * 2(n-1)/n * S / 8 / 50 GB/s (+ 2(n-1) hop latencies), half what 4 rings (members per host) take. */
+START_TEST(test_ring_across_two_domains_runs_a_channel_per_member_of_a_domain)
+{
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_two_domain_ring, NULL, out);
+  double want = 2.0 * 15 / 16 * GIB_BYTES / 8 / 50e9;
+  ck_assert_msg(fabs(out[0] - want) <= 0.03 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
 static char *paje_of(int fabric)
 {
   sim_request rq = {0};
@@ -300,6 +337,7 @@ int main(void)
   tcase_add_test(tc, test_gb200_transfer_inside_a_domain_runs_at_nvlink_speed);
   tcase_add_test(tc, test_gb200_tp16_layout_simulates);
   tcase_add_test(tc, test_sweep_on_576_gb200_lists_tp16_and_tp32);
+  tcase_add_test(tc, test_ring_across_two_domains_runs_a_channel_per_member_of_a_domain);
   tcase_add_test(tc, test_paje_draws_rail_leaves_on_a_rail_fabric_and_a_core_on_a_fat_tree);
   suite_add_tcase(s, tc);
   return check_run(s);

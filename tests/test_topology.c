@@ -209,13 +209,14 @@ START_TEST(test_gb200_tp16_layout_simulates)
 END_TEST
 
 /* The sweep's default tp list on 576 GB200 reaches into the domain: 16 and 32 are listed (llama-65b's
- * 64 heads and kv heads allow them) and valid, as the CLI prints them. */
+ * 64 heads and kv heads allow them) and valid at pp 2 (576 / (16 * 2) = 18 and 576 / (32 * 2) = 9 data-parallel
+ * replicas): their rows have status ok. */
 START_TEST(test_sweep_on_576_gb200_lists_tp16_and_tp32)
 {
   const char *exe = g_getenv("LAYOUTSIM");
   if (!exe) return;
   char *argv[] = {(char *)exe, "sweep", "--profile", "gb200-nvl72", "--gpus", "576", "--model", "llama-65b", "--pp",
-                  "8", "--micro-batch", "1", "--global-batch", "1152", "--attention-kernel", "flash2",
+                  "2", "--micro-batch", "1", "--global-batch", "1152", "--attention-kernel", "flash2",
                   "--checkpointing", "every_layer", "--sp", "1", "--format", "csv", NULL};
   char *out = NULL;
   int status;
@@ -224,15 +225,19 @@ START_TEST(test_sweep_on_576_gb200_lists_tp16_and_tp32)
   ck_assert_msg(g_spawn_check_wait_status(status, NULL), "%s", out);
   g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
   g_auto(GStrv) head = g_strsplit(lines[0], ",", -1);
-  int tp_col = -1;
-  for (int i = 0; head[i]; i++)
+  int tp_col = -1, status_col = -1;
+  for (int i = 0; head[i]; i++) {
     if (!strcmp(head[i], "tp")) tp_col = i;
+    if (!strcmp(head[i], "status")) status_col = i;
+  }
   ck_assert_int_ge(tp_col, 0);
+  ck_assert_int_ge(status_col, 0);
   gboolean seen[65] = {FALSE};
   for (int l = 1; lines[l] && *lines[l]; l++) {
     g_auto(GStrv) cell = g_strsplit(lines[l], ",", -1);
+    ck_assert_int_gt((int)g_strv_length(cell), MAX(tp_col, status_col));
     int tp = atoi(cell[tp_col]);
-    if (tp > 0 && tp <= 64) seen[tp] = TRUE;
+    if (tp > 0 && tp <= 64 && !strcmp(cell[status_col], "ok")) seen[tp] = TRUE;
   }
   ck_assert_msg(seen[16] && seen[32], "%s", out);
   g_free(out);

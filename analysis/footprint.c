@@ -57,9 +57,11 @@ static void platform_parts(footprint *fp, const gpu_profile *prof, gboolean repl
   fp->bytes[FP_PROCESS] = PROCESS_BYTES;
   fp->bytes[FP_RANKS] = fp->ranks * RANK_GRAPH_BYTES;
   if (!replay) return;
-  double routes_in_node = (double)gpn * (gpn - 1) + 2.0 * gpn;
-  fp->bytes[FP_RANKS] += fp->ranks * RANK_REPLAY_BYTES + fp->nodes * routes_in_node * ROUTE_BYTES;
-  fp->bytes[FP_ROUTES] = fp->nodes > 1 ? fp->nodes * (fp->nodes - 1) * ROUTE_BYTES : 0;
+  /* the fat-tree platform's zones are the NVLink domains (docs/topology.md): full routes inside each */
+  int gpd = profile_gpus_per_domain(prof);
+  double zones = ceil(fp->ranks / gpd), routes_in_zone = (double)gpd * (gpd - 1) + 2.0 * gpd;
+  fp->bytes[FP_RANKS] += fp->ranks * RANK_REPLAY_BYTES + zones * routes_in_zone * ROUTE_BYTES;
+  fp->bytes[FP_ROUTES] = zones > 1 ? zones * (zones - 1) * ROUTE_BYTES : 0;
   fp->bytes[FP_ACTORS] = fp->actors * ACTOR_BYTES;
   if (ro && ro->simgrid_paje_path) { /* a state when each event starts and one when it ends, on every GPU */
     fp->trace_states = 2 * all_events;

@@ -94,6 +94,7 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   cJSON_AddNumberToObject(j, "nodes", nodes);
   cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
   cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
+  cJSON_AddNumberToObject(j, "gpus_per_domain", profile_gpus_per_domain(p)); /* the NVLink domain (docs/topology.md) */
   cJSON_AddNumberToObject(j, "peak_tflops", p->peak_flops / 1e12);
   cJSON_AddNumberToObject(j, "nvlink_gbps", p->nvlink_bytes_per_s * 8 / 1e9);
   cJSON_AddNumberToObject(j, "ib_gbps", p->ib_bytes_per_s * 8 / 1e9);

@@ -123,23 +123,39 @@ gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err)
   return footprint_of_request(rq, replay, &fp, err) && footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err);
 }
 
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+int sim_domain_gpus_used(int domain, int host, int tp)
+{
+  if (tp <= 0 || host <= 0) return 0;
+  if (tp > domain) return tp % domain == 0 ? domain : 0;
+  if (domain == host) return domain % tp == 0 ? domain : 0; /* a one-host domain: every GPU, groups dividing it */
+  int unit = tp / gcd(tp, host) * host; /* whole groups on whole hosts */
+  return unit <= domain ? domain / unit * unit : 0;
+}
+
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
-  int node = rq->prof.gpus_per_node, tp = rq->l.tp;
-  /* a tensor-parallel group fills part of one node or whole nodes (NCCL's rings then cross the NICs) */
-  if (node % tp != 0 && tp % node != 0) {
+  int node = rq->prof.gpus_per_node, tp = rq->l.tp, domain = profile_gpus_per_domain(&rq->prof);
+  /* a tensor-parallel group lies inside one NVLink domain, or fills whole domains (NCCL's rings then cross
+   * the NICs); a domain larger than a host holds as many whole groups as its whole hosts allow, the rest
+   * of it idle (as a scheduler's segment of 16 of an NVL72's 18 trays) */
+  int used = sim_domain_gpus_used(domain, node, tp);
+  if (!used) {
     GString *ok = g_string_new(NULL);
-    for (int t = 1; t <= 8 * node; t++)
-      if ((node % t == 0 || t % node == 0) && rq->m.heads % t == 0 && rq->m.vocab % t == 0)
+    int most = MAX(8 * node, domain);
+    for (int t = 1; t <= most; t++)
+      if (sim_domain_gpus_used(domain, node, t) && rq->m.heads % t == 0 && rq->m.vocab % t == 0)
         g_string_append_printf(ok, "%s%d", ok->len ? ", " : "", t);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "tp: %d neither divides nor is a multiple of the %d GPUs of a node of profile '%s' (a tensor-parallel "
-                "group fills part of one node or whole nodes; allowed for %s up to %d: %s)",
-                tp, node, rq->prof.name, rq->m.name, 8 * node, ok->str);
+                "tp: %d neither fits whole hosts of the %d-GPU NVLink domain nor is a multiple of it (profile '%s', "
+                "%d GPUs per host; a tensor-parallel group lies inside one domain or fills whole domains; allowed for "
+                "%s up to %d: %s)", tp, domain, rq->prof.name, node, rq->m.name, most, ok->str);
     g_string_free(ok, TRUE);
     return FALSE;
   }
+  rq->prof.gpus_per_domain = used;
   if (rq->l.precision != PREC_BF16 && !(rq->prof.peak_fp8_flops > 0)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "precision: '%s' needs FP8 tensor cores, which profile '%s' has not "
                 "(its peak_fp8_flops is 0; allowed on it: bf16)", precision_name(rq->l.precision), rq->prof.name);

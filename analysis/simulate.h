@@ -38,6 +38,11 @@ typedef struct sim_outcome {
 /* Validate the layout against the model and the profile (tp inside a node) and fix the generator's
  * node size; where GPUs share NICs, turn the symmetry reduction off (docs/model.md). */
 gboolean sim_request_prepare(sim_request *rq, GError **err);
+/* The GPUs of an NVLink domain of `domain` GPUs (hosts of `host`) that tensor-parallel groups of tp use
+ * with no group crossing the domain: the domain, or its largest part of whole hosts holding whole
+ * groups; the domain when groups fill whole domains (tp a multiple of it); 0 where neither holds.
+ * sim_request_prepare sets the request's profile's gpus_per_domain to it. */
+int sim_domain_gpus_used(int domain, int host, int tp);
 /* FALSE (err naming the option to change) when the simulation of a prepared request, or with `replay`
  * FALSE the generation of its graph alone, is estimated to take more memory than FOOTPRINT_BUDGET_BYTES
  * (footprint.h). */

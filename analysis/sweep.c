@@ -102,11 +102,13 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   if (s->layout[ax] && ax != AX_VS) return g_array_ref(s->layout[ax]);
   GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
   const model *m = &s->m;
-  int node = pt->prof.gpus_per_node;
+  int node = pt->prof.gpus_per_node, domain = profile_gpus_per_domain(&pt->prof);
   switch (ax) {
-  case AX_TP:
-    for (int t = 1; t <= node && t <= 8; t *= 2)
-      if (node % t == 0 && m->heads % t == 0 && m->vocab % t == 0 && pt->gpus % t == 0) g_array_append_val(v, t);
+  case AX_TP: /* powers of two up to the NVLink domain (8 on an HGX board), each group inside one domain */
+    for (int t = 1; t <= domain; t *= 2)
+      if (sim_domain_gpus_used(domain, node, t) && m->heads % t == 0 && m->vocab % t == 0 &&
+          pt->gpus % t == 0)
+        g_array_append_val(v, t);
     break;
   case AX_PP:
     for (int p = 1; p <= m->layers && tp > 0 && p <= pt->gpus / tp; p++)

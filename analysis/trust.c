@@ -9,6 +9,7 @@
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 #include "platforms/fabric.h"
+#include "platforms/profile.h"
 #include "platforms/whatif.h"
 #include "workloads/schedule.h"
 
@@ -132,7 +133,7 @@ static const char *const FLAG_NAMES[TRUST_N_FLAGS] = {
     "pp2-cost", "tp8-checkpointing", "large-scores", "near-oom",
     "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform", "outside:schedule",
     "outside:checkpointing",
-    "outside:cp"};
+    "outside:cp", "uncalibrated-profile"};
 static const char *const CLASS_NAMES[TRUST_N_CLASSES] = {"base", "pp2", "tp8-checkpointing"};
 
 const char *trust_flag_name(trust_flag f) { return FLAG_NAMES[f]; }
@@ -179,6 +180,66 @@ static gboolean platform_differs(const trust_table *t, const gpu_profile *p)
          whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node || blocking_fabric(p);
 }
 
+/* The doublings at which the extrapolation factor was measured: leave one model out, fitted on 65B and
+ * validated on 13B, the study's model range 14.0B-66.9B: log2(66.9 / 14.0) (docs/trust.md). */
+#define TRUST_DOUBLINGS_MEASURED 2.2573
+
+/* How far v lies outside [lo, hi], in doublings (0 inside). */
+static double doublings_outside(double v, double lo, double hi)
+{
+  if (v <= 0 || lo <= 0) return 0;
+  return v < lo ? log2(lo / v) : v > hi ? log2(v / hi) : 0;
+}
+
+/* A dimension outside, in units of the measured jump: at least one (the measured factor's own case). */
+static double units_of(double doublings) { return MAX(1.0, doublings / TRUST_DOUBLINGS_MEASURED); }
+
+/* The calibration profile's peak (the trust table's `profile`), loaded once per name. */
+static double calibrated_peak_flops(const char *name)
+{
+  static GHashTable *peaks; /* name -> double* */
+  G_LOCK_DEFINE_STATIC(peaks);
+  G_LOCK(peaks);
+  if (!peaks) peaks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  double *v = g_hash_table_lookup(peaks, name);
+  if (!v) {
+    gpu_profile p = {0};
+    v = g_new(double, 1);
+    *v = profile_load_named(name, &p, NULL) ? p.peak_flops : 0;
+    g_hash_table_insert(peaks, g_strdup(name), v);
+  }
+  double peak = *v;
+  G_UNLOCK(peaks);
+  return peak;
+}
+
+/* An uncalibrated profile: the machine itself is one dimension outside (its distance: the doublings of
+ * its dense peak from the calibration GPU's), and every dimension flagged outside adds its own, model
+ * size, sequence length, node count and links by their doublings, the others by one unit. */
+static double uncalibrated_units(const trust_table *t, const sim_request *rq, const trust_assessment *a)
+{
+  const gpu_profile *p = &rq->prof;
+  double cal = calibrated_peak_flops(t->profile);
+  double u = units_of(cal > 0 ? fabs(log2(p->peak_flops / cal)) : 0);
+  guint f = a->flags;
+  if (f & (1u << TRUST_OUT_MODEL)) u += units_of(doublings_outside(a->model_params, t->model_params_min, t->model_params_max));
+  if (f & (1u << TRUST_OUT_SEQ)) u += units_of(doublings_outside(a->seq_len, t->seq_len_min, t->seq_len_max));
+  if (f & (1u << TRUST_OUT_NODES)) u += units_of(doublings_outside(a->nodes, t->nodes_min, t->nodes_max));
+  if (f & (1u << TRUST_OUT_PLATFORM)) {
+    const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
+                          whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
+    const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};
+    double far = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(now); i++)
+      if (now[i] > 0 && then[i] > 0) far = MAX(far, fabs(log2(now[i] / then[i])));
+    u += units_of(far);
+  }
+  const trust_flag one[] = {TRUST_OUT_SCHEDULE, TRUST_OUT_CKPT, TRUST_OUT_CP};
+  for (size_t i = 0; i < G_N_ELEMENTS(one); i++)
+    if (f & (1u << one[i])) u += 1;
+  return u;
+}
+
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out)
 {
@@ -206,7 +267,13 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
   gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES |
                                1u << TRUST_OUT_PLATFORM | 1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP);
-  out->band_pct = c->p90_pct * (extrapolated ? t->extrapolation_factor : 1);
+  out->widening = extrapolated ? t->extrapolation_factor : 1;
+  if (!rq->prof.calibrated) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
+    out->flags |= 1u << TRUST_UNCALIBRATED;
+    out->units = uncalibrated_units(t, rq, out);
+    out->widening = pow(t->extrapolation_factor, out->units);
+  }
+  out->band_pct = c->p90_pct * out->widening;
 }
 
 gboolean trust_assess_by_stack(GHashTable *cache, const trust_table *fallback, const sim_request *rq, double peak_gib,
@@ -298,9 +365,17 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
   if (a->flags & (1u << TRUST_OUT_CP)) /* the ring's exchanges run after the attention kernels, not under them */
     g_string_append_printf(out, "%scp %d (calibrated 1; the KV ring's exchanges are not overlapped with the "
                            "attention: docs/model.md)", out->len ? ", " : "", a->cp);
-  if (out->len)
+  if (a->flags & (1u << TRUST_UNCALIBRATED))
+    g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated (datasheet figures only): the band is widened "
+                                       "%.3gx = %g^%.2f, one power per dimension outside the calibration data and per "
+                                       "%.2f doublings beyond it, the machine itself included (docs/trust.md)",
+                                       rq->prof.name, a->widening, t->extrapolation_factor, a->units,
+                                       TRUST_DOUBLINGS_MEASURED));
+  else if (out->len)
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
                                        out->str, t->extrapolation_factor));
+  if (out->len && (a->flags & (1u << TRUST_UNCALIBRATED)))
+    g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s (docs/trust.md)", out->str));
   g_string_free(out, TRUE);
   g_ptr_array_add(w, NULL);
   return (char **)g_ptr_array_free(w, FALSE);

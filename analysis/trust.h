@@ -32,6 +32,7 @@ typedef enum {
   TRUST_OUT_SCHEDULE, /* a pipeline schedule the calibration runs did not use */
   TRUST_OUT_CKPT,     /* a partial recomputation (selective, mlp): no calibration run of either shipped table used one */
   TRUST_OUT_CP,       /* context parallelism: no calibration run had it */
+  TRUST_UNCALIBRATED, /* the profile is marked "calibrated": false: datasheet figures, never measured */
   TRUST_N_FLAGS
 } trust_flag;
 
@@ -66,6 +67,8 @@ typedef struct trust_assessment {
   guint flags;          /* 1 << trust_flag */
   trust_class cls;
   double band_pct;      /* +- step time: the class's P90, widened outside the calibration data */
+  double widening;      /* the factor band_pct carries over the P90 (1 inside the data) */
+  double units;         /* uncalibrated profiles: the dimensions outside, each weighted by its distance */
   double headroom_gib;  /* capacity - peak (negative: over) */
   /* what the flags were decided on */
   double model_params, score_block_gib;

@@ -3,10 +3,12 @@
 
 #include "fabric.h"
 #include "rail_zone.h"
+#include "topology.h"
 
 #include <simgrid/host.h>
 #include <simgrid/s4u.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <sys/wait.h>
@@ -20,8 +22,8 @@ static_assert(sizeof(plat_params) == 80, "plat_key: a field of plat_params is mi
 
 extern "C" int plat_key(const plat_params *p, char *buf, int len)
 {
-  return snprintf(buf, (size_t)len, "%d %d %d %a %a %a %a %a %d %a %d", p->nodes, p->gpus_per_node, p->nics_per_node,
-                  p->gpu_flops, p->nvlink_bytes_per_s, p->nvlink_latency_s, p->ib_bytes_per_s, p->ib_latency_s,
+  return snprintf(buf, (size_t)len, "%d %d %d %d %a %a %a %a %a %d %a %d", p->nodes, p->gpus_per_node, p->nics_per_node,
+                  p->gpus_per_domain, p->gpu_flops, p->nvlink_bytes_per_s, p->nvlink_latency_s, p->ib_bytes_per_s, p->ib_latency_s,
                   p->leaf_nodes, p->uplink_bytes_per_s, p->fabric);
 }
 
@@ -52,37 +54,39 @@ std::string plat_gpu_name(int node, int gpu) { return "n" + std::to_string(node)
  * every zone of the platform). SimGrid glue: the platform is the process's one, like the engine. */
 static std::vector<sg_host_t> built_hosts;
 
-static sg4::NetZone *build_node(const plat_params *p, sg4::NetZone *root, int node, simgrid::kernel::routing::NetPoint **gw)
+/* Domain d's zone: its hosts' GPUs, each GPU's NVLink link, each host's NICs, the domain's gateway. */
+static sg4::NetZone *build_domain(const plat_params *p, sg4::NetZone *root, int d, simgrid::kernel::routing::NetPoint **gw)
 {
-  auto *zone = sg4::create_full_zone("node" + std::to_string(node));
+  char name[64];
+  topo_zone_name(p, d, name, sizeof name);
+  auto *zone = sg4::create_full_zone(name);
   zone->set_parent(root);
+  int G = p->gpus_per_node, hpd = topo_hosts_per_domain(p), first = d * hpd * G;
+  int end = std::min((d + 1) * hpd, p->nodes) * G;
   std::vector<const sg4::Host *> gpus;
   std::vector<sg4::Link *> nvl, nic;
-  for (int g = 0; g < p->gpus_per_node; g++) {
-    gpus.push_back(zone->create_host(plat_gpu_name(node, g), p->gpu_flops)->seal());
+  for (int r = first; r < end; r++) {
+    gpus.push_back(zone->create_host(plat_gpu_name(r / G, r % G), p->gpu_flops)->seal());
     built_hosts.push_back(const_cast<sg_host_t>(gpus.back()));
-    nvl.push_back(zone->create_split_duplex_link("nvl_" + std::to_string(node) + "_" + std::to_string(g),
-                                                 p->nvlink_bytes_per_s)
-                      ->set_latency(p->nvlink_latency_s / 2)
-                      ->seal());
+    topo_link_name(p, TOPO_LINK_NVL, r, name, sizeof name);
+    nvl.push_back(zone->create_split_duplex_link(name, p->nvlink_bytes_per_s)->set_latency(p->nvlink_latency_s / 2)->seal());
   }
-  for (int k = 0; k < p->nics_per_node; k++)
-    nic.push_back(zone->create_split_duplex_link("nic_" + std::to_string(node) + "_" + std::to_string(k),
-                                                 p->ib_bytes_per_s)
-                      ->set_latency(p->ib_latency_s / 2)
-                      ->seal());
-  *gw = zone->create_router("sw" + std::to_string(node));
-  int per_nic = p->gpus_per_node / p->nics_per_node;
+  for (int k = first / G * p->nics_per_node; k < end / G * p->nics_per_node; k++) {
+    topo_link_name(p, TOPO_LINK_NIC, k, name, sizeof name);
+    nic.push_back(zone->create_split_duplex_link(name, p->ib_bytes_per_s)->set_latency(p->ib_latency_s / 2)->seal());
+  }
+  /* "sw<n>" where a domain is one host (the name before domains), as topo_zone_name */
+  *gw = zone->create_router((hpd > 1 ? "sw_domain" : "sw") + std::to_string(d));
   using D = sg4::LinkInRoute::Direction;
-  for (int i = 0; i < p->gpus_per_node; i++) {
-    for (int j = 0; j < p->gpus_per_node; j++) {
+  for (int i = first; i < end; i++) {
+    for (int j = first; j < end; j++) {
       if (i == j) continue;
-      zone->add_route(gpus[i]->get_netpoint(), gpus[j]->get_netpoint(), nullptr, nullptr,
-                      {sg4::LinkInRoute(nvl[i], D::UP), sg4::LinkInRoute(nvl[j], D::DOWN)}, false);
+      zone->add_route(gpus[i - first]->get_netpoint(), gpus[j - first]->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(nvl[i - first], D::UP), sg4::LinkInRoute(nvl[j - first], D::DOWN)}, false);
     }
-    sg4::Link *n = nic[i / per_nic];
-    zone->add_route(gpus[i]->get_netpoint(), *gw, nullptr, nullptr, {sg4::LinkInRoute(n, D::UP)}, false);
-    zone->add_route(*gw, gpus[i]->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(n, D::DOWN)}, false);
+    sg4::Link *n = nic[(i / G - first / G) * p->nics_per_node + topo_rail_of(p, i)];
+    zone->add_route(gpus[i - first]->get_netpoint(), *gw, nullptr, nullptr, {sg4::LinkInRoute(n, D::UP)}, false);
+    zone->add_route(*gw, gpus[i - first]->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(n, D::DOWN)}, false);
   }
   return zone->seal();
 }
@@ -92,29 +96,33 @@ extern "C" void plat_build(const plat_params *p)
   built_hosts.clear();
   if (fabric_is_rail(p->fabric)) return rail_zone_build(p);
   auto *root = sg4::create_full_zone("cluster");
-  std::vector<sg4::NetZone *> nodes;
+  std::vector<sg4::NetZone *> domains;
   std::vector<simgrid::kernel::routing::NetPoint *> gws;
-  for (int n = 0; n < p->nodes; n++) {
+  int nd = topo_domains(p), hpd = topo_hosts_per_domain(p);
+  for (int d = 0; d < nd; d++) {
     simgrid::kernel::routing::NetPoint *gw;
-    nodes.push_back(build_node(p, root, n, &gw));
+    domains.push_back(build_domain(p, root, d, &gw));
     gws.push_back(gw);
   }
-  if (p->nodes > 1) {
+  if (nd > 1) {
     /* non-blocking fat-tree: a fat pipe of no latency; NIC links carry the latency */
     /* not sealed here: root->seal() seals it, and sealing twice breaks Paje tracing ("container core already present") */
-    sg4::Link *core = root->create_link("core", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
-    /* leaf groups: traffic between two groups climbs the source group's uplink and descends the other's */
-    int per = p->leaf_nodes > 0 ? p->leaf_nodes : p->nodes;
+    char name[64];
+    topo_link_name(p, TOPO_LINK_CORE, 0, name, sizeof name);
+    sg4::Link *core = root->create_link(name, 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+    /* leaf groups (topology.h): traffic between two groups climbs the source group's uplink and descends the other's */
     std::vector<sg4::Link *> up;
-    for (int gr = 0; per < p->nodes && gr * per < p->nodes; gr++)
-      up.push_back(root->create_split_duplex_link("leaf" + std::to_string(gr), p->uplink_bytes_per_s));
+    for (int gr = 0; gr < topo_n_links(p, TOPO_LINK_UPLINK); gr++) {
+      topo_link_name(p, TOPO_LINK_UPLINK, gr, name, sizeof name);
+      up.push_back(root->create_split_duplex_link(name, p->uplink_bytes_per_s));
+    }
     using D = sg4::LinkInRoute::Direction;
-    for (int a = 0; a < p->nodes; a++)
-      for (int b = a + 1; b < p->nodes; b++) {
+    for (int a = 0; a < nd; a++)
+      for (int b = a + 1; b < nd; b++) {
+        int ua = topo_uplink_of(p, a * hpd, 0), ub = topo_uplink_of(p, b * hpd, 0);
         std::vector<sg4::LinkInRoute> via{sg4::LinkInRoute(core)};
-        if (!up.empty() && a / per != b / per)
-          via = {sg4::LinkInRoute(up[a / per], D::UP), sg4::LinkInRoute(core), sg4::LinkInRoute(up[b / per], D::DOWN)};
-        root->add_route(nodes[a]->get_netpoint(), nodes[b]->get_netpoint(), gws[a], gws[b], via, true);
+        if (ua != ub) via = {sg4::LinkInRoute(up[ua], D::UP), sg4::LinkInRoute(core), sg4::LinkInRoute(up[ub], D::DOWN)};
+        root->add_route(domains[a]->get_netpoint(), domains[b]->get_netpoint(), gws[a], gws[b], via, true);
       }
   }
   root->seal();

@@ -1,8 +1,10 @@
-/* cluster -- the SimGrid platform of a GPU cluster built from parameters:
- * nodes of `gpus_per_node` GPUs; inside a node every GPU has its own
- * split-duplex NVLink link to the NVSwitch (route gi->gj = nvl_i up,
- * nvl_j down); every GPU reaches other nodes through a split-duplex NIC link
- * (GPUs share NICs when nics_per_node < gpus_per_node) into a fat-tree:
+/* cluster -- the SimGrid platform of a GPU cluster built from parameters and
+ * the levels of topology.h: hosts ("nodes") of `gpus_per_node` GPUs, whole
+ * hosts forming an NVLink domain of `gpus_per_domain` GPUs; inside a domain
+ * every GPU has its own split-duplex NVLink link to the NVSwitches (route
+ * gi->gj = nvl_i up, nvl_j down, whichever host each is on); every GPU reaches
+ * other domains through a split-duplex NIC link of its host (GPUs share NICs
+ * when nics_per_node < gpus_per_node) into a fat-tree:
  * one fat-pipe core, and, with leaf groups, a shared uplink per group that
  * carries the group's traffic to other groups (its bandwidth the group's NIC
  * bandwidth over the oversubscription ratio). A rail-optimized fabric (fabric
@@ -29,7 +31,8 @@ extern "C" {
 #endif
 
 typedef struct plat_params {
-  int nodes, gpus_per_node, nics_per_node;
+  int nodes, gpus_per_node, nics_per_node; /* hosts; a host's GPUs and NICs (topology.h) */
+  int gpus_per_domain;                      /* the NVLink domain: whole hosts of consecutive GPUs */
   double gpu_flops;                             /* host speed */
   double nvlink_bytes_per_s, nvlink_latency_s;  /* effective, per direction; latency GPU to GPU */
   double ib_bytes_per_s, ib_latency_s;          /* effective, per direction; latency GPU to GPU */

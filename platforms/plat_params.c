@@ -10,6 +10,7 @@ plat_params plat_params_of(const gpu_profile *p, int world_size)
                     .nvlink_latency_s = p->nvlink_latency_s,
                     .ib_bytes_per_s = p->ib_bytes_per_s * p->stack.nccl_bw_efficiency_ib,
                     .ib_latency_s = p->ib_latency_s};
+  pp.gpus_per_domain = profile_gpus_per_domain(p);
   pp.nodes = (world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   pp.leaf_nodes = (int)p->leaf_nodes;
   pp.fabric = p->fabric;

@@ -26,7 +26,8 @@ static const plat_field FIELDS[] = {
 /* Every key a profile file may have: the FIELDS, and these (all required but `comment`). Any
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
-static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric"};
+static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
+                                         "gpus_per_domain"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -53,6 +54,24 @@ static gboolean read_fabric(const cJSON *j, gpu_profile *out, const char *path, 
   if (!lsim_json_string(j, "fabric", &f, path, err)) return FALSE;
   if (fabric_parse(f, &out->fabric)) return TRUE;
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: fabric: invalid value '%s' (allowed: %s)", path, f, FABRIC_ALLOWED);
+  return FALSE;
+}
+
+/* The optional `gpus_per_domain`: whole hosts (a multiple of gpus_per_node), at most 576 (NVLink 5's
+ * largest switch domain; the platform holds gpus_per_domain^2 routes per domain, cluster.cpp). */
+static gboolean read_domain(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  out->gpus_per_domain = out->gpus_per_node;
+  if (!cJSON_GetObjectItemCaseSensitive(j, "gpus_per_domain")) return TRUE;
+  if (!lsim_json_positive_int(j, "gpus_per_domain", &out->gpus_per_domain, path, err)) return FALSE;
+  int d = out->gpus_per_domain, h = out->gpus_per_node;
+  if (d > 576 || d < h) {
+    plat_file_out_of_range(err, path, "gpus_per_domain", d, h, 576, TRUE);
+    return FALSE;
+  }
+  if (d % h == 0) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: gpus_per_domain: %d is not a whole number of hosts of "
+              "gpus_per_node = %d (allowed: multiples of %d up to 576)", path, d, h, h);
   return FALSE;
 }
 
@@ -93,10 +112,17 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
                 path, out->nics_per_node, out->gpus_per_node, divisors->str);
     goto out;
   }
+  if (!read_domain(j, out, path, err)) goto out;
   ok = TRUE;
 out:
   cJSON_Delete(j);
   return ok;
+}
+
+int profile_gpus_per_domain(const gpu_profile *p)
+{
+  int d = p->gpus_per_domain, h = p->gpus_per_node;
+  return d >= h && h > 0 && d % h == 0 ? d : h;
 }
 
 char *profile_path(const char *name) { return plat_file_path("platforms/profiles", name); }

@@ -20,7 +20,12 @@ typedef struct gpu_profile {
   double peak_fp8_flops;      /* dense FP8 tensor-core FLOP/s; 0: the GPU has no FP8 tensor cores (--precision bf16 only) */
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
   double memory_gib;          /* capacity */
+  /* the host ("node" in the file's keys): the GPUs of one server or compute tray, which share its NICs and
+   * CPUs, are one rail position each and one power unit (node_power_w) */
   int gpus_per_node, nics_per_node;
+  /* the NVLink domain: GPUs one NVSwitch fabric joins, whole hosts of consecutive GPUs (optional key;
+   * the file's gpus_per_node when absent: an 8-GPU HGX board). 72 on a GB200 NVL72 rack of 18 hosts of 4 */
+  int gpus_per_domain;
   double nvlink_bytes_per_s;  /* per GPU per direction */
   double nvlink_latency_s;
   double ib_bytes_per_s;      /* per NIC per direction */
@@ -37,6 +42,9 @@ typedef struct gpu_profile {
   stack_profile stack;        /* the software stack run on it (not part of the profile file) */
 } gpu_profile;
 
+/* The NVLink domain in GPUs: gpus_per_domain where it is whole hosts, else one host (a profile whose
+ * gpus_per_node a what-if or a test changed). */
+int profile_gpus_per_domain(const gpu_profile *p);
 /* Load the machine's figures; out->stack is left as it is (stack_load_* sets it). */
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err);
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err);

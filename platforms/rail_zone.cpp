@@ -1,12 +1,12 @@
 /* rail_zone -- a rail-optimized cluster as one SimGrid zone whose routes are
  * computed from the two GPUs' node and index, not stored.
  *
- * The switches: inside a node, each GPU's split-duplex NVLink link to the
- * NVSwitch (as cluster.cpp); NIC k of every node (GPU g's NIC is g / (GPUs per
- * NIC)) on rail leaf k of its stripe (leaf_nodes nodes, or all of them); each leaf
+ * The switches: inside an NVLink domain (one host, or whole hosts: topology.h), each GPU's split-duplex
+ * NVLink link to the NVSwitches (as cluster.cpp); NIC k of every host ("node"; GPU g's NIC is g / (GPUs
+ * per NIC)) on rail leaf k of its stripe (leaf_nodes hosts, or all of them); each leaf
  * switch non-blocking, with one split-duplex uplink to a fat-pipe spine of
- * uplink_bytes_per_s (its NICs' bandwidth over the oversubscription). Routes:
- *   same node:                        nvl_i up, nvl_j down                     (NVLink latency)
+ * uplink_bytes_per_s (its NICs' bandwidth over the oversubscription). Routes (topo_route's):
+ *   same domain:                      nvl_i up, nvl_j down                     (NVLink latency)
  *   same rail, same stripe:           nic_i up, nic_j down                     (IB latency)
  *   otherwise (fabric rail):          nic_i up, uplink up, spine, uplink down, nic_j down
  *   otherwise (fabric rail-pxn):      nvl_i up, nvl_p down, then the proxy p's route to j,
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "fabric.h"
+#include "topology.h"
 
 namespace sg4 = simgrid::s4u;
 namespace kr = simgrid::kernel::routing;
@@ -52,16 +53,18 @@ protected:
 
 private:
   plat_params p_;
-  int per_nic_ = 1, stripes_ = 1, stripe_nodes_ = 1;
   std::vector<int> rank_of_; /* netpoint id -> GPU rank */
   std::vector<Duplex> nvl_, nic_, uplink_; /* by rank; by node * nics + k; by stripe * nics + k */
   sg4::Link *spine_ = nullptr;
 
-  int stripe(int node) const { return node / stripe_nodes_; }
   Duplex split(const std::string &name, double bytes_per_s, double latency_s);
   void add(kr::Route *into, sg4::Link *l) const { into->link_list_.push_back(l->get_impl()); }
-  /* from GPU `rank` (its node, on rail k) through the NICs to GPU `to` on rail k */
-  void rail_hops(int rank, int to, int k, kr::Route *into) const;
+  std::string link_name(topo_link_kind kind, int index) const
+  {
+    char b[64];
+    topo_link_name(&p_, kind, index, b, sizeof b);
+    return b;
+  }
 };
 
 Duplex RailZone::split(const std::string &name, double bytes_per_s, double latency_s)
@@ -74,69 +77,34 @@ Duplex RailZone::split(const std::string &name, double bytes_per_s, double laten
 
 void RailZone::build()
 {
-  int G = p_.gpus_per_node, K = p_.nics_per_node;
-  per_nic_ = G / K;
-  stripe_nodes_ = plat_stripe_nodes(&p_);
-  stripes_ = (p_.nodes + stripe_nodes_ - 1) / stripe_nodes_;
+  int G = p_.gpus_per_node;
   for (int n = 0; n < p_.nodes; n++)
     for (int g = 0; g < G; g++) {
-      std::string id = std::to_string(n) + "_" + std::to_string(g);
       sg4::Host *h = get_iface()->create_host(plat_gpu_name(n, g), p_.gpu_flops);
       unsigned long at = h->get_netpoint()->id();
       if (rank_of_.size() <= at) rank_of_.resize(at + 1, -1);
       rank_of_[at] = n * G + g;
-      nvl_.push_back(split("nvl_" + id, p_.nvlink_bytes_per_s, p_.nvlink_latency_s / 2));
+      nvl_.push_back(split(link_name(TOPO_LINK_NVL, n * G + g), p_.nvlink_bytes_per_s, p_.nvlink_latency_s / 2));
       h->seal();
     }
-  for (int n = 0; n < p_.nodes; n++)
-    for (int k = 0; k < K; k++)
-      nic_.push_back(split("nic_" + std::to_string(n) + "_" + std::to_string(k), p_.ib_bytes_per_s, p_.ib_latency_s / 2));
-  for (int s = 0; s < stripes_; s++)
-    for (int k = 0; k < K; k++)
-      uplink_.push_back(split("rail" + std::to_string(k) + "_leaf" + std::to_string(s), p_.uplink_bytes_per_s, 0));
-  spine_ = get_iface()->create_link("spine", 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
-}
-
-void RailZone::rail_hops(int rank, int to, int k, kr::Route *into) const
-{
-  int G = p_.gpus_per_node, K = p_.nics_per_node, a = rank / G, b = to / G;
-  add(into, nic_[a * K + k].up);
-  if (stripe(a) != stripe(b)) { /* the same rail in another stripe: through the spine */
-    add(into, uplink_[stripe(a) * K + k].up);
-    add(into, spine_);
-    add(into, uplink_[stripe(b) * K + k].down);
-  }
-  add(into, nic_[b * K + k].down);
+  for (int i = 0; i < topo_n_links(&p_, TOPO_LINK_NIC); i++)
+    nic_.push_back(split(link_name(TOPO_LINK_NIC, i), p_.ib_bytes_per_s, p_.ib_latency_s / 2));
+  for (int i = 0; i < topo_n_links(&p_, TOPO_LINK_UPLINK); i++)
+    uplink_.push_back(split(link_name(TOPO_LINK_UPLINK, i), p_.uplink_bytes_per_s, 0));
+  spine_ = get_iface()->create_link(link_name(TOPO_LINK_CORE, 0), 1e15)->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
 }
 
 void RailZone::get_local_route(const kr::NetPoint *src, const kr::NetPoint *dst, kr::Route *into, double *latency)
 {
-  int G = p_.gpus_per_node, K = p_.nics_per_node;
   int i = rank_of_.at(src->id()), j = rank_of_.at(dst->id());
-  int a = i / G, b = j / G, ri = (i % G) / per_nic_, rj = (j % G) / per_nic_;
-  double lat;
-  if (a == b) {
-    add(into, nvl_[i].up);
-    add(into, nvl_[j].down);
-    lat = p_.nvlink_latency_s;
-  } else if (ri == rj) {
-    rail_hops(i, j, ri, into);
-    lat = p_.ib_latency_s;
-  } else if (p_.fabric == FABRIC_RAIL_PXN) { /* NVLink to the proxy on j's rail, then its rail */
-    int proxy = a * G + j % G;
-    add(into, nvl_[i].up);
-    add(into, nvl_[proxy].down);
-    rail_hops(proxy, j, rj, into);
-    lat = p_.nvlink_latency_s + p_.ib_latency_s;
-  } else { /* up rail ri's leaf, across the spine, down rail rj's */
-    add(into, nic_[a * K + ri].up);
-    add(into, uplink_[stripe(a) * K + ri].up);
-    add(into, spine_);
-    add(into, uplink_[stripe(b) * K + rj].down);
-    add(into, nic_[b * K + rj].down);
-    lat = p_.ib_latency_s;
+  topo_hop h[TOPO_MAX_HOPS];
+  int n = topo_route(&p_, i, j, h);
+  for (int x = 0; x < n; x++) {
+    const std::vector<Duplex> &v = h[x].kind == TOPO_LINK_NVL ? nvl_ : h[x].kind == TOPO_LINK_NIC ? nic_ : uplink_;
+    if (h[x].kind == TOPO_LINK_CORE) add(into, spine_);
+    else add(into, h[x].dir == TOPO_UP ? v.at(h[x].index).up : v.at(h[x].index).down);
   }
-  if (latency) *latency += lat; /* SimGrid asks for the links alone at times (sg_host_get_route) */
+  if (latency) *latency += topo_route_latency_s(&p_, i, j); /* SimGrid asks for the links alone at times (sg_host_get_route) */
 }
 
 /* The topology Paje's platform view draws: each GPU to its NVLink and NIC links, NVLink to the zone
@@ -144,21 +112,21 @@ void RailZone::get_local_route(const kr::NetPoint *src, const kr::NetPoint *dst,
 void RailZone::get_graph(const s_xbt_graph_t *graph, std::map<std::string, xbt_node_t, std::less<>> *nodes,
                          std::map<std::string, xbt_edge_t, std::less<>> *edges)
 {
-  int G = p_.gpus_per_node, K = p_.nics_per_node;
+  int K = p_.nics_per_node;
   xbt_node_t zone = new_xbt_graph_node(graph, get_cname(), nodes);
   xbt_node_t spine = new_xbt_graph_node(graph, spine_->get_cname(), nodes);
   for (const Duplex &u : uplink_)
     for (sg4::Link *l : {u.up, u.down})
       new_xbt_graph_edge(graph, new_xbt_graph_node(graph, l->get_cname(), nodes), spine, edges);
   for (const kr::NetPoint *v : get_vertices()) {
-    int r = rank_of_.at(v->id()), n = r / G, k = (r % G) / per_nic_;
+    int r = rank_of_.at(v->id()), n = topo_host_of(&p_, r), k = topo_rail_of(&p_, r);
     xbt_node_t gpu = new_xbt_graph_node(graph, v->get_cname(), nodes);
     for (sg4::Link *l : {nvl_[r].up, nvl_[r].down}) {
       xbt_node_t ln = new_xbt_graph_node(graph, l->get_cname(), nodes);
       new_xbt_graph_edge(graph, gpu, ln, edges);
       new_xbt_graph_edge(graph, ln, zone, edges);
     }
-    const Duplex &u = uplink_[stripe(n) * K + k];
+    const Duplex &u = uplink_[topo_uplink_of(&p_, n, k)];
     for (sg4::Link *l : {nic_[n * K + k].up, nic_[n * K + k].down}) {
       xbt_node_t ln = new_xbt_graph_node(graph, l->get_cname(), nodes);
       new_xbt_graph_edge(graph, gpu, ln, edges);

@@ -40,6 +40,7 @@
 #include "common/lsim_error.h"
 #include "common/lsim_outfile.h"
 #include "platforms/kernel_cost.h"
+#include "platforms/topology.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
 
@@ -510,7 +511,7 @@ static void setup_groups(engine *eng)
       snprintf(name, sizeof name, "g%u.%u", gi, k);
       ms[k].inbox = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
-      ms[k].node = rank / eng->pp->gpus_per_node;
+      ms[k].node = topo_domain_of(eng->pp, rank); /* channels cross between NVLink domains */
     }
     eng->groups[gi].members = ms;
     eng->groups[gi].n = (int)gr->ranks->len;

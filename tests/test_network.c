@@ -573,7 +573,7 @@ START_TEST(test_prepare_takes_tp_groups_of_whole_nodes)
   rq.l.gpus = 48;
   rq.l.global_batch = 48;
   ck_assert(!sim_request_prepare(&rq, &err));
-  ck_assert_msg(g_str_has_prefix(err->message, "tp: 8 neither divides nor is a multiple of the 6 GPUs"), "%s",
+  ck_assert_msg(g_str_has_prefix(err->message, "tp: 8 neither fits whole hosts of the 6-GPU NVLink domain"), "%s",
                 err->message);
   ck_assert_msg(strstr(err->message, "allowed for llama-7b up to 48: 1, 2)"), "%s", err->message);
   g_error_free(err);

@@ -103,6 +103,29 @@ static gboolean a_stack_was_fitted_on(const char *name)
   return fitted;
 }
 
+/* gpus_per_domain: absent, one host (the 8 of an HGX board); else whole hosts, at most 576. */
+START_TEST(test_profile_domain_is_whole_hosts)
+{
+  gpu_profile p;
+  cJSON *j = shipped_tree(); /* no gpus_per_domain: one host of 8 */
+  g_autofree char *none = load_error(j, &p);
+  ck_assert_msg(!none, "%s", none);
+  ck_assert_int_eq(p.gpus_per_domain, 8);
+  cJSON_AddNumberToObject(j, "gpus_per_domain", 72);
+  g_autofree char *ok = load_error(j, &p);
+  ck_assert_msg(!ok, "%s", ok);
+  ck_assert_int_eq(p.gpus_per_domain, 72);
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "gpus_per_domain", cJSON_CreateNumber(12));
+  g_autofree char *part = load_error(j, &p);
+  ck_assert_str_eq(part, "P: gpus_per_domain: 12 is not a whole number of hosts of gpus_per_node = 8 (allowed: "
+                         "multiples of 8 up to 576)");
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "gpus_per_domain", cJSON_CreateNumber(1024));
+  g_autofree char *big = load_error(j, &p);
+  ck_assert_msg(strstr(big, "gpus_per_domain") && strstr(big, "576"), "%s", big);
+  cJSON_Delete(j);
+}
+END_TEST
+
 /* The datasheet figures of the shipped GPUs, and which of them a stack was fitted on: a profile is
  * marked calibrated exactly when a shipped stack's trust table comes from runs on it (the A100: the
  * study's and vTrain's runs; the H100: NVIDIA's NeMo runs; not the H200). */
@@ -111,7 +134,12 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
   const struct { const char *name; double tflops, hbm_tbs, gib, nvlink_gbs, ib_gbs, sms, board_w; } gpus[] = {
       {"a100-sxm4-80gb", 312, 2.039, 80, 300, 25, 108, 400},
       {"h100-sxm5-80gb", 989.4, 3.35, 80, 450, 50, 132, 700},
-      {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700}};
+      {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700},
+      /* Blackwell: half the datasheets' sparse bf16; NVLink 5 1.8 TB/s = 900 GB/s each way; 400/800 Gb/s NICs */
+      {"b200", 2250, 8, 180, 900, 50, 148, 1000},
+      {"b300", 2250, 8, 288, 900, 100, 160, 1100},
+      {"gb200-nvl72", 2500, 8, 186, 900, 50, 148, 1200},
+      {"gb300-nvl72", 2500, 8, 279, 900, 100, 160, 1400}};
   for (size_t i = 0; i < G_N_ELEMENTS(gpus); i++) {
     gpu_profile p;
     GError *err = NULL;
@@ -126,6 +154,8 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
     ck_assert(p.power_idle_w < p.power_comm_w && p.power_comm_w < p.power_memory_w && p.power_memory_w <= p.power_compute_w);
     ck_assert_msg(p.calibrated == a_stack_was_fitted_on(gpus[i].name), "%s: calibrated is %d", gpus[i].name,
                   p.calibrated);
+    if (gpus[i].tflops > 2000) /* Blackwell's dense fp8 is twice its bf16 */
+      ck_assert_double_eq_tol(p.peak_fp8_flops, 2 * p.peak_flops, 1);
   }
   cJSON *j = shipped_tree();
   cJSON_DeleteItemFromObject(j, "calibrated");
@@ -241,7 +271,7 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   cJSON_AddNumberToObject(typo, "gemm_eff", 0.5);
   g_autofree char *m_typo = load_error(typo, &p);
   ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, calibrated, gpus_per_node, "
-                                         "nics_per_node, fabric, peak_flops, "),
+                                         "nics_per_node, fabric, gpus_per_domain, peak_fp8_flops, peak_flops, "),
                 "%s", m_typo);
   ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count, leaf_nodes, oversubscription, power_idle_w, power_compute_w, power_memory_w, power_comm_w, node_power_w, peak_fp8_flops)"));
   cJSON_Delete(typo);
@@ -361,6 +391,7 @@ Suite *s = suite_create("profile");
   TCase *tc = tcase_create("files");
   tcase_add_test(tc, test_every_shipped_profile_and_stack_loads);
   tcase_add_test(tc, test_shipped_gpus_datasheet_figures_and_calibration_mark);
+  tcase_add_test(tc, test_profile_domain_is_whole_hosts);
   tcase_add_test(tc, test_saved_stack_loads_back_unchanged);
   tcase_add_test(tc, test_profile_and_stack_keys_do_not_mix);
   tcase_add_test(tc, test_bad_stack_fields_are_refused_naming_the_field);

@@ -150,6 +150,42 @@ START_TEST(test_oom_risk_flips_at_the_fragmentation_margin)
 }
 END_TEST
 
+/* An uncalibrated profile never gets the calibrated profile's band: the machine is one dimension outside
+ * (by its peak's doublings from the calibration GPU's, at least one unit), each flagged dimension adds one
+ * unit or its doublings / 2.2573 (the jump the factor was measured on), band = P90 * factor^units. */
+START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
+{
+  trust_table t = table(); /* factor 1.5, calibrated on a100-sxm4-80gb, 13B-70B, seq 2048, 4-16 nodes */
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  trust_assessment cal = assess(&t, &rq);
+  ck_assert_double_eq(cal.band_pct, 6);
+  rq.prof.calibrated = FALSE; /* the same figures, marked uncalibrated: the machine alone, 1 unit */
+  trust_assessment a = assess(&t, &rq);
+  ck_assert(a.flags & (1u << TRUST_UNCALIBRATED));
+  ck_assert_double_eq_tol(a.band_pct, 6 * 1.5, 1e-9);
+  ck_assert(a.band_pct > cal.band_pct);
+  g_autofree char *s = trust_flags_string(a.flags);
+  ck_assert_str_eq(s, "uncalibrated-profile");
+  g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
+  ck_assert_ptr_nonnull(strstr(w[0], "is not calibrated"));
+  /* 8x the peak: 3 doublings = 1.329 units; and 64 nodes: 2 doublings beyond 16 = 1 unit */
+  rq.prof.peak_flops *= 8;
+  a = assess(&t, &rq);
+  ck_assert_double_eq_tol(a.band_pct, 6 * pow(1.5, 3 / 2.2573), 1e-9);
+  rq.l.gpus = 512;
+  a = assess(&t, &rq);
+  ck_assert_double_eq_tol(a.band_pct, 6 * pow(1.5, 3 / 2.2573 + 1), 1e-9);
+  /* 2048 nodes: 7 doublings beyond 16 = 3.101 units, farther than 64 */
+  rq.l.gpus = 16384;
+  trust_assessment far = assess(&t, &rq);
+  ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 3 / 2.2573 + 7 / 2.2573), 1e-9);
+  ck_assert(far.band_pct > a.band_pct);
+  /* the same layout on a calibrated profile keeps the one factor */
+  rq.prof.calibrated = TRUE;
+  ck_assert_double_eq(assess(&t, &rq).band_pct, 6 * 1.5);
+}
+END_TEST
+
 START_TEST(test_outside_the_calibration_data_widens_the_band)
 {
   trust_table t = table();
@@ -307,6 +343,7 @@ static Suite *trust_suite(void)
   tcase_add_test(tc, test_large_unfused_score_block_is_flagged_by_its_size);
   tcase_add_test(tc, test_oom_risk_flips_at_the_fragmentation_margin);
   tcase_add_test(tc, test_outside_the_calibration_data_widens_the_band);
+  tcase_add_test(tc, test_uncalibrated_profile_widens_by_dimension_and_distance);
   tcase_add_test(tc, test_shipped_table_loads);
   tcase_add_test(tc, test_validate_table_statistics_by_hand);
   suite_add_tcase(s, tc);

@@ -20,8 +20,10 @@
  *   `channels` rings every member sends bytes / n * steps / channels to its
  *   successor (steps: 2(n-1) for an all-reduce, n-1 otherwise), the k-th
  *   collective of the group on one member matching the k-th on the others;
- * - a transfer a -> b crosses nvl_<a> UP and nvl_<b> DOWN inside a node, and
- *   a's NIC UP, the core and b's NIC DOWN between nodes (cluster.h's routes);
+ * - a transfer a -> b crosses the links of topo_route (platforms/topology.h), the
+ *   route SimGrid's platform has: nvl_<a> UP and nvl_<b> DOWN inside an NVLink
+ *   domain, and between domains a's NIC UP, the fat-tree's leaf uplinks and core or
+ *   the rail leaves' uplinks and spine, b's NIC DOWN;
  * - its bytes are spread evenly over its span: from the later of the two
  *   ends' interval starts (when the transfer can begin) to the end of the
  *   sender's interval. For a pipeline send that end is when the data has
@@ -40,6 +42,7 @@
 #include <string.h>
 
 #include "common/lsim_outfile.h"
+#include "platforms/topology.h"
 #include "sim/collective.h"
 
 typedef long long ns_t;
@@ -73,7 +76,7 @@ typedef struct link_use {
 typedef struct flow_end {
   ns_t t;
   double bytes_per_s;
-  int link[3], n_links;
+  int link[TOPO_MAX_HOPS], n_links;
 } flow_end;
 
 /* One side of a transfer seen, waiting for the other: a pipeline message (group -1, the k-th from
@@ -113,7 +116,8 @@ typedef struct paje_w {
   /* links */
   gboolean links;
   link_use *link;
-  int n_links, core;
+  int n_links, top;    /* links from `top` on hang under the root (leaf uplinks, core or spine) */
+  int offset[TOPO_N_LINK_KINDS]; /* the first link id of each kind */
   GArray *dirty;       /* of int: links changed at `now` */
   ns_t now;
   GArray *ends;        /* of flow_end: a binary heap by t */
@@ -238,12 +242,13 @@ static void header(paje_w *w)
           T_ROUTER, T_ZONE);
   fprintf(f, "1 %d %d speed \"1 1 1\"\n1 %d %d core_count \"1 1 1\"\n", T_SPEED, T_HOST, T_CORES, T_HOST);
   fprintf(f, "1 %d %d bandwidth \"1 1 1\"\n1 %d %d latency \"1 1 1\"\n", T_BW, T_LINK, T_LAT, T_LINK);
-  if (w->pp->nodes > 1)
+  int top = w->n_links > w->top;
+  if (top)
     fprintf(f, "0 %d 0 LINK\n1 %d %d bandwidth \"1 1 1\"\n1 %d %d latency \"1 1 1\"\n", T_CORE, T_CORE_BW, T_CORE,
             T_CORE_LAT, T_CORE);
   if (w->links) {
     fprintf(f, "1 %d %d bandwidth_used \"0.5 0.5 0.5\"\n", T_BW_USED, T_LINK);
-    if (w->pp->nodes > 1) fprintf(f, "1 %d %d bandwidth_used \"0.5 0.5 0.5\"\n", T_CORE_BW_USED, T_CORE);
+    if (top) fprintf(f, "1 %d %d bandwidth_used \"0.5 0.5 0.5\"\n", T_CORE_BW_USED, T_CORE);
   }
   fprintf(f, "2 %d %d gpu\n", T_GPU, T_HOST);
   for (int c = 0; c < TL_N; c++)
@@ -252,21 +257,23 @@ static void header(paje_w *w)
 
 /* ---- containers ------------------------------------------------------- */
 
-/* Link ids of the directions (the bandwidth_used variables): GPU h's NVLink, node n's NIC k, the core. */
-static int nvl_id(int gpu, int dir) { return gpu * 2 + dir; }
-static int nic_id(const paje_w *w, int node, int k, int dir)
+/* Link ids of the directions (the bandwidth_used variables): topology.h's links by kind, two directions
+ * each (the core or spine: one). */
+static int link_id(const paje_w *w, topo_link_kind kind, int index, int dir)
 {
-  return 2 * w->pp->nodes * w->pp->gpus_per_node + (node * w->pp->nics_per_node + k) * 2 + dir;
+  return w->offset[kind] + (kind == TOPO_LINK_CORE ? 0 : index * 2 + dir);
 }
+static int nvl_id(const paje_w *w, int gpu, int dir) { return link_id(w, TOPO_LINK_NVL, gpu, dir); }
 
 static void link_container(paje_w *w, int zone, const char *name, double bytes_per_s, double latency_s, int id)
 {
-  int a = create(w, T_LINK, zone, name);
-  put_constant(w, T_BW, a, bytes_per_s);
-  put_constant(w, T_LAT, a, latency_s);
+  int root = zone == 0; /* a link under the root: the type SimGrid gives those */
+  int a = create(w, root ? T_CORE : T_LINK, zone, name);
+  put_constant(w, root ? T_CORE_BW : T_BW, a, bytes_per_s);
+  put_constant(w, root ? T_CORE_LAT : T_LAT, a, latency_s);
   if (id < 0) return;
   w->link[id].alias = a;
-  if (w->links) put_variable(w, 0, T_BW_USED, a, 0);
+  if (w->links) put_variable(w, 0, root ? T_CORE_BW_USED : T_BW_USED, a, 0);
 }
 
 /* A split-duplex link as SimGrid traces it: the link, and later its two directions. */
@@ -282,41 +289,44 @@ static void directions(paje_w *w, int zone, const char *name, double bytes_per_s
 static void containers(paje_w *w)
 {
   const plat_params *pp = w->pp;
-  int G = pp->gpus_per_node, K = pp->nics_per_node;
+  int G = pp->gpus_per_node, K = pp->nics_per_node, hpd = topo_hosts_per_domain(pp);
   double nvl_lat = pp->nvlink_latency_s / 2, nic_lat = pp->ib_latency_s / 2; /* per link, as cluster.cpp sets them */
   char name[64];
-  for (int n = 0; n < pp->nodes; n++) {
-    snprintf(name, sizeof name, "node%d", n);
+  for (int d = 0; d < topo_domains(pp); d++) { /* a zone per NVLink domain, as cluster.cpp's */
+    int h0 = d * hpd, h1 = MIN(h0 + hpd, pp->nodes);
+    topo_zone_name(pp, d, name, sizeof name);
     int zone = create(w, T_ZONE, 0, name);
-    for (int g = 0; g < G; g++) {
-      snprintf(name, sizeof name, "n%d_g%d", n, g);
-      int h = w->host_alias[n * G + g] = create(w, T_HOST, zone, name);
+    for (int r = h0 * G; r < h1 * G; r++) {
+      snprintf(name, sizeof name, "n%d_g%d", r / G, r % G);
+      int h = w->host_alias[r] = create(w, T_HOST, zone, name);
       put_constant(w, T_SPEED, h, pp->gpu_flops);
       put_constant(w, T_CORES, h, 1);
-      snprintf(name, sizeof name, "nvl_%d_%d", n, g);
+      topo_link_name(pp, TOPO_LINK_NVL, r, name, sizeof name);
       link_container(w, zone, name, pp->nvlink_bytes_per_s, nvl_lat, -1);
     }
-    for (int k = 0; k < K; k++) {
-      snprintf(name, sizeof name, "nic_%d_%d", n, k);
+    for (int k = h0 * K; k < h1 * K; k++) {
+      topo_link_name(pp, TOPO_LINK_NIC, k, name, sizeof name);
       link_container(w, zone, name, pp->ib_bytes_per_s, nic_lat, -1);
     }
-    snprintf(name, sizeof name, "sw%d", n);
+    snprintf(name, sizeof name, hpd > 1 ? "sw_domain%d" : "sw%d", d);
     create(w, T_ROUTER, zone, name);
-    for (int k = 0; k < K; k++) {
-      snprintf(name, sizeof name, "nic_%d_%d", n, k);
-      directions(w, zone, name, pp->ib_bytes_per_s, nic_lat, nic_id(w, n, k, DIR_DOWN));
+    for (int k = h0 * K; k < h1 * K; k++) {
+      topo_link_name(pp, TOPO_LINK_NIC, k, name, sizeof name);
+      directions(w, zone, name, pp->ib_bytes_per_s, nic_lat, link_id(w, TOPO_LINK_NIC, k, DIR_DOWN));
     }
-    for (int g = 0; g < G; g++) {
-      snprintf(name, sizeof name, "nvl_%d_%d", n, g);
-      directions(w, zone, name, pp->nvlink_bytes_per_s, nvl_lat, nvl_id(n * G + g, DIR_DOWN));
+    for (int r = h0 * G; r < h1 * G; r++) {
+      topo_link_name(pp, TOPO_LINK_NVL, r, name, sizeof name);
+      directions(w, zone, name, pp->nvlink_bytes_per_s, nvl_lat, nvl_id(w, r, DIR_DOWN));
     }
   }
-  if (pp->nodes > 1) {
-    int a = create(w, T_CORE, 0, "core");
-    put_constant(w, T_CORE_BW, a, 1e15); /* cluster.cpp's fat pipe */
-    put_constant(w, T_CORE_LAT, a, 0);
-    w->link[w->core].alias = a;
-    if (w->links) put_variable(w, 0, T_CORE_BW_USED, a, 0);
+  /* above the domains: the leaf uplinks (fat-tree leaf groups or rail leaves), then the core or spine */
+  for (int u = 0; u < topo_n_links(pp, TOPO_LINK_UPLINK); u++) {
+    topo_link_name(pp, TOPO_LINK_UPLINK, u, name, sizeof name);
+    directions(w, 0, name, pp->uplink_bytes_per_s, 0, link_id(w, TOPO_LINK_UPLINK, u, DIR_DOWN));
+  }
+  if (topo_n_links(pp, TOPO_LINK_CORE)) {
+    topo_link_name(pp, TOPO_LINK_CORE, 0, name, sizeof name);
+    link_container(w, 0, name, 1e15, 0, link_id(w, TOPO_LINK_CORE, 0, 0)); /* cluster.cpp's fat pipe */
   }
 }
 
@@ -329,7 +339,7 @@ static void flush_links(paje_w *w)
     link_use *l = &w->link[id];
     l->dirty = FALSE;
     if (l->bytes_per_s == l->written) continue;
-    put_variable(w, w->now, id == w->core ? T_CORE_BW_USED : T_BW_USED, l->alias, l->bytes_per_s);
+    put_variable(w, w->now, id >= w->top ? T_CORE_BW_USED : T_BW_USED, l->alias, l->bytes_per_s);
     l->written = l->bytes_per_s;
   }
   g_array_set_size(w->dirty, 0);
@@ -414,19 +424,13 @@ static void links_finish(paje_w *w)
   flush_links(w);
 }
 
-/* The link directions a transfer from rank src to rank dst crosses (cluster.cpp's routes). */
-static int route(const paje_w *w, int src, int dst, int link[3])
+/* The link directions a transfer from rank src to rank dst crosses (topology.h's routes). */
+static int route(const paje_w *w, int src, int dst, int link[TOPO_MAX_HOPS])
 {
-  int G = w->pp->gpus_per_node, per_nic = G / w->pp->nics_per_node;
-  if (src / G == dst / G) {
-    link[0] = nvl_id(src, DIR_UP);
-    link[1] = nvl_id(dst, DIR_DOWN);
-    return 2;
-  }
-  link[0] = nic_id(w, src / G, src % G / per_nic, DIR_UP);
-  link[1] = w->core;
-  link[2] = nic_id(w, dst / G, dst % G / per_nic, DIR_DOWN);
-  return 3;
+  topo_hop h[TOPO_MAX_HOPS];
+  int n = topo_route(w->pp, src, dst, h);
+  for (int i = 0; i < n; i++) link[i] = link_id(w, h[i].kind, h[i].index, h[i].dir == TOPO_UP ? DIR_UP : DIR_DOWN);
+  return n;
 }
 
 /* A transfer from now to `end`. */
@@ -481,7 +485,7 @@ static int group_channels(paje_w *w, int gid, const graph_group *gr)
   if (w->channels[gid]) return w->channels[gid];
   int n = (int)gr->ranks->len;
   g_autofree int *node = g_new(int, n);
-  for (int i = 0; i < n; i++) node[i] = g_array_index(gr->ranks, int, i) / w->pp->gpus_per_node;
+  for (int i = 0; i < n; i++) node[i] = topo_domain_of(w->pp, g_array_index(gr->ranks, int, i));
   return w->channels[gid] = coll_channels(node, n);
 }
 
@@ -588,8 +592,11 @@ void trace_paje_put(const timeline *tl, const plat_params *pp, gboolean links, F
   w.cur = g_new0(tl_cursor, MAX(world, 1));
   w.iv = g_new0(tl_interval, MAX(world, 1));
   w.heap = g_new0(next_start, MAX(world, 1));
-  w.n_links = 2 * hosts + 2 * pp->nodes * pp->nics_per_node + 1;
-  w.core = w.n_links - 1;
+  for (int k = 0; k < TOPO_N_LINK_KINDS; k++) {
+    w.offset[k] = w.n_links;
+    w.n_links += (k == TOPO_LINK_CORE ? 1 : 2) * topo_n_links(pp, (topo_link_kind)k);
+    if (k == TOPO_LINK_NIC) w.top = w.n_links;
+  }
   w.link = g_new0(link_use, w.n_links);
   w.dirty = g_array_new(FALSE, FALSE, sizeof(int));
   w.ends = g_array_new(FALSE, FALSE, sizeof(flow_end));

@@ -31,6 +31,7 @@
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
 #include <xbt/asserts.h>
@@ -65,6 +66,8 @@ typedef struct engine {
   coll_group *groups; /* per group id */
   int *lone;          /* per group id: the position of its one member with an actor whose hops no other
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
+  coll_tune tune;     /* how the groups' algorithms are chosen */
+  GHashTable *algos;  /* "label collective algorithm" -> calls (replay_result.coll_algos) */
 } engine;
 
 struct rank_rt {
@@ -227,13 +230,25 @@ static int compute_run_end(lane *l, int i)
 }
 
 /* The seconds of event k of a run: a kernel's cost, or a lone collective's whole time. */
+/* The algorithm of collective event e of group gid, counted once per call when `count`. */
+static coll_algo algo_of(engine *eng, int gid, const graph_event *e, gboolean count)
+{
+  coll_algo a = coll_choose(&eng->groups[gid], (graph_coll)e->variant, e->bytes);
+  if (count) {
+    const graph_group *gr = g_ptr_array_index(eng->g->groups, gid);
+    char *key = g_strdup_printf("%s %s %s", gr->label, graph_coll_name((graph_coll)e->variant), coll_algo_name(a));
+    g_hash_table_insert(eng->algos, key, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(eng->algos, key)) + 1));
+  }
+  return a;
+}
+
 static double run_event_seconds(rank_rt *r, int k)
 {
   const graph_event *e = &r->ev[k];
   if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e);
   int gid = graph_group_for(r->prog, e->peer);
-  return coll_alone_seconds((graph_coll)e->variant, &r->eng->groups[gid], r->eng->lone[gid], e->bytes,
-                            r->eng->prof->stack.nccl_step_latency_s);
+  return coll_alone_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant, &r->eng->groups[gid],
+                            r->eng->lone[gid], e->bytes, r->eng->prof->stack.nccl_step_latency_s);
 }
 
 /* The host issues the GPU's work in program order, host_dispatch_s per kernel launch, and runs ahead of the
@@ -321,7 +336,10 @@ static void run_comm(lane *l, int i)
       const graph_program *mp = r->eng->ranks[g_array_index(gr->ranks, int, k)].prog;
       active[k] = !(mp->mirror_of == src && i < mp->active_from);
     }
-    l->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
+    int first_active = 0;
+    while (!active[first_active]) first_active++;
+    coll_algo a = algo_of(r->eng, gid, e, first_active == me);
+    l->pending_s += coll_run(a, (graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
                              r->eng->prof->stack.nccl_step_latency_s);
     if (r->eng->tracing) flush_pending(l);
   }
@@ -497,6 +515,36 @@ static void setup_ranks(engine *eng, replay_result *res)
     if (eng->ranks[r].mirrors) g_ptr_array_sort(eng->ranks[r].mirrors, mirror_cmp);
 }
 
+/* The NVLink domain of a rank: today its node. */
+static int domain_of(const engine *eng, int rank) { return rank / eng->pp->gpus_per_node; }
+
+/* What NCCL's tuner sees of the machine (platforms/nccl_tune.h), and what --nccl-algo forces. */
+static void setup_tune(engine *eng, const replay_options *o)
+{
+  eng->tune.forced = o ? (coll_algo)o->nccl_algo : COLL_ALGO_AUTO;
+  eng->tune.comm = (nccl_tune_comm){.compcap = nccl_tune_compcap(eng->prof->name),
+                                    .nvls = eng->prof->nvls,
+                                    .nvlink_bytes_per_s = eng->pp->nvlink_bytes_per_s};
+  eng->tune.gpus_per_node = eng->pp->gpus_per_node;
+  eng->tune.nics_per_node = eng->pp->nics_per_node;
+  eng->tune.nic_bytes_per_s = eng->pp->ib_bytes_per_s;
+  eng->algos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+static gint key_cmp(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* replay_result.coll_algos from engine.algos, sorted by key. */
+static char *algos_summary(GHashTable *algos)
+{
+  guint n = 0;
+  g_autofree gpointer *keys = g_hash_table_get_keys_as_array(algos, &n);
+  qsort(keys, n, sizeof *keys, key_cmp);
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf(s, "%s%s x %d", i ? ", " : "", (char *)keys[i], GPOINTER_TO_INT(g_hash_table_lookup(algos, keys[i])));
+  return g_string_free(s, FALSE);
+}
+
 static void setup_groups(engine *eng)
 {
   const graph *g = eng->g;
@@ -510,8 +558,9 @@ static void setup_groups(engine *eng)
       snprintf(name, sizeof name, "g%u.%u", gi, k);
       ms[k].inbox = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
-      ms[k].node = rank / eng->pp->gpus_per_node;
+      ms[k].node = domain_of(eng, rank);
     }
+    eng->groups[gi].tune = &eng->tune;
     eng->groups[gi].members = ms;
     eng->groups[gi].n = (int)gr->ranks->len;
     coll_group_init(&eng->groups[gi]);
@@ -591,6 +640,7 @@ static void engine_clear(engine *eng)
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
   g_free(eng->lone);
+  g_hash_table_destroy(eng->algos);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
     rank_rt *rt = &eng->ranks[r];
@@ -663,6 +713,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   res->ranks = g_new0(replay_rank, g->world_size);
   engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing};
   setup_ranks(&eng, res);
+  setup_tune(&eng, o);
   setup_groups(&eng);
   setup_lone(&eng);
   start_actors(&eng);
@@ -679,6 +730,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     }
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
+  res->coll_algos = algos_summary(eng.algos);
   engine_clear(&eng);
   if (own_paje && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);
@@ -695,5 +747,6 @@ void replay_result_free(replay_result *r)
     g_free(r->ranks[i].end_s);
   }
   g_free(r->ranks);
+  g_free(r->coll_algos);
   g_free(r);
 }

@@ -21,7 +21,7 @@
 static const char *const COST_NAMES[COST_N] = {"none", "gemm", "attention", "memory"};
 static const char *const PHASE_NAMES[PH_N] = {"forward", "backward", "recompute", "dp", "optimizer"};
 static const char *const KIND_NAMES[EV_N_KINDS] = {"compute", "collective", "send", "recv"};
-static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather"};
+static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
 
 /* analysis/footprint.c counts 64 bytes an event */
 G_STATIC_ASSERT(sizeof(graph_event) == 64);

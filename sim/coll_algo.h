@@ -6,9 +6,12 @@
  * that way: a tree's reduction goes up the edges its broadcast comes down), the latency of its
  * critical path beyond one hop, and its step count (each step pays the stack's per-step overhead).
  * All flows of a member are pipelined: posted together, then the members meet at a barrier, as the
- * pipelined ring (sim/coll_ring.c). Time for a uniform group:
- *   max over me's flows of (hop latency + bytes of the flow / its share of the narrowest link)
- *   + (lat_s - the longest hop latency of me's flows) + steps * overhead.
+ * pipelined ring (sim/coll_ring.c). A member's time with its flows alone on its links:
+ *   max over me's flows of (hop latency + bytes of all me's flows on the flow's busiest link / its bandwidth)
+ *   + (lat_s - the longest hop latency of me's flows) + steps * overhead,
+ * and the group's alone (coll_alone_seconds) the slowest member's: roles differ (a tree's inner domain
+ * carries more than a leaf), and all members meet at the barrier. With passive members, an active one
+ * runs its own flows and then waits for the difference to the slowest role.
  *
  * Owns: the module interface. May not touch: graphs' meaning.
  */
@@ -45,6 +48,8 @@ double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const 
                       double overhead_s);
 double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s);
 void coll_plans_clear(coll_group *g);
+/* hier's subgroups of g, where hier fits (sim/coll_hier.c) */
+void coll_hier_make_subs(coll_group *g);
 
 extern const coll_algo_def coll_ring_def, coll_tree_def, coll_nvls_def, coll_hier_def, coll_pairwise_def;
 

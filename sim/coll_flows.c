@@ -32,6 +32,10 @@ double coll_hop_latency(const coll_group *g, int a, int b)
   return sg_host_get_route_latency(g->members[a].host, g->members[b].host);
 }
 
+static const coll_plan *plan_of(const coll_algo_def *d, coll_algo a, coll_group *g, int me);
+static double own_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s);
+static double group_alone(const coll_algo_def *d, coll_algo a, coll_group *g, double bytes, double overhead_s);
+
 static const coll_plan *plan_of(const coll_algo_def *d, coll_algo a, coll_group *g, int me)
 {
   if (!g->plans[a]) g->plans[a] = g_new0(coll_plan *, g->n);
@@ -84,11 +88,18 @@ double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const 
     }
   }
   sg_comm_wait_all(comms, (size_t)k);
-  if (n_active == g->n) sg_barrier_wait(g->barrier);
-  return owed(g, me, p, overhead_s);
+  if (n_active == g->n) {
+    sg_barrier_wait(g->barrier);
+    return owed(g, me, p, overhead_s);
+  }
+  /* passive members do not run their roles: wait, beyond the own flows, for the slowest role alone (the
+   * barrier an all-active group meets) */
+  return owed(g, me, p, overhead_s) +
+         MAX(0, group_alone(d, a, g, bytes, overhead_s) - own_alone(d, a, g, me, bytes, overhead_s));
 }
 
-double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s)
+/* Member me's time with its flows alone on its links (coll_algo.h). */
+static double own_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s)
 {
   coll_plan *p = (coll_plan *)plan_of(d, a, g, me);
   if (!p->alone) { /* per flow: seconds per buffer byte until its busiest link has carried all of me's flows
@@ -122,4 +133,18 @@ double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int 
   double flows = 0;
   for (int i = 0; i < p->n_to; i++) flows = MAX(flows, p->alone[2 * i + 1] + bytes * p->alone[2 * i]);
   return flows + owed(g, me, p, overhead_s);
+}
+
+/* The group's time alone: the slowest member's (a tree's roles differ; every member ends at the barrier). */
+static double group_alone(const coll_algo_def *d, coll_algo a, coll_group *g, double bytes, double overhead_s)
+{
+  double t = 0;
+  for (int m = 0; m < g->n; m++) t = MAX(t, own_alone(d, a, g, m, bytes, overhead_s));
+  return t;
+}
+
+double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s)
+{
+  (void)me;
+  return group_alone(d, a, g, bytes, overhead_s);
 }

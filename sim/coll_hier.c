@@ -13,10 +13,11 @@
 #include <simgrid/actor.h>
 #include <simgrid/mailbox.h>
 
-/* g->sub: [0, D) the domains, [D, D + k) the local indices across domains */
-static void make_subs(coll_group *g)
+/* g->sub: [0, D) the domains, [D, D + k) the local indices across domains (made by coll_group_init,
+ * outside the simulation: SimGrid creates barriers there) */
+void coll_hier_make_subs(coll_group *g)
 {
-  if (g->sub) return;
+  if (g->sub || !(g->per_domain > 1 && g->domains > 1)) return;
   int D = g->domains, k = g->per_domain;
   g->sub = g_new0(coll_group, D + k);
   for (int s = 0; s < D + k; s++) {
@@ -36,7 +37,7 @@ static void make_subs(coll_group *g)
 static double hier_run(graph_coll c, coll_group *g, const int *active, int me, double bytes, double overhead_s)
 {
   (void)c;
-  make_subs(g);
+  g_assert(g->sub);
   int D = g->domains, k = g->per_domain, d = g->dom[me], l = g->loc[me];
   g_autofree int *in = g_new(int, k), *across = g_new(int, D);
   for (int i = 0; i < k; i++) in[i] = active[g->at[d * k + i]];
@@ -49,7 +50,7 @@ static double hier_run(graph_coll c, coll_group *g, const int *active, int me, d
 static double hier_alone(graph_coll c, coll_group *g, int me, double bytes, double overhead_s)
 {
   (void)c;
-  make_subs(g);
+  g_assert(g->sub);
   int D = g->domains, k = g->per_domain, d = g->dom[me], l = g->loc[me];
   return coll_ring_def.alone(COLL_REDUCE_SCATTER, &g->sub[d], l, bytes, overhead_s) +
          coll_ring_def.alone(COLL_ALL_REDUCE, &g->sub[D + l], d, bytes / k, overhead_s) +

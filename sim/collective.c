@@ -54,6 +54,7 @@ void coll_group_init(coll_group *g)
   g->channels = coll_channels(node, g->n);
   g->barrier = g->n > 1 ? sg_barrier_init((unsigned)g->n) : NULL;
   init_shape(g);
+  if (g->tune && g->tune->forced == COLL_ALGO_HIER) coll_hier_make_subs(g);
 }
 
 void coll_group_clear(coll_group *g)

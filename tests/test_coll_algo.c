@@ -116,6 +116,8 @@ START_TEST(test_tree_allreduce_is_its_busiest_nic_plus_2_log2_d_hops)
   gpu_profile p = test_profile("a100-sxm4-80gb");
   double S = GIB_BYTES;
   expect_both(one_per_node(4, S, COLL_ALGO_TREE, COLL_ALL_REDUCE), 2 * S / 25e9 + 4 * p.ib_latency_s, "tree");
+  /* 4 KiB: the latency term, 2 log2(D) hops (not a ring's 2(D-1)), is most of it */
+  expect_both(one_per_node(4, 4096, COLL_ALGO_TREE, COLL_ALL_REDUCE), 2 * 4096 / 25e9 + 4 * p.ib_latency_s, "tree");
 }
 END_TEST
 

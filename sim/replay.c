@@ -67,7 +67,7 @@ typedef struct engine {
   int *lone;          /* per group id: the position of its one member with an actor whose hops no other
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
   coll_tune tune;     /* how the groups' algorithms are chosen */
-  GHashTable *algos;  /* "label collective algorithm" -> calls (replay_result.coll_algos) */
+  int *calls;         /* per group, collective and algorithm: calls (replay_result.coll_algos) */
 } engine;
 
 struct rank_rt {
@@ -234,11 +234,7 @@ static int compute_run_end(lane *l, int i)
 static coll_algo algo_of(engine *eng, int gid, const graph_event *e, gboolean count)
 {
   coll_algo a = coll_choose(&eng->groups[gid], (graph_coll)e->variant, e->bytes);
-  if (count) {
-    const graph_group *gr = g_ptr_array_index(eng->g->groups, gid);
-    char *key = g_strdup_printf("%s %s %s", gr->label, graph_coll_name((graph_coll)e->variant), coll_algo_name(a));
-    g_hash_table_insert(eng->algos, key, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(eng->algos, key)) + 1));
-  }
+  if (count) eng->calls[((gsize)gid * COLL_N + e->variant) * COLL_ALGO_N + a]++;
   return a;
 }
 
@@ -528,14 +524,24 @@ static void setup_tune(engine *eng, const replay_options *o)
   eng->tune.gpus_per_node = eng->pp->gpus_per_node;
   eng->tune.nics_per_node = eng->pp->nics_per_node;
   eng->tune.nic_bytes_per_s = eng->pp->ib_bytes_per_s;
-  eng->algos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  eng->calls = g_new0(int, MAX(eng->g->groups->len, 1) * COLL_N * COLL_ALGO_N);
 }
 
 static gint key_cmp(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* replay_result.coll_algos from engine.algos, sorted by key. */
-static char *algos_summary(GHashTable *algos)
+/* replay_result.coll_algos from engine.calls: "label collective algorithm" summed over groups, sorted. */
+static char *algos_summary(const engine *eng)
 {
+  g_autoptr(GHashTable) algos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint gi = 0; gi < eng->g->groups->len; gi++)
+    for (int c = 0; c < COLL_N; c++)
+      for (int a = 0; a < COLL_ALGO_N; a++) {
+        int k = eng->calls[((gsize)gi * COLL_N + c) * COLL_ALGO_N + a];
+        if (!k) continue;
+        const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+        char *key = g_strdup_printf("%s %s %s", gr->label, graph_coll_name((graph_coll)c), coll_algo_name((coll_algo)a));
+        g_hash_table_insert(algos, key, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(algos, key)) + k));
+      }
   guint n = 0;
   g_autofree gpointer *keys = g_hash_table_get_keys_as_array(algos, &n);
   qsort(keys, n, sizeof *keys, key_cmp);
@@ -640,7 +646,7 @@ static void engine_clear(engine *eng)
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
   g_free(eng->lone);
-  g_hash_table_destroy(eng->algos);
+  g_free(eng->calls);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
     rank_rt *rt = &eng->ranks[r];
@@ -730,7 +736,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     }
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
-  res->coll_algos = algos_summary(eng.algos);
+  res->coll_algos = algos_summary(&eng);
   engine_clear(&eng);
   if (own_paje && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);

@@ -158,6 +158,7 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "status", m->oom ? "oom" : "ok");
   cJSON_AddNumberToObject(j, "step_time_s", m->step_time_s);
+  if (o->res && o->res->coll_algos) cJSON_AddStringToObject(j, "collective_algorithms", o->res->coll_algos);
   if (m->tokens_per_s >= 0) cJSON_AddNumberToObject(j, "tokens_per_s", m->tokens_per_s);
   else cJSON_AddNullToObject(j, "tokens_per_s");
   if (m->mfu >= 0) cJSON_AddNumberToObject(j, "mfu", m->mfu);
@@ -246,6 +247,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (m->tokens_per_s > 0) fprintf(f, ", %.3f kWh per million tokens", report_kwh_per_mtok(m));
   fprintf(f, " (GPUs %.0f%%, nodes %.0f%%; %s; docs/energy.md)\n", m->energy_j > 0 ? 100 * m->energy_gpu_j / m->energy_j : 0,
           m->energy_j > 0 ? 100 * m->energy_node_j / m->energy_j : 0, prof->name);
+  if (o->res && o->res->coll_algos && *o->res->coll_algos) fprintf(f, "collectives    %s\n", o->res->coll_algos);
   if (assessed) {
     fprintf(f, "headroom       %10.1f GiB%s\n", a.headroom_gib, a.flags & (1u << TRUST_NEAR_OOM) ? "  OOM RISK" : "");
     g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "sim/collective.h"
 #include "traces/svg.h"
 #include "workloads/precision.h"
 #include "workloads/schedule.h"
@@ -18,7 +19,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION, O_NCCL_ALGO
 };
 
 static const struct option LONG[] = {
@@ -80,6 +81,7 @@ static const struct option LONG[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"shard", required_argument, NULL, O_SHARD},
     {"trust-out", required_argument, NULL, O_TRUST_OUT},
+    {"nccl-algo", required_argument, NULL, O_NCCL_ALGO},
     {NULL, 0, NULL, 0},
 };
 
@@ -106,6 +108,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
     {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP}, {O_TRUST_OUT, CMD_VALIDATE},
+    {O_NCCL_ALGO, CMD_SIMULATE | CMD_REPLAY},
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
@@ -276,6 +279,12 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
     return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
   case O_PAJE: o->paje = arg; return TRUE;
   case O_PAJE_SIMGRID: o->rq.replay.simgrid_paje_path = arg; return TRUE;
+  case O_NCCL_ALGO: { /* a what-if: the collective algorithm forced (sim/collective.h) */
+    int a = coll_algo_parse(arg);
+    if (a < 0 || a > COLL_ALGO_HIER) return bad(err, "nccl-algo", arg, COLL_ALGO_ALLOWED);
+    o->rq.replay.nccl_algo = a;
+    return TRUE;
+  }
   case O_CHROME: o->chrome_trace = arg; return TRUE;
   case O_SVG: o->timeline_svg = arg; return TRUE;
   case O_SVG_WINDOW: { /* START < the step's end is checked once the step is simulated */

@@ -27,7 +27,7 @@ static const plat_field FIELDS[] = {
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
 static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
-                                         "gpus_per_domain"};
+                                         "gpus_per_domain", "nvls"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -92,6 +92,13 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
     goto out;
   }
   out->calibrated = cJSON_IsTrue(cal);
+  const cJSON *nvls = cJSON_GetObjectItemCaseSensitive(j, "nvls");
+  if (nvls && !cJSON_IsBool(nvls)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nvls: %s (allowed: true, when the NVSwitch reduces "
+                "(NVLink SHARP), or false)", path, lsim_json_type_name(nvls));
+    goto out;
+  }
+  out->nvls = cJSON_IsTrue(nvls);
   /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
    * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
   const struct { const char *key; int *dst; } node[] = {{"gpus_per_node", &out->gpus_per_node},

@@ -35,6 +35,7 @@ typedef struct gpu_profile {
    * and the ratio of the group's NIC bandwidth to its uplink bandwidth (1: non-blocking) */
   double leaf_nodes, oversubscription;
   int fabric;                 /* plat_fabric (fabric.h): fat-tree, or rail leaves (rail, rail-pxn) */
+  gboolean nvls;              /* NVLink SHARP in the NVSwitch (gen 3+: Hopper, Blackwell); optional, default false */
   gboolean calibrated;        /* a stack has been fitted to measured runs on this GPU (else datasheet figures only) */
   /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */
   double power_idle_w, power_compute_w, power_memory_w, power_comm_w;

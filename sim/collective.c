@@ -1,59 +1,50 @@
 /* collective -- see collective.h. */
 #include "collective.h"
 
-#include <simgrid/barrier.h>
-#include <simgrid/comm.h>
-#include <simgrid/host.h>
-#include <simgrid/mailbox.h>
 #include <glib.h>
-#include <math.h>
-#include <simgrid/link.h>
-#include <xbt/dynar.h>
+#include <simgrid/barrier.h>
+#include <string.h>
 
-#include "host_flow.h"
+#include "coll_algo.h"
 
-static int payload; /* SimGrid aborts on NULL payloads; the data itself is never read */
+/* The algorithm table: one entry per coll_algo (AUTO chooses among them). */
+static const coll_algo_def *const ALGOS[COLL_ALGO_N] = {
+    [COLL_ALGO_RING] = &coll_ring_def, [COLL_ALGO_TREE] = &coll_tree_def, [COLL_ALGO_NVLS] = &coll_nvls_def,
+    [COLL_ALGO_HIER] = &coll_hier_def, [COLL_ALGO_PAIRWISE] = &coll_pairwise_def,
+};
 
-int coll_steps(graph_coll c, int n)
+const char *coll_algo_name(coll_algo a) { return a == COLL_ALGO_AUTO ? "auto" : ALGOS[a]->name; }
+
+int coll_algo_parse(const char *s)
 {
-  if (n < 2) return 0;
-  return c == COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
+  for (int a = 0; a < COLL_ALGO_N; a++)
+    if (!strcmp(s, coll_algo_name((coll_algo)a))) return a;
+  return -1;
 }
 
-
-int coll_channels(const int *node, int n)
+/* The domain shape: domains in order of their first member, per_domain when all hold as many. */
+static void init_shape(coll_group *g)
 {
-  int per = 1;
-  while (per < n && node[per] == node[0]) per++;
-  if (per == n || n % per) return 1;
-  for (int i = 0; i < n; i++)
-    if (node[i] != node[(i / per) * per] || (i % per == 0 && i > 0 && node[i] == node[i - 1])) return 1;
-  return per;
-}
-
-/* Ring position -> member index for channel c: each node's block rotated by c. */
-static int member_at(int pos, int n, int per, int c)
-{
-  pos = ((pos % n) + n) % n;
-  int block = pos / per, off = pos % per;
-  return block * per + (off + c) % per;
-}
-
-/* Position of member `me` in channel c's ring. */
-static int position_of(int me, int per, int c)
-{
-  int block = me / per, off = me % per;
-  return block * per + ((off - c) % per + per) % per;
-}
-
-int coll_ring_next(int me, int n, int channels, int c)
-{
-  return member_at(position_of(me, channels, c) + 1, n, channels, c);
-}
-
-int coll_ring_prev(int me, int n, int channels, int c)
-{
-  return member_at(position_of(me, channels, c) - 1, n, channels, c);
+  int n = g->n;
+  g->dom = g_new(int, MAX(n, 1));
+  g->loc = g_new(int, MAX(n, 1));
+  g_autofree int *node_of_dom = g_new(int, MAX(n, 1));
+  g_autofree int *count = g_new0(int, MAX(n, 1));
+  g->domains = 0;
+  for (int i = 0; i < n; i++) {
+    int d = 0;
+    while (d < g->domains && node_of_dom[d] != g->members[i].node) d++;
+    if (d == g->domains) node_of_dom[g->domains++] = g->members[i].node;
+    g->dom[i] = d;
+    g->loc[i] = count[d]++;
+  }
+  g->per_domain = g->domains ? count[0] : 0;
+  for (int d = 1; d < g->domains; d++)
+    if (count[d] != g->per_domain) g->per_domain = 0;
+  if (g->per_domain) {
+    g->at = g_new(int, MAX(n, 1));
+    for (int i = 0; i < n; i++) g->at[g->dom[i] * g->per_domain + g->loc[i]] = i;
+  }
 }
 
 void coll_group_init(coll_group *g)
@@ -62,138 +53,65 @@ void coll_group_init(coll_group *g)
   for (int i = 0; i < g->n; i++) node[i] = g->members[i].node;
   g->channels = coll_channels(node, g->n);
   g->barrier = g->n > 1 ? sg_barrier_init((unsigned)g->n) : NULL;
+  init_shape(g);
+  if (g->tune && g->tune->forced == COLL_ALGO_HIER) coll_hier_make_subs(g);
 }
 
 void coll_group_clear(coll_group *g)
 {
   if (g->barrier) sg_barrier_destroy(g->barrier);
+  coll_plans_clear(g);
+  if (g->sub) {
+    for (int i = 0; i < g->domains + g->per_domain; i++) coll_group_clear(&g->sub[i]);
+    g_free(g->sub);
+  }
   g_free(g->members);
   g_free(g->alone);
+  g_free(g->dom);
+  g_free(g->loc);
+  g_free(g->at);
 }
 
-/* Member me's lone hops: per channel, seconds per byte at its share of the narrowest link, and the
- * route latency. */
-static const double *alone_hops(coll_group *g, int me)
+static gboolean runs(coll_algo a, const coll_group *g, graph_coll c)
 {
-  int ch = g->channels, n = g->n;
-  if (!g->alone) {
-    g->alone = g_new(double, (gsize)n * ch * 2);
-    for (gsize i = 0; i < (gsize)n * ch * 2; i++) g->alone[i] = NAN;
-  }
-  double *h = &g->alone[(gsize)me * ch * 2];
-  if (!isnan(h[0])) return h;
-  g_autoptr(GHashTable) uses = g_hash_table_new(g_direct_hash, g_direct_equal); /* link -> my hops on it */
-  g_autofree xbt_dynar_t *routes = g_new(xbt_dynar_t, ch);
-  for (int k = 0; k < ch; k++) {
-    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
-    routes[k] = xbt_dynar_new(sizeof(sg_link_t), NULL);
-    sg_host_get_route(g->members[me].host, next->host, routes[k]);
-    unsigned i;
-    sg_link_t l;
-    xbt_dynar_foreach (routes[k], i, l) {
-      gpointer c = g_hash_table_lookup(uses, l);
-      g_hash_table_insert(uses, l, GINT_TO_POINTER(GPOINTER_TO_INT(c) + 1));
-    }
-  }
-  for (int k = 0; k < ch; k++) {
-    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
-    double per_byte = 0;
-    unsigned i;
-    sg_link_t l;
-    xbt_dynar_foreach (routes[k], i, l) {
-      double share = sg_link_get_bandwidth(l) / GPOINTER_TO_INT(g_hash_table_lookup(uses, l));
-      if (1.0 / share > per_byte) per_byte = 1.0 / share;
-    }
-    h[2 * k] = per_byte;
-    h[2 * k + 1] = sg_host_get_route_latency(g->members[me].host, next->host);
-    xbt_dynar_free(&routes[k]);
-  }
-  return h;
+  const coll_algo_def *d = ALGOS[a];
+  return (d->colls & (1u << c)) && (!d->fits || d->fits(g));
 }
 
-double coll_alone_seconds(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
+coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes)
 {
-  int steps = coll_steps(c, g->n), ch = g->channels;
-  if (steps == 0) return 0;
-  const double *h = alone_hops(g, me);
-  double flows = 0, hop = 0, each = bytes / g->n * steps / ch;
-  for (int k = 0; k < ch; k++) {
-    flows = MAX(flows, h[2 * k + 1] + each * h[2 * k]);
-    hop = MAX(hop, h[2 * k + 1]);
+  if (c == COLL_ALL_TO_ALL) return COLL_ALGO_PAIRWISE;
+  if (!g->tune || g->n < 2) return COLL_ALGO_RING;
+  if (g->tune->forced != COLL_ALGO_AUTO) return runs(g->tune->forced, g, c) ? g->tune->forced : COLL_ALGO_RING;
+  nccl_tune_comm cm = g->tune->comm;
+  cm.nranks = g->n;
+  cm.nnodes = g->domains;
+  const coll_tune *t = g->tune;
+  int ppn = (g->n + g->domains - 1) / g->domains;
+  int nics = MIN(t->nics_per_node, (ppn * t->nics_per_node + t->gpus_per_node - 1) / t->gpus_per_node);
+  cm.node_net_bytes_per_s = t->nic_bytes_per_s * MAX(nics, 1);
+  switch (nccl_tune_choose(&cm, c, bytes, NULL)) {
+  case NCCL_TUNE_TREE: return runs(COLL_ALGO_TREE, g, c) ? COLL_ALGO_TREE : COLL_ALGO_RING;
+  case NCCL_TUNE_NVLS: return runs(COLL_ALGO_NVLS, g, c) ? COLL_ALGO_NVLS : COLL_ALGO_RING;
+  default: return COLL_ALGO_RING;
   }
-  return flows + (steps - 1) * hop + steps * step_overhead_s;
 }
 
-/* The one active member, the others mirroring it: its own hops, one flow per channel as in the
- * pipelined ring, towards passive successors. By symmetry every member's flows load their links as
- * these load the active member's (NVLink up: the channels that stay in the node; NIC: the one that
- * leaves it; the fabric is non-blocking), so the time is the pipelined ring's. */
-static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+double coll_run(coll_algo a, graph_coll c, coll_group *g, const int *active, int me, double bytes,
+                double step_overhead_s)
 {
-  int ch = g->channels, n = g->n;
-  g_autofree sg_comm_t *comms = g_new(sg_comm_t, ch);
-  double hop = 0;
-  for (int k = 0; k < ch; k++) {
-    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
-    comms[k] = net_sendto_async(g->members[me].host, next->host, bytes_per_step * steps / ch);
-    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
-    if (lat > hop) hop = lat;
-  }
-  sg_comm_wait_all(comms, ch);
-  return (steps - 1) * hop + steps * overhead_s;
+  const coll_algo_def *d = ALGOS[a];
+  g_assert(a != COLL_ALGO_AUTO && runs(a, g, c));
+  if (g->n < 2) return 0;
+  return d->run ? d->run(c, g, active, me, bytes, step_overhead_s)
+                : coll_flows_run(d, a, g, active, me, bytes, step_overhead_s);
 }
 
-/* Every member active: pipelined rings, one flow per channel, then a barrier. */
-static double run_pipelined(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
 {
-  int ch = g->channels, n = g->n;
-  g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
-  g_autofree void **got = g_new(void *, ch);
-  double hop = 0;
-  for (int k = 0; k < ch; k++) {
-    const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
-    comms[k] = sg_mailbox_put_async(next->inbox, &payload, (long)(bytes_per_step * steps / ch));
-    comms[ch + k] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
-    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
-    if (lat > hop) hop = lat;
-  }
-  sg_comm_wait_all(comms, 2 * ch);
-  sg_barrier_wait(g->barrier);
-  return (steps - 1) * hop + steps * overhead_s;
-}
-
-/* Some members passive: the textbook ring, step by step, skipping passive predecessors. */
-static double run_stepwise(const coll_group *g, const int *active, int me, double bytes_per_step, int steps,
-                           double overhead_s)
-{
-  void *got;
-  int n = g->n, inext = (me + 1) % n, iprev = (me + n - 1) % n;
-  for (int s = 0; s < steps; s++) {
-    if (!active[inext]) { /* passive successor: the hop's transfer alone */
-      if (active[iprev]) {
-        sg_comm_t in = sg_mailbox_get_async(g->members[me].inbox, &got);
-        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
-        sg_comm_wait(in);
-      } else {
-        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
-      }
-      continue;
-    }
-    sg_comm_t out = sg_mailbox_put_async(g->members[inext].inbox, &payload, (long)bytes_per_step);
-    if (active[iprev]) sg_mailbox_get(g->members[me].inbox);
-    sg_comm_wait(out);
-  }
-  return steps * overhead_s;
-}
-
-double coll_run(graph_coll c, const coll_group *g, const int *active, int me, double bytes, double step_overhead_s)
-{
-  int steps = coll_steps(c, g->n);
-  if (steps == 0) return 0;
-  double per_step = bytes / g->n;
-  int n_active = 0;
-  for (int i = 0; i < g->n; i++) n_active += active[i] != 0;
-  if (n_active == 1) return run_alone(g, me, per_step, steps, step_overhead_s);
-  if (n_active == g->n) return run_pipelined(g, me, per_step, steps, step_overhead_s);
-  return run_stepwise(g, active, me, per_step, steps, step_overhead_s);
+  const coll_algo_def *d = ALGOS[a];
+  g_assert(a != COLL_ALGO_AUTO && runs(a, g, c));
+  if (g->n < 2) return 0;
+  return d->alone ? d->alone(c, g, me, bytes, step_overhead_s)
+                  : coll_flows_alone(d, a, g, me, bytes, step_overhead_s);
 }

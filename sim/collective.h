@@ -1,57 +1,90 @@
-/* collective -- NCCL-style ring all-reduce, reduce-scatter and all-gather,
- * built from point-to-point communications between the members' hosts.
+/* collective -- the collective algorithms as a table, and the one place that dispatches to them.
  *
- * A ring over n members moves bytes/n per step: n-1 steps for
- * reduce-scatter and all-gather, 2(n-1) for all-reduce, so an uncontended
- * all-reduce takes 2(n-1)/n * S/B + 2(n-1) * (alpha + step overhead).
+ * A collective of a group runs one algorithm (docs/collectives.md):
+ *   ring      NCCL's ring (sim/coll_ring.c): all-reduce, reduce-scatter, all-gather; any group
+ *   tree      NCCL's double binary tree across NVLink domains with a chain inside each (sim/coll_tree.c):
+ *             all-reduce; as many members in every domain
+ *   nvls      NVLink SHARP, the reduction in the NVSwitch (sim/coll_nvls.c): all-reduce inside one domain
+ *   hier      reduce-scatter in each domain, all-reduce across domains among the members of the same
+ *             local index, all-gather in each domain (sim/coll_hier.c): all-reduce; as many members in
+ *             every domain, two or more domains and members per domain
+ *   pairwise  all-to-all as concurrent sends of bytes/n to every other member (sim/coll_alltoall.c)
+ * Which one runs: the forced one (--nccl-algo) where it supports the collective and fits the group,
+ * else NCCL's own choice (platforms/nccl_tune.h: ring, tree or nvls), all-to-all always pairwise;
+ * with no tuner (coll_group.tune NULL) the ring. Adding an algorithm: one module sim/coll_NAME.c and
+ * one entry in ALGOS (sim/collective.c), its value in coll_algo here, and its name in meson.build.
  *
- * Across nodes NCCL runs one ring per channel, each entering and leaving a
- * node through a different GPU (and so a different NIC): with k members per
- * node, channel c visits each node's members rotated by c, and carries
- * bytes/k. A group inside one node uses one ring (NVSwitch gives every GPU
- * its own link, so more channels would change nothing).
+ * Every algorithm supports passive members (mirrors of a symmetric rank, graph.h) and the lone fast
+ * path (coll_alone_seconds): a passive member does not run, an active one sends towards it as a
+ * direct host-to-host transfer and skips what it would receive from it.
  *
- * When every member is active, each channel's ring is run as NCCL pipelines
- * it: every member streams all its steps' bytes to its successor as one
- * flow, then the members meet at a barrier (data that crossed the slowest
- * hop is what everyone waits for), then pay the remaining per-step
- * latencies. For a uniform ring this equals the step-by-step ring exactly;
- * for a mixed one it is bounded by the slowest hop, as a pipelined ring is.
- *
- * Passive members (mirrors of a symmetric rank, see graph.h) do not run:
- * an active member still sends each step to its successor's host (a direct
- * host-to-host transfer, nobody needs to receive it),
- * and skips the receive from a passive predecessor, whose hop is identical.
- * When a member is the only active one, the ring is sent as one flow of
- * all steps' bytes plus the remaining per-step latencies: the same time as
- * the step-by-step ring in the symmetric case, with far fewer activities.
- *
- * Owns: the ring algorithm. May not touch: graphs' meaning, metrics.
+ * Owns: the algorithm table, the group's domain shape, the dispatch. May not touch: graphs' meaning,
+ * metrics.
  */
 #ifndef COLLECTIVE_H
 #define COLLECTIVE_H
 
 #include <simgrid/forward.h>
 
+#include "platforms/nccl_tune.h"
 #include "workloads/graph.h"
+
+typedef enum {
+  COLL_ALGO_AUTO, /* NCCL's choice */
+  COLL_ALGO_RING,
+  COLL_ALGO_TREE,
+  COLL_ALGO_NVLS,
+  COLL_ALGO_HIER,
+  COLL_ALGO_PAIRWISE,
+  COLL_ALGO_N
+} coll_algo;
+
+/* "auto|ring|tree|nvls|hier": the values --nccl-algo takes */
+#define COLL_ALGO_ALLOWED "auto, ring, tree, nvls, hier"
 
 typedef struct coll_member {
   sg_mailbox_t inbox; /* where the predecessor's chunks arrive */
   sg_host_t host;
-  int node;           /* node index, for channel construction */
+  int node;           /* the member's NVLink domain (the replay sets it: today its node) */
 } coll_member;
+
+/* How a group's algorithm is chosen: what --nccl-algo forces, and the communicator NCCL's tuner sees
+ * (its nranks, nnodes and node_net_bytes_per_s are filled per group: the NICs of a node its members
+ * reach, ceil(members per node x nics_per_node / gpus_per_node) of them). */
+typedef struct coll_tune {
+  coll_algo forced;
+  nccl_tune_comm comm;
+  int gpus_per_node, nics_per_node;
+  double nic_bytes_per_s;
+} coll_tune;
+
+typedef struct coll_plan coll_plan;
 
 typedef struct coll_group {
   coll_member *members;
   int n;
+  const coll_tune *tune; /* NULL: the ring always */
+  /* the ring's */
   int channels;       /* rings across nodes (members per node), 1 inside a node */
-  sg_bar_t barrier;   /* all n members, for the pipelined ring */
+  sg_bar_t barrier;   /* all n members, for the pipelined ring and the other algorithms */
   double *alone;      /* per member: channels x (seconds per byte, latency) of its lone hops; NAN: not yet */
+  /* the domain shape: domains in order of first member; per_domain members in each (0: not the same
+   * in all); dom and loc per member; at[d * per_domain + l]: member l of domain d */
+  int domains, per_domain;
+  int *dom, *loc, *at;
+  coll_plan **plans[COLL_ALGO_N]; /* per algorithm per member, built on first use (sim/coll_flows.c) */
+  struct coll_group *sub;         /* hier's subgroups: the domains, then the per_domain local indices across */
 } coll_group;
 
 /* Prepare a group (members filled in by the caller). */
 void coll_group_init(coll_group *g);
 void coll_group_clear(coll_group *g);
+
+/* Algorithm names ("ring", ...) and the value of one (-1: none such). */
+const char *coll_algo_name(coll_algo a);
+int coll_algo_parse(const char *s);
+/* The algorithm that runs collective c of `bytes` per rank on g (never AUTO); the same on every member. */
+coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes);
 
 /* Number of ring steps of a collective over n members. */
 int coll_steps(graph_coll c, int n);
@@ -63,17 +96,16 @@ int coll_channels(const int *node, int n);
 int coll_ring_next(int me, int n, int channels, int c);
 int coll_ring_prev(int me, int n, int channels, int c);
 
-/* Run member `me` of group g; active[i] says whether member i takes part
- * (the caller decides, identically on every member). Returns the extra
- * delay (s) the caller must still spend (latencies folded out of flows,
- * per-step overheads). */
-double coll_run(graph_coll c, const coll_group *g, const int *active, int me, double bytes, double step_overhead_s);
+/* Run member `me` of group g with algorithm a (coll_choose's); active[i] says whether member i takes
+ * part (the caller decides, identically on every member). Returns the extra delay (s) the caller must
+ * still spend (latencies folded out of flows, per-step overheads). */
+double coll_run(coll_algo a, graph_coll c, coll_group *g, const int *active, int me, double bytes,
+                double step_overhead_s);
 /* The whole time coll_run takes for member `me` alone (every other member passive) when no flow but
  * its own crosses its links and its successors' (the replay knows when: sim/replay.c), without
- * simulating it: each channel's hop carries bytes/channels, at the bandwidth of the narrowest link of
- * its route shared by me's hops on it (CM02 without cross-traffic: a flow takes latency + size /
- * rate, flows sharing a link share it equally, the NVLink hops of one member are equal and end
- * together); then the latencies and overheads coll_run returns. */
-double coll_alone_seconds(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s);
+ * simulating it: each of me's flows at the bandwidth of the narrowest link of its route shared by
+ * me's flows on it (CM02 without cross-traffic: a flow takes latency + size / rate, flows sharing a
+ * link share it equally); then the latencies and overheads coll_run returns. */
+double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s);
 
 #endif

@@ -31,6 +31,7 @@
 #include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <xbt/config.h>
 #include <xbt/asserts.h>
@@ -66,6 +67,8 @@ typedef struct engine {
   coll_group *groups; /* per group id */
   int *lone;          /* per group id: the position of its one member with an actor whose hops no other
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
+  coll_tune tune;     /* how the groups' algorithms are chosen */
+  int *calls;         /* per group, collective and algorithm: calls (replay_result.coll_algos) */
 } engine;
 
 struct rank_rt {
@@ -228,13 +231,21 @@ static int compute_run_end(lane *l, int i)
 }
 
 /* The seconds of event k of a run: a kernel's cost, or a lone collective's whole time. */
+/* The algorithm of collective event e of group gid, counted once per call when `count`. */
+static coll_algo algo_of(engine *eng, int gid, const graph_event *e, gboolean count)
+{
+  coll_algo a = coll_choose(&eng->groups[gid], (graph_coll)e->variant, e->bytes);
+  if (count) eng->calls[((gsize)gid * COLL_N + e->variant) * COLL_ALGO_N + a]++;
+  return a;
+}
+
 static double run_event_seconds(rank_rt *r, int k)
 {
   const graph_event *e = &r->ev[k];
   if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e);
   int gid = graph_group_for(r->prog, e->peer);
-  return coll_alone_seconds((graph_coll)e->variant, &r->eng->groups[gid], r->eng->lone[gid], e->bytes,
-                            r->eng->prof->stack.nccl_step_latency_s);
+  return coll_alone_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant, &r->eng->groups[gid],
+                            r->eng->lone[gid], e->bytes, r->eng->prof->stack.nccl_step_latency_s);
 }
 
 /* The host issues the GPU's work in program order, host_dispatch_s per kernel launch, and runs ahead of the
@@ -322,7 +333,10 @@ static void run_comm(lane *l, int i)
       const graph_program *mp = r->eng->ranks[g_array_index(gr->ranks, int, k)].prog;
       active[k] = !(mp->mirror_of == src && i < mp->active_from);
     }
-    l->pending_s += coll_run((graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
+    int first_active = 0;
+    while (!active[first_active]) first_active++;
+    coll_algo a = algo_of(r->eng, gid, e, first_active == me);
+    l->pending_s += coll_run(a, (graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
                              r->eng->prof->stack.nccl_step_latency_s);
     if (r->eng->tracing) flush_pending(l);
   }
@@ -498,6 +512,46 @@ static void setup_ranks(engine *eng, replay_result *res)
     if (eng->ranks[r].mirrors) g_ptr_array_sort(eng->ranks[r].mirrors, mirror_cmp);
 }
 
+/* The NVLink domain of a rank: today its node. */
+static int domain_of(const engine *eng, int rank) { return topo_domain_of(eng->pp, rank); }
+
+/* What NCCL's tuner sees of the machine (platforms/nccl_tune.h), and what --nccl-algo forces. */
+static void setup_tune(engine *eng, const replay_options *o)
+{
+  eng->tune.forced = o ? (coll_algo)o->nccl_algo : COLL_ALGO_AUTO;
+  eng->tune.comm = (nccl_tune_comm){.compcap = nccl_tune_compcap(eng->prof->name),
+                                    .nvls = eng->prof->nvls,
+                                    .nvlink_bytes_per_s = eng->pp->nvlink_bytes_per_s};
+  eng->tune.gpus_per_node = eng->pp->gpus_per_node;
+  eng->tune.nics_per_node = eng->pp->nics_per_node;
+  eng->tune.nic_bytes_per_s = eng->pp->ib_bytes_per_s;
+  eng->calls = g_new0(int, MAX(eng->g->groups->len, 1) * COLL_N * COLL_ALGO_N);
+}
+
+static gint key_cmp(gconstpointer a, gconstpointer b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* replay_result.coll_algos from engine.calls: "label collective algorithm" summed over groups, sorted. */
+static char *algos_summary(const engine *eng)
+{
+  g_autoptr(GHashTable) algos = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint gi = 0; gi < eng->g->groups->len; gi++)
+    for (int c = 0; c < COLL_N; c++)
+      for (int a = 0; a < COLL_ALGO_N; a++) {
+        int k = eng->calls[((gsize)gi * COLL_N + c) * COLL_ALGO_N + a];
+        if (!k) continue;
+        const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+        char *key = g_strdup_printf("%s %s %s", gr->label, graph_coll_name((graph_coll)c), coll_algo_name((coll_algo)a));
+        g_hash_table_insert(algos, key, GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(algos, key)) + k));
+      }
+  guint n = 0;
+  g_autofree gpointer *keys = g_hash_table_get_keys_as_array(algos, &n);
+  qsort(keys, n, sizeof *keys, key_cmp);
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf(s, "%s%s x %d", i ? ", " : "", (char *)keys[i], GPOINTER_TO_INT(g_hash_table_lookup(algos, keys[i])));
+  return g_string_free(s, FALSE);
+}
+
 static void setup_groups(engine *eng)
 {
   const graph *g = eng->g;
@@ -511,8 +565,9 @@ static void setup_groups(engine *eng)
       snprintf(name, sizeof name, "g%u.%u", gi, k);
       ms[k].inbox = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
-      ms[k].node = topo_domain_of(eng->pp, rank); /* channels cross between NVLink domains */
+      ms[k].node = domain_of(eng, rank); /* channels cross between NVLink domains */
     }
+    eng->groups[gi].tune = &eng->tune;
     eng->groups[gi].members = ms;
     eng->groups[gi].n = (int)gr->ranks->len;
     coll_group_init(&eng->groups[gi]);
@@ -592,6 +647,7 @@ static void engine_clear(engine *eng)
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
   g_free(eng->lone);
+  g_free(eng->calls);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
     rank_rt *rt = &eng->ranks[r];
@@ -664,6 +720,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   res->ranks = g_new0(replay_rank, g->world_size);
   engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing};
   setup_ranks(&eng, res);
+  setup_tune(&eng, o);
   setup_groups(&eng);
   setup_lone(&eng);
   start_actors(&eng);
@@ -680,6 +737,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     }
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
+  res->coll_algos = algos_summary(&eng);
   engine_clear(&eng);
   if (own_paje && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);
@@ -696,5 +754,6 @@ void replay_result_free(replay_result *r)
     g_free(r->ranks[i].end_s);
   }
   g_free(r->ranks);
+  g_free(r->coll_algos);
   g_free(r);
 }

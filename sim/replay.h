@@ -37,6 +37,7 @@ typedef struct replay_options {
   /* --platform-file: a SimGrid platform of the user's instead of the built one (platforms/cluster.h
    * plat_file_check has checked it and names its hosts); NULL: the cluster of the profile */
   const char *platform_file;
+  int nccl_algo; /* --nccl-algo: a coll_algo (sim/collective.h), 0 (auto): NCCL's tuner chooses */
 } replay_options;
 
 typedef struct replay_rank {
@@ -51,6 +52,9 @@ typedef struct replay_result {
   int world_size;
   double step_time_s;
   replay_rank *ranks;
+  /* what ran: "LABEL COLLECTIVE ALGORITHM x COUNT" per kind of call, comma-separated, each call of a
+   * group counted once ("" when none) */
+  char *coll_algos;
 } replay_result;
 
 /* Create SimGrid's engine and build the platform pp now, as replay_run would with options o (NULL: the

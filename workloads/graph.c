@@ -22,7 +22,7 @@
 static const char *const COST_NAMES[COST_N] = {"none", "gemm", "attention", "memory"};
 static const char *const PHASE_NAMES[PH_N] = {"forward", "backward", "recompute", "dp", "optimizer"};
 static const char *const KIND_NAMES[EV_N_KINDS] = {"compute", "collective", "send", "recv"};
-static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather"};
+static const char *const COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
 static const char *const DTYPE_NAMES[DT_N] = {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "fp32"};
 G_STATIC_ASSERT(DT_N <= 16); /* graph_event.dtype is 4 bits */
 

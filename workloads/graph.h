@@ -38,7 +38,8 @@
 #define GRAPH_FORMAT_VERSION 4
 
 typedef enum { EV_COMPUTE, EV_COLLECTIVE, EV_SEND, EV_RECV, EV_N_KINDS } graph_kind;
-typedef enum { COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_N } graph_coll;
+/* COLL_ALL_TO_ALL: `bytes` is what each rank sends in all, bytes/n to each member (itself included) */
+typedef enum { COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_ALL_TO_ALL, COLL_N } graph_coll;
 
 /* What part of the step an event belongs to (drives the time breakdown). */
 typedef enum { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_DP, PH_OPTIMIZER, PH_N } graph_phase;

@@ -1,0 +1,283 @@
+/* test_coll_algo -- each collective algorithm of sim/collective.h against its closed form (alpha-beta
+ * per step, pure link model: no per-step overhead, efficiencies 1), every member active and with the
+ * members but one mirrors (the lone fast path); and NCCL's tuner (platforms/nccl_tune.h) against NCCL
+ * 2.30.7's formulas written out here (src/graph/tuning.cc), one regime per algorithm, and the replay
+ * running and recording what the tuner chose. */
+#include <check.h>
+
+#include "check_main.h"
+#include <math.h>
+#include <string.h>
+
+#include "platforms/nccl_tune.h"
+#include "platforms/plat_params.h"
+#include "sim/collective.h"
+#include "sim/replay.h"
+#include "sim_child.h"
+
+#define GIB_BYTES 1073741824.0
+#define MIB_BYTES 1048576.0
+
+static gpu_profile test_profile(const char *name)
+{
+  gpu_profile p;
+  ck_assert(profile_load_with_stack(name, "study", &p, NULL));
+  p.stack.nccl_step_latency_s = 0; /* pure link model: alpha = route latency */
+  p.stack.nccl_bw_efficiency_nvlink = p.stack.nccl_bw_efficiency_ib = 1.0;
+  return p;
+}
+
+typedef struct coll_case {
+  const char *profile; /* NULL: a100-sxm4-80gb */
+  int world, n, members[64];
+  gboolean symmetric;  /* one explicit member, the others mirrors that never wake */
+  graph_coll coll;
+  double bytes;
+  coll_algo algo;      /* forced; AUTO: the tuner */
+  char what[128];      /* out: the replay's record of what ran */
+} coll_case;
+
+static void run_coll(void *arg, double out[SIM_CHILD_MAX])
+{
+  coll_case *c = arg;
+  gpu_profile p = test_profile(c->profile ? c->profile : "a100-sxm4-80gb");
+  graph *g = graph_new(c->world);
+  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
+  int gid = graph_add_group(g, c->members, c->n, "dp");
+  graph_event e = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_DP, .peer = gid, .bytes = c->bytes,
+                   .micro_batch = -1, .layer = -1, .variant = (uint8_t)c->coll};
+  g_array_append_val(graph_program_of(g, c->members[0])->events, e);
+  for (int i = 1; i < c->n; i++) {
+    if (c->symmetric) graph_make_mirror(g, c->members[i], c->members[0], 1);
+    else g_array_append_val(graph_program_of(g, c->members[i])->events, e);
+  }
+  GError *err = NULL;
+  ck_assert(graph_check(g, &err));
+  plat_params pp = plat_params_of(&p, c->world);
+  replay_options o = {.nccl_algo = c->algo};
+  replay_result *res = replay_run(g, &p, &pp, &o, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  out[0] = res->step_time_s;
+  /* the record, through the pipe as doubles: enough for "dp all-reduce nvls x 1" */
+  char what[8 * 8] = {0};
+  g_strlcpy(what, res->coll_algos, sizeof what);
+  memcpy(&out[1], what, sizeof what);
+  replay_result_free(res);
+  graph_free(g);
+}
+
+/* Both ways (explicit, symmetric): the step time, which must be within 0.5% of want. */
+static void expect_both(coll_case c, double want, const char *algo_name)
+{
+  for (int sym = 0; sym < 2; sym++) {
+    c.symmetric = sym;
+    double out[SIM_CHILD_MAX];
+    sim_child_run(run_coll, &c, out);
+    char what[8 * 8];
+    memcpy(what, &out[1], sizeof what);
+    what[sizeof what - 1] = 0;
+    ck_assert_msg(fabs(out[0] - want) <= 5e-3 * want, "%s sym %d: %.9f vs %.9f", algo_name, sym, out[0], want);
+    ck_assert_msg(strstr(what, algo_name), "ran '%s', want %s", what, algo_name);
+  }
+}
+
+static coll_case one_per_node(int nodes, double bytes, coll_algo a, graph_coll coll)
+{
+  coll_case c = {.world = 8 * nodes, .n = nodes, .coll = coll, .bytes = bytes, .algo = a};
+  for (int i = 0; i < nodes; i++) c.members[i] = 8 * i; /* GPU 0 of each node: its own NIC */
+  return c;
+}
+
+static coll_case one_node(int n, double bytes, coll_algo a, graph_coll coll)
+{
+  coll_case c = {.world = 8, .n = n, .coll = coll, .bytes = bytes, .algo = a};
+  for (int i = 0; i < n; i++) c.members[i] = i;
+  return c;
+}
+
+/* ---- each algorithm against its closed form ---- */
+
+START_TEST(test_ring_allreduce_is_2_n_minus_1_over_n_s_over_b_plus_2_n_minus_1_alpha)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  expect_both(one_per_node(8, S, COLL_ALGO_RING, COLL_ALL_REDUCE), 2.0 * 7 / 8 * S / 25e9 + 14 * p.ib_latency_s, "ring");
+  /* reduce-scatter: n-1 steps of S/n */
+  expect_both(one_node(8, S, COLL_ALGO_RING, COLL_REDUCE_SCATTER), 7.0 / 8 * S / 300e9 + 7 * 1e-6, "ring");
+}
+END_TEST
+
+/* Double binary tree over 4 domains of one GPU: tree 0 is ncclGetBtree(4): 0-2, 2-1, 2-3; tree 1 its
+ * mirror r -> 3-r: 3-1, 1-2, 1-0. Each edge carries S/2 each way per tree: domains 1 and 2 send
+ * S (to each other, an edge of both trees) + S/2 + S/2 through their NIC, 2S, the bottleneck (the S/2
+ * flows end at 1.5 S/B, the S one then has the NIC alone). The critical path is 2 log2(4) = 4 hops. */
+START_TEST(test_tree_allreduce_is_its_busiest_nic_plus_2_log2_d_hops)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  expect_both(one_per_node(4, S, COLL_ALGO_TREE, COLL_ALL_REDUCE), 2 * S / 25e9 + 4 * p.ib_latency_s, "tree");
+  /* 4 KiB: the latency term, 2 log2(D) hops (not a ring's 2(D-1)), is most of it */
+  expect_both(one_per_node(4, 4096, COLL_ALGO_TREE, COLL_ALL_REDUCE), 2 * 4096 / 25e9 + 4 * p.ib_latency_s, "tree");
+}
+END_TEST
+
+/* Inside one node the tree is a chain per channel (8 channels of S/16 per tree, each chain rotated):
+ * every GPU is inner (two neighbours) in 6 of the 8 chains and an end (one) in 2, so it sends
+ * 2 trees x (6 x 2 + 2 x 1) x S/16 = 1.75 S over its NVLink; the chain's critical path is
+ * 2 (k-1) = 14 hops. */
+START_TEST(test_tree_inside_a_node_is_a_chain_per_channel)
+{
+  double S = GIB_BYTES;
+  expect_both(one_node(8, S, COLL_ALGO_TREE, COLL_ALL_REDUCE), 2 * (6 * 2 + 2 * 1) * (S / 16) / 300e9 + 14 * 1e-6, "tree");
+}
+END_TEST
+
+/* NVLS: every GPU's link carries S once up into the switch and once down: S/B, two hops. */
+START_TEST(test_nvls_allreduce_is_s_over_b_plus_two_hops)
+{
+  double S = GIB_BYTES;
+  expect_both(one_node(8, S, COLL_ALGO_NVLS, COLL_ALL_REDUCE), S / 300e9 + 2 * 1e-6, "nvls");
+}
+END_TEST
+
+/* Hierarchical over 2 nodes of 8: ring reduce-scatter of S in the node, ring all-reduce of S/8 between
+ * the two GPUs of the same index (own NIC each), ring all-gather of S in the node. */
+START_TEST(test_hier_allreduce_is_rs_in_node_plus_ar_across_plus_ag_in_node)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  coll_case c = {.world = 16, .n = 16, .coll = COLL_ALL_REDUCE, .bytes = S, .algo = COLL_ALGO_HIER};
+  for (int i = 0; i < 16; i++) c.members[i] = i;
+  double rs = 7.0 / 8 * S / 300e9 + 7 * 1e-6, ar = 2.0 * 1 / 2 * (S / 8) / 25e9 + 2 * p.ib_latency_s;
+  expect_both(c, rs + ar + rs, "hier");
+}
+END_TEST
+
+/* All-to-all: S/n to every other member at once, one hop. */
+START_TEST(test_alltoall_is_n_minus_1_over_n_s_over_b_plus_one_hop)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  expect_both(one_node(8, S, COLL_ALGO_AUTO, COLL_ALL_TO_ALL), 7.0 / 8 * S / 300e9 + 1e-6, "pairwise");
+  expect_both(one_per_node(8, S, COLL_ALGO_AUTO, COLL_ALL_TO_ALL), 7.0 / 8 * S / 25e9 + p.ib_latency_s, "pairwise");
+}
+END_TEST
+
+/* A forced algorithm that does not fit the group (tree on an all-gather, NVLS across nodes) runs the ring,
+ * and says so. */
+START_TEST(test_a_forced_algorithm_that_does_not_fit_runs_the_ring)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  expect_both(one_per_node(8, S, COLL_ALGO_NVLS, COLL_ALL_REDUCE), 2.0 * 7 / 8 * S / 25e9 + 14 * p.ib_latency_s, "ring");
+  expect_both(one_node(8, S, COLL_ALGO_TREE, COLL_ALL_GATHER), 7.0 / 8 * S / 300e9 + 7 * 1e-6, "ring");
+}
+END_TEST
+
+/* ---- NCCL's tuner: its formulas written out for each regime ---- */
+
+static nccl_tune_comm comm_of(int nranks, int nnodes, int compcap, gboolean nvls, double nvlink, double net)
+{
+  return (nccl_tune_comm){.nranks = nranks, .nnodes = nnodes, .compcap = compcap, .nvls = nvls,
+                          .nvlink_bytes_per_s = nvlink, .node_net_bytes_per_s = net};
+}
+
+/* 1 MiB across 64 A100 nodes, one GPU each (ppn 1: latencies are the tree's NET ones): the ring's
+ * 2(n-1) = 126 network steps lose to the tree's 2 log2(64) = 12. Tree LL128: latency 14.0 + 2 (0 + 6 x
+ * 8.5) = 116 us; bandwidth min(25 x 0.92 x 120/128, 16 x 20) x 0.5, times the tree correction of
+ * log2(1 MiB / 64) = 14 for LL128, 0.6. */
+START_TEST(test_tuner_picks_tree_for_a_small_allreduce_across_many_nodes)
+{
+  nccl_tune_comm cm = comm_of(64, 64, 80, FALSE, 300e9, 25e9);
+  nccl_tune_proto proto;
+  ck_assert_int_eq(nccl_tune_choose(&cm, COLL_ALL_REDUCE, MIB_BYTES, &proto), NCCL_TUNE_TREE);
+  ck_assert_int_eq(proto, NCCL_TUNE_LL128);
+  double bw = MIN(25 * 0.92 * 120.0 / 128.0, 16 * 20.0) * 0.5 * 0.6;
+  double want = 14.0 + 2 * (6 * 8.5) + MIB_BYTES / (1000 * bw);
+  ck_assert_double_eq_tol(nccl_tune_time_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_TREE, NCCL_TUNE_LL128, MIB_BYTES), want, 1e-3);
+  /* the ring, Simple: (8.4 + 126 x 14) x 1.4 (plateau) + S / (25 x 64/126) */
+  double ring = (8.4 + 126 * 14.0) * 1.4 + MIB_BYTES / (1000 * 25.0 * 64 / 126);
+  ck_assert_double_eq_tol(nccl_tune_time_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_RING, NCCL_TUNE_SIMPLE, MIB_BYTES), ring, 1e-3);
+}
+END_TEST
+
+/* 1 GiB on 2 A100 nodes of 8 (bus bandwidth: the 8 NICs, 200 GB/s): ring Simple, latency
+ * (8.4 + 28 x max(3.4, 2 x 3) + 2 x 14) x 1.4, bandwidth 200 x 16/30; the tree's 200 x 0.92 x 0.5 is slower. */
+START_TEST(test_tuner_picks_ring_for_a_large_allreduce_on_few_nodes)
+{
+  nccl_tune_comm cm = comm_of(16, 2, 80, FALSE, 300e9, 200e9);
+  nccl_tune_proto proto;
+  ck_assert_int_eq(nccl_tune_choose(&cm, COLL_ALL_REDUCE, GIB_BYTES, &proto), NCCL_TUNE_RING);
+  ck_assert_int_eq(proto, NCCL_TUNE_SIMPLE);
+  double want = (8.4 + 28 * 6.0 + 2 * 14.0) * 1.4 + GIB_BYTES / (1000 * 200.0 * 16 / 30);
+  ck_assert_double_eq_tol(nccl_tune_time_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_RING, NCCL_TUNE_SIMPLE, GIB_BYTES), want, 1e-3);
+}
+END_TEST
+
+/* 256 MiB inside one H100 node: NVLS (latency 25 us, busBw min(28.125 x 0.85 x 15/16 x 2, 28.125) x 16,
+ * x 8/14) beats the ring's Simple (8.4 + 14 x 3.4 us, the same bandwidth). */
+START_TEST(test_tuner_picks_nvls_inside_an_nvls_capable_domain)
+{
+  nccl_tune_comm cm = comm_of(8, 1, 90, TRUE, 450e9, 450e9);
+  double S = 256 * MIB_BYTES;
+  ck_assert_int_eq(nccl_tune_choose(&cm, COLL_ALL_REDUCE, S, NULL), NCCL_TUNE_NVLS);
+  double nvls = 25 + S / (1000 * 450.0 * 8 / 14), ring = 8.4 + 14 * 3.4 + S / (1000 * 450.0 * 8 / 14);
+  ck_assert_double_eq_tol(nccl_tune_time_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_NVLS, NCCL_TUNE_SIMPLE, S), nvls, 1e-3);
+  ck_assert_double_eq_tol(nccl_tune_time_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_RING, NCCL_TUNE_SIMPLE, S), ring, 1e-3);
+}
+END_TEST
+
+/* A100 has no NVLink SHARP (NVSwitch gen 2; NCCL's NVLS efficiency for Ampere is 0): never NVLS, at any
+ * size, even if a profile claimed it. */
+START_TEST(test_tuner_never_picks_nvls_on_a100)
+{
+  for (int claim = 0; claim < 2; claim++) {
+    nccl_tune_comm cm = comm_of(8, 1, 80, claim, 300e9, 300e9);
+    for (double b = 1024; b <= GIB_BYTES; b *= 4) ck_assert_int_ne(nccl_tune_choose(&cm, COLL_ALL_REDUCE, b, NULL), NCCL_TUNE_NVLS);
+  }
+}
+END_TEST
+
+/* The replay runs what the tuner chose, and records it: 64 KiB over GPU 0 of 8 A100 nodes is a tree
+ * (NCCL: tree LL 6.8 + 2 x 3 x 5.0 us beats the ring's 14 network steps), 256 MiB inside one H100 node
+ * is NVLS, 1 GiB over 8 A100 nodes a ring. */
+START_TEST(test_replay_runs_and_records_the_tuners_choice)
+{
+  const struct { coll_case c; const char *want; } cases[] = {
+      {one_per_node(8, 64 * 1024, COLL_ALGO_AUTO, COLL_ALL_REDUCE), "dp all-reduce tree x 1"},
+      {one_node(8, 256 * MIB_BYTES, COLL_ALGO_AUTO, COLL_ALL_REDUCE), "dp all-reduce nvls x 1"},
+      {one_per_node(8, GIB_BYTES, COLL_ALGO_AUTO, COLL_ALL_REDUCE), "dp all-reduce ring x 1"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    coll_case c = cases[i].c;
+    if (i == 1) c.profile = "h100-sxm5-80gb";
+    double out[SIM_CHILD_MAX];
+    sim_child_run(run_coll, &c, out);
+    char what[8 * 8];
+    memcpy(what, &out[1], sizeof what);
+    what[sizeof what - 1] = 0;
+    ck_assert_str_eq(what, cases[i].want);
+  }
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coll_algo");
+  TCase *tc = tcase_create("algorithms");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_ring_allreduce_is_2_n_minus_1_over_n_s_over_b_plus_2_n_minus_1_alpha);
+  tcase_add_test(tc, test_tree_allreduce_is_its_busiest_nic_plus_2_log2_d_hops);
+  tcase_add_test(tc, test_tree_inside_a_node_is_a_chain_per_channel);
+  tcase_add_test(tc, test_nvls_allreduce_is_s_over_b_plus_two_hops);
+  tcase_add_test(tc, test_hier_allreduce_is_rs_in_node_plus_ar_across_plus_ag_in_node);
+  tcase_add_test(tc, test_alltoall_is_n_minus_1_over_n_s_over_b_plus_one_hop);
+  tcase_add_test(tc, test_a_forced_algorithm_that_does_not_fit_runs_the_ring);
+  tcase_add_test(tc, test_tuner_picks_tree_for_a_small_allreduce_across_many_nodes);
+  tcase_add_test(tc, test_tuner_picks_ring_for_a_large_allreduce_on_few_nodes);
+  tcase_add_test(tc, test_tuner_picks_nvls_inside_an_nvls_capable_domain);
+  tcase_add_test(tc, test_tuner_never_picks_nvls_on_a100);
+  tcase_add_test(tc, test_replay_runs_and_records_the_tuners_choice);
+  suite_add_tcase(s, tc);
+  return check_run(s);
+}

@@ -122,15 +122,34 @@ gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err)
   return footprint_of_request(rq, replay, &fp, err) && footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err);
 }
 
+/* The vocabulary as the stack's code embeds it at the layout's tp (stack_profile.vocab_pad_multiple). */
+static void pad_vocab(sim_request *rq)
+{
+  model *m = &rq->m;
+  int unpadded = m->vocab_unpadded ? m->vocab_unpadded : m->vocab;
+  int padded = model_padded_vocab(unpadded, rq->l.tp, (int)rq->prof.stack.vocab_pad_multiple);
+  m->vocab = padded;
+  m->vocab_unpadded = padded != unpadded ? unpadded : 0;
+}
+
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
+  pad_vocab(rq);
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
+  if (rq->m.attention_window > 0 && rq->l.seq_len > rq->m.attention_window) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "seq_len: %d is longer than %s's attention window of %d tokens "
+                "(sliding-window attention, which layoutsim models only where the window never cuts) (allowed: "
+                "--seq-len up to %d)", rq->l.seq_len, rq->m.name, rq->m.attention_window, rq->m.attention_window);
+    return FALSE;
+  }
   int node = rq->prof.gpus_per_node, tp = rq->l.tp;
   /* a tensor-parallel group fills part of one node or whole nodes (NCCL's rings then cross the NICs) */
   if (node % tp != 0 && tp % node != 0) {
     GString *ok = g_string_new(NULL);
     for (int t = 1; t <= 8 * node; t++)
-      if ((node % t == 0 || t % node == 0) && rq->m.heads % t == 0 && rq->m.vocab % t == 0)
+      if ((node % t == 0 || t % node == 0) && rq->m.heads % t == 0 &&
+          model_padded_vocab(rq->m.vocab_unpadded ? rq->m.vocab_unpadded : rq->m.vocab, t,
+                             (int)rq->prof.stack.vocab_pad_multiple) % t == 0)
         g_string_append_printf(ok, "%s%d", ok->len ? ", " : "", t);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                 "tp: %d neither divides nor is a multiple of the %d GPUs of a node of profile '%s' (a tensor-parallel "

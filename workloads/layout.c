@@ -85,12 +85,12 @@ static gboolean fail(GError **err, const char *fmt, ...)
   return FALSE;
 }
 
-/* The tensor-parallel degrees up to 64 a model allows: those dividing its heads and its vocabulary. */
+/* The tensor-parallel degrees up to 64 a model allows: those dividing its heads, key/value heads and vocabulary. */
 static char *allowed_tp(const model *m)
 {
   GString *s = g_string_new(NULL);
   for (int t = 1; t <= 64; t++)
-    if (m->heads % t == 0 && m->vocab % t == 0) g_string_append_printf(s, "%s%d", s->len ? ", " : "", t);
+    if (m->heads % t == 0 && m->kv_heads % t == 0 && m->vocab % t == 0) g_string_append_printf(s, "%s%d", s->len ? ", " : "", t);
   return g_string_free(s, FALSE);
 }
 
@@ -175,7 +175,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 "attention_kernel flash2 with norm_kernel torch, or norm_kernel fused or stack)");
   if (m->vocab % l->tp != 0) /* the study's code asserts it: its vocabulary-parallel embedding and head split evenly */
     return fail(err, "vocab: %d is not a multiple of tp=%d; the embedding and the output head split the vocabulary "
-                "evenly over tp (allowed: multiples of %d, e.g. %d)", m->vocab, l->tp, l->tp,
+                "evenly over tp, and this stack's code does not pad it (allowed: multiples of %d, e.g. --vocab %d, or "
+                "a stack that pads, --stack nemo or megatron-deepspeed: docs/model.md)", m->vocab, l->tp, l->tp,
                 (m->vocab / l->tp + 1) * l->tp);
   if (l->pp > m->layers)
     return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);

@@ -154,7 +154,7 @@ void cli_opts_init(cli_opts *o)
   o->format = "text";
   o->jobs = (int)g_get_num_processors();
   o->shard_i = o->shard_n = 1;
-  o->positional = g_ptr_array_new();
+  o->positional = g_ptr_array_new_with_free_func(g_free);
   o->trusts = trust_cache_new();
 }
 
@@ -447,6 +447,19 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   memcpy(longs, LONG, sizeof LONG);
   for (struct option *l = longs; l->name; l++) /* sweep: --sp takes a list (--sp 0,1) */
     if (l->val == O_SP && command == CMD_SWEEP) l->has_arg = required_argument;
+  /* --sp 1 as sweep's --sp 0,1 writes it: the value joined to the flag (--sp=1) before getopt reads argv */
+  static GPtrArray *kept; /* getopt's optarg points into argv, and the options keep it: every copy lives on */
+  if (!kept) kept = g_ptr_array_new();
+  GPtrArray *joined = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(kept, joined);
+  for (int i = 0; i < argc; i++) {
+    gboolean sp = command != CMD_SWEEP && !strcmp(argv[i], "--sp") && i + 1 < argc && is_bool_word(argv[i + 1]);
+    g_ptr_array_add(joined, sp ? g_strconcat(argv[i], "=", argv[i + 1], NULL) : g_strdup(argv[i]));
+    i += sp;
+  }
+  argc = (int)joined->len;
+  g_ptr_array_add(joined, NULL);
+  argv = (char **)joined->pdata;
   if (!check_long_names(longs, command_name, command, argc, argv, err)) return FALSE;
   while ((c = getopt_long(argc, argv, ":o:j:", longs, &idx)) != -1) { /* ':' first: a missing value is ':' */
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
@@ -469,7 +482,7 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
     idx = -1;
     if (!one_option(o, c, optarg, err)) return FALSE;
   }
-  for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, argv[i]);
+  for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, g_strdup(argv[i])); /* argv is the joined copy */
   o->rq.replay.simgrid_paje_links = o->paje_links && o->rq.replay.simgrid_paje_path;
   return check_combinations(o, err);
 }

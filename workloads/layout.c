@@ -64,11 +64,12 @@ gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
 gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
 {
   if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0 || strcmp(s, "false") == 0) *out = CKPT_NONE;
-  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0) *out = CKPT_EVERY_LAYER;
+  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0 || strcmp(s, "full") == 0)
+    *out = CKPT_EVERY_LAYER; /* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group) */
   else if (strcmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
   else if (strcmp(s, "mlp") == 0) *out = CKPT_MLP;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer, selective, mlp)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp)", s);
     return FALSE;
   }
   return TRUE;

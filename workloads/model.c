@@ -13,6 +13,30 @@
 static const char *const BUILTIN[] = {"llama-7b",  "llama-13b",  "llama-30b",   "llama-65b", "llama2-70b",
                                       "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "bloom-176b"};
 
+/* Names users type for a built-in model (the same architecture and dimensions): Llama 3.1 is Llama 3 with longer
+ * rotary scaling, which changes no cost. */
+static const char *const ALIASES[][2] = {{"llama3.1-8b", "llama3-8b"},   {"llama3.1-70b", "llama3-70b"},
+                                         {"llama3.1-405b", "llama3-405b"}, {"llama-2-70b", "llama2-70b"},
+                                         {"llama-3-8b", "llama3-8b"},     {"llama-3-70b", "llama3-70b"},
+                                         {"llama-3.1-8b", "llama3-8b"},   {"llama-3.1-70b", "llama3-70b"},
+                                         {"llama-3.1-405b", "llama3-405b"}, {"gpt-3-175b", "gpt3-175b"}};
+
+const char *model_alias_names(void)
+{
+  return "llama3.1-8b, llama3.1-70b, llama3.1-405b (= llama3-*), llama-3-8b, llama-3-70b, llama-3.1-8b, "
+         "llama-3.1-70b, llama-3.1-405b, llama-2-70b, gpt-3-175b; any case";
+}
+
+/* The built-in name `name` stands for (itself, an alias's, either in any case), or NULL. */
+static const char *builtin_of(const char *name)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++)
+    if (!g_ascii_strcasecmp(name, BUILTIN[i])) return BUILTIN[i];
+  for (size_t i = 0; i < G_N_ELEMENTS(ALIASES); i++)
+    if (!g_ascii_strcasecmp(name, ALIASES[i][0])) return ALIASES[i][1];
+  return NULL;
+}
+
 const char *model_builtin_names(void)
 {
   return "llama-7b, llama-13b, llama-30b, llama-65b, llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b, "
@@ -160,12 +184,7 @@ char **model_builtin_paths(void)
   return paths;
 }
 
-gboolean model_is_builtin(const char *name)
-{
-  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++)
-    if (!strcmp(name, BUILTIN[i])) return TRUE;
-  return FALSE;
-}
+gboolean model_is_builtin(const char *name) { return builtin_of(name) != NULL; }
 
 gboolean model_load_named(const char *name, model *out, GError **err)
 {
@@ -174,7 +193,7 @@ gboolean model_load_named(const char *name, model *out, GError **err)
                 model_builtin_names());
     return FALSE;
   }
-  g_autofree char *path = builtin_path(name);
+  g_autofree char *path = builtin_path(builtin_of(name));
   return model_load_file(path, out, err);
 }
 

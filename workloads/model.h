@@ -49,7 +49,9 @@ typedef struct model {
 /* The Llama architecture (every optional key at its default) with the given dimensions. */
 model model_llama(const char *name, int layers, int hidden, int heads, int ffn, int vocab);
 
-/* Whether `name` is a built-in model ("llama-13b", ...). */
+/* The names users type that stand for a built-in model ("llama3.1-70b": llama3-70b), as one line (static). */
+const char *model_alias_names(void);
+/* Whether `name` is a built-in model ("llama-13b", ...), an alias of one, in any case. */
 gboolean model_is_builtin(const char *name);
 /* Load a built-in model from the shipped JSON files; an unknown name is an error listing the
  * built-in ones. */

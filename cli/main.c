@@ -14,6 +14,7 @@
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
 #include "analysis/footprint.h"
+#include "analysis/export.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
@@ -427,11 +428,29 @@ static int no_positional(const cli_opts *o, const char *cmd)
   return 2;
 }
 
+/* simulate --export TARGET: the layout, checked as a simulation checks it, as TARGET's configuration (analysis/export.h),
+ * on standard output or -o; nothing is simulated. */
+static int cmd_export(cli_opts *o)
+{
+  GError *err = NULL;
+  export_target t;
+  if (!export_parse_target(o->export_target, &t, &err) || !sim_request_prepare(&o->rq, &err)) return fail(err);
+  g_autoptr(GString) s = g_string_new(NULL);
+  export_layout(&o->rq, t, s);
+  if (!o->output) {
+    fputs(s->str, stdout);
+    return 0;
+  }
+  if (!outputs_writable(o, &err) || !g_file_set_contents(o->output, s->str, (gssize)s->len, &err)) return fail(err);
+  return 0;
+}
+
 static int cmd_simulate(cli_opts *o)
 {
   GError *err = NULL;
   if (no_positional(o, "simulate")) return 2;
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
+  if (o->export_target) return cmd_export(o);
   if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err) || !outputs_writable(o, &err)) return fail(err);
   lsim_outset set;
   lsim_outset_init(&set);

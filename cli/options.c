@@ -17,7 +17,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_EXPORT
 };
 
 static const struct option LONG[] = {
@@ -78,6 +78,7 @@ static const struct option LONG[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"shard", required_argument, NULL, O_SHARD},
     {"trust-out", required_argument, NULL, O_TRUST_OUT},
+    {"export", required_argument, NULL, O_EXPORT},
     {NULL, 0, NULL, 0},
 };
 
@@ -104,6 +105,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
     {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP}, {O_TRUST_OUT, CMD_VALIDATE},
+    {O_EXPORT, CMD_SIMULATE},
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
@@ -225,6 +227,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   switch (c) {
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
+  case O_EXPORT: o->export_target = arg; return TRUE;
   case O_VOCAB: return parse_int_in("vocab", arg, 1, MODEL_MAX_VOCAB, &o->vocab, err); /* a model file's limit */
   case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
   case O_TP: /* which of these a model and a node allow, layout_validate and sim_request_prepare say */

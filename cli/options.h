@@ -34,6 +34,7 @@ typedef struct cli_opts {
   gboolean global_batch_set;
   const char *format;    /* text | json (sweep, merge: also csv) */
   const char *output;    /* -o */
+  const char *export_target; /* simulate --export megatron|nemo|torchtitan: the layout as that code's configuration */
   const char *trust_out; /* validate --trust-out FILE: the trust table of the rows (analysis/trust.h) */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
   const char *paje;      /* --paje: written from the timeline (--paje-simgrid is rq.replay's) */

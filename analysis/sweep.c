@@ -316,7 +316,7 @@ static GArray *platform_points(const sweep_spec *s, GError **err)
     for (gboolean more = TRUE; more;) {
       plat_whatif w;
       for (int a = 0; a < WHATIF_N; a++) w.v[a] = whatif_at(s, a, at[1 + a]);
-      point pt = {.profile_name = profile, .stack_name = stack, .prof = base, .capacity_gib = base.memory_gib,
+      point pt = {.profile_name = profile, .stack_name = stack ? stack : g_intern_string(base.stack.name), .prof = base, .capacity_gib = base.memory_gib,
                   .gpus = ival(s->gpus, at[0])};
       if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
         g_array_free(pts, TRUE);

@@ -249,7 +249,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);
   case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
-  case O_STACK: o->stack_name = arg; return TRUE;
+  case O_STACK: o->stack_name = arg; o->stack_set = TRUE; return TRUE;
   case O_PLATFORM_FILE: o->rq.replay.platform_file = arg; return TRUE;
 
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
@@ -507,7 +507,10 @@ static gboolean resolve_model(const cli_opts *o, model *m, GError **err)
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
-  if (!profile_load_with_stack(o->profile_name, o->stack_name, &rq->prof, err)) return FALSE;
+  /* no --stack: the profile's default (docs/profile.md); predict, validate, calibrate keep the study's for their rows */
+  gboolean by_profile = !o->stack_set && (o->command_bit & (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY));
+  if (!profile_load_with_stack(o->profile_name, by_profile ? NULL : o->stack_name, &rq->prof, err)) return FALSE;
+  if (by_profile) o->stack_name = g_intern_string(rq->prof.stack.name);
   if (!o->partition_set) rq->gen.partition = rq->prof.stack.partition;
   /* the commands that say how far to trust a prediction (trust.h): the table of the stack, if it has one */
   if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) &&
@@ -698,6 +701,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     }
   if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
   if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
-  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, g_strdup(o->stack_name));
+  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, o->stack_set ? g_strdup(o->stack_name) : NULL); /* NULL: each
+                                                                                  * profile's default_stack */
   return TRUE;
 }

@@ -23,6 +23,7 @@ typedef struct cli_opts {
   GHashTable *trusts;    /* trust tables by stack name (trust_lookup) */
   const trust_table *trust; /* the stack's, how far to trust a prediction (analysis/trust.h); NULL: none */
   gboolean model_set;    /* --model given (a conflict with --model-file) */
+  gboolean stack_set;    /* --stack given; else simulate, graph, replay and sweep run the profile's default_stack */
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */

@@ -9,6 +9,7 @@
 #include "platforms/fabric.h"
 #include "platforms/whatif.h"
 
+#include "workloads/model_params.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -27,6 +28,17 @@ static void hfu_note(FILE *f, const sim_request *rq)
     fprintf(f, ", %.1f%% of its FLOPs here", 100 * idle / model_flops_per_token(m, rq->l.seq_len));
   }
   fputs(", which no kernel executes)\n", f);
+}
+
+void report_params_line(FILE *f, const sim_request *rq)
+{
+  const model *m = &rq->m;
+  fprintf(f, "parameters: %.3f B, %.3f B per GPU (largest stage / tp %d); vocab %d", model_params(m) / 1e9,
+          model_params_per_gpu(m, &rq->l, rq->gen.partition) / 1e9, rq->l.tp, m->vocab);
+  if (m->vocab_unpadded)
+    fprintf(f, " (%d padded by %s's code to a multiple of %g x tp)", m->vocab_unpadded, rq->prof.stack.name,
+            rq->prof.stack.vocab_pad_multiple);
+  fputc('\n', f);
 }
 
 double report_kwh_per_mtok(const metrics *m)
@@ -60,7 +72,10 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   }
   const layout *l = &rq->l;
   cJSON_AddStringToObject(j, "model", rq->m.name);
-  cJSON_AddNumberToObject(j, "vocab", rq->m.vocab);
+  cJSON_AddNumberToObject(j, "vocab", rq->m.vocab); /* as the stack's code embeds it (padded) */
+  if (rq->m.vocab_unpadded) cJSON_AddNumberToObject(j, "vocab_unpadded", rq->m.vocab_unpadded);
+  cJSON_AddNumberToObject(j, "params", model_params(&rq->m));
+  cJSON_AddNumberToObject(j, "params_per_gpu", model_params_per_gpu(&rq->m, l, rq->gen.partition));
   cJSON_AddNumberToObject(j, "gpus", l->gpus);
   cJSON_AddNumberToObject(j, "dp", l->dp);
   cJSON_AddNumberToObject(j, "tp", l->tp);
@@ -228,6 +243,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
   g_autofree char *whatifs = whatif_describe(prof, m->mem_capacity_bytes / GIB);
   fprintf(f, "platform: %s, stack %s, %s\n", prof->name, prof->stack.name, whatifs);
+  if (rq) report_params_line(f, rq);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);

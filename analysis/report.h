@@ -22,4 +22,7 @@ cJSON *report_json(const sim_outcome *o, const sim_request *rq, const gpu_profil
 void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu_profile *prof,
                  const trust_table *trust);
 
+/* "parameters: N B, N B per GPU (...); vocab V (padded ...)": the model as simulated, in every text output. */
+void report_params_line(FILE *f, const sim_request *rq);
+
 #endif

@@ -134,9 +134,26 @@ int sim_domain_gpus_used(int domain, int host, int tp)
   return unit <= domain ? domain / unit * unit : 0;
 }
 
+/* The vocabulary as the stack's code embeds it at the layout's tp (stack_profile.vocab_pad_multiple). */
+static void pad_vocab(sim_request *rq)
+{
+  model *m = &rq->m;
+  int unpadded = m->vocab_unpadded ? m->vocab_unpadded : m->vocab;
+  int padded = model_padded_vocab(unpadded, rq->l.tp, (int)rq->prof.stack.vocab_pad_multiple);
+  m->vocab = padded;
+  m->vocab_unpadded = padded != unpadded ? unpadded : 0;
+}
+
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
+  pad_vocab(rq);
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
+  if (rq->m.attention_window > 0 && rq->l.seq_len > rq->m.attention_window) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "seq_len: %d is longer than %s's attention window of %d tokens "
+                "(sliding-window attention, which layoutsim models only where the window never cuts) (allowed: "
+                "--seq-len up to %d)", rq->l.seq_len, rq->m.name, rq->m.attention_window, rq->m.attention_window);
+    return FALSE;
+  }
   int node = rq->prof.gpus_per_node, tp = rq->l.tp, domain = profile_gpus_per_domain(&rq->prof);
   /* a tensor-parallel group lies inside one NVLink domain, or fills whole domains (NCCL's rings then cross
    * the NICs); a domain larger than a host holds as many whole groups as its whole hosts allow, the rest
@@ -146,7 +163,9 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
     GString *ok = g_string_new(NULL);
     int most = MAX(8 * node, domain);
     for (int t = 1; t <= most; t++)
-      if (sim_domain_gpus_used(domain, node, t) && rq->m.heads % t == 0 && rq->m.vocab % t == 0)
+      if (sim_domain_gpus_used(domain, node, t) && rq->m.heads % t == 0 &&
+          model_padded_vocab(rq->m.vocab_unpadded ? rq->m.vocab_unpadded : rq->m.vocab, t,
+                             (int)rq->prof.stack.vocab_pad_multiple) % t == 0)
         g_string_append_printf(ok, "%s%d", ok->len ? ", " : "", t);
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                 "tp: %d neither fits whole hosts of the %d-GPU NVLink domain nor is a multiple of it (profile '%s', "

@@ -9,6 +9,7 @@
 #include "energy.h"
 #include "common/lsim_error.h"
 #include "workloads/axes.h"
+#include "workloads/model_params.h"
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
 
@@ -17,7 +18,7 @@ static const char *const COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "fabric", "leaf_nodes", "oversubscription",
-    "status", "fidelity", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
+    "status", "fidelity", "vocab_padded", "params", "params_per_gpu", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
     "t_idle_s", "error"};
 G_STATIC_ASSERT(TL_N == 8);
@@ -37,7 +38,8 @@ const char *const *sweep_columns(guint *n)
 /* Columns a sweep's CSV from before them lacks: its rows had their defaults (cp 1, zero 1, no overlap). */
 static gboolean optional_column(const char *col)
 {
-  static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision"};
+  static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision",
+                                      "vocab_padded", "params", "params_per_gpu"};
   for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
     if (!strcmp(col, later[i])) return TRUE;
   return FALSE;
@@ -106,7 +108,8 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   switch (ax) {
   case AX_TP: /* powers of two up to the NVLink domain (8 on an HGX board), each group inside one domain */
     for (int t = 1; t <= domain; t *= 2)
-      if (sim_domain_gpus_used(domain, node, t) && m->heads % t == 0 && m->vocab % t == 0 &&
+      if (sim_domain_gpus_used(domain, node, t) && m->heads % t == 0 && 
+          model_padded_vocab(m->vocab, t, (int)pt->prof.stack.vocab_pad_multiple) % t == 0 &&
           pt->gpus % t == 0)
         g_array_append_val(v, t);
     break;
@@ -243,6 +246,9 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
     g_error_free(err);
     return;
   }
+  set_int(t, r, "vocab_padded", rq.m.vocab); /* as the stack's code embeds it at this tp (sim_request_prepare) */
+  set_num(t, r, "params", model_params(&rq.m));
+  set_num(t, r, "params_per_gpu", model_params_per_gpu(&rq.m, &rq.l, rq.gen.partition));
   g_array_append_val(e->requests, rq);
   g_array_append_val(e->rows, r);
 }
@@ -322,7 +328,7 @@ static GArray *platform_points(const sweep_spec *s, GError **err)
     for (gboolean more = TRUE; more;) {
       plat_whatif w;
       for (int a = 0; a < WHATIF_N; a++) w.v[a] = whatif_at(s, a, at[1 + a]);
-      point pt = {.profile_name = profile, .stack_name = stack, .prof = base, .capacity_gib = base.memory_gib,
+      point pt = {.profile_name = profile, .stack_name = stack ? stack : g_intern_string(base.stack.name), .prof = base, .capacity_gib = base.memory_gib,
                   .gpus = ival(s->gpus, at[0])};
       if (!whatif_apply(&w, &pt.prof, &pt.capacity_gib, err)) {
         g_array_free(pts, TRUE);

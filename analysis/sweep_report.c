@@ -8,6 +8,7 @@
 
 #include "common/lsim_error.h"
 #include "sweep.h"
+#include "workloads/layout.h"
 
 static const char *const PLATFORM[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                        "fabric", "leaf_nodes", "oversubscription"};
@@ -119,6 +120,41 @@ static int cmp_index(gconstpointer a, gconstpointer b, gpointer data)
   return (x > y) - (x < y);
 }
 
+/* Columns of the layout a row describes, but checkpointing (equivalence is checked on the rest). */
+static const char *const LAYOUT_COLS[] = {"tp", "pp", "cp", "sp", "micro_batch", "attention_kernel", "schedule",
+                                          "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather",
+                                          "partition"};
+
+/* Whether rows x and y of one point are the same step by construction: they differ only in checkpointing, one
+ * none and the other selective, with a flash kernel, which keeps no attention scores, so that selective
+ * recomputation has nothing to recompute and the two graphs are identical (workloads/generate.c); their results
+ * must then be equal too, which is checked. */
+static gboolean equivalent(const csv_table *t, guint x, guint y)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(LAYOUT_COLS); i++)
+    if (csv_column(t, LAYOUT_COLS[i]) >= 0 && strcmp(cell(t, x, LAYOUT_COLS[i]), cell(t, y, LAYOUT_COLS[i])))
+      return FALSE;
+  const char *cx = cell(t, x, "checkpointing"), *cy = cell(t, y, "checkpointing");
+  gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
+  layout_attn a;
+  if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
+  return !strcmp(cell(t, x, "step_time_s"), cell(t, y, "step_time_s")) &&
+         !strcmp(cell(t, x, "peak_mem_gib"), cell(t, y, "peak_mem_gib"));
+}
+
+/* Whether row r's step time is a statistical tie with the best row b's: the gap is inside their combined band,
+ * (t_r - t_b) / t_b <= sqrt(band_r^2 + band_b^2), the band of a difference of two independent errors each within
+ * its own (band_pct, the P90 error of the calibration, docs/trust.md). Without a band: no tie. */
+static gboolean tied(const csv_table *t, guint r, guint b)
+{
+  if (!*cell(t, r, "band_pct") || !*cell(t, b, "band_pct")) return FALSE;
+  double tr = num(t, r, "step_time_s"), tb = num(t, b, "step_time_s");
+  double br = num(t, r, "band_pct"), bb = num(t, b, "band_pct");
+  return 100 * (tr - tb) / tb <= sqrt(br * br + bb * bb);
+}
+
+static gboolean near_oom(const csv_table *t, guint r) { return strstr(cell(t, r, "flags"), "near-oom") != NULL; }
+
 csv_table *sweep_rank(const csv_table *t)
 {
   guint n = t->rows->len;
@@ -141,24 +177,54 @@ csv_table *sweep_rank(const csv_table *t)
   g_ptr_array_add(cols, "rank");
   g_ptr_array_add(cols, "gap_pct");
   g_ptr_array_add(cols, "gap_cause");
+  g_ptr_array_add(cols, "same_as");   /* the rank of the row this one is equivalent to by construction */
+  g_ptr_array_add(cols, "tie");       /* 1: a statistical tie with the best (bands overlap) */
+  g_ptr_array_add(cols, "preferred"); /* 1: the one to prefer among the best and its ties */
   for (guint i = 0; i < t->header->len; i++) g_ptr_array_add(cols, t->header->pdata[i]);
   csv_table *out = csv_new((const char *const *)cols->pdata, cols->len);
   int rank = 0, group = -1;
   guint best = 0;
-  for (guint i = 0; i < n; i++) {
-    guint r = order[i];
-    if (c.group[r] != group) {
+  g_autoptr(GArray) reps = g_array_new(FALSE, FALSE, sizeof(guint[2])); /* (row, output row) of the ranked rows */
+  guint pick = G_MAXUINT, pick_out = 0;
+  for (guint i = 0; i <= n; i++) {
+    guint r = i < n ? order[i] : 0;
+    if (i == n || c.group[r] != group) {
+      if (pick != G_MAXUINT) csv_set(out, pick_out, 5, "1");
+      if (i == n) break;
       group = c.group[r];
       rank = 0;
       best = r;
+      g_array_set_size(reps, 0);
+      pick = G_MAXUINT;
     }
     guint o = csv_append_row_from(out, t, r);
     if (strcmp(cell(t, r, "status"), "ok")) continue;
-    g_autofree char *rk = g_strdup_printf("%d", ++rank), *pct = NULL, *cause = NULL;
+    g_autofree char *pct = NULL, *cause = NULL;
     gap_of(t, r, best, &pct, &cause);
-    csv_set(out, o, 0, rk);
     csv_set(out, o, 1, pct);
     csv_set(out, o, 2, cause);
+    gboolean same = FALSE;
+    for (guint k = 0; k < reps->len && !same; k++) {
+      guint *q = &g_array_index(reps, guint, 2 * k);
+      if (equivalent(t, r, q[0])) {
+        csv_set(out, o, 3, csv_cell(out, q[1], 0));
+        same = TRUE;
+      }
+    }
+    if (same) continue;
+    g_autofree char *rk = g_strdup_printf("%d", ++rank);
+    csv_set(out, o, 0, rk);
+    guint pair[2] = {r, o};
+    g_array_append_vals(reps, pair, 1);
+    if (r == best || tied(t, r, best)) {
+      if (r != best) csv_set(out, o, 4, "1");
+      /* the one to prefer: the fastest of the best and its ties that runs no OOM risk (near-oom, docs/trust.md);
+       * the best where all do */
+      if (pick == G_MAXUINT || (near_oom(t, pick) && !near_oom(t, r))) {
+        pick = r;
+        pick_out = o;
+      }
+    }
   }
   g_free(c.group);
   return out;
@@ -212,51 +278,132 @@ static char *reasons_text(const counts *c)
   return g_string_free(s, FALSE);
 }
 
+/* " (7.52 B parameters)": the model's count, from the first row that has one (a static buffer). */
+static const char *params_note(const csv_table *t)
+{
+  static char note[64];
+  note[0] = 0;
+  if (csv_column(t, "params") < 0) return note;
+  for (guint r = 0; r < t->rows->len; r++)
+    if (*cell(t, r, "params")) {
+      g_snprintf(note, sizeof note, " (%.3f B parameters)", num(t, r, "params") / 1e9);
+      break;
+    }
+  return note;
+}
+
+/* " (= selective)": the checkpointing of the rows of row r's point equivalent to it by construction. */
+static char *equivalents_note(const csv_table *t, guint r)
+{
+  if (csv_column(t, "same_as") < 0 || !*cell(t, r, "rank")) return g_strdup("");
+  g_autofree char *key = point_key(t, r);
+  GString *s = g_string_new(NULL);
+  for (guint q = 0; q < t->rows->len; q++) {
+    if (strcmp(cell(t, q, "same_as"), cell(t, r, "rank"))) continue;
+    g_autofree char *k = point_key(t, q);
+    if (!strcmp(k, key)) g_string_append_printf(s, "%s%s", s->len ? ", " : " (= ", cell(t, q, "checkpointing"));
+  }
+  if (s->len) g_string_append(s, ")");
+  return g_string_free(s, FALSE);
+}
+
+/* The line after a point's table where its best is tied: which ranks, and which to prefer and why. */
+static void tie_line(const csv_table *t, const GArray *shown, GString *out)
+{
+  if (csv_column(t, "tie") < 0 || shown->len == 0) return;
+  GString *ranks = g_string_new(NULL);
+  guint best = g_array_index(shown, guint, 0), pick = best;
+  for (guint i = 0; i < shown->len; i++) {
+    guint r = g_array_index(shown, guint, i);
+    if (i == 0 || !strcmp(cell(t, r, "tie"), "1")) g_string_append_printf(ranks, "%s#%s", ranks->len ? ", " : "", cell(t, r, "rank"));
+    if (!strcmp(cell(t, r, "preferred"), "1")) pick = r;
+  }
+  if (!strchr(ranks->str, ',')) {
+    g_string_free(ranks, TRUE);
+    return;
+  }
+  g_string_append_printf(out, "statistical tie: %s (each within the combined band of its and #1's step time: the "
+                         "simulator cannot tell them apart; docs/sweep.md)\n", ranks->str);
+  if (pick == best)
+    g_string_append_printf(out, "prefer #1: the fastest, %s\n", near_oom(t, best) ? "though near OOM like every tied "
+                           "layout" : "without OOM risk");
+  else
+    g_string_append_printf(out, "prefer #%s: the same speed within the bands (+%s%%) without #1's OOM risk: %.1f GiB "
+                           "headroom against %.1f GiB\n", cell(t, pick, "rank"), cell(t, pick, "gap_pct"),
+                           num(t, pick, "headroom_gib"), num(t, best, "headroom_gib"));
+  g_string_free(ranks, TRUE);
+}
+
+/* ", 2 shown as an equivalent's row": what the fit count holds beyond the rows shown (a static buffer). */
+static const char *equal_note(int same)
+{
+  static char note[96];
+  note[0] = 0;
+  if (same) g_snprintf(note, sizeof note, " (%d the same step as a row above, listed in its '(= ...)')", same);
+  return note;
+}
+
 static void render_text(const csv_table *t, const sweep_view *v, GString *out)
 {
   counts c;
   count(t, &c);
   if (t->rows->len)
-    g_string_append_printf(out, "layoutsim sweep: %s, seq %s, global batch %s, vocab %s, partition %s\n",
-                           cell(t, 0, "model"), cell(t, 0, "seq_len"), cell(t, 0, "global_batch"), cell(t, 0, "vocab"),
-                           cell(t, 0, "partition"));
+    g_string_append_printf(out, "layoutsim sweep: %s%s%s, seq %s, global batch %s, vocab %s, partition %s\n",
+                           cell(t, 0, "model"), params_note(t), "", cell(t, 0, "seq_len"), cell(t, 0, "global_batch"),
+                           cell(t, 0, "vocab"), cell(t, 0, "partition"));
   g_autofree char *why = reasons_text(&c);
   g_string_append_printf(out, "layouts: %d enumerated, %d invalid%s%s%s, %d do not fit (%d not replayed), %d replayed "
                          "(%d fast, %d full)\n", c.rows, c.invalid, c.invalid ? " (" : "", why, c.invalid ? ")" : "",
                          c.oom_pruned + c.oom_replayed, c.oom_pruned, c.fast + c.full, c.fast, c.full);
   int top = v->top > 0 ? v->top : 10;
-  int shown = 0, fit = 0, nonfit = 0;
+  int shown = 0, fit = 0, nonfit = 0, same = 0;
+  g_autoptr(GArray) shown_rows = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autofree char *key = NULL;
   for (guint r = 0; r <= t->rows->len; r++) {
     g_autofree char *k = r < t->rows->len ? point_key(t, r) : NULL;
     if (!k || !key || strcmp(k, key)) { /* a point ends or begins */
-      if (key && fit > shown) g_string_append_printf(out, "(%d more that fit; --top K shows more)\n", fit - shown);
-      if (key) g_string_append_printf(out, "%d fit, %d do not\n", fit, nonfit);
+      if (key) tie_line(t, shown_rows, out);
+      if (key && fit - same > shown)
+        g_string_append_printf(out, "(%d more that fit; --top K shows more)\n", fit - same - shown);
+      if (key) g_string_append_printf(out, "%d fit, %d do not%s\n", fit, nonfit, equal_note(same));
+      g_array_set_size(shown_rows, 0);
+      same = 0;
       if (!k) break;
       g_free(key);
       key = g_strdup(k);
       shown = fit = nonfit = 0;
       g_autofree char *pl = sweep_platform_label(t, r);
-      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %5s %6s %9s %7s %8s %8s  %s\n", pl, "rank", "layout", "step_s",
-                             "+-%", "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "gap to best [flags]");
+      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %5s %6s %9s %7s %8s %8s %7s  %s\n", pl, "rank", "layout",
+                             "step_s", "+-%", "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "B/GPU",
+                             "gap to best [flags]");
     }
     const char *st = cell(t, r, "status");
     if (!strcmp(st, "oom")) nonfit++;
     if (strcmp(st, "ok")) continue;
     fit++;
+    if (csv_column(t, "same_as") >= 0 && *cell(t, r, "same_as")) { /* shown as its equivalent's row */
+      same++;
+      continue;
+    }
     if (shown >= top) continue;
     shown++;
-    g_autofree char *lay = sweep_layout_label(t, r);
+    g_array_append_val(shown_rows, r);
+    g_autofree char *lay0 = sweep_layout_label(t, r), *eq = equivalents_note(t, r);
+    g_autofree char *lay = g_strconcat(lay0, eq, NULL);
     const char *cause = cell(t, r, "gap_cause");
+    const char *tie = csv_column(t, "tie") >= 0 && !strcmp(cell(t, r, "tie"), "1") ? " TIE" : "";
     g_autofree char *gap = shown == 1 ? g_strdup("best")
-                                      : *cause ? g_strdup_printf("+%s%% (%s)", cell(t, r, "gap_pct"), cause)
-                                               : g_strdup_printf("+%s%%", cell(t, r, "gap_pct"));
+                                      : *cause ? g_strdup_printf("+%s%% (%s)%s", cell(t, r, "gap_pct"), cause, tie)
+                                               : g_strdup_printf("+%s%%%s", cell(t, r, "gap_pct"), tie);
     const char *flags = cell(t, r, "flags");
     g_autofree char *band = *cell(t, r, "band_pct") ? g_strdup_printf("%5.1f", num(t, r, "band_pct")) : g_strdup("    -");
-    g_string_append_printf(out, "%4s  %-38s %9.3f %s %6.2f %9.0f %7.2f %8.1f %8.1f  %s%s%s%s\n", cell(t, r, "rank"), lay,
-                           num(t, r, "step_time_s"), band, 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
+    g_autofree char *per_gpu = csv_column(t, "params_per_gpu") >= 0 && *cell(t, r, "params_per_gpu")
+                                   ? g_strdup_printf("%7.2f", num(t, r, "params_per_gpu") / 1e9)
+                                   : g_strdup("      -");
+    g_string_append_printf(out, "%4s  %-38s %9.3f %s %6.2f %9.0f %7.2f %8.1f %8.1f %s  %s%s%s%s\n", cell(t, r, "rank"),
+                           lay, num(t, r, "step_time_s"), band, 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
                            100 * num(t, r, "bubble_fraction"), num(t, r, "peak_mem_gib"), num(t, r, "headroom_gib"),
-                           gap, *flags ? " [" : "", flags, *flags ? "]" : "");
+                           per_gpu, gap, *flags ? " [" : "", flags, *flags ? "]" : "");
   }
   if (v->show_invalid && c.invalid) {
     g_string_append(out, "\ninvalid layouts:\n");
@@ -286,7 +433,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
   count(t, &c);
   cJSON *j = cJSON_CreateObject();
   if (t->rows->len) {
-    static const char *const fixed[] = {"model", "model_file", "seq_len", "global_batch", "vocab", "partition"};
+    static const char *const fixed[] = {"model", "model_file", "seq_len", "global_batch", "vocab", "params", "partition"};
     for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++) json_cell(j, fixed[i], cell(t, 0, fixed[i]));
   }
   cJSON *cn = cJSON_AddObjectToObject(j, "layouts");
@@ -330,7 +477,8 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     static const char *const cols[] = {"rank", "index", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
                                        "attention_kernel", "schedule", "virtual_stages", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
-                                       "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "error"};
+                                       "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "same_as", "tie",
+                                       "preferred", "vocab_padded", "params_per_gpu", "error"};
     for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
     if (!strcmp(st, "ok")) {
       cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");

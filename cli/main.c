@@ -14,6 +14,7 @@
 #include "analysis/calibrate.h"
 #include "analysis/calibrate_memory.h"
 #include "analysis/footprint.h"
+#include "analysis/export.h"
 #include "analysis/report.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
@@ -88,10 +89,13 @@ static const char *const USAGE =
     "LAYOUT options:\n"
     "  --model NAME            llama-7b, llama-13b (default), llama-30b, llama-65b\n"
     "                          (and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
-    "                          bloom-176b)\n"
+    "                          bloom-176b); aliases in any case: llama3.1-8b, llama3.1-70b,\n"
+    "                          llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b...\n"
     "  --model-file FILE       a model JSON file (keys: name, layers, hidden, heads, ffn, vocab);\n"
     "                          optional: kv_heads, norm, mlp, positions, max_positions, bias,\n"
-    "                          tied_embeddings, embedding_norm, dropout, comment (docs/model.md)\n"
+    "                          tied_embeddings, embedding_norm, dropout, qkv_bias,\n"
+    "                          attention_window, comment; or a HuggingFace config.json (Llama,\n"
+    "                          Mistral, Qwen2: docs/model.md)\n"
     "                          predict, validate, calibrate: the model of every row\n"
     "  --vocab N               override the vocabulary size, 1..16777216 (default: the\n"
     "                          model's, 128000); a multiple of tp\n"
@@ -101,13 +105,13 @@ static const char *const USAGE =
     "  --cp N                  context-parallel degree (default 1): each rank holds seq-len/cp\n"
     "                          tokens, attention is TransformerEngine's ring (seq-len a\n"
     "                          multiple of 2*cp, a flash kernel); docs/model.md\n"
-    "  --sp[=0|1]              Megatron sequence parallelism (default off; a value after '=':\n"
-    "                          --sp=1); refused at tp 1, where it changes nothing\n"
+    "  --sp[=0|1]              Megatron sequence parallelism (default off; --sp 1, --sp=1 or\n"
+    "                          --sp alone); refused at tp 1, where it changes nothing\n"
     "  --micro-batch N         sequences per micro-batch (default 1)\n"
     "  --global-batch N        sequences per step (default 4194304 / seq-len: 2048 at 2k); at\n"
     "                          most 8192 micro-batches per step (global-batch / (dp*micro-batch))\n"
     "  --seq-len N             tokens per sequence (default 2048)\n"
-    "  --checkpointing MODE    none (default) | every_layer | selective (the attention core's\n"
+    "  --checkpointing MODE    none (default) | every_layer (or full) | selective (the attention core's\n"
     "                          score-sized tensors recomputed; no change with FlashAttention)\n"
     "                          | mlp (the MLP sub-block recomputed, its input kept); a sweep\n"
     "                          takes selective and mlp when listed\n"
@@ -135,7 +139,7 @@ static const char *const USAGE =
     "                          Megatron, DeepSpeed's type:transformer); default: the stack's\n"
     "                          (study: auto); docs/model.md\n"
     "  --schedule S            pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
-    "                          gpipe | interleaved | zb-h1 (backward split into B and W);\n"
+    "                          gpipe | interleaved | zb-h1 (backward split into B and W); any case;\n"
     "                          docs/schedules.md\n"
     "  --virtual-stages V      model chunks per stage for --schedule interleaved (V >= 2; layers\n"
     "                          divisible by pp*V, micro-batches per step a multiple of pp)\n"
@@ -150,8 +154,8 @@ static const char *const USAGE =
     "                          a100-sxm4-80gb; h100-sxm5-80gb, h200-sxm-141gb, b200, b300,\n"
     "                          gb200-nvl72, gb300-nvl72; docs/profile.md)\n"
     "  --stack NAME|FILE       software stack: the training code's kernel and NCCL efficiencies,\n"
-    "                          memory overheads and graph (default study; megatron-deepspeed;\n"
-    "                          nemo, fitted on H100 runs; docs/stacks.md)\n"
+    "                          memory overheads and graph (default: the profile's, study on\n"
+    "                          a100-sxm4-80gb, nemo on h100/h200; megatron-deepspeed; docs/stacks.md)\n"
     "  --gpu-memory GIB        memory per GPU for the OOM verdict (default: the profile's)\n"
     "  --ib-gbps X             InfiniBand bandwidth per NIC, Gbit/s (default: the profile's)\n"
     "  --nvlink-gbps X         NVLink bandwidth per GPU per direction, Gbit/s (default: the\n"
@@ -181,6 +185,9 @@ static const char *const USAGE =
     "\n"
     "OUTPUT options:\n"
     "  --format text|json      summary format (default text); sweep and merge: text|csv|json\n"
+    "  --export TARGET         simulate: print the layout as megatron (an argument list), nemo (a\n"
+    "                          NeMo 2 recipe override) or torchtitan (TOML) instead of simulating\n"
+    "                          it (docs/export.md)\n"
     "  -o, --output FILE       write the summary to FILE (graph: the graph; predict: the table;\n"
     "                          validate: the per-row comparison; calibrate: the fitted stack;\n"
     "                          sweep, merge: the ranking; default: standard output)\n"
@@ -437,11 +444,29 @@ static int no_positional(const cli_opts *o, const char *cmd)
   return 2;
 }
 
+/* simulate --export TARGET: the layout, checked as a simulation checks it, as TARGET's configuration (analysis/export.h),
+ * on standard output or -o; nothing is simulated. */
+static int cmd_export(cli_opts *o)
+{
+  GError *err = NULL;
+  export_target t;
+  if (!export_parse_target(o->export_target, &t, &err) || !sim_request_prepare(&o->rq, &err)) return fail(err);
+  g_autoptr(GString) s = g_string_new(NULL);
+  export_layout(&o->rq, t, s);
+  if (!o->output) {
+    fputs(s->str, stdout);
+    return 0;
+  }
+  if (!outputs_writable(o, &err) || !g_file_set_contents(o->output, s->str, (gssize)s->len, &err)) return fail(err);
+  return 0;
+}
+
 static int cmd_simulate(cli_opts *o)
 {
   GError *err = NULL;
   if (no_positional(o, "simulate")) return 2;
   if (!cli_resolve(o, TRUE, &err)) return fail(err);
+  if (o->export_target) return cmd_export(o);
   if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err) || !outputs_writable(o, &err)) return fail(err);
   lsim_outset set;
   lsim_outset_init(&set);

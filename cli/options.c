@@ -19,7 +19,7 @@ enum {
   O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
   O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
   O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION, O_NCCL_ALGO
+  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION, O_NCCL_ALGO, O_EXPORT
 };
 
 static const struct option LONG[] = {
@@ -82,6 +82,7 @@ static const struct option LONG[] = {
     {"shard", required_argument, NULL, O_SHARD},
     {"trust-out", required_argument, NULL, O_TRUST_OUT},
     {"nccl-algo", required_argument, NULL, O_NCCL_ALGO},
+    {"export", required_argument, NULL, O_EXPORT},
     {NULL, 0, NULL, 0},
 };
 
@@ -109,6 +110,7 @@ static const struct { int val; unsigned commands; } APPLIES[] = {
     {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
     {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP}, {O_TRUST_OUT, CMD_VALIDATE},
     {O_NCCL_ALGO, CMD_SIMULATE | CMD_REPLAY},
+    {O_EXPORT, CMD_SIMULATE},
 };
 
 /* The options that take a list in sweep, in the order of cli_opts.lists. */
@@ -159,7 +161,7 @@ void cli_opts_init(cli_opts *o)
   o->format = "text";
   o->jobs = (int)g_get_num_processors();
   o->shard_i = o->shard_n = 1;
-  o->positional = g_ptr_array_new();
+  o->positional = g_ptr_array_new_with_free_func(g_free);
   o->trusts = trust_cache_new();
 }
 
@@ -230,6 +232,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   switch (c) {
   case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
   case O_MODEL_FILE: o->model_file = arg; return TRUE;
+  case O_EXPORT: o->export_target = arg; return TRUE;
   case O_VOCAB: return parse_int_in("vocab", arg, 1, MODEL_MAX_VOCAB, &o->vocab, err); /* a model file's limit */
   case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
   case O_TP: /* which of these a model and a node allow, layout_validate and sim_request_prepare say */
@@ -257,7 +260,7 @@ static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
   case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);
   case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
   case O_PROFILE: o->profile_name = arg; return TRUE;
-  case O_STACK: o->stack_name = arg; return TRUE;
+  case O_STACK: o->stack_name = arg; o->stack_set = TRUE; return TRUE;
   case O_PLATFORM_FILE: o->rq.replay.platform_file = arg; return TRUE;
 
   case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
@@ -465,6 +468,19 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   memcpy(longs, LONG, sizeof LONG);
   for (struct option *l = longs; l->name; l++) /* sweep: --sp takes a list (--sp 0,1) */
     if (l->val == O_SP && command == CMD_SWEEP) l->has_arg = required_argument;
+  /* --sp 1 as sweep's --sp 0,1 writes it: the value joined to the flag (--sp=1) before getopt reads argv */
+  static GPtrArray *kept; /* getopt's optarg points into argv, and the options keep it: every copy lives on */
+  if (!kept) kept = g_ptr_array_new();
+  GPtrArray *joined = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(kept, joined);
+  for (int i = 0; i < argc; i++) {
+    gboolean sp = command != CMD_SWEEP && !strcmp(argv[i], "--sp") && i + 1 < argc && is_bool_word(argv[i + 1]);
+    g_ptr_array_add(joined, sp ? g_strconcat(argv[i], "=", argv[i + 1], NULL) : g_strdup(argv[i]));
+    i += sp;
+  }
+  argc = (int)joined->len;
+  g_ptr_array_add(joined, NULL);
+  argv = (char **)joined->pdata;
   if (!check_long_names(longs, command_name, command, argc, argv, err)) return FALSE;
   while ((c = getopt_long(argc, argv, ":o:j:", longs, &idx)) != -1) { /* ':' first: a missing value is ':' */
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
@@ -487,7 +503,7 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
     idx = -1;
     if (!one_option(o, c, optarg, err)) return FALSE;
   }
-  for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, argv[i]);
+  for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, g_strdup(argv[i])); /* argv is the joined copy */
   o->rq.replay.simgrid_paje_links = o->paje_links && o->rq.replay.simgrid_paje_path;
   return check_combinations(o, err);
 }
@@ -509,7 +525,10 @@ static gboolean resolve_model(const cli_opts *o, model *m, GError **err)
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
-  if (!profile_load_with_stack(o->profile_name, o->stack_name, &rq->prof, err)) return FALSE;
+  /* no --stack: the profile's default (docs/profile.md); predict, validate, calibrate keep the study's for their rows */
+  gboolean by_profile = !o->stack_set && (o->command_bit & (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY));
+  if (!profile_load_with_stack(o->profile_name, by_profile ? NULL : o->stack_name, &rq->prof, err)) return FALSE;
+  if (by_profile) o->stack_name = g_intern_string(rq->prof.stack.name);
   if (!o->partition_set) rq->gen.partition = rq->prof.stack.partition;
   /* the commands that say how far to trust a prediction (trust.h): the table of the stack, if it has one */
   if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) &&
@@ -707,6 +726,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     }
   if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
   if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
-  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, g_strdup(o->stack_name));
+  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, o->stack_set ? g_strdup(o->stack_name) : NULL); /* NULL: each
+                                                                                  * profile's default_stack */
   return TRUE;
 }

@@ -23,6 +23,7 @@ typedef struct cli_opts {
   GHashTable *trusts;    /* trust tables by stack name (trust_lookup) */
   const trust_table *trust; /* the stack's, how far to trust a prediction (analysis/trust.h); NULL: none */
   gboolean model_set;    /* --model given (a conflict with --model-file) */
+  gboolean stack_set;    /* --stack given; else simulate, graph, replay and sweep run the profile's default_stack */
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
@@ -34,6 +35,7 @@ typedef struct cli_opts {
   gboolean global_batch_set;
   const char *format;    /* text | json (sweep, merge: also csv) */
   const char *output;    /* -o */
+  const char *export_target; /* simulate --export megatron|nemo|torchtitan: the layout as that code's configuration */
   const char *trust_out; /* validate --trust-out FILE: the trust table of the rows (analysis/trust.h) */
   const char *chrome_trace, *timeline_svg, *timeline_csv, *memory_svg;
   const char *paje;      /* --paje: written from the timeline (--paje-simgrid is rq.replay's) */

@@ -27,7 +27,7 @@ static const plat_field FIELDS[] = {
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
 static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
-                                         "gpus_per_domain", "nvls"};
+                                         "gpus_per_domain", "nvls", "default_stack"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -85,6 +85,10 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   gboolean ok = FALSE;
   if (!check_keys(j, path, err) || !lsim_json_name(j, "name", out->name, sizeof out->name, path, err)) goto out;
   if (!read_comment(j, out, path, err) || !read_fabric(j, out, path, err)) goto out;
+  g_strlcpy(out->default_stack, STACK_DEFAULT, sizeof out->default_stack);
+  if (cJSON_GetObjectItemCaseSensitive(j, "default_stack") &&
+      !lsim_json_name(j, "default_stack", out->default_stack, sizeof out->default_stack, path, err))
+    goto out;
   const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
   if (!cJSON_IsBool(cal)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "
@@ -143,5 +147,7 @@ gboolean profile_load_named(const char *name, gpu_profile *out, GError **err)
 
 gboolean profile_load_with_stack(const char *profile, const char *stack, gpu_profile *out, GError **err)
 {
-  return profile_load_named(profile, out, err) && stack_load_named(stack, &out->stack, err);
+  if (!profile_load_named(profile, out, err)) return FALSE;
+  g_autofree char *dflt = g_strdup(out->default_stack); /* stack_load_named writes out->stack, not this */
+  return stack_load_named(stack ? stack : dflt, &out->stack, err);
 }

@@ -16,6 +16,8 @@
 typedef struct gpu_profile {
   char name[64];
   char comment[512];          /* free text */
+  char default_stack[64];     /* the stack run when none is named (--stack): the code usually trained on this GPU;
+                               * the key's absence: STACK_DEFAULT (the study's) */
   double peak_flops;          /* dense bf16 tensor-core FLOP/s */
   double peak_fp8_flops;      /* dense FP8 tensor-core FLOP/s; 0: the GPU has no FP8 tensor cores (--precision bf16 only) */
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
@@ -52,7 +54,8 @@ gboolean profile_load_named(const char *name, gpu_profile *out, GError **err);
 /* The file a --profile value names: itself if it looks like a path (a '/' or ".json"), else the
  * shipped profile of that name (which may not exist). Caller frees. */
 char *profile_path(const char *name);
-/* The profile and the stack a simulation runs on: profile_load_named, then stack_load_named into out->stack. */
+/* The profile and the stack a simulation runs on: profile_load_named, then stack_load_named into out->stack;
+ * stack NULL: the profile's default_stack. */
 gboolean profile_load_with_stack(const char *profile, const char *stack, gpu_profile *out, GError **err);
 
 #endif

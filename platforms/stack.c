@@ -23,7 +23,7 @@ static const plat_field FIELDS[] = {
     F(cuda_context_gib, 0, 100),     F(nccl_buffers_gib, 0, 100),     F(fragmentation, 0, 1),
     /* the code's graph */
     FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
-    FI(fused_softmax_batches, 0, 64),
+    FI(fused_softmax_batches, 0, 64), FI(vocab_pad_multiple, 0, 65536),
 };
 #undef F
 #undef FI

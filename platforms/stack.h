@@ -43,6 +43,9 @@ typedef struct stack_profile {
   double fused_norm;           /* 0 or 1 */
   double grad_reduce_bytes;    /* 2 or 4 */
   double fused_softmax_batches; /* 0, or the multiple micro-batch x heads/tp must be for the fused softmax to run */
+  double vocab_pad_multiple;   /* 0: the code does not pad its vocabulary (the study's asserts tp divides it); k: it
+                                * pads a vocabulary tp does not divide to a multiple of k * tp (Megatron's
+                                * --make-vocab-size-divisible-by, 128): workloads/model.h model_padded_vocab */
   partition_method partition;  /* how it splits layers over pipeline stages when a layout does not say */
 } stack_profile;
 

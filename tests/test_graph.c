@@ -658,7 +658,8 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   l = mk(16, 4, 1, 1, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
   ck_assert_str_eq(err->message, "vocab: 250 is not a multiple of tp=4; the embedding and the output head split the "
-                                 "vocabulary evenly over tp (allowed: multiples of 4, e.g. 252)");
+                                 "vocabulary evenly over tp, and this stack's code does not pad it (allowed: multiples of 4, "
+                                 "e.g. --vocab 252, or a stack that pads, --stack nemo or megatron-deepspeed: docs/model.md)");
   g_clear_error(&err);
   l = mk(16, 2, 1, 1, 8, 128, CKPT_NONE, 0);
   ck_assert_msg(layout_validate(&l, &m, &err), "%s", err ? err->message : "");

@@ -93,11 +93,11 @@ START_TEST(test_model_file_takes_each_known_key_once)
   static const struct { const char *json, *want; } cases[] = {
       {"{" GOOD_MODEL ",\"layers\":4}", "key 'layers' appears more than once (each key may appear once)"},
       {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab, kv_heads, norm, mlp, positions, "
-       "max_positions, bias, tied_embeddings, embedding_norm, dropout, comment)"},
+       "max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment)"},
       {"{\"name\":\"x\",\"layers\":1000000000,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000}",
        "layers = 1000000000 (allowed: 1..1024)"},
       {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab, kv_heads, norm, "
-       "mlp, positions, max_positions, bias, tied_embeddings, embedding_norm, dropout, comment)"},
+       "mlp, positions, max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment)"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *p = NULL;

@@ -238,7 +238,11 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
   linear(out, l, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h); /* saves its input, replicated over tp */
-  bias_add(out, m, T * (h + 2 * d.kvd) / t);
+  if (m->qkv_bias && !m->bias) { /* Qwen2: the QKV projection's bias alone */
+    model qkv = *m;
+    qkv.bias = TRUE;
+    bias_add(out, &qkv, T * (h + 2 * d.kvd) / t);
+  } else bias_add(out, m, T * (h + 2 * d.kvd) / t);
   if (m->positions == MODEL_POS_ROTARY) {
     o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
     o->elements = T * (h + d.kvd) / t;
@@ -357,6 +361,7 @@ double block_layer_params(const model *m, int tp)
   double params = (attention + mlp) / tp + 2 * norm_params(m);
   /* biases: QKV's and the MLP input's split over tp (column-parallel), the output projections' replicated */
   if (m->bias) params += ((h + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
+  else if (m->qkv_bias) params += (h + 2 * kvd) / tp; /* Qwen2: QKV's alone, column-parallel */
   return params;
 }
 

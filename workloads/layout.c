@@ -64,11 +64,12 @@ gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
 gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
 {
   if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0 || strcmp(s, "false") == 0) *out = CKPT_NONE;
-  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0) *out = CKPT_EVERY_LAYER;
+  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0 || strcmp(s, "full") == 0)
+    *out = CKPT_EVERY_LAYER; /* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group) */
   else if (strcmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
   else if (strcmp(s, "mlp") == 0) *out = CKPT_MLP;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer, selective, mlp)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp)", s);
     return FALSE;
   }
   return TRUE;
@@ -85,12 +86,12 @@ static gboolean fail(GError **err, const char *fmt, ...)
   return FALSE;
 }
 
-/* The tensor-parallel degrees up to 64 a model allows: those dividing its heads and its vocabulary. */
+/* The tensor-parallel degrees up to 64 a model allows: those dividing its heads, key/value heads and vocabulary. */
 static char *allowed_tp(const model *m)
 {
   GString *s = g_string_new(NULL);
   for (int t = 1; t <= 64; t++)
-    if (m->heads % t == 0 && m->vocab % t == 0) g_string_append_printf(s, "%s%d", s->len ? ", " : "", t);
+    if (m->heads % t == 0 && m->kv_heads % t == 0 && m->vocab % t == 0) g_string_append_printf(s, "%s%d", s->len ? ", " : "", t);
   return g_string_free(s, FALSE);
 }
 
@@ -175,7 +176,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 "attention_kernel flash2 with norm_kernel torch, or norm_kernel fused or stack)");
   if (m->vocab % l->tp != 0) /* the study's code asserts it: its vocabulary-parallel embedding and head split evenly */
     return fail(err, "vocab: %d is not a multiple of tp=%d; the embedding and the output head split the vocabulary "
-                "evenly over tp (allowed: multiples of %d, e.g. %d)", m->vocab, l->tp, l->tp,
+                "evenly over tp, and this stack's code does not pad it (allowed: multiples of %d, e.g. --vocab %d, or "
+                "a stack that pads, --stack nemo or megatron-deepspeed: docs/model.md)", m->vocab, l->tp, l->tp,
                 (m->vocab / l->tp + 1) * l->tp);
   if (l->pp > m->layers)
     return fail(err, "pp: %d exceeds the %d layers of %s (allowed: 1..%d)", l->pp, m->layers, m->name, m->layers);

@@ -6,11 +6,36 @@
 #include <string.h>
 
 #include "block.h"
+#include "hf_config.h"
 #include "common/lsim_error.h"
 #include "common/lsim_json.h"
 
 static const char *const BUILTIN[] = {"llama-7b",  "llama-13b",  "llama-30b",   "llama-65b", "llama2-70b",
                                       "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "bloom-176b"};
+
+/* Names users type for a built-in model (the same architecture and dimensions): Llama 3.1 is Llama 3 with longer
+ * rotary scaling, which changes no cost. */
+static const char *const ALIASES[][2] = {{"llama3.1-8b", "llama3-8b"},   {"llama3.1-70b", "llama3-70b"},
+                                         {"llama3.1-405b", "llama3-405b"}, {"llama-2-70b", "llama2-70b"},
+                                         {"llama-3-8b", "llama3-8b"},     {"llama-3-70b", "llama3-70b"},
+                                         {"llama-3.1-8b", "llama3-8b"},   {"llama-3.1-70b", "llama3-70b"},
+                                         {"llama-3.1-405b", "llama3-405b"}, {"gpt-3-175b", "gpt3-175b"}};
+
+const char *model_alias_names(void)
+{
+  return "llama3.1-8b, llama3.1-70b, llama3.1-405b (= llama3-*), llama-3-8b, llama-3-70b, llama-3.1-8b, "
+         "llama-3.1-70b, llama-3.1-405b, llama-2-70b, gpt-3-175b; any case";
+}
+
+/* The built-in name `name` stands for (itself, an alias's, either in any case), or NULL. */
+static const char *builtin_of(const char *name)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++)
+    if (!g_ascii_strcasecmp(name, BUILTIN[i])) return BUILTIN[i];
+  for (size_t i = 0; i < G_N_ELEMENTS(ALIASES); i++)
+    if (!g_ascii_strcasecmp(name, ALIASES[i][0])) return ALIASES[i][1];
+  return NULL;
+}
 
 const char *model_builtin_names(void)
 {
@@ -22,7 +47,8 @@ const char *model_builtin_names(void)
  * any other key is an error (a misspelt one would be ignored). */
 static const char *const KEYS[] = {"name",      "layers", "hidden", "heads",     "ffn",           "vocab",
                                    "kv_heads",  "norm",   "mlp",    "positions", "max_positions", "bias",
-                                   "tied_embeddings", "embedding_norm", "dropout", "comment"};
+                                   "tied_embeddings", "embedding_norm", "dropout", "qkv_bias",
+                                   "attention_window", "comment"};
 #define N_REQUIRED 6
 
 static const char *const NORMS[] = {"rmsnorm", "layernorm"};
@@ -100,7 +126,11 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
     return bad(err, where, "max_positions is the size of a learned position table (allowed only with positions = learned)");
   if (!opt_int(j, "max_positions", 1 << 24, &out->max_positions, where, err)) return FALSE;
   if (!opt_bool(j, "bias", &out->bias, where, err) || !opt_bool(j, "tied_embeddings", &out->tied_embeddings, where, err) ||
-      !opt_bool(j, "embedding_norm", &out->embedding_norm, where, err))
+      !opt_bool(j, "embedding_norm", &out->embedding_norm, where, err) ||
+      !opt_bool(j, "qkv_bias", &out->qkv_bias, where, err))
+    return FALSE;
+  if (cJSON_GetObjectItemCaseSensitive(j, "attention_window") &&
+      !opt_int(j, "attention_window", 1 << 24, &out->attention_window, where, err))
     return FALSE;
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dropout");
   if (d && !(cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble < 1))
@@ -136,7 +166,7 @@ gboolean model_load_file(const char *path, model *out, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, LSIM_INPUT_MODEL, err);
   if (!j) return FALSE;
-  gboolean ok = model_from_json(j, path, out, err);
+  gboolean ok = hf_config_detect(j) ? hf_config_to_model(j, path, out, err) : model_from_json(j, path, out, err);
   cJSON_Delete(j);
   return ok;
 }
@@ -154,12 +184,7 @@ char **model_builtin_paths(void)
   return paths;
 }
 
-gboolean model_is_builtin(const char *name)
-{
-  for (size_t i = 0; i < G_N_ELEMENTS(BUILTIN); i++)
-    if (!strcmp(name, BUILTIN[i])) return TRUE;
-  return FALSE;
-}
+gboolean model_is_builtin(const char *name) { return builtin_of(name) != NULL; }
 
 gboolean model_load_named(const char *name, model *out, GError **err)
 {
@@ -168,7 +193,7 @@ gboolean model_load_named(const char *name, model *out, GError **err)
                 model_builtin_names());
     return FALSE;
   }
-  g_autofree char *path = builtin_path(name);
+  g_autofree char *path = builtin_path(builtin_of(name));
   return model_load_file(path, out, err);
 }
 
@@ -177,14 +202,16 @@ int model_head_dim(const model *m) { return m->hidden / m->heads; }
 gboolean model_is_llama(const model *m)
 {
   return m->norm == MODEL_NORM_RMSNORM && m->mlp == MODEL_MLP_SWIGLU && m->positions == MODEL_POS_ROTARY && !m->bias &&
-         !m->tied_embeddings && !m->embedding_norm && m->dropout == 0;
+         !m->qkv_bias && !m->tied_embeddings && !m->embedding_norm && m->dropout == 0 && m->attention_window == 0;
 }
 
 char *model_arch_string(const model *m)
 {
-  return g_strdup_printf("kv%d %s %s %s%d%s%s%s dropout %g", m->kv_heads, NORMS[m->norm], MLPS[m->mlp],
+  g_autofree char *window = m->attention_window ? g_strdup_printf(" window%d", m->attention_window) : g_strdup("");
+  return g_strdup_printf("kv%d %s %s %s%d%s%s%s%s dropout %g%s", m->kv_heads, NORMS[m->norm], MLPS[m->mlp],
                          POSITIONS[m->positions], m->max_positions, m->bias ? " bias" : "",
-                         m->tied_embeddings ? " tied" : "", m->embedding_norm ? " embedding-norm" : "", m->dropout);
+                         m->qkv_bias && !m->bias ? " qkv-bias" : "", m->tied_embeddings ? " tied" : "",
+                         m->embedding_norm ? " embedding-norm" : "", m->dropout, window);
 }
 
 double model_layer_params(const model *m) { return block_layer_params(m, 1); }
@@ -193,6 +220,13 @@ double model_params(const model *m)
 {
   return m->layers * block_layer_params(m, 1) + block_final_norm_params(m) + block_embedding_params(m, 1) +
          (m->tied_embeddings ? 0 : block_head_params(m, 1));
+}
+
+int model_padded_vocab(int vocab, int tp, int pad_multiple)
+{
+  if (pad_multiple <= 0 || tp <= 0 || vocab % tp == 0) return vocab;
+  long step = (long)pad_multiple * tp, padded = ((long)vocab + step - 1) / step * step;
+  return padded > MODEL_MAX_VOCAB ? vocab : (int)padded; /* beyond the limit: left for layout_validate to refuse */
 }
 
 double model_flops_per_token(const model *m, int seq_len)

@@ -25,11 +25,17 @@ typedef struct model {
   int kv_heads;  /* key/value heads (grouped-query attention); = heads for multi-head attention */
   int ffn;       /* the MLP's inner size (SwiGLU: of each of its two input projections; GELU: 4h for GPT) */
   int vocab;
+  int vocab_unpadded; /* the tokenizer's vocabulary where the stack's code padded it to `vocab` (sim_request_prepare);
+                       * 0: not padded */
   model_norm norm;
   model_mlp mlp;
   model_positions positions;
   int max_positions;        /* learned positions: rows of the position table (else unused, 0) */
   gboolean bias;            /* biases in the attention and MLP linear layers (GPT) */
+  gboolean qkv_bias;        /* a bias on the QKV projection only (Qwen2); implied by bias */
+  int attention_window;     /* sliding-window attention's window in tokens (Mistral 7B: 4096); 0: full causal.
+                             * Exact only while seq_len <= window (then the window never cuts): a longer
+                             * sequence is refused (sim_request_prepare) */
   gboolean tied_embeddings; /* the output head is the input embedding (GPT, BLOOM); FALSE: untied (Llama) */
   gboolean embedding_norm;  /* a norm right after the embedding (BLOOM's word_embeddings_layernorm) */
   double dropout;           /* attention and hidden dropout probability (0: none, Llama's) */
@@ -43,12 +49,15 @@ typedef struct model {
 /* The Llama architecture (every optional key at its default) with the given dimensions. */
 model model_llama(const char *name, int layers, int hidden, int heads, int ffn, int vocab);
 
-/* Whether `name` is a built-in model ("llama-13b", ...). */
+/* The names users type that stand for a built-in model ("llama3.1-70b": llama3-70b), as one line (static). */
+const char *model_alias_names(void);
+/* Whether `name` is a built-in model ("llama-13b", ...), an alias of one, in any case. */
 gboolean model_is_builtin(const char *name);
 /* Load a built-in model from the shipped JSON files; an unknown name is an error listing the
  * built-in ones. */
 gboolean model_load_named(const char *name, model *out, GError **err);
-/* Load a model from a user JSON file with the same keys. */
+/* Load a model from a user JSON file with the same keys, or from a HuggingFace config.json (recognised by its
+ * "architectures" or "model_type" key: workloads/hf_config.h). */
 gboolean model_load_file(const char *path, model *out, GError **err);
 /* Comma-separated list of built-in names (static string). */
 const char *model_builtin_names(void);
@@ -64,6 +73,10 @@ char *model_arch_string(const model *m);
 double model_layer_params(const model *m);
 /* All parameters: layers, final norm, input embedding (and positions) and output head (once when tied). */
 double model_params(const model *m);
+/* The vocabulary the training code embeds at tensor-parallel degree tp: `vocab` where tp divides it, else, with
+ * pad_multiple > 0 (Megatron's --make-vocab-size-divisible-by, 128), the next multiple of pad_multiple * tp
+ * (Megatron's _vocab_size_with_padding); pad_multiple 0 (a code that does not pad): `vocab`. */
+int model_padded_vocab(int vocab, int tp, int pad_multiple);
 /* The study's (PaLM) model FLOPs per token: 6N + 12 L H Q T. */
 double model_flops_per_token(const model *m, int seq_len);
 

@@ -35,7 +35,7 @@ char *sched_names(const char *sep)
 gboolean sched_parse(const char *name, int *id, GError **err)
 {
   for (int i = 0; i < sched_count(); i++)
-    if (!strcmp(name, TABLE[i]->name)) {
+    if (!g_ascii_strcasecmp(name, TABLE[i]->name)) { /* 1F1B as Megatron's papers write it is 1f1b */
       *id = i;
       return TRUE;
     }

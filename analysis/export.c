@@ -1,0 +1,221 @@
+/* export -- see export.h. Names: Megatron-LM megatron/training/arguments.py (tests/export/megatron-arguments.txt),
+ * NeMo 2's MegatronStrategy, MegatronDataModule and TransformerConfig fields, torchtitan's JobConfig
+ * (torchtitan/config/job_config.py). */
+#include "export.h"
+
+#include <string.h>
+
+#include "common/lsim_error.h"
+#include "workloads/schedule.h"
+
+static const char *const TARGETS[EXPORT_N] = {"megatron", "nemo", "torchtitan"};
+
+gboolean export_parse_target(const char *s, export_target *out, GError **err)
+{
+  for (int i = 0; i < EXPORT_N; i++)
+    if (!g_ascii_strcasecmp(s, TARGETS[i])) {
+      *out = (export_target)i;
+      return TRUE;
+    }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--export: invalid value '%s' (allowed: megatron, nemo, torchtitan)", s);
+  return FALSE;
+}
+
+/* The schedule's kind: 1f1b, interleaved (virtual stages), gpipe or another (zero-bubble ...). */
+static const char *sched(const layout *l) { return sched_name(l->schedule); }
+static gboolean is_1f1b(const layout *l) { return !strcmp(sched(l), "1f1b"); }
+static gboolean is_interleaved(const layout *l) { return l->virtual_stages > 1; }
+static gboolean is_gpipe(const layout *l) { return !strcmp(sched(l), "gpipe"); }
+
+static void header(const sim_request *rq, const char *cm, export_target t, GString *o)
+{
+  const layout *l = &rq->l;
+  g_string_append_printf(o, "%s layoutsim export %s: %s on %d GPUs (dp %d, tp %d, pp %d, cp %d), stack %s\n", cm,
+                         TARGETS[t], rq->m.name, l->gpus, l->dp, l->tp, l->pp, l->cp, rq->prof.stack.name);
+}
+
+static void megatron(const sim_request *rq, GString *o)
+{
+  const layout *l = &rq->l;
+  const model *m = &rq->m;
+  header(rq, "#", EXPORT_MEGATRON, o);
+  GString *a = g_string_new(NULL), *c = g_string_new(NULL); /* arguments; comments on what is not expressed */
+#define ARG(...) (g_string_append_printf(a, __VA_ARGS__), g_string_append_c(a, '\n'))
+#define NOTE(...) (g_string_append(c, "# "), g_string_append_printf(c, __VA_ARGS__), g_string_append_c(c, '\n'))
+  ARG("--tensor-model-parallel-size %d", l->tp);
+  ARG("--pipeline-model-parallel-size %d", l->pp);
+  if (is_interleaved(l)) ARG("--num-virtual-stages-per-pipeline-rank %d", l->virtual_stages);
+  ARG("--context-parallel-size %d", l->cp);
+  if (l->sp) ARG("--sequence-parallel");
+  ARG("--micro-batch-size %d", l->micro_batch);
+  ARG("--global-batch-size %d", l->global_batch);
+  ARG("--seq-length %d", l->seq_len);
+  switch (l->ckpt) {
+  case CKPT_EVERY_LAYER:
+    ARG("--recompute-granularity full");
+    ARG("--recompute-method uniform");
+    ARG("--recompute-num-layers 1");
+    break;
+  case CKPT_SELECTIVE: ARG("--recompute-granularity selective"); break; /* core_attn, Megatron's default module */
+  case CKPT_MLP:
+    ARG("--recompute-granularity selective");
+    ARG("--recompute-modules mlp");
+    break;
+  case CKPT_NONE: break;
+  }
+  if (l->zero >= 1) ARG("--use-distributed-optimizer");
+  if (l->zero >= 2)
+    NOTE("zero %d: Megatron's distributed optimizer shards optimizer states and reduce-scatters gradients but keeps "
+         "full gradient buffers%s; ZeRO-%d is not an argument", l->zero, l->zero == 3 ? " and weights" : "", l->zero);
+  if (l->overlap_grad_reduce) ARG("--overlap-grad-reduce");
+  if (l->overlap_param_gather) ARG("--overlap-param-gather");
+  if (is_gpipe(l)) NOTE("schedule gpipe: Megatron-LM runs 1F1B (or interleaved); no argument selects GPipe");
+  else if (!is_1f1b(l) && !is_interleaved(l))
+    NOTE("schedule %s: not one of Megatron-LM's schedules (1F1B, interleaved)", sched(l));
+  ARG("--attention-backend %s", layout_attn_is_flash(l->attn) ? "flash" : "unfused");
+  if (l->attn == ATTN_FUSED_SOFTMAX) NOTE("attention fused-softmax: the unfused backend with Megatron's fused softmax");
+  ARG("--num-layers %d", m->layers);
+  ARG("--hidden-size %d", m->hidden);
+  ARG("--ffn-hidden-size %d", m->ffn);
+  ARG("--num-attention-heads %d", m->heads);
+  if (m->kv_heads != m->heads) {
+    ARG("--group-query-attention");
+    ARG("--num-query-groups %d", m->kv_heads);
+  }
+  if (m->mlp == MODEL_MLP_SWIGLU) ARG("--swiglu");
+  ARG("--normalization %s", m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+  if (!m->bias) ARG("--disable-bias-linear");
+  if (m->qkv_bias && !m->bias) ARG("--add-qkv-bias");
+  if (!m->tied_embeddings) ARG("--untie-embeddings-and-output-weights");
+  if (m->positions == MODEL_POS_ROTARY) ARG("--position-embedding-type rope");
+  else if (m->positions == MODEL_POS_LEARNED) {
+    ARG("--position-embedding-type learned_absolute");
+    ARG("--max-position-embeddings %d", m->max_positions);
+  } else NOTE("positions alibi: not a Megatron-LM position embedding type");
+  if (m->embedding_norm) NOTE("embedding_norm: BLOOM's norm after the embedding is not a Megatron-LM argument");
+  if (m->attention_window) NOTE("attention_window %d: sliding-window attention (--window-size in Megatron-core)", m->attention_window);
+  ARG("--attention-dropout %g", m->dropout);
+  ARG("--hidden-dropout %g", m->dropout);
+  ARG("--vocab-size %d", m->vocab_unpadded ? m->vocab_unpadded : m->vocab);
+  ARG("--make-vocab-size-divisible-by %d", rq->prof.stack.vocab_pad_multiple > 0 ? (int)rq->prof.stack.vocab_pad_multiple : 1);
+  ARG("--bf16");
+#undef ARG
+#undef NOTE
+  g_string_append(o, c->str);
+  /* one argument a line, continued: pastes into a launch script */
+  g_auto(GStrv) lines = g_strsplit(a->str, "\n", -1);
+  for (char **p = lines; *p && **p; p++) g_string_append_printf(o, "%s%s\n", *p, p[1] && *p[1] ? " \\" : "");
+  g_string_free(a, TRUE);
+  g_string_free(c, TRUE);
+}
+
+static const char *py_bool(gboolean b) { return b ? "True" : "False"; }
+
+static void nemo(const sim_request *rq, GString *o)
+{
+  const layout *l = &rq->l;
+  header(rq, "#", EXPORT_NEMO, o);
+  g_string_append(o, "# overrides of a NeMo 2 pretraining recipe (nemo.collections.llm), e.g. recipe = llm.llama3_70b"
+                     ".pretrain_recipe(...)\n");
+  g_string_append_printf(o, "recipe.trainer.num_nodes = %d  # of %d GPUs each\n",
+                         (l->gpus + rq->prof.gpus_per_node - 1) / rq->prof.gpus_per_node, rq->prof.gpus_per_node);
+  g_string_append_printf(o, "recipe.trainer.strategy.tensor_model_parallel_size = %d\n", l->tp);
+  g_string_append_printf(o, "recipe.trainer.strategy.pipeline_model_parallel_size = %d\n", l->pp);
+  if (is_interleaved(l))
+    g_string_append_printf(o, "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = %d\n", l->virtual_stages);
+  else g_string_append(o, "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = None\n");
+  g_string_append_printf(o, "recipe.trainer.strategy.context_parallel_size = %d\n", l->cp);
+  g_string_append_printf(o, "recipe.trainer.strategy.sequence_parallel = %s\n", py_bool(l->sp));
+  g_string_append_printf(o, "recipe.data.micro_batch_size = %d\n", l->micro_batch);
+  g_string_append_printf(o, "recipe.data.global_batch_size = %d\n", l->global_batch);
+  g_string_append_printf(o, "recipe.data.seq_length = %d\n", l->seq_len);
+  g_string_append_printf(o, "recipe.model.config.seq_length = %d\n", l->seq_len);
+  switch (l->ckpt) {
+  case CKPT_EVERY_LAYER:
+    g_string_append(o, "recipe.model.config.recompute_granularity = \"full\"\n"
+                       "recipe.model.config.recompute_method = \"uniform\"\n"
+                       "recipe.model.config.recompute_num_layers = 1\n");
+    break;
+  case CKPT_SELECTIVE: g_string_append(o, "recipe.model.config.recompute_granularity = \"selective\"\n"); break;
+  case CKPT_MLP:
+    g_string_append(o, "recipe.model.config.recompute_granularity = \"selective\"\n"
+                       "recipe.model.config.recompute_modules = [\"mlp\"]\n");
+    break;
+  case CKPT_NONE: g_string_append(o, "recipe.model.config.recompute_granularity = None\n"); break;
+  }
+  g_string_append_printf(o, "recipe.optim.config.use_distributed_optimizer = %s\n", py_bool(l->zero >= 1));
+  if (l->zero >= 2)
+    g_string_append_printf(o, "# zero %d: NeMo's distributed optimizer is Megatron's (optimizer states sharded, gradients "
+                           "reduce-scattered); ZeRO-%d is not a field\n", l->zero, l->zero);
+  g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_grad_reduce = %s\n", py_bool(l->overlap_grad_reduce));
+  g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_param_gather = %s\n", py_bool(l->overlap_param_gather));
+  if (is_gpipe(l)) g_string_append(o, "# schedule gpipe: NeMo runs Megatron's 1F1B or interleaved schedule\n");
+  else if (!is_1f1b(l) && !is_interleaved(l))
+    g_string_append_printf(o, "# schedule %s: not one of NeMo's schedules (1F1B, interleaved)\n", sched(l));
+  g_string_append_printf(o, "recipe.model.config.attention_backend = \"%s\"  # megatron.core.transformer.enums.AttnBackend\n",
+                         layout_attn_is_flash(l->attn) ? "flash" : "unfused");
+  g_string_append_printf(o, "recipe.model.config.make_vocab_size_divisible_by = %d\n",
+                         rq->prof.stack.vocab_pad_multiple > 0 ? (int)rq->prof.stack.vocab_pad_multiple : 1);
+}
+
+static void torchtitan(const sim_request *rq, GString *o)
+{
+  const layout *l = &rq->l;
+  header(rq, "#", EXPORT_TORCHTITAN, o);
+  /* torchtitan's data parallelism is FSDP2 (ZeRO-3: data_parallel_shard_degree) or replication (DDP, ZeRO 0) */
+  int shard = l->zero >= 3 ? l->dp : 1, replicate = l->zero >= 3 ? 1 : l->dp;
+  const model *m = &rq->m;
+  if (m->norm != MODEL_NORM_RMSNORM || m->mlp != MODEL_MLP_SWIGLU || m->positions != MODEL_POS_ROTARY || m->bias ||
+      m->qkv_bias || m->tied_embeddings || m->embedding_norm)
+    g_string_append_printf(o, "# model %s: torchtitan's [model] names a Llama-style flavour (RMSNorm, SwiGLU, rotary, no "
+                           "biases, untied); this architecture is not one\n", m->name);
+  g_string_append(o, "[parallelism]\n");
+  g_string_append_printf(o, "data_parallel_replicate_degree = %d\n", replicate);
+  g_string_append_printf(o, "data_parallel_shard_degree = %d\n", shard);
+  if (l->zero == 1 || l->zero == 2)
+    g_string_append_printf(o, "# zero %d: torchtitan shards everything (FSDP2, ZeRO-3: data_parallel_shard_degree) or "
+                           "nothing (replicate); ZeRO-%d is not expressible\n", l->zero, l->zero);
+  g_string_append_printf(o, "tensor_parallel_degree = %d\n", l->tp);
+  if (l->tp > 1 && !l->sp)
+    g_string_append(o, "# sp off: torchtitan's tensor parallelism always shards the sequence of the norm regions "
+                       "(sequence parallelism); no field turns it off\n");
+  g_string_append_printf(o, "context_parallel_degree = %d\n", l->cp);
+  g_string_append_printf(o, "pipeline_parallel_degree = %d\n", l->pp);
+  if (l->pp > 1) {
+    const char *s = is_interleaved(l) ? "Interleaved1F1B" : is_gpipe(l) ? "GPipe" : is_1f1b(l) ? "1F1B" : NULL;
+    if (s) g_string_append_printf(o, "pipeline_parallel_schedule = \"%s\"\n", s);
+    else g_string_append_printf(o, "# schedule %s: no torchtitan schedule of that name (1F1B, Interleaved1F1B, GPipe, "
+                                "InterleavedZeroBubble, ZBVZeroBubble)\n", sched(l));
+    g_string_append_printf(o, "pipeline_parallel_microbatch_size = %d\n", l->micro_batch);
+    if (is_interleaved(l))
+      g_string_append_printf(o, "pipeline_parallel_layers_per_stage = %d\n", rq->m.layers / (l->pp * l->virtual_stages));
+  }
+  if (l->overlap_grad_reduce || l->overlap_param_gather)
+    g_string_append(o, "# overlaps: FSDP2 prefetches and reduce-scatters under compute by itself; no field\n");
+  g_string_append(o, "\n[training]\n");
+  g_string_append_printf(o, "local_batch_size = %d  # per data-parallel rank: micro-batch x %d accumulation steps\n",
+                         l->global_batch / MAX(1, l->dp), l->grad_accum);
+  g_string_append_printf(o, "global_batch_size = %d\n", l->global_batch);
+  g_string_append_printf(o, "seq_len = %d\n", l->seq_len);
+  g_string_append(o, "mixed_precision_param = \"bfloat16\"\n");
+  g_string_append(o, "\n[activation_checkpoint]\n");
+  switch (l->ckpt) {
+  case CKPT_EVERY_LAYER: g_string_append(o, "mode = \"full\"\n"); break;
+  case CKPT_SELECTIVE:
+    g_string_append(o, "mode = \"selective\"\nselective_ac_option = \"op\"  # saves the matmuls, recomputes the rest "
+                       "(attention's scores among them)\n");
+    break;
+  case CKPT_MLP: g_string_append(o, "mode = \"none\"\n# checkpointing mlp: torchtitan has no MLP-only recompute\n"); break;
+  case CKPT_NONE: g_string_append(o, "mode = \"none\"\n"); break;
+  }
+  if (!layout_attn_is_flash(l->attn))
+    g_string_append_printf(o, "# attention %s: torchtitan runs scaled_dot_product_attention (flash)\n",
+                           layout_attn_name(l->attn));
+}
+
+void export_layout(const sim_request *rq, export_target target, GString *out)
+{
+  if (target == EXPORT_MEGATRON) megatron(rq, out);
+  else if (target == EXPORT_NEMO) nemo(rq, out);
+  else torchtitan(rq, out);
+}

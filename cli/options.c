@@ -28,12 +28,6 @@ static gboolean takes_list(const cli_option *op, unsigned command)
   return command == CMD_SWEEP && op->list != CLI_LIST_NONE;
 }
 
-gboolean cli_option_applies(const char *long_name, unsigned command)
-{
-  const cli_option *op = cli_option_find(long_name);
-  return !op || (op->commands & command) != 0; /* not an option of the table: no opinion */
-}
-
 /* getopt_long's array for `command`, generated from CLI_OPTIONS (aliases included, a list option's
  * optional value required in sweep: --sp 0,1), ended by a zero entry; its "o:j:" in *shorts. */
 static struct option *long_options(unsigned command, GString *shorts)

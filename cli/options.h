@@ -64,8 +64,6 @@ void cli_opts_clear(cli_opts *o);
 /* Parse argv (after the subcommand `command`, one CMD_ bit, named command_name in messages) into o.
  * An option the command does not use is an error, and so is a combination that means nothing. */
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err);
-/* Whether the long option `long_name` applies to `command` (TRUE for names that are not options). */
-gboolean cli_option_applies(const char *long_name, unsigned command);
 /* Resolve model/profile/overrides into o->rq (needs_model FALSE for replay). */
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
 /* The sweep's axes and fixed values from the options (the model resolved as cli_resolve does);

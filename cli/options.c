@@ -9,145 +9,42 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
-#include "sim/collective.h"
-#include "traces/svg.h"
-#include "workloads/precision.h"
-#include "workloads/schedule.h"
 
-enum {
-  O_MODEL = 1000, O_MODEL_FILE, O_VOCAB, O_GPUS, O_TP, O_PP, O_SP, O_MB, O_GB, O_SEQ, O_CKPT, O_ATTN, O_NORMK, O_NO_ZERO1, O_ZERO, O_OGR, O_OPG,
-  O_PARTITION, O_PROFILE, O_GPU_MEM, O_IB, O_NVLINK, O_NICS, O_NO_SYM, O_FORMAT, O_PAJE, O_CHROME, O_SVG, O_CSV, O_LOG,
-  O_MEM_SVG, O_TRACE_RANKS, O_PAJE_LINKS, O_PAJE_SIMGRID, O_MAX_EVALS, O_FULL, O_CHECK_FAST, O_FIT, O_PRIOR,
-  O_FIDELITY, O_TOP, O_SHOW_INVALID, O_PLOT, O_SHARD, O_SVG_WINDOW, O_TRUST_OUT, O_STACK, O_SCHEDULE, O_VSTAGES,
-  O_LEAF, O_OVERSUB, O_PLATFORM_FILE, O_FABRIC, O_CP, O_PRECISION, O_NCCL_ALGO, O_EXPORT
-};
+/* getopt_long's val of the option of CLI_OPTIONS index i without a short name. */
+#define LONG_VAL_BASE 1000
 
-static const struct option LONG[] = {
-    {"model", required_argument, NULL, O_MODEL},
-    {"model-file", required_argument, NULL, O_MODEL_FILE},
-    {"vocab", required_argument, NULL, O_VOCAB},
-    {"gpus", required_argument, NULL, O_GPUS},
-    {"tp", required_argument, NULL, O_TP},
-    {"pp", required_argument, NULL, O_PP},
-    {"cp", required_argument, NULL, O_CP},
-    {"precision", required_argument, NULL, O_PRECISION},
-    {"sp", optional_argument, NULL, O_SP},
-    {"micro-batch", required_argument, NULL, O_MB},
-    {"global-batch", required_argument, NULL, O_GB},
-    {"seq-len", required_argument, NULL, O_SEQ},
-    {"checkpointing", required_argument, NULL, O_CKPT},
-    {"attention-kernel", required_argument, NULL, O_ATTN},
-    {"norm-kernel", required_argument, NULL, O_NORMK},
-    {"no-zero1", no_argument, NULL, O_NO_ZERO1},
-    {"zero", required_argument, NULL, O_ZERO},
-    {"overlap-grad-reduce", no_argument, NULL, O_OGR},
-    {"overlap-param-gather", no_argument, NULL, O_OPG},
-    {"partition", required_argument, NULL, O_PARTITION},
-    {"schedule", required_argument, NULL, O_SCHEDULE},
-    {"virtual-stages", required_argument, NULL, O_VSTAGES},
-    {"profile", required_argument, NULL, O_PROFILE},
-    {"stack", required_argument, NULL, O_STACK},
-    {"gpu-memory", required_argument, NULL, O_GPU_MEM},
-    {"ib-gbps", required_argument, NULL, O_IB},
-    {"nvlink-gbps", required_argument, NULL, O_NVLINK},
-    {"nics-per-node", required_argument, NULL, O_NICS},
-    {"fabric", required_argument, NULL, O_FABRIC},
-    {"leaf-nodes", required_argument, NULL, O_LEAF},
-    {"oversubscription", required_argument, NULL, O_OVERSUB},
-    {"platform-file", required_argument, NULL, O_PLATFORM_FILE},
-    {"no-symmetry", no_argument, NULL, O_NO_SYM},
-    {"format", required_argument, NULL, O_FORMAT},
-    {"output", required_argument, NULL, 'o'},
-    {"jobs", required_argument, NULL, 'j'},
-    {"paje", required_argument, NULL, O_PAJE},
-    {"chrome-trace", required_argument, NULL, O_CHROME},
-    {"timeline-svg", required_argument, NULL, O_SVG},
-    {"svg-window", required_argument, NULL, O_SVG_WINDOW},
-    {"timeline-csv", required_argument, NULL, O_CSV},
-    {"log", required_argument, NULL, O_LOG},
-    {"memory-svg", required_argument, NULL, O_MEM_SVG},
-    {"trace-ranks", required_argument, NULL, O_TRACE_RANKS},
-    {"chrome-ranks", required_argument, NULL, O_TRACE_RANKS},
-    {"paje-links", no_argument, NULL, O_PAJE_LINKS},
-    {"paje-simgrid", required_argument, NULL, O_PAJE_SIMGRID},
-    {"max-evals", required_argument, NULL, O_MAX_EVALS},
-    {"full", no_argument, NULL, O_FULL},
-    {"check-fast", no_argument, NULL, O_CHECK_FAST},
-    {"fit", required_argument, NULL, O_FIT},
-    {"prior-weight", required_argument, NULL, O_PRIOR},
-    {"fidelity", required_argument, NULL, O_FIDELITY},
-    {"top", required_argument, NULL, O_TOP},
-    {"show-invalid", no_argument, NULL, O_SHOW_INVALID},
-    {"plot", required_argument, NULL, O_PLOT},
-    {"shard", required_argument, NULL, O_SHARD},
-    {"trust-out", required_argument, NULL, O_TRUST_OUT},
-    {"nccl-algo", required_argument, NULL, O_NCCL_ALGO},
-    {"export", required_argument, NULL, O_EXPORT},
-    {NULL, 0, NULL, 0},
-};
+static unsigned applies_to(const cli_option *op) { return op ? op->commands : 0; }
 
-/* Which commands each option applies to (an option a command would ignore is an error there). */
-#define ANY_RUN (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP)
-#define LAYOUT_OPT (CMD_SIMULATE | CMD_GRAPH | CMD_SWEEP)
-#define TRACES (CMD_SIMULATE | CMD_REPLAY)
-#define RANKED (CMD_SWEEP | CMD_MERGE)
-static const struct { int val; unsigned commands; } APPLIES[] = {
-    {O_MODEL, LAYOUT_OPT}, {O_MODEL_FILE, LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE},
-    {O_VOCAB, LAYOUT_OPT}, {O_GPUS, LAYOUT_OPT}, {O_TP, LAYOUT_OPT}, {O_PP, LAYOUT_OPT}, {O_SP, LAYOUT_OPT},
-    {O_MB, LAYOUT_OPT}, {O_GB, LAYOUT_OPT}, {O_SEQ, LAYOUT_OPT}, {O_CKPT, LAYOUT_OPT}, {O_ATTN, LAYOUT_OPT}, {O_NORMK, LAYOUT_OPT},
-    {O_NO_ZERO1, LAYOUT_OPT}, {O_ZERO, LAYOUT_OPT}, {O_OGR, LAYOUT_OPT}, {O_OPG, LAYOUT_OPT},
-    {O_PARTITION, ANY_RUN | CMD_GRAPH},
-    {O_SCHEDULE, LAYOUT_OPT}, {O_VSTAGES, LAYOUT_OPT}, {O_CP, LAYOUT_OPT}, {O_PRECISION, LAYOUT_OPT},
-    {O_PROFILE, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_STACK, ANY_RUN | CMD_GRAPH | CMD_REPLAY}, {O_NICS, ANY_RUN | CMD_GRAPH | CMD_REPLAY},
-    {O_GPU_MEM, ANY_RUN | CMD_REPLAY}, {O_FABRIC, ANY_RUN | CMD_REPLAY}, {O_LEAF, ANY_RUN | CMD_REPLAY}, {O_OVERSUB, ANY_RUN | CMD_REPLAY},
-    {O_PLATFORM_FILE, CMD_SIMULATE | CMD_REPLAY}, {O_IB, ANY_RUN | CMD_REPLAY}, {O_NVLINK, ANY_RUN | CMD_REPLAY},
-    {O_NO_SYM, ANY_RUN | CMD_GRAPH}, {O_FORMAT, CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED},
-    {'o', CMD_ALL}, {'j', CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP},
-    {O_PAJE, TRACES}, {O_PAJE_LINKS, TRACES}, {O_PAJE_SIMGRID, TRACES}, {O_CHROME, TRACES}, {O_SVG, TRACES},
-    {O_SVG_WINDOW, TRACES}, {O_CSV, TRACES},
-    {O_MEM_SVG, TRACES}, {O_TRACE_RANKS, TRACES}, {O_LOG, TRACES},
-    {O_MAX_EVALS, CMD_CALIBRATE}, {O_FULL, CMD_CALIBRATE}, {O_CHECK_FAST, CMD_CALIBRATE}, {O_FIT, CMD_CALIBRATE},
-    {O_PRIOR, CMD_CALIBRATE}, {O_FIDELITY, CMD_PREDICT | CMD_VALIDATE | CMD_SWEEP}, {O_TOP, RANKED},
-    {O_SHOW_INVALID, RANKED}, {O_PLOT, RANKED}, {O_SHARD, CMD_SWEEP}, {O_TRUST_OUT, CMD_VALIDATE},
-    {O_NCCL_ALGO, CMD_SIMULATE | CMD_REPLAY},
-    {O_EXPORT, CMD_SIMULATE},
-};
-
-/* The options that take a list in sweep, in the order of cli_opts.lists. */
-static const int LISTS[] = {O_TP, O_PP, O_SP, O_CKPT, O_ATTN, O_MB, O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_GPUS, O_PROFILE,
-                            O_STACK, O_SCHEDULE, O_VSTAGES, O_LEAF, O_OVERSUB, O_FABRIC, O_CP, O_PRECISION};
-
-/* The options that set a what-if (whatif.h), by axis. */
-static const int WHATIF_OPTIONS[WHATIF_N] = {O_IB, O_NVLINK, O_NICS, O_GPU_MEM, O_FABRIC, O_LEAF, O_OVERSUB};
-
-/* The what-if axis an option sets, or -1. */
-static int whatif_of_option(int val)
+/* The option of getopt_long's val c. */
+static const cli_option *option_of_val(int c)
 {
-  for (int a = 0; a < WHATIF_N; a++)
-    if (WHATIF_OPTIONS[a] == val) return a;
-  return -1;
-}
-G_STATIC_ASSERT(G_N_ELEMENTS(LISTS) == G_N_ELEMENTS(((cli_opts *)0)->lists));
-
-static int list_slot(int val)
-{
-  for (size_t i = 0; i < G_N_ELEMENTS(LISTS); i++)
-    if (LISTS[i] == val) return (int)i;
-  return -1;
+  if (c >= LONG_VAL_BASE && c < LONG_VAL_BASE + (int)CLI_N_OPTIONS) return &CLI_OPTIONS[c - LONG_VAL_BASE];
+  return cli_option_find_short(c);
 }
 
-static unsigned applies_to(int val)
+/* Whether `op` takes a list in `command`. */
+static gboolean takes_list(const cli_option *op, unsigned command)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(APPLIES); i++)
-    if (APPLIES[i].val == val) return APPLIES[i].commands;
-  return 0;
+  return command == CMD_SWEEP && op->list != CLI_LIST_NONE;
 }
 
-gboolean cli_option_applies(const char *long_name, unsigned command)
+/* getopt_long's array for `command`, generated from CLI_OPTIONS (aliases included, a list option's
+ * optional value required in sweep: --sp 0,1), ended by a zero entry; its "o:j:" in *shorts. */
+static struct option *long_options(unsigned command, GString *shorts)
 {
-  for (const struct option *l = LONG; l->name; l++)
-    if (!strcmp(l->name, long_name)) return (applies_to(l->val) & command) != 0;
-  return TRUE; /* not an option of this table: no opinion */
+  struct option *longs = g_new0(struct option, 2 * CLI_N_OPTIONS + 1);
+  size_t n = 0;
+  for (size_t i = 0; i < CLI_N_OPTIONS; i++) {
+    const cli_option *op = &CLI_OPTIONS[i];
+    int has_arg = op->arg == CLI_ARG_NONE ? no_argument
+                  : op->arg == CLI_ARG_REQUIRED || takes_list(op, command) ? required_argument
+                                                                           : optional_argument;
+    int val = op->short_name ? op->short_name : LONG_VAL_BASE + (int)i;
+    longs[n++] = (struct option){op->name, has_arg, NULL, val};
+    if (op->alias) longs[n++] = (struct option){op->alias, has_arg, NULL, val};
+    if (op->short_name) g_string_append_printf(shorts, "%c%s", op->short_name, has_arg == no_argument ? "" : ":");
+  }
+  return longs;
 }
 
 void cli_opts_init(cli_opts *o)
@@ -171,21 +68,21 @@ void cli_opts_clear(cli_opts *o)
   g_hash_table_destroy(o->trusts);
 }
 
-static gboolean bad(GError **err, const char *opt, const char *s, const char *allowed)
+gboolean cli_bad_value(GError **err, const char *opt, const char *s, const char *allowed)
 {
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid value '%s' (allowed: %s)", opt, s, allowed);
   return FALSE;
 }
 
 /* An integer in [lo, hi], strict as the CSV reader: no blank or sign (strtol would skip them). */
-static gboolean parse_int_in(const char *opt, const char *s, long lo, long hi, int *out, GError **err)
+gboolean cli_parse_int_in(const char *opt, const char *s, long lo, long hi, int *out, GError **err)
 {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
   if (errno || end == s || *end || !g_ascii_isdigit(*s) || v < lo || v > hi) {
     g_autofree char *allowed = g_strdup_printf("an integer from %ld to %ld", lo, hi);
-    return bad(err, opt, s, allowed);
+    return cli_bad_value(err, opt, s, allowed);
   }
   *out = (int)v;
   return TRUE;
@@ -193,141 +90,86 @@ static gboolean parse_int_in(const char *opt, const char *s, long lo, long hi, i
 
 gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err)
 {
-  return parse_int_in(opt, s, 1, 1000000000, out, err);
+  return cli_parse_int_in(opt, s, 1, CLI_INT_MAX, out, err);
 }
 
-static gboolean parse_bool(const char *opt, const char *s, gboolean *out, GError **err)
+gboolean cli_parse_bool(const char *opt, const char *s, gboolean *out, GError **err)
 {
   if (!s || !strcmp(s, "1") || !strcmp(s, "true") || !strcmp(s, "on")) *out = TRUE;
   else if (!strcmp(s, "0") || !strcmp(s, "false") || !strcmp(s, "off")) *out = FALSE;
-  else return bad(err, opt, s, "0, 1, true, false, on, off");
+  else return cli_bad_value(err, opt, s, "0, 1, true, false, on, off");
   return TRUE;
 }
 
-/* --shard I/N: 1 <= I <= N. */
-static gboolean parse_shard(cli_opts *o, const char *arg, GError **err)
+/* One value of `op` (an element of its list in sweep) as an int (enums, booleans) or, a what-if, a
+ * double: the check of the value's type and range the table declares. */
+static gboolean parse_value(const cli_option *op, const char *s, int *iv, double *dv, GError **err)
 {
-  int i, n, used = 0;
-  if (sscanf(arg, "%d/%d%n", &i, &n, &used) == 2 && !arg[used] && g_ascii_isdigit(*arg) && n >= 1 && n <= 1000000 &&
-      i >= 1 && i <= n) {
-    o->shard_i = i;
-    o->shard_n = n;
+  gboolean b;
+  switch (op->value) {
+  case CLI_V_INT: return cli_parse_int_in(op->name, s, op->lo, op->hi, iv, err);
+  case CLI_V_ENUM: return op->parse(s, iv, err);
+  case CLI_V_BOOL:
+    if (!cli_parse_bool(op->name, s, &b, err)) return FALSE;
+    *iv = b;
     return TRUE;
+  case CLI_V_WHATIF: {
+    g_autofree char *field = g_strconcat("--", op->name, NULL);
+    return whatif_parse(op->axis, field, s, dv, err);
   }
-  return bad(err, "shard", arg, "I/N with 1 <= I <= N, e.g. 2/8");
+  default: return TRUE; /* a string, a flag: no check */
+  }
 }
 
-static gboolean one_option(cli_opts *o, int c, const char *arg, GError **err)
-{
-  layout *l = &o->rq.l;
-  if (o->command_bit == CMD_SWEEP && list_slot(c) >= 0) { /* a list: cli_sweep_spec reads it */
-    o->lists[list_slot(c)] = arg;
-    return TRUE;
-  }
-  int wa = whatif_of_option(c); /* the profile's ranges (platforms/whatif.c) */
-  if (wa >= 0) {
-    g_autofree char *field = g_strconcat("--", whatif_option(wa), NULL);
-    return whatif_parse(wa, field, arg, &o->whatif.v[wa], err);
-  }
-  switch (c) {
-  case O_MODEL: o->model_name = arg; o->model_set = TRUE; return TRUE;
-  case O_MODEL_FILE: o->model_file = arg; return TRUE;
-  case O_EXPORT: o->export_target = arg; return TRUE;
-  case O_VOCAB: return parse_int_in("vocab", arg, 1, MODEL_MAX_VOCAB, &o->vocab, err); /* a model file's limit */
-  case O_GPUS: return parse_int_in("gpus", arg, 1, LAYOUT_MAX_GPUS, &l->gpus, err);
-  case O_TP: /* which of these a model and a node allow, layout_validate and sim_request_prepare say */
-    return parse_int_in("tp", arg, 1, LAYOUT_MAX_GPUS, &l->tp, err);
-  case O_PP: return cli_parse_positive_int("pp", arg, &l->pp, err);
-  case O_CP: return parse_int_in("cp", arg, 1, LAYOUT_MAX_GPUS, &l->cp, err); /* which divide the GPUs: layout_validate */
-  case O_SP: return parse_bool("sp", arg, &l->sp, err);
-  case O_MB: return cli_parse_positive_int("micro-batch", arg, &l->micro_batch, err);
-  case O_GB: o->global_batch_set = TRUE; return cli_parse_positive_int("global-batch", arg, &l->global_batch, err);
-  case O_SEQ: return cli_parse_positive_int("seq-len", arg, &l->seq_len, err);
-  case O_CKPT: return layout_parse_ckpt(arg, &l->ckpt, err);
-  case O_ATTN: return layout_parse_attn(arg, &l->attn, err);
-  case O_NORMK: return layout_parse_norm_kernel(arg, &l->norm_kernel, err);
-  case O_NO_ZERO1: l->zero = 0; return TRUE; /* the older name of --zero 0 */
-  case O_ZERO: return parse_int_in("zero", arg, 0, LAYOUT_MAX_ZERO, &l->zero, err);
-  case O_PRECISION: { /* which GPUs take FP8: sim_request_prepare (the profile's peak_fp8_flops) */
-    precision pr;
-    if (!precision_parse("precision", arg, &pr, err)) return FALSE;
-    l->precision = pr;
-    return TRUE;
-  }
-  case O_OGR: l->overlap_grad_reduce = TRUE; return TRUE;
-  case O_OPG: l->overlap_param_gather = TRUE; return TRUE;
-  case O_PARTITION: o->partition_set = TRUE; return partition_parse_method(arg, &o->rq.gen.partition, err);
-  case O_SCHEDULE: return sched_parse(arg, &l->schedule, err);
-  case O_VSTAGES: return parse_int_in("virtual-stages", arg, 1, 1024, &l->virtual_stages, err);
-  case O_PROFILE: o->profile_name = arg; return TRUE;
-  case O_STACK: o->stack_name = arg; o->stack_set = TRUE; return TRUE;
-  case O_PLATFORM_FILE: o->rq.replay.platform_file = arg; return TRUE;
+static void *field_of(cli_opts *o, size_t offset) { return (char *)o + offset; }
 
-  case O_NO_SYM: o->rq.gen.symmetry = FALSE; return TRUE;
-  case O_FORMAT: {
-    gboolean ranked = (o->command_bit & RANKED) != 0;
-    if (strcmp(arg, "text") && strcmp(arg, "json") && !(ranked && !strcmp(arg, "csv")))
-      return bad(err, "format", arg, ranked ? "text, csv, json" : "text, json");
-    o->format = arg;
-    return TRUE;
+/* Store the value of one option (its argument checked as the table says). */
+static gboolean set_option(cli_opts *o, const cli_option *op, const char *arg, GError **err)
+{
+  int iv = 0;
+  double dv = 0;
+  if (op->value == CLI_V_CUSTOM) return op->set(o, arg, err);
+  if (!parse_value(op, arg, &iv, &dv, err)) return FALSE;
+  if (op->given_field) *(gboolean *)field_of(o, op->given_field) = TRUE;
+  switch (op->value) {
+  case CLI_V_FLAG: *(int *)field_of(o, op->field) = op->flag_value; break;
+  case CLI_V_STRING: *(const char **)field_of(o, op->field) = arg; break;
+  case CLI_V_WHATIF: o->whatif.v[op->axis] = dv; break;
+  default: *(int *)field_of(o, op->field) = iv; break; /* int, enum, bool */
   }
-  case O_FIDELITY: return pool_parse_fidelity(arg, &o->fidelity, err);
-  case O_TOP: return cli_parse_positive_int("top", arg, &o->top, err);
-  case O_SHOW_INVALID: o->show_invalid = TRUE; return TRUE;
-  case O_PLOT: o->plot = arg; return TRUE;
-  case O_SHARD: return parse_shard(o, arg, err);
-  case O_TRUST_OUT: o->trust_out = arg; return TRUE;
-  case 'o': o->output = arg; return TRUE;
-  case 'j':
-    return parse_int_in("jobs", arg, 1, 1024, &o->jobs, err);
-  case O_PAJE: o->paje = arg; return TRUE;
-  case O_PAJE_SIMGRID: o->rq.replay.simgrid_paje_path = arg; return TRUE;
-  case O_NCCL_ALGO: { /* a what-if: the collective algorithm forced (sim/collective.h) */
-    int a = coll_algo_parse(arg);
-    if (a < 0 || a > COLL_ALGO_HIER) return bad(err, "nccl-algo", arg, COLL_ALGO_ALLOWED);
-    o->rq.replay.nccl_algo = a;
-    return TRUE;
-  }
-  case O_CHROME: o->chrome_trace = arg; return TRUE;
-  case O_SVG: o->timeline_svg = arg; return TRUE;
-  case O_SVG_WINDOW: { /* START < the step's end is checked once the step is simulated */
-    double start_s, end_s;
-    o->svg_window = arg;
-    return trace_svg_window_parse(arg, -1, &start_s, &end_s, err);
-  }
-  case O_CSV: o->timeline_csv = arg; return TRUE;
-  case O_LOG: {
-    static const char *const levels[] = {"trace", "debug", "verbose", "info", "warning", "error", "critical"};
-    for (size_t i = 0; i < G_N_ELEMENTS(levels); i++)
-      if (!strcmp(arg, levels[i])) {
-        o->rq.replay.log_threshold = arg;
-        return TRUE;
+  return TRUE;
+}
+
+/* The index of the option an option is another spelling of (--no-zero1: --zero), or its own. */
+static size_t canonical_index(const cli_option *op)
+{
+  const cli_option *same = op->same_as ? cli_option_find(op->same_as) : NULL;
+  return (size_t)((same ? same : op) - CLI_OPTIONS);
+}
+
+/* One option as getopt_long read it: refused when given before (under any of its names), kept raw
+ * when it is a sweep's list (cli_sweep_spec reads it), else checked and stored. */
+static gboolean one_option(cli_opts *o, const cli_option *op, const char *shown, const char *arg, GError **err)
+{
+  size_t i = canonical_index(op);
+  if (o->given[i]) {
+    const cli_option *first = &CLI_OPTIONS[i];
+    g_autoptr(GString) names = g_string_new(NULL); /* every name of the option, where it has more than one */
+    for (size_t k = 0; k < CLI_N_OPTIONS; k++)
+      if (canonical_index(&CLI_OPTIONS[k]) == i) {
+        g_string_append_printf(names, "%s--%s", names->len ? ", " : "", CLI_OPTIONS[k].name);
+        if (CLI_OPTIONS[k].alias) g_string_append_printf(names, ", --%s", CLI_OPTIONS[k].alias);
       }
-    return bad(err, "log", arg, "trace, debug, verbose, info, warning, error, critical");
+    if (first == op && !op->alias)
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: given more than once (allowed: each option once)", shown);
+    else
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: given more than once, as one of %s (allowed: each option "
+                  "once, by one of its names)", shown, names->str);
+    return FALSE;
   }
-  case O_MEM_SVG: o->memory_svg = arg; return TRUE;
-  case O_TRACE_RANKS: o->trace_ranks = arg; return TRUE;
-  case O_PAJE_LINKS: o->paje_links = TRUE; return TRUE;
-  case O_MAX_EVALS: return parse_int_in("max-evals", arg, 1, 1000000, &o->max_evals, err); /* >= 11: cmd_calibrate */
-  case O_FULL: o->calib_full = TRUE; return TRUE;
-  case O_CHECK_FAST: o->calib_check_fast = TRUE; return TRUE;
-  case O_PRIOR: {
-    char *end;
-    errno = 0;
-    double v = strtod(arg, &end);
-    gboolean underflow = errno == ERANGE && fabs(v) <= 1.0; /* a tiny positive weight: take strtod's 0 or denormal */
-    if ((errno && !underflow) || end == arg || *end || !isfinite(v) || v < 0) return bad(err, "prior-weight", arg, "a number >= 0");
-    o->prior_weight = v + 0.0; /* -0 is 0 */
-    o->prior_weight_set = TRUE;
-    return TRUE;
-  }
-  case O_FIT:
-    if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory") && strcmp(arg, "fp8"))
-      return bad(err, "fit", arg, "all, timing, memory, fp8");
-    o->calib_fit = arg;
-    return TRUE;
-  default: return FALSE;
-  }
+  o->given[i] = arg ? arg : "";
+  if (takes_list(op, o->command_bit)) return TRUE;
+  return set_option(o, op, arg, err);
 }
 
 /* Options that only mean something together with another. */
@@ -372,7 +214,7 @@ static char *expansions(const struct option *longs, const char *name, size_t len
   GString *out = NULL;
   for (int pass = 0; pass < 2 && !out; pass++)
     for (const struct option *l = longs; l->name; l++) {
-      if (strncmp(l->name, name, len) || (pass == 0 && !(applies_to(l->val) & command))) continue;
+      if (strncmp(l->name, name, len) || (pass == 0 && !(applies_to(option_of_val(l->val)) & command))) continue;
       if (!out) out = g_string_new(NULL);
       g_string_append_printf(out, "%s--%s", out->len ? ", " : "", l->name);
     }
@@ -386,7 +228,7 @@ static const char *nearest(const struct option *longs, const char *name, unsigne
   const char *best = NULL;
   int best_d = MAX(2, (int)strlen(name) / 3) + 1, best_applies = 0;
   for (const struct option *l = longs; l->name; l++) {
-    int d = edit_distance(name, l->name), applies = (applies_to(l->val) & command) != 0;
+    int d = edit_distance(name, l->name), applies = (applies_to(option_of_val(l->val)) & command) != 0;
     if (d < best_d || (d == best_d && applies > best_applies)) {
       best = l->name;
       best_d = d;
@@ -414,7 +256,9 @@ static gboolean check_long_names(const struct option *longs, const char *command
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) return TRUE; /* the rest are arguments */
-    if ((!strcmp(a, "-o") || !strcmp(a, "-j")) && i + 1 < argc) i++; /* their value, whatever it is */
+    if (a[0] == '-' && a[1] && !a[2] && cli_option_find_short(a[1]) && cli_option_find_short(a[1])->arg != CLI_ARG_NONE &&
+        i + 1 < argc)
+      i++; /* a short option's value, whatever it is */
     if (strncmp(a, "--", 2)) continue;
     const char *name = a + 2, *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -428,9 +272,9 @@ static gboolean check_long_names(const struct option *longs, const char *command
         return FALSE;
       }
       if (l->has_arg == optional_argument && !eq && i + 1 < argc && is_bool_word(argv[i + 1]) &&
-          (applies_to(l->val) & command)) {
+          (applies_to(option_of_val(l->val)) & command)) {
         gboolean on = FALSE;
-        parse_bool(l->name, argv[i + 1], &on, NULL);
+        cli_parse_bool(l->name, argv[i + 1], &on, NULL);
         g_autofree char *plain = on ? g_strdup_printf("%s alone", shown) : g_strdup_printf("no %s", shown);
         g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: its value goes after '=': '%s %s' makes '%s' an "
                     "argument (allowed: %s=%s, or %s)", shown, shown, argv[i + 1], argv[i + 1], shown, argv[i + 1],
@@ -464,10 +308,8 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
                * "-qxyz", was resumed in the next call, from the earlier argv) */
   opterr = 0;
   int c, idx = -1;
-  struct option longs[G_N_ELEMENTS(LONG)];
-  memcpy(longs, LONG, sizeof LONG);
-  for (struct option *l = longs; l->name; l++) /* sweep: --sp takes a list (--sp 0,1) */
-    if (l->val == O_SP && command == CMD_SWEEP) l->has_arg = required_argument;
+  g_autoptr(GString) shorts = g_string_new(":"); /* ':' first: a missing value is ':' */
+  g_autofree struct option *longs = long_options(command, shorts);
   /* --sp 1 as sweep's --sp 0,1 writes it: the value joined to the flag (--sp=1) before getopt reads argv */
   static GPtrArray *kept; /* getopt's optarg points into argv, and the options keep it: every copy lives on */
   if (!kept) kept = g_ptr_array_new();
@@ -482,26 +324,29 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   g_ptr_array_add(joined, NULL);
   argv = (char **)joined->pdata;
   if (!check_long_names(longs, command_name, command, argc, argv, err)) return FALSE;
-  while ((c = getopt_long(argc, argv, ":o:j:", longs, &idx)) != -1) { /* ':' first: a missing value is ':' */
+  while ((c = getopt_long(argc, argv, shorts->str, longs, &idx)) != -1) {
     const char *what = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
     if (c == ':') {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: needs a value (see layoutsim help %s)", what,
                   command_name);
       return FALSE;
     }
-    if (c == '?') { /* a long option's name was checked above: an unknown short one, perhaps inside "-qjx" */
+    const cli_option *op = option_of_val(c);
+    if (!op) { /* a long option's name was checked above: an unknown short one, perhaps inside "-qjx" */
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "-%c: unknown option (allowed: the options of layoutsim help %s)",
                   optopt, command_name);
       return FALSE;
     }
-    if (!(applies_to(c) & command)) {
-      const char *name = idx >= 0 && LONG[idx].val == c ? LONG[idx].name : c == 'o' ? "output" : "jobs";
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: does not apply to %s (see layoutsim help %s)", name,
-                  command_name, command_name);
+    /* the name as given: a long one (or its alias), else the short one */
+    g_autofree char *shown = idx >= 0 && longs[idx].val == c ? g_strconcat("--", longs[idx].name, NULL)
+                                                             : g_strdup_printf("-%c", c);
+    if (!(op->commands & command)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: does not apply to %s (see layoutsim help %s)",
+                  idx >= 0 && longs[idx].val == c ? longs[idx].name : op->name, command_name, command_name);
       return FALSE;
     }
     idx = -1;
-    if (!one_option(o, c, optarg, err)) return FALSE;
+    if (!one_option(o, op, shown, optarg, err)) return FALSE;
   }
   for (int i = optind; i < argc; i++) g_ptr_array_add(o->positional, g_strdup(argv[i])); /* argv is the joined copy */
   o->rq.replay.simgrid_paje_links = o->paje_links && o->rq.replay.simgrid_paje_path;
@@ -601,54 +446,6 @@ static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GE
   return g_steal_pointer(&out);
 }
 
-/* One element of the list of LISTS[slot] as an int (enums as ints) or a double. */
-static gboolean list_element(int slot, const char *s, int *iv, double *dv, GError **err)
-{
-  gboolean b;
-  layout_ckpt ck;
-  layout_attn at;
-  int wa = whatif_of_option(LISTS[slot]);
-  if (wa >= 0) {
-    g_autofree char *field = g_strconcat("--", whatif_option(wa), NULL);
-    return whatif_parse(wa, field, s, dv, err);
-  }
-  switch (LISTS[slot]) {
-  case O_TP: return parse_int_in("tp", s, 1, 1024, iv, err); /* which of them a model allows: counted as invalid */
-  case O_PP: return cli_parse_positive_int("pp", s, iv, err);
-  case O_SCHEDULE: return sched_parse(s, iv, err);
-  case O_VSTAGES: return parse_int_in("virtual-stages", s, 1, 1024, iv, err);
-  case O_CP: return parse_int_in("cp", s, 1, LAYOUT_MAX_GPUS, iv, err);
-  case O_MB: return cli_parse_positive_int("micro-batch", s, iv, err);
-  case O_GPUS: return parse_int_in("gpus", s, 1, LAYOUT_MAX_GPUS, iv, err);
-  case O_SP:
-    if (!parse_bool("sp", s, &b, err)) return FALSE;
-    *iv = b;
-    return TRUE;
-  case O_CKPT:
-    if (!layout_parse_ckpt(s, &ck, err)) return FALSE;
-    *iv = ck;
-    return TRUE;
-  case O_ATTN:
-    if (!layout_parse_attn(s, &at, err)) return FALSE;
-    *iv = at;
-    return TRUE;
-  case O_PRECISION: {
-    precision pr;
-    if (!precision_parse("precision", s, &pr, err)) return FALSE;
-    *iv = pr;
-    return TRUE;
-  }
-  default: return FALSE; /* every list option is one of the above or a what-if */
-  }
-}
-
-static const char *slot_option(int slot)
-{
-  for (const struct option *l = LONG; l->name; l++)
-    if (l->val == LISTS[slot]) return l->name;
-  return "?";
-}
-
 void cli_sweep_spec_clear(sweep_spec *s)
 {
   for (int a = 0; a < AX_N; a++)
@@ -681,43 +478,35 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->stacks = g_ptr_array_new_with_free_func(g_free);
   s->partition_set = o->partition_set;
   s->gpus = g_array_new(FALSE, FALSE, sizeof(int));
-  for (int slot = 0; slot < (int)G_N_ELEMENTS(LISTS); slot++) {
-    const char *v = o->lists[slot];
-    if (!v) continue;
-    int val = LISTS[slot];
-    gboolean ints = val == O_TP || val == O_PP || val == O_MB || val == O_GPUS || val == O_NICS || val == O_VSTAGES ||
-                    val == O_LEAF || val == O_CP;
-    g_autoptr(GPtrArray) items = list_items(slot_option(slot), v, ints, err);
+  for (size_t k = 0; k < CLI_N_OPTIONS; k++) { /* the lists, as the table says where each goes */
+    const cli_option *op = &CLI_OPTIONS[k];
+    const char *v = o->given[k];
+    if (!v || op->list == CLI_LIST_NONE) continue;
+    g_autoptr(GPtrArray) items = list_items(op->name, v, op->ranges, err);
     if (!items) return FALSE;
-    if (val == O_PROFILE || val == O_STACK) {
+    if (op->list == CLI_LIST_PROFILES || op->list == CLI_LIST_STACKS) {
       for (guint i = 0; i < items->len; i++)
-        g_ptr_array_add(val == O_PROFILE ? s->profiles : s->stacks, g_strdup(items->pdata[i]));
+        g_ptr_array_add(op->list == CLI_LIST_PROFILES ? s->profiles : s->stacks, g_strdup(items->pdata[i]));
       continue;
     }
-    int wa = whatif_of_option(val);
-    gboolean is_whatif = wa >= 0;
-    GArray *arr = g_array_new(FALSE, FALSE, is_whatif ? sizeof(double) : sizeof(int));
+    gboolean doubles = op->value == CLI_V_WHATIF;
+    GArray *arr = g_array_new(FALSE, FALSE, doubles ? sizeof(double) : sizeof(int));
     for (guint i = 0; i < items->len; i++) {
       int iv = 0;
       double dv = 0;
-      if (!list_element(slot, items->pdata[i], &iv, &dv, err)) {
+      if (!parse_value(op, items->pdata[i], &iv, &dv, err)) {
         g_array_unref(arr);
         return FALSE;
       }
-      if (is_whatif) g_array_append_val(arr, dv);
+      if (doubles) g_array_append_val(arr, dv);
       else g_array_append_val(arr, iv);
     }
-    if (is_whatif) s->whatif[wa] = arr;
-    else if (val == O_SCHEDULE) s->layout[AX_SCHED] = arr;
-    else if (val == O_VSTAGES) s->layout[AX_VS] = arr;
-    else if (val == O_CP) s->layout[AX_CP] = arr;
-    else if (val == O_PRECISION) s->layout[AX_PREC] = arr;
-    else if (val == O_GPUS) {
-      g_array_unref(s->gpus);
-      s->gpus = arr;
-    } else s->layout[slot] = arr; /* LISTS' first six are the layout axes in sweep_layout_axis order */
+    GArray **to = op->list == CLI_LIST_WHATIF ? &s->whatif[op->axis]
+                  : op->list == CLI_LIST_LAYOUT ? &s->layout[op->axis]
+                                                : &s->gpus;
+    if (*to) g_array_unref(*to);
+    *to = arr;
   }
-  G_STATIC_ASSERT(AX_TP == 0 && AX_PP == 1 && AX_SP == 2 && AX_CKPT == 3 && AX_ATTN == 4 && AX_MB == 5);
   /* single values: --what-ifs and --gpus as simulate takes them */
   for (int a = 0; a < WHATIF_N; a++)
     if (!s->whatif[a] && o->whatif.v[a] != 0) {
@@ -726,7 +515,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     }
   if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
   if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
-  if (s->stacks->len == 0) g_ptr_array_add(s->stacks, o->stack_set ? g_strdup(o->stack_name) : NULL); /* NULL: each
-                                                                                  * profile's default_stack */
+  if (s->stacks->len == 0) /* NULL: each profile's default_stack */
+    g_ptr_array_add(s->stacks, o->stack_set ? g_strdup(o->stack_name) : NULL);
   return TRUE;
 }

@@ -1,8 +1,9 @@
-/* options -- the command-line options shared by simulate, graph, replay, predict,
- * validate and calibrate: parsing them (GNU long options) into a sim_request, strictly
- * (a bad value is an error naming the option and the allowed values).
+/* options -- the command-line options of every command: parsing them (GNU long options, as the
+ * option table, cli/option_table.h, declares them) into a sim_request, strictly (a bad value is an
+ * error naming the option and the allowed values; an option given twice is refused, as a repeated
+ * key of a JSON file or column of a table is), and the sweep's lists into a sweep_spec.
  *
- * Owns: option tables and number parsing. May not touch: simulation.
+ * Owns: parsing, value checks, the sweep's lists. May not touch: simulation.
  */
 #ifndef OPTIONS_H
 #define OPTIONS_H
@@ -14,6 +15,7 @@
 #include "analysis/sweep.h"
 #include "analysis/trust.h"
 #include "platforms/whatif.h"
+#include "cli/option_table.h"
 
 typedef struct cli_opts {
   unsigned command_bit;  /* CMD_*: the command being run (set by cli_parse) */
@@ -27,7 +29,8 @@ typedef struct cli_opts {
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
-  const char *lists[20]; /* sweep: the raw lists of the options that take one (cli_sweep_spec) */
+  const char *given[CLI_MAX_OPTIONS]; /* each option's argument as given, by its CLI_OPTIONS index ("" for
+                                       * one without a value); NULL: not given. sweep: the raw lists */
   int top;               /* sweep, merge --top; 0: the format's default */
   gboolean show_invalid; /* sweep, merge --show-invalid */
   const char *plot;      /* sweep, merge --plot FILE.svg */
@@ -63,8 +66,6 @@ void cli_opts_clear(cli_opts *o);
 /* Parse argv (after the subcommand `command`, one CMD_ bit, named command_name in messages) into o.
  * An option the command does not use is an error, and so is a combination that means nothing. */
 gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int argc, char **argv, GError **err);
-/* Whether the long option `long_name` applies to `command` (TRUE for names that are not options). */
-gboolean cli_option_applies(const char *long_name, unsigned command);
 /* Resolve model/profile/overrides into o->rq (needs_model FALSE for replay). */
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
 /* The sweep's axes and fixed values from the options (the model resolved as cli_resolve does);
@@ -72,6 +73,13 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err);
 gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err);
 void cli_sweep_spec_clear(sweep_spec *s);
 
+/* The largest integer an option without a range of its own takes. */
+#define CLI_INT_MAX 1000000000
 gboolean cli_parse_positive_int(const char *opt, const char *s, int *out, GError **err);
+/* An integer in [lo, hi], strict as the CSV reader: no blank or sign. */
+gboolean cli_parse_int_in(const char *opt, const char *s, long lo, long hi, int *out, GError **err);
+gboolean cli_parse_bool(const char *opt, const char *s, gboolean *out, GError **err);
+/* FALSE with "--opt: invalid value 's' (allowed: allowed)". */
+gboolean cli_bad_value(GError **err, const char *opt, const char *s, const char *allowed);
 
 #endif

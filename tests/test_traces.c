@@ -1266,10 +1266,21 @@ START_TEST(test_trace_ranks_dp0_lists_and_bad_values)
   ck_assert(tl_ranks_parse(&tl, NULL, 4, &sel, NULL)); /* default above the limit: dp0 */
   ck_assert_int_eq(sel.n, PP);
   tl_ranks_clear(&sel);
-  ck_assert(tl_ranks_parse(&tl, "5,0-2,1", 64, &sel, NULL));
+  ck_assert(tl_ranks_parse(&tl, "5,0-2", 64, &sel, NULL)); /* in any order, sorted */
   ck_assert_int_eq(sel.n, 4);
   ck_assert_int_eq(sel.rank[3], 5);
   tl_ranks_clear(&sel);
+  /* a rank named twice is refused (issue 30), as a value listed twice in a sweep's list */
+  const char *twice[] = {"5,0-2,1", "0,0"};
+  for (size_t i = 0; i < G_N_ELEMENTS(twice); i++) {
+    GError *err = NULL;
+    ck_assert_msg(!tl_ranks_parse(&tl, twice[i], 64, &sel, &err), "'%s' accepted", twice[i]);
+    ck_assert_ptr_nonnull(strstr(err->message, "is listed twice"));
+    g_clear_error(&err);
+    ck_assert(!tl_ranks_spec_check(twice[i], 8, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "is listed twice"));
+    g_clear_error(&err);
+  }
   const char *bad[] = {"8", "3-1", "x", "", "1,,2", "-1"};
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *err = NULL;

@@ -229,6 +229,14 @@ static gboolean bad_ranks(GError **err, const char *spec, int world)
   return FALSE;
 }
 
+/* A rank the list names twice (0,0 or 0-3,2): refused, as a value listed twice in a sweep's list. */
+static gboolean twice_ranks(GError **err, const char *spec, int rank)
+{
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+              "--trace-ranks: rank %d is listed twice in '%s' (allowed: each rank once)", rank, spec);
+  return FALSE;
+}
+
 /* "a" or "a-b" with 0 <= a <= b < world. */
 static gboolean parse_range(const char *s, int world, int *lo, int *hi)
 {
@@ -250,9 +258,14 @@ gboolean tl_ranks_spec_check(const char *spec, int world, GError **err)
 {
   if (!spec || !strcmp(spec, "all") || !strcmp(spec, "dp0")) return TRUE;
   g_auto(GStrv) parts = g_strsplit(spec, ",", -1);
+  g_autofree gboolean *seen = g_new0(gboolean, MAX(world, 1));
   int lo, hi;
-  for (char **p = parts; *p; p++)
+  for (char **p = parts; *p; p++) {
     if (!parse_range(*p, world, &lo, &hi)) return bad_ranks(err, spec, world);
+    for (int i = lo; i <= hi; i++)
+      if (seen[i]) return twice_ranks(err, spec, i);
+      else seen[i] = TRUE;
+  }
   return parts[0] != NULL || bad_ranks(err, spec, world);
 }
 
@@ -271,11 +284,11 @@ gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_
     for (char **p = parts; *p; p++) {
       int lo, hi;
       if (!parse_range(*p, world, &lo, &hi)) return bad_ranks(err, s, world);
-      for (int i = lo; i <= hi; i++)
-        if (!seen[i]) {
-          seen[i] = TRUE;
-          g_array_append_val(r, i);
-        }
+      for (int i = lo; i <= hi; i++) {
+        if (seen[i]) return twice_ranks(err, s, i); /* as a repeated option or list value: refused */
+        seen[i] = TRUE;
+        g_array_append_val(r, i);
+      }
     }
     if (r->len == 0) return bad_ranks(err, s, world);
     g_array_sort(r, int_cmp);

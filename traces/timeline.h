@@ -114,7 +114,7 @@ typedef struct tl_ranks {
   int n;
   int *rank; /* ascending, owned */
 } tl_ranks;
-/* Parse "all", "dp0" (data-parallel replica 0) or a list "0-7,16,24-25";
+/* Parse "all", "dp0" (data-parallel replica 0) or a list "0-7,16,24-25" naming each rank once;
  * NULL means the default: all ranks up to `all_limit` GPUs, else dp0. */
 /* Check a --trace-ranks spec against a world size before anything is simulated. */
 gboolean tl_ranks_spec_check(const char *spec, int world, GError **err);

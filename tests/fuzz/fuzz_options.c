@@ -12,16 +12,12 @@
  */
 #include <string.h>
 
-#include "cli/options.h"
+#include "cli/commands.h"
 #include "fuzz_common.h"
 #include "traces/timeline.h"
 
 /* At most this many arguments: getopt's cost grows with them, not the code it reaches. */
 #define FUZZ_MAX_ARGS 64
-
-static const struct { const char *name; unsigned bit; } COMMANDS[] = {
-    {"simulate", CMD_SIMULATE}, {"graph", CMD_GRAPH},         {"replay", CMD_REPLAY}, {"predict", CMD_PREDICT},
-    {"validate", CMD_VALIDATE}, {"calibrate", CMD_CALIBRATE}, {"sweep", CMD_SWEEP},   {"merge", CMD_MERGE}};
 
 /* What the command does with parsed options before it simulates: FALSE with err when it refuses them. */
 static gboolean resolve(cli_opts *o, unsigned bit, GError **err)
@@ -47,20 +43,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   g_autofree char *text = g_strndup((const char *)data, size); /* up to a NUL byte: argv's strings end there */
   g_auto(GStrv) lines = g_strsplit(text, "\n", FUZZ_MAX_ARGS + 1);
-  size_t i = 0;
-  while (i < G_N_ELEMENTS(COMMANDS) && g_strcmp0(lines[0], COMMANDS[i].name)) i++;
-  if (i == G_N_ELEMENTS(COMMANDS)) return 0;
+  const cli_command *c = lines[0] ? cli_command_find(lines[0]) : NULL; /* layoutsim's command table */
+  if (!c) return 0;
   int argc = (int)g_strv_length(lines);
   g_autofree char **argv = g_new0(char *, argc + 1); /* getopt_long permutes argv: a copy of the pointers */
   memcpy(argv, lines, argc * sizeof *argv);
   cli_opts o;
   cli_opts_init(&o);
   GError *err = NULL;
-  gboolean ok = cli_parse(&o, COMMANDS[i].name, COMMANDS[i].bit, argc, argv, &err);
+  gboolean ok = cli_parse(&o, c->name, c->bit, argc, argv, &err);
   fuzz_check_result(ok, err);
   g_clear_error(&err);
   if (ok) {
-    ok = resolve(&o, COMMANDS[i].bit, &err);
+    ok = resolve(&o, c->bit, &err);
     fuzz_check_result(ok, err);
     g_clear_error(&err);
   }

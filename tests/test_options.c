@@ -291,6 +291,7 @@ START_TEST(test_each_sweep_axis_takes_the_list_of_exactly_one_option)
                            : op->axis == AX_CKPT && op->list == CLI_LIST_LAYOUT ? g_strdup("none,every_layer")
                            : op->axis == AX_ATTN && op->list == CLI_LIST_LAYOUT ? g_strdup("flash2,torch")
                            : op->axis == AX_SCHED && op->list == CLI_LIST_LAYOUT ? g_strdup("1f1b,gpipe")
+                           : op->axis == AX_PREC && op->list == CLI_LIST_LAYOUT ? g_strdup("bf16,fp8")
                                                                                    : g_strdup("fat-tree,rail");
     g_autofree char *name = g_strconcat("--", op->name, NULL);
     g_autoptr(GPtrArray) argv = g_ptr_array_new();

@@ -499,12 +499,13 @@ static double count_point(const sweep_spec *s, const point *pt)
         g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
         g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
         g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
+        g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, tp, pp, cp, gb); /* every axis enumerate_point loops */
         double vs = 0;
         for (guint h = 0; h < scs->len; h++) {
           g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
           vs += vss->len;
         }
-        n += (double)sps->len * cks->len * ats->len * mbs->len * vs;
+        n += (double)sps->len * cks->len * ats->len * mbs->len * prs->len * vs;
       }
     }
   }

@@ -1,0 +1,66 @@
+# blackwell-rows.awk -- the dense Llama rows of ../shared/validation/megatron_bridge.csv (Llama3-8B,
+# Llama3-70B; NeMo's Megatron-Bridge perf recipes on H100, B200, B300, GB200, GB300) and every row of
+# simumax_b200.csv (Megatron-LM on one 8x B200 node, truncated Llama 3 models) -> a table `layoutsim
+# validate` reads, for bench/blackwell.sh (docs/blackwell.md). Prepend bench/csv.awk.
+#
+#   awk -v who=blackwell-rows -v models=DIR -v skips=SKIPS.tsv -f bench/csv.awk -f bench/blackwell-rows.awk IN.csv > OUT.csv
+#
+# Per row: profile from gpu_type (H100 -> h100-sxm5-80gb, B200 -> b200, B300 -> b300, GB200 ->
+# gb200-nvl72, GB300 -> gb300-nvl72), stack nemo, precision from notes precision= (bf16, fp8-cs, mxfp8;
+# mxfp8 on the H100 and nvfp4 are skipped), cp from notes cp=, the schedule (interleaved-vN: N chunks),
+# ZeRO: Megatron-Bridge's fsdp>0 (Megatron-FSDP) -> 3, else the distributed optimizer -> 1 (SimuMax's
+# runs pass --use-distributed-optimizer; Megatron-Bridge's perf recipes default to it); overlaps off
+# (neither table states them on; the nemo stack was fitted without them). Recompute not stated (the
+# Megatron-Bridge tables) runs as none; sp not stated runs as on where tp > 1 (the perf recipes'
+# default). Attention: Transformer Engine's flash kernels (flash2), the stack's fused norms; partition
+# layers. Megatron-Bridge rows use the shipped llama3-8b / llama3-70b; SimuMax's truncated models get a
+# model file in DIR (its layers, kv_heads from notes). Extra columns: system, source (megatron-bridge or
+# simumax), mem_gib, mem_reserved_gib, simumax_err_pct, simumax_mem_err_pct (SimuMax rows). A skipped row goes to SKIPS as
+# "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
+function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, FNR, cell("model_name"), reason >> skips }
+function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
+function num(s) { sub(/^ */, "", s); sub(/[^0-9.+-].*/, "", s); return s }
+function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
+FNR == 1 {
+  need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
+  if (!header++) print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,mem_gib,mem_reserved_gib,simumax_err_pct,simumax_mem_err_pct"
+  simumax = FILENAME ~ /simumax/
+  next
+}
+{
+  m = cell("model_name"); g = cell("gpu_type")
+  if (!simumax && (cell("arch") != "llama" || (m != "Llama3-8B" && m != "Llama3-70B"))) next # not a dense row of this check: not counted
+  sys = g; sub(/[ (].*/, "", sys)
+  prof = sys == "H100" ? "h100-sxm5-80gb" : sys == "B200" ? "b200" : sys == "B300" ? "b300" : sys == "GB200" ? "gb200-nvl72" : sys == "GB300" ? "gb300-nvl72" : ""
+  if (prof == "") { skip("GPU " sys ": no profile mapped"); next }
+  pr = tolower(note("precision")); sub(/[ (].*/, "", pr); pr = pr == "" ? "bf16" : pr
+  if (pr == "nvfp4") { skip("precision nvfp4: not modelled"); next }
+  if (pr == "mxfp8" && sys == "H100") { skip("mxfp8 on H100: the Hopper has no MX tensor cores"); next }
+  if (pr != "bf16" && pr != "fp8-cs" && pr != "mxfp8") { skip("precision " pr); next }
+  s = cell("schedule")
+  if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
+  sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
+  cp = num(note("cp")); cp = cp == "" ? 1 : cp
+  if (cell("seq_len") % (2 * cp) != 0) { skip("context parallelism " cp ": seq_len not in 2*cp chunks"); next }
+  t = cell("tp"); pp = cell("pp")
+  if (t * cp * pp * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*cp*pp*dp"); next }
+  if (sched == "interleaved" && cell("layers") % (pp * vs) != 0) { skip("interleaved: layers not divisible by pp*V"); next }
+  rc = cell("recompute")
+  if (rc == "selective") { skip("selective recompute"); next }
+  sp = cell("sp"); if (sp == "") sp = t > 1 ? 1 : 0
+  fs = num(note("fsdp")); zero = fs != "" && fs > 0 ? 3 : 1
+  kv = num(note("kv_heads"))
+  if (simumax) {
+    name = tolower(m); gsub(/[^a-z0-9.+-]+/, "-", name); sub(/-+$/, "", name); name = name "-kv" kv
+    file = models "/" name ".json"
+    if (!(file in written)) {
+      printf "{ \"name\": \"%s\", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"ffn\": %d, \"vocab\": %d, \"kv_heads\": %d }\n", name, cell("layers"), cell("hidden"), cell("heads"), cell("ffn"), cell("vocab"), kv > file
+      close(file); written[file] = 1
+    }
+  } else { name = tolower(m); file = "" }
+  printf "%s,%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,layers,%s,%d,%s,nemo,%d,0,0,%s,ok,%s,%s,%s,%s,%s,%s,%s\n", name, file, cell("seq_len"),
+    cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp,
+    sched, vs, prof, zero, pr, cell("measured_step_time_s"), sys, simumax ? "simumax" : "megatron-bridge",
+    num(note("mem_gib")), num(note("mem_reserved_gib")), num(note("simumax_err_pct")), num(note("simumax_mem_err_pct"))
+}
+END { if (bad) exit 2 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The uncalibrated Blackwell profiles out of sample (docs/blackwell.md): the dense Llama rows of
+# megatron_bridge.csv (Llama3-8B, Llama3-70B: NeMo's Megatron-Bridge perf recipes on H100, B200, B300,
+# GB200, GB300; FP8 current scaling, MXFP8) and every row of simumax_b200.csv (Megatron-LM, bf16, one
+# 8x B200 node, truncated Llama 3 models) converted by bench/blackwell-rows.awk, run with the shipped
+# profiles and the H100-fitted nemo stack. Nothing is fitted.
+#   1. `layoutsim validate` on the rows as stated (its summary: the OOM verdict, the timed rows' MAPE);
+#   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB: the Megatron-Bridge tables do not
+#      state the recompute/offload their 70B recipes needed to fit; the rows run with none), predicted with
+#      `layoutsim predict`: MAPE and bias of the step time per system, per system and precision, per source;
+#   3. the SimuMax rows: mean |error| of layoutsim's step time and peak memory (pred_peak_mem_gib against
+#      the measured max allocated, mem_gib, and reserved, mem_reserved_gib) next to SimuMax's own
+#      (simumax_err_pct, simumax_mem_err_pct: its error against max allocated);
+#   4. the rows skipped and why.
+# WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
+# Usage: bash bench/blackwell.sh VALIDATION_DIR WORK_DIR [JOBS]
+set -euo pipefail
+die() { echo "blackwell: $*" >&2; exit 2; }
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/blackwell.sh VALIDATION_DIR WORK_DIR [JOBS]"
+jobs=${3:-2}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
+here=$(cd "$(dirname "$0")" && pwd -P)
+repo=$(cd "$here/.." && pwd -P)
+bin="$repo/build/layoutsim"
+[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
+mkdir -p "$2/models"
+work=$(cd "$2" && pwd -P)
+case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+: > "$work/skipped.tsv"
+awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -f "$here/csv.awk" -f "$here/blackwell-rows.awk" \
+  "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
+echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
+"$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> /dev/null | sed 's/^/  /'
+# the OOM verdict per system, from the same run
+awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" > "$work/rows-lifted.csv" <<'AWK'
+NR == 1 { print $0 ",gpu_memory"; next }
+{ print $0 ",100000" }
+END { if (bad) exit 2 }
+AWK
+"$bin" predict "$work/rows.csv" -j "$jobs" -o "$work/pred.csv" > /dev/null 2>&1
+"$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
+echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"
+awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred.csv" "$work/pred-lifted.csv" <<'AWK'
+FNR == 1 { need("system precision source pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
+f == 1 { oom[FNR] = cell("pred_status") == "oom"; next }
+cell("pred_status") == "ok" {
+  e = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1); a = e < 0 ? -e : e
+  k[1] = cell("system") " (all)"; k[2] = cell("system") " " cell("precision"); k[3] = "source " cell("source"); k[4] = "all"
+  k[5] = cell("system") == "H100" ? "" : "Blackwell " cell("precision")
+  for (i = 1; i <= 5; i++) if (k[i] != "") { n[k[i]]++; A[k[i]] += a; B[k[i]] += e; O[k[i]] += oom[FNR]; if (a > M[k[i]]) M[k[i]] = a }
+}
+END {
+  if (bad) exit 2
+  printf "  %-28s %5s %7s %7s %7s %s\n", "rows", "n", "mape%", "bias%", "max%", "predicted oom at the profile's memory"
+  for (s in n) printf "  %-28s %5d %7.1f %+7.1f %7.1f %d\n", s, n[s], A[s] / n[s], B[s] / n[s], M[s], O[s] | "sort"
+  close("sort")
+}
+AWK
+echo "== 3. SimuMax rows: mean |error| (%) of layoutsim and of SimuMax (its own, as published)"
+awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred-lifted.csv" <<'AWK'
+NR == 1 { need("source model pred_step_time_s step_time_s pred_peak_mem_gib mem_gib mem_reserved_gib simumax_err_pct simumax_mem_err_pct", "as predict -o writes"); next }
+cell("source") == "simumax" && cell("pred_step_time_s") != "" {
+  m = cell("model"); sub(/-[0-9]+-layer.*/, "", m)
+  split(m " all", ks, " ")
+  t = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1)
+  ma = 100 * (cell("pred_peak_mem_gib") / cell("mem_gib") - 1); mr = 100 * (cell("pred_peak_mem_gib") / cell("mem_reserved_gib") - 1)
+  st = cell("simumax_err_pct"); sm = cell("simumax_mem_err_pct")
+  for (i = 1; i <= 2; i++) { k = ks[i]; n[k]++; T[k] += abs(t); Tb[k] += t; MA[k] += abs(ma); MAb[k] += ma; MR[k] += abs(mr); ST[k] += abs(st); SM[k] += abs(sm) }
+}
+function abs(x) { return x < 0 ? -x : x }
+END {
+  if (bad) exit 2
+  printf "  %-22s %4s %15s %15s %17s %17s %17s\n", "model", "rows", "time layoutsim", "time SimuMax", "mem/alloc lsim", "mem/alloc SimuMax", "mem/reserved lsim"
+  for (k in n) printf "  %-22s %4d %8.1f (%+5.1f) %15.1f %10.1f (%+5.1f) %17.1f %17.1f\n", k, n[k], T[k] / n[k], Tb[k] / n[k], ST[k] / n[k], MA[k] / n[k], MAb[k] / n[k], SM[k] / n[k], MR[k] / n[k] | "sort"
+  close("sort")
+}
+AWK
+echo "== 4. rows skipped, per file and reason"
+awk -F'\t' '{ n[$1 "\t" $4]++ } END { for (k in n) { split(k, a, "\t"); sub(/.*\//, "", a[1]); printf "  %-22s %4d  %s\n", a[1], n[k], a[2] } }' \
+  "$work/skipped.tsv" | sort

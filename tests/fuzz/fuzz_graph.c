@@ -5,7 +5,7 @@
  *
  * Owns: the properties of a loaded graph: every program present, a mirror's source explicit and
  * its active_from within it; and that graph_save writes what loads back to the same graph (world,
- * meta, groups, programs, every event field). A refused file has one error. Seeds:
+ * typed meta, groups and their traffic classes, programs, every event field, its data type included). A refused file has one error. Seeds:
  * tests/fuzz/corpus/graph/.
  */
 #include <math.h>
@@ -19,16 +19,16 @@
 static void require_same_graph(const graph *a, const graph *b)
 {
   fuzz_require(a->world_size == b->world_size, "world %d, reloaded %d", a->world_size, b->world_size);
-  fuzz_require(g_hash_table_size(a->meta) == g_hash_table_size(b->meta), "meta entries differ");
-  GHashTableIter it;
-  gpointer k, v;
-  g_hash_table_iter_init(&it, a->meta);
-  while (g_hash_table_iter_next(&it, &k, &v))
-    fuzz_require(!g_strcmp0(v, g_hash_table_lookup(b->meta, k)), "meta.%s differs", (char *)k);
+  const graph_meta *ma = &a->meta, *mb = &b->meta;
+  fuzz_require(!strcmp(ma->model, mb->model) && !strcmp(ma->layout, mb->layout) &&
+               !strcmp(ma->partition, mb->partition) && !strcmp(ma->precision, mb->precision), "meta texts differ");
+  fuzz_require(ma->tokens_per_step == mb->tokens_per_step && ma->model_flops_per_step == mb->model_flops_per_step &&
+               ma->pp == mb->pp && ma->ranks_per_stage == mb->ranks_per_stage &&
+               ma->gpus_per_node == mb->gpus_per_node, "meta numbers differ");
   fuzz_require(a->groups->len == b->groups->len, "groups differ");
   for (guint i = 0; i < a->groups->len; i++) {
     const graph_group *x = g_ptr_array_index(a->groups, i), *y = g_ptr_array_index(b->groups, i);
-    fuzz_require(!strcmp(x->label, y->label) && x->ranks->len == y->ranks->len &&
+    fuzz_require(!strcmp(x->label, y->label) && x->tclass == y->tclass && x->ranks->len == y->ranks->len &&
                  (x->ranks->len == 0 || !memcmp(x->ranks->data, y->ranks->data, x->ranks->len * sizeof(int))),
                  "group %u differs", i);
   }
@@ -48,6 +48,7 @@ static void require_same_graph(const graph *a, const graph *b)
     for (guint i = 0; i < p->events->len; i++) { /* field by field: -0 and 0 are one value */
       const graph_event *e = &g_array_index(p->events, graph_event, i), *f = &g_array_index(q->events, graph_event, i);
       fuzz_require(e->kind == f->kind && e->op == f->op && e->phase == f->phase && e->variant == f->variant &&
+                   e->dtype == f->dtype && e->stream == f->stream &&
                    e->micro_batch == f->micro_batch && e->layer == f->layer && e->peer == f->peer && e->m == f->m &&
                    e->n == f->n && e->k == f->k && e->launches == f->launches && e->flops == f->flops &&
                    e->bytes == f->bytes && e->mem_delta_bytes == f->mem_delta_bytes &&

@@ -1,6 +1,8 @@
 /* lsim_error -- see lsim_error.h. */
 #include "lsim_error.h"
 
+#include <stdarg.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,4 +56,14 @@ char *lsim_one_line(const char *msg)
     else g_string_append_c(out, *p);
   }
   return g_string_free(out, FALSE);
+}
+
+gboolean lsim_invalid_at(GError **err, const char *where, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", where, msg);
+  return FALSE;
 }

@@ -32,5 +32,8 @@ char *lsim_one_line(const char *msg);
  * the fewest significant digits (up to 17) that read back as the same double, so that
  * 4.000000000000001 is not shown as 4 (%g) nor 0.1 as 0.10000000000000001 (%.17g). Newly allocated. */
 char *lsim_number(double d);
+/* Set err to LSIM_ERROR_INVALID "WHERE: MESSAGE" (a file's fields: where is the file); returns FALSE, so that a
+ * check reads `return lsim_invalid_at(err, path, "...", ...)`. */
+gboolean lsim_invalid_at(GError **err, const char *where, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
 #endif

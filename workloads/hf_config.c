@@ -38,16 +38,6 @@ static const char *const MAPPED[] = {
     "attention_bias", "mlp_bias", "attention_dropout", "head_dim", "sliding_window", "use_sliding_window",
     "max_window_layers"};
 
-static gboolean bad(GError **err, const char *where, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static gboolean bad(GError **err, const char *where, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", where, msg);
-  return FALSE;
-}
 
 gboolean hf_config_detect(const cJSON *j)
 {
@@ -77,27 +67,27 @@ static gboolean find_arch(const cJSON *j, const char *where, const hf_arch **out
   *out = NULL;
   if (a) {
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 1 || !cJSON_IsString(cJSON_GetArrayItem(a, 0)))
-      return bad(err, where, "architectures = %s (allowed: a list of one of %s)",
+      return lsim_invalid_at(err, where, "architectures = %s (allowed: a list of one of %s)",
                  cJSON_IsArray(a) ? "a list not of one string" : lsim_json_type_name(a), names);
     const char *cls = cJSON_GetArrayItem(a, 0)->valuestring;
     for (size_t i = 0; i < G_N_ELEMENTS(ARCHS); i++)
       if (!strcmp(cls, ARCHS[i].cls)) *out = &ARCHS[i];
     if (!*out) {
       g_autofree char *shown = lsim_quote(cls, 60);
-      return bad(err, where, "architectures = [%s] is not an architecture layoutsim's block expresses (allowed: %s)",
+      return lsim_invalid_at(err, where, "architectures = [%s] is not an architecture layoutsim's block expresses (allowed: %s)",
                  shown, names);
     }
   }
   if (t) {
-    if (!cJSON_IsString(t)) return bad(err, where, "model_type = %s (allowed: a string)", lsim_json_type_name(t));
+    if (!cJSON_IsString(t)) return lsim_invalid_at(err, where, "model_type = %s (allowed: a string)", lsim_json_type_name(t));
     const hf_arch *byt = NULL;
     for (size_t i = 0; i < G_N_ELEMENTS(ARCHS); i++)
       if (!strcmp(t->valuestring, ARCHS[i].type)) byt = &ARCHS[i];
     g_autofree char *shown = lsim_quote(t->valuestring, 60);
-    if (!byt) return bad(err, where, "model_type = %s is not one layoutsim's block expresses (allowed: llama, mistral, "
+    if (!byt) return lsim_invalid_at(err, where, "model_type = %s is not one layoutsim's block expresses (allowed: llama, mistral, "
                          "qwen2, qwen3)", shown);
     if (*out && *out != byt)
-      return bad(err, where, "model_type = %s contradicts architectures = [\"%s\"] (allowed: \"%s\")", shown,
+      return lsim_invalid_at(err, where, "model_type = %s contradicts architectures = [\"%s\"] (allowed: \"%s\")", shown,
                  (*out)->cls, (*out)->type);
     *out = byt;
   }
@@ -112,9 +102,9 @@ static gboolean hf_int(const cJSON *j, const char *key, int max, int dflt, int *
     *out = dflt;
     return TRUE;
   }
-  if (!v) return bad(err, where, "%s: missing (a config.json of this architecture has it)", key);
+  if (!v) return lsim_invalid_at(err, where, "%s: missing (a config.json of this architecture has it)", key);
   if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 || v->valuedouble > max)
-    return bad(err, where, "%s = %s (allowed: an integer from 1 to %d)", key,
+    return lsim_invalid_at(err, where, "%s = %s (allowed: an integer from 1 to %d)", key,
                cJSON_IsNumber(v) ? "out of range" : lsim_json_type_name(v), max);
   *out = (int)v->valuedouble;
   return TRUE;
@@ -128,7 +118,7 @@ static gboolean hf_bool(const cJSON *j, const char *key, gboolean dflt, gboolean
     *out = dflt;
     return TRUE;
   }
-  if (!cJSON_IsBool(v)) return bad(err, where, "%s = %s (allowed: true | false)", key, lsim_json_type_name(v));
+  if (!cJSON_IsBool(v)) return lsim_invalid_at(err, where, "%s = %s (allowed: true | false)", key, lsim_json_type_name(v));
   *out = cJSON_IsTrue(v);
   return TRUE;
 }
@@ -160,7 +150,7 @@ gboolean hf_config_to_model(const cJSON *j, const char *path, model *out, GError
   for (const cJSON *k = j->child; k; k = k->next) /* every key is mapped, of no effect, or refused */
     if (!in_list(k->string, MAPPED, G_N_ELEMENTS(MAPPED)) && !in_list(k->string, NO_EFFECT, G_N_ELEMENTS(NO_EFFECT))) {
       g_autofree char *shown = lsim_quote(k->string, 60);
-      return bad(err, where, "key %s of the HuggingFace config is not one layoutsim maps (allowed: the keys of "
+      return lsim_invalid_at(err, where, "key %s of the HuggingFace config is not one layoutsim maps (allowed: the keys of "
                  "docs/model.md, \"HuggingFace config.json\"; a key that changes the model's cost is refused rather "
                  "than ignored)", shown);
     }
@@ -176,27 +166,27 @@ gboolean hf_config_to_model(const cJSON *j, const char *path, model *out, GError
       !hf_int(j, "num_key_value_heads", out->heads, out->heads, &out->kv_heads, where, err))
     return FALSE;
   if (out->hidden % out->heads != 0)
-    return bad(err, where, "hidden_size (%d) is not a multiple of num_attention_heads (%d) (allowed: a multiple; "
+    return lsim_invalid_at(err, where, "hidden_size (%d) is not a multiple of num_attention_heads (%d) (allowed: a multiple; "
                "layoutsim's head size is hidden_size / num_attention_heads)", out->hidden, out->heads);
   if (out->heads % out->kv_heads != 0)
-    return bad(err, where, "num_key_value_heads (%d) does not divide num_attention_heads (%d) (allowed: a divisor)",
+    return lsim_invalid_at(err, where, "num_key_value_heads (%d) does not divide num_attention_heads (%d) (allowed: a divisor)",
                out->kv_heads, out->heads);
   int head_dim = 0;
   if (cJSON_GetObjectItemCaseSensitive(j, "head_dim") && !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "head_dim")) &&
       !hf_int(j, "head_dim", 1 << 16, 0, &head_dim, where, err))
     return FALSE;
   if (head_dim && head_dim != out->hidden / out->heads)
-    return bad(err, where, "head_dim = %d, not hidden_size / num_attention_heads = %d: attention's width differs from "
+    return lsim_invalid_at(err, where, "head_dim = %d, not hidden_size / num_attention_heads = %d: attention's width differs from "
                "the model's, which layoutsim's block does not express (allowed: head_dim %d, or no head_dim)", head_dim,
                out->hidden / out->heads, out->hidden / out->heads);
   if (arch->qk_norm)
-    return bad(err, where, "architectures = [\"%s\"]: its per-head RMSNorm of queries and keys (q_norm, k_norm) is not "
+    return lsim_invalid_at(err, where, "architectures = [\"%s\"]: its per-head RMSNorm of queries and keys (q_norm, k_norm) is not "
                "in layoutsim's block (allowed: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)", arch->cls);
   /* the MLP: gated with SiLU (SwiGLU), the only activation of these classes layoutsim models */
   const cJSON *act = cJSON_GetObjectItemCaseSensitive(j, "hidden_act");
   if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "silu"))) {
     g_autofree char *shown = cJSON_IsString(act) ? lsim_quote(act->valuestring, 40) : g_strdup(lsim_json_type_name(act));
-    return bad(err, where, "hidden_act = %s (allowed: \"silu\", the gated MLP layoutsim models as SwiGLU)", shown);
+    return lsim_invalid_at(err, where, "hidden_act = %s (allowed: \"silu\", the gated MLP layoutsim models as SwiGLU)", shown);
   }
   out->norm = MODEL_NORM_RMSNORM;
   out->mlp = MODEL_MLP_SWIGLU;
@@ -207,10 +197,10 @@ gboolean hf_config_to_model(const cJSON *j, const char *path, model *out, GError
   if (!hf_bool(j, "attention_bias", FALSE, &attn_bias, where, err) || !hf_bool(j, "mlp_bias", FALSE, &mlp_bias, where, err))
     return FALSE;
   if (arch->qkv_bias && (cJSON_GetObjectItemCaseSensitive(j, "attention_bias") || mlp_bias))
-    return bad(err, where, "%s = true: Qwen2's biases are fixed by its class (q, k and v) (allowed: no attention_bias, "
+    return lsim_invalid_at(err, where, "%s = true: Qwen2's biases are fixed by its class (q, k and v) (allowed: no attention_bias, "
                "no mlp_bias)", mlp_bias ? "mlp_bias" : "attention_bias");
   if (attn_bias != mlp_bias)
-    return bad(err, where, "attention_bias = %s with mlp_bias = %s: layoutsim has biases on every linear layer or on "
+    return lsim_invalid_at(err, where, "attention_bias = %s with mlp_bias = %s: layoutsim has biases on every linear layer or on "
                "none (or on QKV alone, Qwen2) (allowed: both true or both false)", attn_bias ? "true" : "false",
                mlp_bias ? "true" : "false");
   out->bias = attn_bias && mlp_bias;
@@ -218,7 +208,7 @@ gboolean hf_config_to_model(const cJSON *j, const char *path, model *out, GError
   if (!hf_bool(j, "tie_word_embeddings", FALSE, &out->tied_embeddings, where, err)) return FALSE;
   const cJSON *drop = cJSON_GetObjectItemCaseSensitive(j, "attention_dropout");
   if (drop && !(cJSON_IsNumber(drop) && drop->valuedouble == 0))
-    return bad(err, where, "attention_dropout = %s: dropout on the attention probabilities alone, which layoutsim does "
+    return lsim_invalid_at(err, where, "attention_dropout = %s: dropout on the attention probabilities alone, which layoutsim does "
                "not separate from hidden dropout (allowed: 0.0)", cJSON_IsNumber(drop) ? "nonzero" : lsim_json_type_name(drop));
   /* sliding-window attention: Mistral's on every layer (null: none); Qwen's only with use_sliding_window, and then
    * on the layers from max_window_layers on, which one model cannot say */
@@ -229,13 +219,13 @@ gboolean hf_config_to_model(const cJSON *j, const char *path, model *out, GError
   gboolean use_sw = FALSE;
   if (!hf_bool(j, "use_sliding_window", FALSE, &use_sw, where, err)) return FALSE;
   if (use_sw)
-    return bad(err, where, "use_sliding_window = true: sliding-window attention on the layers from max_window_layers "
+    return lsim_invalid_at(err, where, "use_sliding_window = true: sliding-window attention on the layers from max_window_layers "
                "on, which layoutsim does not model (allowed: false)");
   if (!arch->window_key && !arch->qwen_window && sw && !cJSON_IsNull(sw))
-    return bad(err, where, "sliding_window is not a key of %s (allowed: no sliding_window)", arch->cls);
+    return lsim_invalid_at(err, where, "sliding_window is not a key of %s (allowed: no sliding_window)", arch->cls);
   if (!arch->qwen_window && (cJSON_GetObjectItemCaseSensitive(j, "use_sliding_window") ||
                              cJSON_GetObjectItemCaseSensitive(j, "max_window_layers")))
-    return bad(err, where, "%s is not a key of %s (allowed: not given)",
+    return lsim_invalid_at(err, where, "%s is not a key of %s (allowed: not given)",
                cJSON_GetObjectItemCaseSensitive(j, "use_sliding_window") ? "use_sliding_window" : "max_window_layers",
                arch->cls);
   return TRUE;

@@ -62,16 +62,6 @@ model model_llama(const char *name, int layers, int hidden, int heads, int ffn, 
   return m;
 }
 
-static gboolean bad(GError **err, const char *where, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static gboolean bad(GError **err, const char *where, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", where, msg);
-  return FALSE;
-}
 
 /* An optional string key naming one of `names` (its index in *out); absent: *out untouched. */
 static gboolean opt_choice(const cJSON *j, const char *key, const char *const *names, int n, int *out, const char *where,
@@ -88,14 +78,14 @@ static gboolean opt_choice(const cJSON *j, const char *key, const char *const *n
         return TRUE;
       }
   g_autofree char *got = cJSON_IsString(v) ? g_strdup_printf("'%s'", v->valuestring) : g_strdup(lsim_json_type_name(v));
-  return bad(err, where, "%s = %s (allowed: %s)", key, got, allowed->str);
+  return lsim_invalid_at(err, where, "%s = %s (allowed: %s)", key, got, allowed->str);
 }
 
 static gboolean opt_bool(const cJSON *j, const char *key, gboolean *out, const char *where, GError **err)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
   if (!v) return TRUE;
-  if (!cJSON_IsBool(v)) return bad(err, where, "%s = %s (allowed: true | false)", key, lsim_json_type_name(v));
+  if (!cJSON_IsBool(v)) return lsim_invalid_at(err, where, "%s = %s (allowed: true | false)", key, lsim_json_type_name(v));
   *out = cJSON_IsTrue(v);
   return TRUE;
 }
@@ -104,7 +94,7 @@ static gboolean opt_int(const cJSON *j, const char *key, int max, int *out, cons
 {
   if (!cJSON_GetObjectItemCaseSensitive(j, key)) return TRUE;
   if (!lsim_json_positive_int(j, key, out, where, err)) return FALSE;
-  if (*out > max) return bad(err, where, "%s = %d (allowed: 1..%d)", key, *out, max);
+  if (*out > max) return lsim_invalid_at(err, where, "%s = %d (allowed: 1..%d)", key, *out, max);
   return TRUE;
 }
 
@@ -113,7 +103,7 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
   int norm = out->norm, mlp = out->mlp, pos = out->positions;
   if (!opt_int(j, "kv_heads", out->heads, &out->kv_heads, where, err)) return FALSE;
   if (out->heads % out->kv_heads != 0)
-    return bad(err, where, "kv_heads (%d) must divide heads (%d)", out->kv_heads, out->heads);
+    return lsim_invalid_at(err, where, "kv_heads (%d) must divide heads (%d)", out->kv_heads, out->heads);
   if (!opt_choice(j, "norm", NORMS, G_N_ELEMENTS(NORMS), &norm, where, err) ||
       !opt_choice(j, "mlp", MLPS, G_N_ELEMENTS(MLPS), &mlp, where, err) ||
       !opt_choice(j, "positions", POSITIONS, G_N_ELEMENTS(POSITIONS), &pos, where, err))
@@ -123,7 +113,7 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
   out->positions = (model_positions)pos;
   if (out->positions == MODEL_POS_LEARNED) out->max_positions = 2048; /* GPT-3's context, unless given */
   else if (cJSON_GetObjectItemCaseSensitive(j, "max_positions"))
-    return bad(err, where, "max_positions is the size of a learned position table (allowed only with positions = learned)");
+    return lsim_invalid_at(err, where, "max_positions is the size of a learned position table (allowed only with positions = learned)");
   if (!opt_int(j, "max_positions", 1 << 24, &out->max_positions, where, err)) return FALSE;
   if (!opt_bool(j, "bias", &out->bias, where, err) || !opt_bool(j, "tied_embeddings", &out->tied_embeddings, where, err) ||
       !opt_bool(j, "embedding_norm", &out->embedding_norm, where, err) ||
@@ -134,11 +124,11 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
     return FALSE;
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dropout");
   if (d && !(cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble < 1))
-    return bad(err, where, "dropout = %s (allowed: a probability from 0 to below 1)",
+    return lsim_invalid_at(err, where, "dropout = %s (allowed: a probability from 0 to below 1)",
                cJSON_IsNumber(d) ? "out of range" : lsim_json_type_name(d));
   if (d) out->dropout = d->valuedouble;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
-  if (c && !cJSON_IsString(c)) return bad(err, where, "comment = %s (allowed: a string)", lsim_json_type_name(c));
+  if (c && !cJSON_IsString(c)) return lsim_invalid_at(err, where, "comment = %s (allowed: a string)", lsim_json_type_name(c));
   return TRUE;
 }
 
@@ -154,10 +144,10 @@ static gboolean model_from_json(const cJSON *j, const char *where, model *out, G
   G_STATIC_ASSERT(G_N_ELEMENTS(dst) + 1 == N_REQUIRED && G_N_ELEMENTS(MAX) == G_N_ELEMENTS(dst));
   for (size_t i = 0; i < G_N_ELEMENTS(dst); i++) {
     if (!lsim_json_positive_int(j, KEYS[i + 1], dst[i], where, err)) return FALSE;
-    if (*dst[i] > MAX[i]) return bad(err, where, "%s = %d (allowed: 1..%d)", KEYS[i + 1], *dst[i], MAX[i]);
+    if (*dst[i] > MAX[i]) return lsim_invalid_at(err, where, "%s = %d (allowed: 1..%d)", KEYS[i + 1], *dst[i], MAX[i]);
   }
   if (out->hidden % out->heads != 0)
-    return bad(err, where, "hidden (%d) must be a multiple of heads (%d)", out->hidden, out->heads);
+    return lsim_invalid_at(err, where, "hidden (%d) must be a multiple of heads (%d)", out->hidden, out->heads);
   out->kv_heads = out->heads;
   return architecture_from_json(j, where, out, err);
 }

@@ -1,0 +1,137 @@
+/* grad_sync -- the generator's data-parallel traffic: the units ZeRO-3 gathers before a pass (FSDP's
+ * wrapped modules), the gradient buckets a backward reduces as it completes them, and ZeRO-1/2's
+ * parameter all-gather overlapped at the start of the step (--overlap-param-gather).
+ *
+ * Owns: the bucket and unit bookkeeping of the emitter (emit.h) and the dp collectives they emit.
+ * May not touch: the layer passes (layer_pass.c), the optimizer step (optimizer.c).
+ */
+#include "emit.h"
+
+/* ---- units: what ZeRO-3 gathers (FSDP's wrapped modules) and what a backward completes the gradients of ---- */
+
+/* The parameters of the units of the virtual stage in forward order: the embedding, each layer, the final
+ * norm with the head (their sum is mem_stage_params'). Returns how many; out holds count + 2. */
+int grad_sync_stage_units(const emit *x, double *out)
+{
+  int first, count, v = x->vstage, n = 0;
+  partition_layers(x->part, x->m, v, &first, &count);
+  gboolean emb = partition_has_embedding(x->part, v), hn = partition_has_final_norm(x->part, x->m, v),
+           hh = partition_has_head(x->part, x->m, v);
+  if (emb) out[n++] = block_embedding_params(x->m, x->l->tp);
+  for (int i = 0; i < count; i++) out[n++] = block_layer_params(x->m, x->l->tp);
+  /* tied embeddings on the embedding's stage: the head's weights are the embedding's, counted there */
+  if (hn || hh)
+    out[n++] = (hn ? block_final_norm_params(x->m) : 0) + (hh && !(x->m->tied_embeddings && emb) ? block_head_params(x->m, x->l->tp) : 0);
+  return n;
+}
+
+/* An all-gather of the dp shards of `params` weights on the communication stream, after event `after` of
+ * stream 0 (-1: none); it holds the other ranks' shards from its end. Returns its index. */
+static int gather_unit(emit *x, double params, int after)
+{
+  graph_phase ph = x->phase;
+  x->phase = PH_DP;
+  x->on_side = TRUE;
+  emit_collective(x, COLL_ALL_GATHER, x->dp_group, params * BF16);
+  emit_last_event(x)->mem_delta_bytes += params * BF16 * (layout_dp_cp(x->l) - 1) / layout_dp_cp(x->l);
+  emit_depend(x, after);
+  x->on_side = FALSE;
+  x->phase = ph;
+  return emit_last_index(x);
+}
+
+/* Before unit u of n (params[u]) of a pass that walks them by `dir` (+1 forward, -1 backward): ZeRO-3 gathers
+ * it (issued when the pass begins) and the next unit's weights, once this unit starts (FSDP's prefetch:
+ * at most two units whole), and its first kernel waits for its own gather; the first forward of a step with
+ * --overlap-param-gather waits for the bucket of the step's first gathers that completes the unit. */
+void grad_sync_unit_begin(emit *x, const double *params, int n, int u, int dir)
+{
+  if (x->gather_units) {
+    int mine = u == (dir > 0 ? 0 : n - 1) ? gather_unit(x, params[u], x->last_main) : x->unit_gather;
+    int next = u + dir;
+    x->unit_gather = next >= 0 && next < n ? gather_unit(x, params[next], x->last_main) : -1;
+    x->unit_gathered_bytes = params[u] * BF16 * (layout_dp_cp(x->l) - 1) / layout_dp_cp(x->l);
+    x->wait_for = mine;
+  }
+  if (x->param_wait && x->param_gathers && x->param_gathers->len) {
+    int buckets = (int)x->param_gathers->len;
+    double per = x->stage_params / buckets, end = x->param_offset + params[u];
+    int b = MIN(buckets - 1, MAX(0, (int)ceil(end / per * (1 - 1e-12)) - 1));
+    x->wait_for = g_array_index(x->param_gathers, int, b);
+    x->param_offset = end;
+  }
+}
+
+/* One bucket of gradients completed by the backward: flattened and cast (stream 0), reduced over dp (all-reduce;
+ * reduce-scatter under ZeRO-2/3) and, all-reduced, copied back. --overlap-grad-reduce: the reduction and the copy
+ * on the communication stream once the cast ended, the bucket held from the cast to the end of its reduction;
+ * else all on stream 0, the bucket a transient of each. */
+void grad_sync_reduce_bucket(emit *x, double elements)
+{
+  gboolean overlap = x->l->overlap_grad_reduce, rs = x->l->zero >= 2;
+  double g = x->code->grad_reduce_bytes, held = elements * (BF16 + g);
+  graph_phase ph = x->phase;
+  x->phase = PH_DP;
+  graph_event *e = emit_stream(x, BL_OPTIMIZER, elements, elements * (BF16 + g), 1);
+  if (overlap) e->mem_delta_bytes += held;
+  else e->mem_transient_bytes = held;
+  int cast = emit_last_index(x);
+  x->on_side = overlap;
+  emit_collective(x, rs ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->dp_group, elements * g);
+  /* with the overlap after its cast; else, on stream 0, after the gathers ZeRO-3 prefetches on the other stream
+   * (one group's collectives run one at a time, as on one NCCL communicator) */
+  emit_depend(x, overlap ? cast : x->gather_units ? x->last_side : -1);
+  e = emit_last_event(x);
+  if (!rs) {
+    if (!overlap) e->mem_transient_bytes = held;
+    e = emit_stream(x, BL_OPTIMIZER, elements, elements * (BF16 + g), 1);
+  }
+  if (overlap) e->mem_delta_bytes -= held;
+  else e->mem_transient_bytes = held;
+  x->on_side = FALSE;
+  x->phase = ph;
+  x->buckets_done++;
+}
+
+/* After unit u's backward: its gradients are complete. ZeRO-3 reduces each unit's; otherwise each bucket of
+ * stage_params / buckets elements, in the backward's order, as soon as the units complete it. */
+void grad_sync_unit_end_backward(emit *x, const double *params, int u)
+{
+  if (x->gather_units) emit_last_event(x)->mem_delta_bytes -= x->unit_gathered_bytes;
+  if (!x->reducing) return;
+  if (x->l->zero >= 3) {
+    grad_sync_reduce_bucket(x, params[u]);
+    return;
+  }
+  x->grad_ready += params[u];
+  while (x->buckets_done < x->n_buckets - 1 && x->grad_ready >= (x->buckets_done + 1) * x->bucket_elements * (1 - 1e-12))
+    grad_sync_reduce_bucket(x, x->bucket_elements);
+}
+
+void grad_sync_unit_end_forward(emit *x)
+{
+  if (x->gather_units) emit_last_event(x)->mem_delta_bytes -= x->unit_gathered_bytes;
+}
+
+/* ZeRO-1/2's parameter all-gather, with --overlap-param-gather at the start of the step (the previous step's
+ * update, issued per bucket on the communication stream: the first forward's units wait for their own bucket
+ * only). The buckets as the optimizer's gather. */
+void grad_sync_param_gather_prologue(emit *x)
+{
+  const layout *l = x->l;
+  if (!l->overlap_param_gather || layout_dp_cp(l) < 2) return;
+  double shards = MAX(1, floor(x->stage_params / GRAD_BUCKET_ELEMENTS));
+  x->phase = PH_DP;
+  x->mb = -1;
+  x->layer = -1;
+  x->on_side = TRUE;
+  for (int i = 0; i < (int)shards; i++) {
+    emit_collective(x, COLL_ALL_GATHER, x->dp_group, x->stage_params / shards * BF16);
+    x->bucket_counted += !x->ev;
+    if (x->param_gathers) {
+      int at = emit_last_index(x);
+      g_array_append_val(x->param_gathers, at);
+    }
+  }
+  x->on_side = FALSE;
+}

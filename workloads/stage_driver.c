@@ -1,0 +1,221 @@
+/* stage_driver -- the generator's schedule driver: one stage's program as its schedule's instructions
+ * (schedule.h) -- forward, backward (whole or split into B and W) of each model chunk it holds, the
+ * pipeline's sends and receives -- then the optimizer step.
+ *
+ * Owns: the order of a stage's passes, the pipeline p2p events, checkpointing's recompute placement.
+ * May not touch: what a pass of one item emits (layer_pass.c).
+ */
+#include "emit.h"
+
+static double act_send_bytes(const emit *x)
+{
+  /* activations [b, s(/tp with sp), h] in bf16 plus int64 position ids */
+  return x->Tl * x->m->hidden * BF16 + x->T * 8.0;
+}
+
+/* Forward of every item the stage holds; with checkpointing, forward keeps only
+ * each item's input, and backward first recomputes the item. */
+static void stage_forward(emit *x, const mem_ctx *mc)
+{
+  int first, count, stage = x->vstage;
+  partition_layers(x->part, x->m, stage, &first, &count);
+  g_autofree double *units = g_new(double, count + 2);
+  int n = grad_sync_stage_units(x, units), u = 0;
+  graph_phase ph = x->phase;
+  if (partition_has_embedding(x->part, stage)) {
+    grad_sync_unit_begin(x, units, n, u++, 1);
+    layer_embedding(x);
+    grad_sync_unit_end_forward(x);
+  }
+  for (int i = 0; i < count; i++) {
+    x->layer = first + i;
+    grad_sync_unit_begin(x, units, n, u++, 1);
+    layer_forward(x);
+    if (ph == PH_FORWARD && x->l->ckpt == CKPT_EVERY_LAYER) /* the checkpointed input of the layer */
+      emit_last_event(x)->mem_delta_bytes += mem_checkpoint_bytes(mc);
+    grad_sync_unit_end_forward(x);
+  }
+  x->layer = -1;
+  gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
+  if (hn || hh) {
+    grad_sync_unit_begin(x, units, n, u++, 1);
+    layer_head_forward(x, hn, hh);
+    grad_sync_unit_end_forward(x);
+  }
+}
+
+static void stage_backward(emit *x, const mem_ctx *mc)
+{
+  int first, count, stage = x->vstage;
+  partition_layers(x->part, x->m, stage, &first, &count);
+  g_autofree double *units = g_new(double, count + 2);
+  int n = grad_sync_stage_units(x, units), u = n - 1;
+  gboolean ckpt = x->l->ckpt == CKPT_EVERY_LAYER;
+  gboolean hn = partition_has_final_norm(x->part, x->m, stage), hh = partition_has_head(x->part, x->m, stage);
+  if (hn || hh) {
+    grad_sync_unit_begin(x, units, n, u, -1);
+    if (ckpt) {
+      x->phase = PH_RECOMPUTE;
+      layer_head_forward(x, hn, hh);
+      x->phase = PH_BACKWARD;
+    }
+    layer_head_backward(x, hn, hh);
+    grad_sync_unit_end_backward(x, units, u--);
+  }
+  for (int i = count - 1; i >= 0; i--) {
+    x->layer = first + i;
+    grad_sync_unit_begin(x, units, n, u, -1);
+    if (ckpt) {
+      x->phase = PH_RECOMPUTE;
+      layer_forward(x);
+      x->phase = PH_BACKWARD;
+    }
+    layer_backward(x);
+    if (ckpt) emit_last_event(x)->mem_delta_bytes -= mem_checkpoint_bytes(mc);
+    grad_sync_unit_end_backward(x, units, u--);
+  }
+  x->layer = -1;
+  if (partition_has_embedding(x->part, stage) && x->bpart == BWD_WHOLE) { /* split: the embedding is all W */
+    grad_sync_unit_begin(x, units, n, u, -1);
+    if (ckpt) { /* the embedding's recompute keeps nothing worth counting */
+      x->phase = PH_RECOMPUTE;
+      layer_embedding(x);
+      x->phase = PH_BACKWARD;
+    }
+    layer_embedding(x);
+    grad_sync_unit_end_backward(x, units, u--);
+  }
+  while (x->reducing && x->l->zero < 3 && x->buckets_done < x->n_buckets) grad_sync_reduce_bucket(x, x->bucket_elements);
+}
+
+/* W of a split backward: the weight gradient of every GEMM, in the backward's order, and the embedding's
+ * backward (a weight gradient only). Each GEMM releases what its B kept alive. */
+static void stage_weight(emit *x)
+{
+  int first, count, v = x->vstage;
+  partition_layers(x->part, x->m, v, &first, &count);
+  if (partition_has_head(x->part, x->m, v)) {
+    const block_op *o = &x->head.op[1]; /* the logits GEMM */
+    layer_saves(x, emit_block_gemm(x, o), o);
+  }
+  for (int i = count - 1; i >= 0; i--) {
+    x->layer = first + i;
+    for (int j = x->layer_ops.n - 1; j >= 0; j--) {
+      const block_op *o = &x->layer_ops.op[j];
+      if (o->kind == BLOCK_GEMM) layer_saves(x, emit_block_gemm(x, o), o);
+    }
+  }
+  x->layer = -1;
+  if (partition_has_embedding(x->part, v)) {
+    if (x->l->ckpt == CKPT_EVERY_LAYER) {
+      x->phase = PH_RECOMPUTE;
+      layer_embedding(x);
+      x->phase = PH_BACKWARD;
+    }
+    layer_embedding(x);
+  }
+}
+
+/* Point the emitter at chunk c of its stage: the virtual stage and its neighbours. */
+void stage_at_chunk(emit *x, int c)
+{
+  int last = x->l->pp * x->l->virtual_stages - 1;
+  x->vstage = c * x->l->pp + x->stage;
+  x->prev_rank = x->vstage > 0 ? x->up_rank : -1;
+  x->next_rank = x->vstage < last ? x->down_rank : -1;
+}
+
+/* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the
+ * stage's last backward, `first` its first forward. */
+void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final)
+{
+  const layout *l = x->l;
+  x->gather_units = l->zero >= 3 && layout_dp_cp(l) > 1;
+  x->unit_gather = -1;
+  x->reducing = k == SCHED_BACKWARD && layout_dp_cp(l) > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
+  x->n_buckets = (int)ceil(x->stage_params / GRAD_BUCKET_ELEMENTS);
+  x->bucket_elements = x->stage_params / MAX(x->n_buckets, 1);
+  x->buckets_done = 0;
+  x->grad_ready = 0;
+  x->param_wait = k == SCHED_FORWARD && first && l->overlap_param_gather;
+  x->param_offset = 0;
+  x->bpart = k == SCHED_BACKWARD_B ? BWD_INPUT : k == SCHED_BACKWARD_W ? BWD_WEIGHT : BWD_WHOLE;
+  x->phase = k == SCHED_FORWARD ? PH_FORWARD : PH_BACKWARD;
+  if (k == SCHED_FORWARD) stage_forward(x, mc);
+  else if (k == SCHED_BACKWARD_W) stage_weight(x);
+  else stage_backward(x, mc);
+  x->bpart = BWD_WHOLE;
+  x->reducing = x->param_wait = FALSE;
+}
+
+/* The instruction indices of the stage's first forward and last backward (-1: none). */
+void stage_first_and_final(const GArray *instrs, int *first_fwd, int *final_bwd)
+{
+  *first_fwd = *final_bwd = -1;
+  for (guint i = 0; i < instrs->len; i++) {
+    sched_kind k = g_array_index(instrs, sched_instr, i).kind;
+    if (k == SCHED_FORWARD && *first_fwd < 0) *first_fwd = (int)i;
+    if (k == SCHED_BACKWARD) *final_bwd = (int)i;
+  }
+}
+
+void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
+{
+  const layout *l = x->l;
+  const sched_def *sd = sched_get(l->schedule);
+  g_autoptr(GArray) instrs = sched_instructions(l->schedule, x->stage, l->pp, l->virtual_stages, l->grad_accum);
+  double act_buf = mem_pipe_buffer_bytes(mc, FALSE), grad_buf = mem_pipe_buffer_bytes(mc, TRUE);
+  /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel
+   * apart from activations (a stage may get both from one neighbour around an interleaved pipeline) */
+  uint8_t eager = sd->eager_sends ? GRAPH_P2P_EAGER : 0, grad_channel = sd->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
+  int first_fwd, final_bwd;
+  stage_first_and_final(instrs, &first_fwd, &final_bwd);
+  grad_sync_param_gather_prologue(x);
+  for (guint i = 0; i < instrs->len; i++) {
+    const sched_instr *in = &g_array_index(instrs, sched_instr, i);
+    stage_at_chunk(x, in->chunk);
+    x->mb = in->micro_batch;
+    x->layer = -1;
+    graph_event *e;
+    switch (in->kind) {
+    case SCHED_RECV_ACT:
+    case SCHED_SEND_ACT:
+      x->phase = PH_FORWARD;
+      e = emit_push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
+      e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
+      e->bytes = act_send_bytes(x);
+      if (in->kind == SCHED_SEND_ACT) e->variant = eager;
+      if (in->kind == SCHED_RECV_ACT) e->mem_delta_bytes = act_buf; /* stage input, kept until its backward */
+      break;
+    case SCHED_RECV_GRAD:
+    case SCHED_SEND_GRAD:
+      x->phase = PH_BACKWARD;
+      e = emit_push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
+      e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
+      e->bytes = x->Tl * x->m->hidden * BF16;
+      e->variant = grad_channel | (in->kind == SCHED_SEND_GRAD ? eager : 0);
+      /* the output gradient lives until the backward ends; the input gradient until it is sent */
+      e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
+      break;
+    case SCHED_FORWARD:
+      emit_pass(x, mc, in->kind, (int)i == first_fwd, FALSE);
+      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf; /* stage output, kept until RecvGrad */
+      break;
+    case SCHED_BACKWARD:
+    case SCHED_BACKWARD_B:
+      emit_pass(x, mc, in->kind, FALSE, (int)i == final_bwd);
+      /* output and its gradient released; the input replaced by its gradient, sent next */
+      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes -= 2 * grad_buf;
+      if (x->prev_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf - act_buf;
+      break;
+    case SCHED_BACKWARD_W:
+      emit_pass(x, mc, in->kind, FALSE, FALSE);
+      break;
+    case SCHED_OPTIMIZER:
+      optimizer_step(x, stage_params);
+      break;
+    case SCHED_N_KINDS:
+      break;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/* graph_private -- the graph module's private header (graph.c, graph_save.c, graph_load.c, graph_check.c;
+ * nothing else includes it): the names of its enumerations as the JSON form spells them, the known meta
+ * entries, and a group's ring-order lookup. Public interface: graph.h.
+ *
+ * Owns: what the graph's files share.
+ * May not touch: anything outside the graph module includes this header.
+ */
+#ifndef GRAPH_PRIVATE_H
+#define GRAPH_PRIVATE_H
+
+#include "graph.h"
+
+#include <math.h>
+#include <stddef.h>
+
+extern const char *const GRAPH_COST_NAMES[COST_N];
+extern const char *const GRAPH_PHASE_NAMES[PH_N];
+extern const char *const GRAPH_KIND_NAMES[EV_N_KINDS];
+extern const char *const GRAPH_COLL_NAMES[COLL_N];
+extern const char *const GRAPH_DTYPE_NAMES[DT_N];
+
+/* Place of `rank` in the ring order of `gr`, -1 when not a member. */
+int graph_group_place(const graph_group *gr, int rank);
+
+/* The known meta entries: a string of at most `size` - 1 bytes at `off`, or a number (an integer from 1 to
+ * max, max 0: world_size; or a positive number below 1e30). */
+typedef struct meta_key {
+  const char *key;
+  size_t off, size; /* size 0: a number */
+  gboolean integer;
+  int max;
+} meta_key;
+#define MS(k) {#k, offsetof(graph_meta, k), sizeof ((graph_meta *)NULL)->k, FALSE, 0}
+#define MN(k, integer, max) {#k, offsetof(graph_meta, k), 0, integer, max}
+static const meta_key META_KEYS[] = {
+    MS(model), MS(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
+    MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096)};
+#undef MS
+#undef MN
+static inline gboolean meta_number_ok(const meta_key *k, double d, int world)
+{
+  int max = k->max ? k->max : world;
+  return k->integer ? d >= 1 && d <= max && d == floor(d) : d > 0 && d < 1e30;
+}
+
+#endif

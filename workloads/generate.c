@@ -1,11 +1,6 @@
 /* generate -- see generate.h. The graph-level entry: the ranks to emit (symmetry, mirrors), the groups,
  * the meta, and the per-stage event counts; the emitter is emit.h's (emit.c, layer_pass.c, grad_sync.c,
- * optimizer.c, stage_driver.c, gen_groups.c).
- *
- * Sizes use b = micro-batch, s = sequence, T = b*s tokens, h, f, V, tp = t.
- * With sequence parallelism the norm/residual region holds T/t tokens.
- * FLOPs are model FLOPs (no causal halving); a backward GEMM is dgrad + wgrad
- * (2x the forward). Bytes are what a kernel reads plus writes in HBM.
+ * optimizer.c, stage_driver.c, gen_groups.c; sizes, FLOPs and bytes as emit.c says).
  */
 #include "emit.h"
 

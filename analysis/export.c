@@ -44,7 +44,9 @@ static void megatron(const sim_request *rq, GString *o)
 #define NOTE(...) (g_string_append(c, "# "), g_string_append_printf(c, __VA_ARGS__), g_string_append_c(c, '\n'))
   ARG("--tensor-model-parallel-size %d", l->tp);
   ARG("--pipeline-model-parallel-size %d", l->pp);
-  if (is_interleaved(l)) ARG("--num-virtual-stages-per-pipeline-rank %d", l->virtual_stages);
+  if (l->pipeline_layout[0]) /* it gives the chunks per stage itself */
+    ARG("--pipeline-model-parallel-layout '%s'", l->pipeline_layout);
+  else if (is_interleaved(l)) ARG("--num-virtual-stages-per-pipeline-rank %d", l->virtual_stages);
   ARG("--context-parallel-size %d", l->cp);
   if (l->sp) ARG("--sequence-parallel");
   ARG("--micro-batch-size %d", l->micro_batch);
@@ -124,6 +126,8 @@ static void nemo(const sim_request *rq, GString *o)
   if (is_interleaved(l))
     g_string_append_printf(o, "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = %d\n", l->virtual_stages);
   else g_string_append(o, "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = None\n");
+  if (l->pipeline_layout[0])
+    g_string_append_printf(o, "recipe.trainer.strategy.pipeline_model_parallel_layout = \"%s\"\n", l->pipeline_layout);
   g_string_append_printf(o, "recipe.trainer.strategy.context_parallel_size = %d\n", l->cp);
   g_string_append_printf(o, "recipe.trainer.strategy.sequence_parallel = %s\n", py_bool(l->sp));
   g_string_append_printf(o, "recipe.data.micro_batch_size = %d\n", l->micro_batch);
@@ -187,7 +191,11 @@ static void torchtitan(const sim_request *rq, GString *o)
     else g_string_append_printf(o, "# schedule %s: no torchtitan schedule of that name (1F1B, Interleaved1F1B, GPipe, "
                                 "InterleavedZeroBubble, ZBVZeroBubble)\n", sched(l));
     g_string_append_printf(o, "pipeline_parallel_microbatch_size = %d\n", l->micro_batch);
-    if (is_interleaved(l))
+    if (l->pipeline_layout[0])
+      g_string_append_printf(o, "# pipeline layout '%s': torchtitan splits by module names "
+                             "(module_fqns_per_model_part), not by a layout string; write them by hand\n",
+                             l->pipeline_layout);
+    else if (is_interleaved(l))
       g_string_append_printf(o, "pipeline_parallel_layers_per_stage = %d\n", rq->m.layers / (l->pp * l->virtual_stages));
   }
   if (l->overlap_grad_reduce || l->overlap_param_gather)

@@ -95,6 +95,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddStringToObject(j, "precision", precision_name(l->precision));
   const char *used = (o->g->meta.partition[0] ? o->g->meta.partition : NULL); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
+  if (l->pipeline_layout[0]) cJSON_AddStringToObject(j, "pipeline_layout", l->pipeline_layout);
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
   cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
   return j;
@@ -231,7 +232,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
     if (l->cp > 1) fprintf(f, ", cp %d", l->cp); /* context parallelism: cp 1 goes unsaid */
-    if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
+    if (l->pp > 1 && l->pipeline_layout[0]) fprintf(f, ", pipeline layout '%s'", l->pipeline_layout);
+    else if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))
       fprintf(f, " (balanced would leave a stage empty)");
     if (l->schedule != 0) fprintf(f, ", %s schedule", sched_name(l->schedule)); /* the study's 1F1B goes unsaid */

@@ -116,6 +116,19 @@ static gboolean precision_parse_int(const char *s, int *out, GError **err)
   return TRUE;
 }
 
+/* --pipeline-layout: Megatron's layout string, checked against the model once it is known (layout.c) */
+static gboolean set_pipeline_layout(cli_opts *o, const char *arg, GError **err)
+{
+  if (strlen(arg) >= sizeof o->rq.l.pipeline_layout) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--pipeline-layout: a string of %zu characters (allowed: at most "
+                "%zu; write repeats as (tt|)*N)", strlen(arg), sizeof o->rq.l.pipeline_layout - 1);
+    return FALSE;
+  }
+  if (!arg[0]) return cli_bad_value(err, "pipeline-layout", arg, "a Megatron layout string such as Et|(tt|)*62,tL");
+  g_strlcpy(o->rq.l.pipeline_layout, arg, sizeof o->rq.l.pipeline_layout);
+  return TRUE;
+}
+
 /* --nccl-algo: a what-if, the collective algorithm forced (sim/collective.h) */
 static gboolean set_nccl_algo(cli_opts *o, const char *arg, GError **err)
 {
@@ -230,6 +243,13 @@ const cli_option CLI_OPTIONS[] = {
              "study's library default) | layers (the layers split evenly:\n"
              "Megatron, DeepSpeed's type:transformer); default: the stack's\n"
              "(study: auto); docs/model.md"},
+    {.name = "pipeline-layout", .arg = CLI_ARG_REQUIRED, .metavar = "STRING", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_CUSTOM, .set = set_pipeline_layout, .example = "Et|(tt|)*62,tL", .section = CLI_SEC_LAYOUT,
+     .help = "which (virtual) stage holds which layers, as Megatron-Core's\n"
+             "--pipeline-model-parallel-layout: stages split by |, E embedding,\n"
+             "t layer, L loss, X*N and (...)*N repeat; pp*V stages, chunk c of\n"
+             "stage s the (c*pp+s)-th; e.g. 126 layers on pp 16, V 4:\n"
+             "'Et|(tt|)*62,tL' (instead of --partition; docs/schedules.md)"},
     {.name = "schedule", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
      .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b",
      .example = "gpipe", .section = CLI_SEC_LAYOUT,

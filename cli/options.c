@@ -374,6 +374,11 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   gboolean by_profile = !o->stack_set && (o->command_bit & (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY));
   if (!profile_load_with_stack(o->profile_name, by_profile ? NULL : o->stack_name, &rq->prof, err)) return FALSE;
   if (by_profile) o->stack_name = g_intern_string(rq->prof.stack.name);
+  if (o->partition_set && rq->l.pipeline_layout[0]) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--partition: %s with --pipeline-layout, which places the "
+                "layers itself (allowed: one of the two)", partition_method_name(rq->gen.partition));
+    return FALSE;
+  }
   if (!o->partition_set) rq->gen.partition = rq->prof.stack.partition;
   /* the commands that say how far to trust a prediction (trust.h): the table of the stack, if it has one */
   if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) &&

@@ -147,7 +147,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
 graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError **err)
 {
   partition part;
-  if (!partition_make_chunked(&part, m, l->pp, l->virtual_stages, l->tp, o->partition, err)) return NULL;
+  if (!partition_make_for(&part, m, l, o->partition, err)) return NULL;
   graph *g = graph_new(l->gpus);
   for (int i = 0; i < BL_N; i++) { /* the block's labels are the graph's op ids (BL_COMM = GRAPH_OP_COMM) */
     int id = graph_op_id(g, block_label_name((block_label)i));

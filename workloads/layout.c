@@ -218,6 +218,15 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 "%d (raise micro_batch or gpus, or lower global_batch)",
                 l->global_batch, l->grad_accum, LAYOUT_MAX_MICRO_BATCHES);
   if (l->schedule < 0 || l->schedule >= sched_count()) return fail(err, "schedule: unknown id %d", l->schedule);
-  if (!sched_check(l->schedule, l->pp, l->virtual_stages, l->grad_accum, m->layers, err)) return FALSE;
+  /* a pipeline layout string places the layers itself: the schedule need not split them evenly */
+  gboolean placed = l->pipeline_layout[0] != 0;
+  if (!sched_check(l->schedule, l->pp, l->virtual_stages, l->grad_accum,
+                   placed ? l->pp * l->virtual_stages : m->layers, err))
+    return FALSE;
+  if (placed) {
+    int vstages = l->pp * l->virtual_stages;
+    g_autofree int *bounds = g_new(int, vstages + 1);
+    if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, vstages, bounds, err)) return FALSE;
+  }
   return check_zero(l, err);
 }

@@ -12,6 +12,7 @@
 
 #include "graph.h"
 #include "model.h"
+#include "pipeline_layout.h"
 
 /* none; every layer recomputed in backward (its input kept); selective: the attention core's score-sized
  * tensors recomputed (Korthikanti et al. 2022), nothing else; mlp: the MLP sub-block recomputed (its input
@@ -50,6 +51,8 @@ typedef struct layout {
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */
   int precision;        /* precision (precision.h): PREC_BF16 (0), the study's, or FP8 linear layers */
+  char pipeline_layout[PIPELINE_LAYOUT_MAX]; /* Megatron's layout string (pipeline_layout.h): which virtual stage
+                                              * holds which layers; empty: the partition method's split */
 } layout;
 
 /* Highest ZeRO stage. */

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "block.h"
+#include "layout.h"
+#include "pipeline_layout.h"
 #include "common/lsim_error.h"
 
 gboolean partition_parse_method(const char *s, partition_method *out, GError **err)
@@ -24,7 +26,7 @@ gboolean partition_parse_method(const char *s, partition_method *out, GError **e
 const char *partition_method_name(partition_method m)
 {
   return m == PARTITION_UNIFORM ? "uniform" : m == PARTITION_BALANCED ? "balanced" : m == PARTITION_LAYERS ? "layers"
-                                                                                                       : "auto";
+         : m == PARTITION_LAYOUT ? "layout" : "auto";
 }
 
 /* DeepSpeed's type:transformer (Megatron-DeepSpeed's PipelineModule) and Megatron-LM: the transformer layers
@@ -138,6 +140,26 @@ gboolean partition_make_chunked(partition *out, const model *m, int pp, int chun
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean partition_make_layout(partition *out, const model *m, int pp, int chunks, const char *spec, GError **err)
+{
+  out->pp = pp;
+  out->chunks = chunks;
+  out->method = PARTITION_LAYOUT;
+  out->first_item = g_new(int, pp * chunks + 1);
+  if (!pipeline_layout_bounds(spec, m->layers, pp * chunks, out->first_item, err)) {
+    partition_clear(out);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean partition_make_for(partition *out, const model *m, const layout *l, partition_method method, GError **err)
+{
+  int chunks = MAX(1, l->virtual_stages);
+  if (l->pipeline_layout[0]) return partition_make_layout(out, m, l->pp, chunks, l->pipeline_layout, err);
+  return partition_make_chunked(out, m, l->pp, chunks, l->tp, method, err);
 }
 
 void partition_clear(partition *p) { g_clear_pointer(&p->first_item, g_free); }

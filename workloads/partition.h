@@ -29,7 +29,10 @@
 
 #include "model.h"
 
-typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO, PARTITION_LAYERS } partition_method;
+struct layout;
+
+/* LAYOUT: placed by a pipeline layout string (pipeline_layout.h), never parsed from --partition */
+typedef enum { PARTITION_UNIFORM, PARTITION_BALANCED, PARTITION_AUTO, PARTITION_LAYERS, PARTITION_LAYOUT } partition_method;
 
 typedef struct partition {
   int pp;
@@ -45,6 +48,11 @@ gboolean partition_make(partition *out, const model *m, int pp, int tp, partitio
 /* The same with `chunks` chunks per stage (pp*chunks virtual stages). */
 gboolean partition_make_chunked(partition *out, const model *m, int pp, int chunks, int tp, partition_method method,
                                 GError **err);
+/* The items placed by a Megatron pipeline layout string over pp*chunks virtual stages (pipeline_layout.h). */
+gboolean partition_make_layout(partition *out, const model *m, int pp, int chunks, const char *spec, GError **err);
+/* As the layout says: its pipeline layout string where it has one, else partition_make_chunked with `method`. */
+gboolean partition_make_for(partition *out, const model *m, const struct layout *l, partition_method method,
+                            GError **err);
 /* Virtual stage of chunk c of stage s: c*pp + s. */
 int partition_vstage(const partition *p, int stage, int chunk);
 void partition_clear(partition *p);

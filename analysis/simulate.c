@@ -146,6 +146,7 @@ static void pad_vocab(sim_request *rq)
 
 gboolean sim_request_prepare(sim_request *rq, GError **err)
 {
+  if (!model_check_simulable(&rq->m, err)) return FALSE; /* experts, MLA, MTP: docs/model.md */
   pad_vocab(rq);
   if (!layout_validate(&rq->l, &rq->m, err)) return FALSE;
   if (rq->m.attention_window > 0 && rq->l.seq_len > rq->m.attention_window) {

@@ -580,6 +580,7 @@ static gboolean check_lists(const sweep_spec *s, GError **err)
 
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
+  if (!model_check_simulable(&s->m, err)) return NULL; /* once, not as every layout's reason */
   if (!check_lists(s, err)) return NULL;
   double n_points = count_points(s);
   if (n_points > SWEEP_MAX_POINTS) return refuse_size(s, n_points, "platform points", err), NULL;

@@ -144,7 +144,10 @@ const cli_option CLI_OPTIONS[] = {
      .field = F(model_name), .given_field = F(model_set), .example = "llama-7b", .section = CLI_SEC_LAYOUT,
      .help = "llama-7b, llama-13b (default), llama-30b, llama-65b\n"
              "(and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
-             "bloom-176b); aliases in any case: llama3.1-8b, llama3.1-70b,\n"
+             "bloom-176b; mixtral-8x7b, mixtral-8x22b, deepseek-v3,\n"
+             "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: parameter counts\n"
+             "only, expert parallelism not yet modelled); aliases in any case:\n"
+             "llama3.1-8b, llama3.1-70b,\n"
              "llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
     {.name = "model-file", .arg = CLI_ARG_REQUIRED, .metavar = "FILE",
      .commands = LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE, .value = CLI_V_STRING,
@@ -152,8 +155,10 @@ const cli_option CLI_OPTIONS[] = {
      .help = "a model JSON file (keys: name, layers, hidden, heads, ffn, vocab);\n"
              "optional: kv_heads, norm, mlp, positions, max_positions, bias,\n"
              "tied_embeddings, embedding_norm, dropout, qkv_bias,\n"
-             "attention_window, comment; or a HuggingFace config.json (Llama,\n"
-             "Mistral, Qwen2: docs/model.md)\n"
+             "attention_window, comment, head_dim, qk_norm; experts (MoE),\n"
+             "kv_lora_rank (MLA), mtp_layers and theirs; or a HuggingFace\n"
+             "config.json (Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen3-MoE,\n"
+             "DeepSeek-V3, GPT-OSS: docs/model.md)\n"
              "predict, validate, calibrate: the model of every row"},
     {.name = "vocab", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
      .hi = MODEL_MAX_VOCAB, .field = F(vocab), .example = "32000", .section = CLI_SEC_LAYOUT, /* a model file's limit */

@@ -93,11 +93,15 @@ START_TEST(test_model_file_takes_each_known_key_once)
   static const struct { const char *json, *want; } cases[] = {
       {"{" GOOD_MODEL ",\"layers\":4}", "key 'layers' appears more than once (each key may appear once)"},
       {"{" GOOD_MODEL ",\"ffn_dim\":1024}", "unknown key 'ffn_dim' (allowed: name, layers, hidden, heads, ffn, vocab, kv_heads, norm, mlp, positions, "
-       "max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment)"},
+       "max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment, head_dim, qk_norm, window_every, experts, top_k, expert_ffn, shared_experts, "
+       "shared_expert_ffn, first_dense_layers, moe_layer_freq, dense_layers, router, capacity_factor, q_lora_rank, kv_lora_rank, "
+       "qk_rope_head_dim, qk_nope_head_dim, v_head_dim, mtp_layers)"},
       {"{\"name\":\"x\",\"layers\":1000000000,\"hidden\":512,\"heads\":8,\"ffn\":1024,\"vocab\":1000}",
        "layers = 1000000000 (allowed: 1..1024)"},
       {"[{" GOOD_MODEL "}]", "not a JSON object (allowed: an object with the keys name, layers, hidden, heads, ffn, vocab, kv_heads, norm, "
-       "mlp, positions, max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment)"},
+       "mlp, positions, max_positions, bias, tied_embeddings, embedding_norm, dropout, qkv_bias, attention_window, comment, head_dim, qk_norm, window_every, experts, top_k, expert_ffn, shared_experts, "
+       "shared_expert_ffn, first_dense_layers, moe_layer_freq, dense_layers, router, capacity_factor, q_lora_rank, kv_lora_rank, "
+       "qk_rope_head_dim, qk_nope_head_dim, v_head_dim, mtp_layers)"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *p = NULL;
@@ -172,7 +176,7 @@ END_TEST
 START_TEST(test_every_builtin_model_loads)
 {
   g_auto(GStrv) names = g_strsplit(model_builtin_names(), ", ", -1);
-  ck_assert_uint_eq(g_strv_length(names), 10);
+  ck_assert_uint_eq(g_strv_length(names), 16); /* 10 dense, 6 mixtures of experts (test_moe_model.c) */
   for (char **n = names; *n; n++) {
     model m;
     GError *err = NULL;

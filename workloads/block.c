@@ -22,13 +22,15 @@ const char *block_label_name(block_label b) { return LABELS[b]; }
 /* Per-rank sizes of one micro-batch. */
 typedef struct dims {
   double T, Tl, h, f, t, V, s, kvd; /* kvd: key/value width kv_heads * head size */
+  double qd;                        /* query width heads * head size (= h but where head_dim is given) */
   double B;                         /* elements of the rank's score matrix: b * heads/t * s^2 */
 } dims;
 
 static dims dims_of(const model *m, const layout *l)
 {
   dims d = {.T = layout_tokens_per_rank(l), .h = m->hidden, .f = m->ffn, .t = l->tp, .V = m->vocab,
-            .s = l->seq_len, .kvd = (double)m->kv_heads * model_head_dim(m)};
+            .s = l->seq_len, .kvd = (double)m->kv_heads * model_head_dim(m),
+            .qd = m->head_dim ? (double)m->heads * m->head_dim : m->hidden};
   d.Tl = l->sp ? d.T / l->tp : d.T;
   d.B = (double)l->micro_batch * m->heads / l->tp * l->seq_len * l->seq_len; /* cp = 1: cp needs flash (layout.c) */
   return d;
@@ -77,9 +79,8 @@ static block_op *pass(block *b, block_label label, double elements, double per_e
 /* RMSNorm over the sequence-parallel region. Fused: one kernel reading and writing bf16, saving its input.
  * Torch (the study's code): x.float(), pow, mean, x*rsqrt, cast, *weight, saving the fp32 input copy
  * (pow, mul), the fp32 normalised product and the bf16 output; two fp32 temporaries while it runs. */
-static void norm(block *b, const model *m, const dims *d, gboolean fused)
+static void norm_of(block *b, const model *m, double el, gboolean fused)
 {
-  double el = d->Tl * d->h;
   if (m->norm == MODEL_NORM_LAYERNORM) { /* torch's layer_norm is one native kernel: the fused kernel's cost */
     block_op *o = pass(b, BL_NORM, el, OPS_LAYERNORM_BYTES_PER_EL, 1);
     o->saved_bytes = el * BF16; /* its input (mean and rstd per token are negligible) */
@@ -88,10 +89,12 @@ static void norm(block *b, const model *m, const dims *d, gboolean fused)
   }
   block_op *o = pass(b, BL_NORM, el, fused ? OPS_NORM_FUSED_BYTES_PER_EL : OPS_NORM_TORCH_BYTES_PER_EL,
                      fused ? 1 : OPS_NORM_TORCH_KERNELS);
-  o->saved_bytes = d->Tl * d->h * (fused ? BF16 : FP32 + FP32 + BF16);
-  o->transient_bytes[0] = fused ? 0 : d->Tl * d->h * 2 * FP32;
-  o->transient_bytes[1] = d->Tl * d->h * (BF16 + BF16 + (fused ? FP32 : 2 * FP32));
+  o->saved_bytes = el * (fused ? BF16 : FP32 + FP32 + BF16);
+  o->transient_bytes[0] = fused ? 0 : el * 2 * FP32;
+  o->transient_bytes[1] = el * (BF16 + BF16 + (fused ? FP32 : 2 * FP32));
 }
+
+static void norm(block *b, const model *m, const dims *d, gboolean fused) { norm_of(b, m, d->Tl * d->h, fused); }
 
 /* The residual add after a row-parallel GEMM; with a bias or dropout Megatron's fused bias-dropout-add, which
  * keeps the 1-byte dropout mask, and whose bias gradient sums the output gradient. */
@@ -147,7 +150,7 @@ static layout_attn softmax_run(const model *m, const layout *l, const block_code
 static void attention(block *b, const model *m, const layout *l, const block_code *c, const dims *d)
 {
   block_op *o = add(b, BLOCK_ATTENTION, BL_ATTENTION);
-  double T = d->T, h = d->h, t = d->t, B = d->B, hl = h / t;
+  double T = d->T, h = d->qd, t = d->t, B = d->B, hl = h / t; /* h: the query width here */
   layout_attn run = softmax_run(m, l, c);
   gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH;
   int kv_len = l->seq_len / l->cp; /* the keys one step sees */
@@ -237,22 +240,25 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   block_op *o;
   norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
-  linear(out, l, BL_QKV, &d, (h + 2 * d.kvd) / t, h, 1, T * h); /* saves its input, replicated over tp */
+  double qd = d.qd;
+  linear(out, l, BL_QKV, &d, (qd + 2 * d.kvd) / t, h, 1, T * h); /* saves its input, replicated over tp */
   if (m->qkv_bias && !m->bias) { /* Qwen2: the QKV projection's bias alone */
     model qkv = *m;
     qkv.bias = TRUE;
-    bias_add(out, &qkv, T * (h + 2 * d.kvd) / t);
-  } else bias_add(out, m, T * (h + 2 * d.kvd) / t);
+    bias_add(out, &qkv, T * (qd + 2 * d.kvd) / t);
+  } else bias_add(out, m, T * (qd + 2 * d.kvd) / t);
+  if (m->qk_norm) norm_of(out, m, T * (qd + d.kvd) / t, c->fused_norm); /* Qwen3: each head of q and k (Megatron's
+                                                                        * --qk-layernorm), before rotary */
   if (m->positions == MODEL_POS_ROTARY) {
     o = add(out, BLOCK_MEMORY, BL_ROTARY); /* on q and k: x*cos, rotate_half(x)*sin, add, cat */
-    o->elements = T * (h + d.kvd) / t;
+    o->elements = T * (qd + d.kvd) / t;
     for (int k = 1; k <= 2; k++) {
-      o->bytes[k - 1] = k * OPS_ROTARY_BYTES_PER_EL * T * (h + d.kvd) / t;
+      o->bytes[k - 1] = k * OPS_ROTARY_BYTES_PER_EL * T * (qd + d.kvd) / t;
       o->launches[k - 1] = k * OPS_ROTARY_KERNELS;
     }
   } /* ALiBi's per-head bias enters the score kernel (b * heads/t * s bytes: negligible); learned: the embedding's */
   attention(out, m, l, c, &d);
-  linear(out, l, BL_ATTN_OUT, &d, h, h / t, 1, T * h / t); /* its contiguous input */
+  linear(out, l, BL_ATTN_OUT, &d, h, qd / t, 1, T * qd / t); /* its contiguous input */
   tp_exit(out);
   residual(out, m, &d);
   norm(out, m, &d, c->fused_norm);
@@ -356,12 +362,14 @@ static double norm_params(const model *m) { return m->norm == MODEL_NORM_LAYERNO
 double block_layer_params(const model *m, int tp)
 {
   double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
+  double qd = m->head_dim ? (double)m->heads * m->head_dim : h;
   gboolean gelu = m->mlp == MODEL_MLP_GELU;
-  double attention = h * (h + 2 * kvd) + h * h, mlp = (gelu ? 2.0 : 3.0) * h * f;
+  double attention = h * (qd + 2 * kvd) + qd * h, mlp = (gelu ? 2.0 : 3.0) * h * f;
   double params = (attention + mlp) / tp + 2 * norm_params(m);
   /* biases: QKV's and the MLP input's split over tp (column-parallel), the output projections' replicated */
-  if (m->bias) params += ((h + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
-  else if (m->qkv_bias) params += (h + 2 * kvd) / tp; /* Qwen2: QKV's alone, column-parallel */
+  if (m->bias) params += ((qd + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
+  else if (m->qkv_bias) params += (qd + 2 * kvd) / tp; /* Qwen2: QKV's alone, column-parallel */
+  if (m->qk_norm) params += 2.0 * model_head_dim(m); /* q_norm and k_norm of one head's width, replicated */
   return params;
 }
 
@@ -380,7 +388,8 @@ double block_head_params(const model *m, int tp) { return (double)m->vocab * m->
 double block_layer_linear_params(const model *m, int tp)
 {
   double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
-  return (h * (h + 2 * kvd) + h * h + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f) / tp;
+  double qd = m->head_dim ? (double)m->heads * m->head_dim : h;
+  return (h * (qd + 2 * kvd) + qd * h + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f) / tp;
 }
 
 double block_layer_buffer_bytes(const model *m, const layout *l)

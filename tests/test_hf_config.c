@@ -68,11 +68,21 @@ static char *load_error(const char *json)
 START_TEST(test_what_the_block_cannot_express_is_refused_by_name)
 {
   static const struct { const char *json, *want; } cases[] = {
-      {"{\"architectures\":[\"Qwen3ForCausalLM\"]," DIMS "}", "q_norm, k_norm"},
+      {"{\"architectures\":[\"MixtralForCausalLM\"]," DIMS ",\"num_experts_per_tok\":2}", "num_local_experts: missing"},
       {"{\"architectures\":[\"GemmaForCausalLM\"]," DIMS "}", "architectures = [\"GemmaForCausalLM\"] is not an architecture"},
       {"{\"model_type\":\"llama\",\"architectures\":[\"MistralForCausalLM\"]," DIMS "}", "model_type = \"llama\" contradicts"},
       {"{\"model_type\":\"llama\"," DIMS ",\"attention_bias\":true}", "attention_bias = true with mlp_bias = false"},
-      {"{\"model_type\":\"llama\"," DIMS ",\"head_dim\":256}", "head_dim = 256, not hidden_size / num_attention_heads = 128"},
+      {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":9,\"moe_intermediate_size\":64}",
+       "num_experts_per_tok = out of range (allowed: an integer from 1 to 8)"},
+      {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
+       "\"mlp_only_layers\":[0,1]}", "every layer is dense"},
+      {"{\"model_type\":\"deepseek_v3\"," DIMS ",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
+       "\"kv_lora_rank\":64,\"qk_rope_head_dim\":16,\"qk_nope_head_dim\":32,\"v_head_dim\":32,\"scoring_func\":\"tanh\"}",
+       "scoring_func = \"tanh\" (allowed: \"softmax\", \"sigmoid\")"},
+      {"{\"model_type\":\"gpt_oss\"," DIMS ",\"num_local_experts\":8,\"num_experts_per_tok\":2,\"attention_bias\":true,"
+       "\"sliding_window\":128,\"layer_types\":[\"full_attention\",\"sliding_attention\"]}", "layer_types: not 2 entries"},
+      {"{\"model_type\":\"mixtral\"," DIMS ",\"num_local_experts\":8,\"num_experts_per_tok\":2,\"n_shared_experts\":1}",
+       "key \"n_shared_experts\" of the HuggingFace config is not one layoutsim maps for MixtralForCausalLM"},
       {"{\"model_type\":\"llama\"," DIMS ",\"hidden_act\":\"gelu\"}", "hidden_act = \"gelu\""},
       {"{\"model_type\":\"llama\"," DIMS ",\"attention_dropout\":0.1}", "attention_dropout = nonzero"},
       {"{\"model_type\":\"qwen2\"," DIMS ",\"use_sliding_window\":true}", "use_sliding_window = true"},

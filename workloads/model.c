@@ -160,6 +160,7 @@ static gboolean moe_from_json(const cJSON *j, const char *where, model *out, GEr
   if (cJSON_GetObjectItemCaseSensitive(j, "shared_expert_ffn") && !e->shared_experts)
     return lsim_invalid_at(err, where, "shared_expert_ffn is the width of a shared expert (allowed only with shared_experts >= 1)");
   if (!opt_range(j, "shared_expert_ffn", 1, 1 << 22, &e->shared_expert_ffn, where, err)) return FALSE;
+  if (!e->shared_experts) e->shared_expert_ffn = 0;
   int router = e->router;
   if (!opt_choice(j, "router", ROUTERS, G_N_ELEMENTS(ROUTERS), &router, where, err)) return FALSE;
   e->router = (model_router)router;

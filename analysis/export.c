@@ -84,6 +84,8 @@ static void megatron(const sim_request *rq, GString *o)
     ARG("--group-query-attention");
     ARG("--num-query-groups %d", m->kv_heads);
   }
+  if (m->head_dim) ARG("--kv-channels %d", m->head_dim);
+  if (m->qk_norm) ARG("--qk-layernorm");
   if (m->mlp == MODEL_MLP_SWIGLU) ARG("--swiglu");
   ARG("--normalization %s", m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
   if (!m->bias) ARG("--disable-bias-linear");

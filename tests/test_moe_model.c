@@ -252,6 +252,16 @@ START_TEST(test_which_layers_are_moe)
   double moe = attn + h * 8 + 8 * 3 * h * 256 + 2 * 3 * h * 64 + 2 * h, moe_active = moe - 6 * 3 * h * 256;
   ck_assert_double_eq(model_params_total(&m), 5 * dense + 3 * moe + h + 2 * 1000 * h);
   ck_assert_double_eq(model_params_active(&m), 5 * dense + 3 * moe_active + h + 2 * 1000 * h);
+  /* Qwen3-MoE: layer i is MoE where (i + 1) % decoder_sparse_step == 0 and i is not in mlp_only_layers */
+  g_autofree char *cfg = g_build_filename(dir, "config.json", NULL);
+  ck_assert(g_file_set_contents(cfg, "{\"model_type\":\"qwen3_moe\",\"hidden_size\":512,\"intermediate_size\":1024,"
+                                "\"num_hidden_layers\":6,\"num_attention_heads\":8,\"vocab_size\":1000,\"num_experts\":8,"
+                                "\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,\"decoder_sparse_step\":2,"
+                                "\"mlp_only_layers\":[3]}", -1, NULL));
+  ck_assert_msg(model_load_file(cfg, &m, &err), "%s", err ? err->message : "");
+  static const gboolean qwen[6] = {FALSE, TRUE, FALSE, FALSE, FALSE, TRUE};
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(model_layer_is_moe(&m, i), qwen[i]);
+  g_unlink(cfg);
   g_unlink(file);
   g_rmdir(dir);
   (void)path;

@@ -45,12 +45,28 @@ char *sweep_platform_label(const csv_table *t, guint r)
                          cell(t, r, "fabric"), cell(t, r, "leaf_nodes"), cell(t, r, "oversubscription"));
 }
 
+/* What a label adds for the options beyond the layout's degrees, each only where it is not the default (so a
+ * layout of the study keeps its label): " zero2", " ogr" (overlap_grad_reduce), " opg" (overlap_param_gather),
+ * " fp8" (the precision). A table without a column: nothing for it. */
+static char *options_suffix(const csv_table *t, guint r)
+{
+  GString *s = g_string_new(NULL);
+  int c = csv_column(t, "zero");
+  if (c >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "1")) g_string_append_printf(s, " zero%s", csv_cell(t, r, c));
+  if ((c = csv_column(t, "overlap_grad_reduce")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " ogr");
+  if ((c = csv_column(t, "overlap_param_gather")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " opg");
+  if ((c = csv_column(t, "precision")) >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "bf16"))
+    g_string_append_printf(s, " %s", csv_cell(t, r, c));
+  return g_string_free(s, FALSE);
+}
+
 char *sweep_layout_label(const csv_table *t, guint r)
 {
   g_autofree char *sched = sweep_schedule_suffix(cell(t, r, "schedule"), cell(t, r, "virtual_stages"));
   g_autofree char *cp = sweep_cp_suffix(cell(t, r, "cp"));
-  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
-                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched);
+  g_autofree char *opts = options_suffix(t, r);
+  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
+                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched, opts);
 }
 
 char *sweep_cp_suffix(const char *cp)
@@ -475,7 +491,8 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     shown += !strcmp(st, "ok");
     cJSON *o = cJSON_CreateObject();
     static const char *const cols[] = {"rank", "index", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
-                                       "attention_kernel", "schedule", "virtual_stages", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+                                       "attention_kernel", "schedule", "virtual_stages", "zero", "overlap_grad_reduce",
+                                       "overlap_param_gather", "precision", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "same_as", "tie",
                                        "preferred", "vocab_padded", "params_per_gpu", "error"};

@@ -129,6 +129,15 @@ static gboolean set_pipeline_layout(cli_opts *o, const char *arg, GError **err)
   return TRUE;
 }
 
+/* --space default|full: what a sweep's axes left out cover (analysis/sweep.h) */
+static gboolean set_space(cli_opts *o, const char *arg, GError **err)
+{
+  if (!strcmp(arg, "default")) o->space = SWEEP_SPACE_DEFAULT;
+  else if (!strcmp(arg, "full")) o->space = SWEEP_SPACE_FULL;
+  else return cli_bad_value(err, "space", arg, "default, full");
+  return TRUE;
+}
+
 /* --nccl-algo: a what-if, the collective algorithm forced (sim/collective.h) */
 static gboolean set_nccl_algo(cli_opts *o, const char *arg, GError **err)
 {
@@ -213,7 +222,8 @@ const cli_option CLI_OPTIONS[] = {
      .help = "stack (default: fused where the stack fuses norms or with\n"
              "flash2+rmsnorm, else torch) | torch (the study's RMSNorm) | fused"},
     {.name = "zero", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 0,
-     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .example = "2", .section = CLI_SEC_LAYOUT,
+     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .list = CLI_LIST_LAYOUT, .axis = AX_ZERO,
+     .left_out = "its one value (given or default); --space full: 0 to 3", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO stage over data parallelism: 0 none | 1 optimizer states\n"
              "(default, the study's) | 2 and gradients | 3 and parameters,\n"
              "gathered per layer with prefetch (FSDP); docs/memory.md"},
@@ -226,15 +236,17 @@ const cli_option CLI_OPTIONS[] = {
              "delayed scaling) | fp8-cs (current scaling) | mxfp8; attention,\n"
              "embedding and head stay bf16; a profile with FP8 tensor cores\n"
              "(peak_fp8_flops); a sweep takes a list; docs/precision.md"},
-    {.name = "overlap-grad-reduce", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
-     .field = F(rq.l.overlap_grad_reduce), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
+    {.name = "overlap-grad-reduce", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_grad_reduce), .list = CLI_LIST_LAYOUT, .axis = AX_OGR,
+     .left_out = "its one value (given or off); --space full: off and on", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
              "(the last micro-batch's; ZeRO-2/3: every one), overlapped with\n"
-             "the rest of it; docs/schedules.md"},
-    {.name = "overlap-param-gather", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
-     .field = F(rq.l.overlap_param_gather), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
+             "the rest of it (alone: on); docs/schedules.md"},
+    {.name = "overlap-param-gather", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_param_gather), .list = CLI_LIST_LAYOUT, .axis = AX_OPG,
+     .left_out = "its one value (given or off); --space full: off and on", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
-             "next step's forward, each layer waiting for its own bucket"},
+             "next step's forward, each layer waiting for its own bucket (alone: on)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,
@@ -422,6 +434,18 @@ const cli_option CLI_OPTIONS[] = {
      .set = set_shard, .example = "1/2", .section = CLI_SEC_RUN,
      .help = "sweep: run the I-th of N deterministic slices (--format csv);\n"
              "layoutsim merge joins them (docs/sweep.md: SLURM, GNU parallel)"},
+    {.name = "space", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = CMD_SWEEP, .value = CLI_V_CUSTOM,
+     .set = set_space, .example = "full", .section = CLI_SEC_RUN,
+     .help = "sweep: what an axis left out covers: default (as each option says)\n"
+             "or full (every valid value of every axis: zero 0-3, both overlaps,\n"
+             "every schedule and virtual stages, cp up to 8, every checkpointing,\n"
+             "fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
+    {.name = "exhaustive", .arg = CLI_ARG_NONE, .commands = CMD_SWEEP, .value = CLI_V_FLAG, .field = F(exhaustive),
+     .flag_value = TRUE, .section = CLI_SEC_RUN,
+     .help = "sweep: replay every layout that fits (default with --top K or the\n"
+             "text format: layouts whose lower bound on the step time exceeds\n"
+             "the K-th best replayed are not replayed; the top K is the same;\n"
+             "docs/sweep.md, \"Exact top-K\")"},
     {.name = "no-symmetry", .arg = CLI_ARG_NONE, .commands = ANY_RUN | CMD_GRAPH, .value = CLI_V_FLAG,
      .field = F(rq.gen.symmetry), .flag_value = FALSE, .section = CLI_SEC_RUN,
      .help = "simulate every rank explicitly (slower; same result; automatic\n"

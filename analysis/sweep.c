@@ -188,6 +188,8 @@ typedef struct enumeration {
   GArray *requests; /* sim_request of the rows to evaluate, parallel to `rows` */
   GArray *rows;     /* guint: their row in t */
   guint index;      /* next enumeration index */
+  GArray *points;   /* int: the platform point of each request, parallel to `requests` */
+  int point;        /* the point being enumerated */
 } enumeration;
 
 static char *fmt_g(double v) { return g_strdup_printf("%.10g", v); }
@@ -260,6 +262,7 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_num(t, r, "params", model_params(&rq.m));
   set_num(t, r, "params_per_gpu", model_params_per_gpu(&rq.m, &rq.l, rq.gen.partition));
   g_array_append_val(e->requests, rq);
+  g_array_append_val(e->points, e->point);
   g_array_append_val(e->rows, r);
 }
 
@@ -496,8 +499,8 @@ gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const cs
 {
   guint line = csv_row_line(t, r);
   const char *st = csv_cell(t, r, csv_column(t, "status"));
-  if (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "invalid")) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, oom, invalid)", path, line, st);
+  if (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "invalid") && strcmp(st, "pruned")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, pruned, oom, invalid)", path, line, st);
     return FALSE;
   }
   for (size_t i = 0; i < G_N_ELEMENTS(NUMBERS); i++) {
@@ -624,6 +627,95 @@ static gboolean check_lists(const sweep_spec *s, GError **err)
   return TRUE;
 }
 
+/* ---- exact top-K: replay in order of the bound, stop where the bound passes the K-th best ---- */
+
+typedef struct top_k {
+  guint k;
+  const int *point;   /* the point of each request, in the order replayed */
+  const double *bound; /* its bound, in that order */
+  gboolean *pruned;   /* in that order */
+  GArray **best;      /* per point: the smallest distinct step times replayed, ascending, at most k */
+} top_k;
+
+/* Request i (in bound order) is replayed unless k distinct step times of its point already replayed are all
+ * below its bound: its own step time, at least its bound, is then above theirs, and the top K of its point
+ * is theirs whatever it is. Strictly below: a layout as fast as the K-th (a tie, ranked by enumeration index)
+ * is replayed. Distinct times: rows that are the same step (docs/sweep.md, "Ties") show as one, so K distinct
+ * times are K rows shown. Exact while other replays still run: those can only lower the K-th best. */
+static gboolean top_k_admit(void *ctx, guint i)
+{
+  top_k *t = ctx;
+  const GArray *b = t->best[t->point[i]];
+  if (b->len < t->k || !(t->bound[i] > g_array_index(b, double, t->k - 1))) return TRUE;
+  t->pruned[i] = TRUE;
+  return FALSE;
+}
+
+static void top_k_finished(void *ctx, guint i, const prediction *p)
+{
+  top_k *t = ctx;
+  if (p->status != PRED_OK) return;
+  GArray *b = t->best[t->point[i]];
+  guint at = 0;
+  while (at < b->len && g_array_index(b, double, at) < p->step_time_s) at++;
+  if (at < b->len && g_array_index(b, double, at) == p->step_time_s) return; /* a time already counted */
+  if (at >= t->k) return;
+  g_array_insert_val(b, at, p->step_time_s);
+  if (b->len > t->k) g_array_set_size(b, t->k);
+}
+
+typedef struct by_bound {
+  const double *bound;
+} by_bound;
+
+static int cmp_bound(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const double *bd = ((const by_bound *)data)->bound;
+  guint x = *(const guint *)a, y = *(const guint *)b;
+  if (bd[x] != bd[y]) return bd[x] < bd[y] ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+/* Every request's memory verdict and bound here; those that fit replayed in order of their bound, each point's
+ * replays stopped as top_k_admit says; out, bound and pruned by request. */
+static void run_top_k(sim_request **todo, guint n, const int *point, guint n_points, int k, const pool_cfg *cfg,
+                      prediction *out, double *bound, gboolean *pruned)
+{
+  pool_verdicts(todo, n, cfg, out, bound);
+  g_autoptr(GArray) fit = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < n; i++)
+    if (out[i].status == PRED_OK) g_array_append_val(fit, i);
+  by_bound bb = {.bound = bound};
+  g_array_sort_with_data(fit, cmp_bound, &bb);
+  guint f = fit->len;
+  g_autofree sim_request **sorted = g_new(sim_request *, f ? f : 1);
+  g_autofree prediction *res = g_new0(prediction, f ? f : 1);
+  g_autofree int *pt = g_new(int, f ? f : 1);
+  g_autofree double *bd = g_new(double, f ? f : 1);
+  g_autofree gboolean *pr = g_new0(gboolean, f ? f : 1);
+  for (guint j = 0; j < f; j++) {
+    guint i = g_array_index(fit, guint, j);
+    sorted[j] = todo[i];
+    pt[j] = point[i];
+    bd[j] = bound[i];
+  }
+  top_k t = {.k = (guint)k, .point = pt, .bound = bd, .pruned = pr, .best = g_new(GArray *, n_points ? n_points : 1)};
+  for (guint p = 0; p < n_points; p++) t.best[p] = g_array_new(FALSE, FALSE, sizeof(double));
+  pool_cfg c = *cfg;
+  c.prune_oom = FALSE; /* the verdicts are known: every one of these fits */
+  c.admit = top_k_admit;
+  c.finished = top_k_finished;
+  c.ctx = &t;
+  pool_run(sorted, f, &c, res);
+  for (guint j = 0; j < f; j++) {
+    guint i = g_array_index(fit, guint, j);
+    if (pr[j]) pruned[i] = TRUE; /* out[i] keeps its verdict */
+    else out[i] = res[j];
+  }
+  for (guint p = 0; p < n_points; p++) g_array_free(t.best[p], TRUE);
+  g_free(t.best);
+}
+
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
   if (!check_lists(s, err)) return NULL;
@@ -642,21 +734,39 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   zygote *own = pool.zygote || s->pool.memory_only ? NULL : pool_zygote_start(NULL);
   if (own) pool.zygote = own;
   enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
-                   .rows = g_array_new(FALSE, FALSE, sizeof(guint))};
-  for (guint i = 0; i < pts->len; i++) enumerate_point(&e, s, &g_array_index(pts, point, i));
+                   .rows = g_array_new(FALSE, FALSE, sizeof(guint)), .points = g_array_new(FALSE, FALSE, sizeof(int))};
+  for (guint i = 0; i < pts->len; i++) {
+    e.point = (int)i;
+    enumerate_point(&e, s, &g_array_index(pts, point, i));
+  }
   guint k = e.requests->len;
   g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
+  g_autofree double *bound = g_new0(double, k ? k : 1);
+  g_autofree gboolean *pruned = g_new0(gboolean, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
-  pool_run(todo, k, &pool, out);
+  if (s->top > 0 && !pool.memory_only && pool.prune_oom) /* exact top-K: in order of the bound */
+    run_top_k(todo, k, (const int *)(void *)e.points->data, pts->len, s->top, &pool, out, bound, pruned);
+  else pool_run(todo, k, &pool, out);
   zygote_stop(own);
   for (guint i = 0; s->trusts && i < k; i++)
     if (out[i].status != PRED_INVALID)
       trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
                             &out[i].trust);
-  for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
+  for (guint i = 0; i < k; i++) {
+    guint r = g_array_index(e.rows, guint, i);
+    set_result(e.t, r, &out[i]);
+    if (!pruned[i]) continue;
+    /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
+    set(e.t, r, "status", "pruned");
+    set(e.t, r, "fidelity", "bound");
+    g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
+                                           "best replayed", bound[i], s->top);
+    set(e.t, r, "error", why);
+  }
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);
   g_array_free(e.rows, TRUE);
+  g_array_free(e.points, TRUE);
   return e.t;
 }

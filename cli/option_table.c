@@ -222,7 +222,7 @@ const cli_option CLI_OPTIONS[] = {
      .help = "stack (default: fused where the stack fuses norms or with\n"
              "flash2+rmsnorm, else torch) | torch (the study's RMSNorm) | fused"},
     {.name = "zero", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 0,
-     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .list = CLI_LIST_LAYOUT, .axis = AX_ZERO,
+     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .list = CLI_LIST_LAYOUT, .axis = AX_ZERO, .ranges = TRUE,
      .left_out = "its one value (given or default); --space full: 0 to 3", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO stage over data parallelism: 0 none | 1 optimizer states\n"
              "(default, the study's) | 2 and gradients | 3 and parameters,\n"

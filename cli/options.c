@@ -422,7 +422,7 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 
 /* The elements of a list value "a,b,c"; where `ranges`, "lo-hi" stands for every integer from lo to hi.
  * Each value once, checked in a hash table: comparing every pair took minutes for --tp 1-32128. */
-static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GError **err)
+static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, long lo_min, GError **err)
 {
   g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
   g_auto(GStrv) parts = g_strsplit(s, ",", -1);
@@ -431,11 +431,11 @@ static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GE
     int lo, hi;
     if (dash && dash != *p) {
       g_autofree char *a = g_strndup(*p, (gsize)(dash - *p));
-      if (!cli_parse_positive_int(opt, a, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) || hi < lo ||
-          hi - lo >= LIST_MAX_VALUES) {
+      if (!cli_parse_int_in(opt, a, lo_min, CLI_INT_MAX, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) ||
+          hi < lo || hi - lo >= LIST_MAX_VALUES) {
         g_clear_error(err);
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, 1 <= LO <= HI, "
-                    "at most %d values)", opt, *p, LIST_MAX_VALUES);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, %ld <= LO <= HI, "
+                    "at most %d values)", opt, *p, lo_min, LIST_MAX_VALUES);
         return NULL;
       }
       for (int v = lo; v <= hi && out->len <= LIST_MAX_VALUES; v++) g_ptr_array_add(out, g_strdup_printf("%d", v));
@@ -498,7 +498,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     const cli_option *op = &CLI_OPTIONS[k];
     const char *v = o->given[k];
     if (!v || op->list == CLI_LIST_NONE) continue;
-    g_autoptr(GPtrArray) items = list_items(op->name, v, op->ranges, err);
+    g_autoptr(GPtrArray) items = list_items(op->name, v, op->ranges, op->value == CLI_V_INT ? MAX(0, op->lo) : 1, err);
     if (!items) return FALSE;
     if (op->list == CLI_LIST_PROFILES || op->list == CLI_LIST_STACKS) {
       for (guint i = 0; i < items->len; i++)

@@ -246,7 +246,8 @@ const cli_option CLI_OPTIONS[] = {
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_param_gather), .list = CLI_LIST_LAYOUT, .axis = AX_OPG,
      .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
-             "next step's forward, each layer waiting for its own bucket (alone: on)"},
+             "next step's forward, each layer waiting for its own bucket\n"
+             "(alone: on)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

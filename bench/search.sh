@@ -70,7 +70,7 @@ read -r _ _ _ _ ar < <(counts "$work/all.txt")
 read -r pw _ _ < "$work/pruned.txt.time"
 read -r aw _ _ < "$work/all.txt.time"
 echo "by bound: $pe enumerated, $pb pruned by bound, $pr replayed, $pw s; exhaustive: $ar replayed, $aw s" \
-  "($(awk -v a="$aw" -v p="$pw" 'BEGIN { printf "%.1f", p > 0 ? a / p : 0 }')x the time)"
+  "($(awk -v a="$aw" -v p="$pw" 'BEGIN { printf "%.1f", (p > 0 ? a / p : 0) }')x the time)"
 if cmp -s <(rows "$work/pruned.txt") <(rows "$work/all.txt") && [ -n "$(rows "$work/all.txt")" ]; then
   echo "PASS: the top 10 rows are identical"
 else

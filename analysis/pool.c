@@ -10,6 +10,7 @@
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
+#include "bound.h"
 #include "platforms/plat_params.h"
 #include "sim/replay.h"
 #include "workloads/axes.h"
@@ -106,11 +107,12 @@ static prediction invalid(GError *err)
 
 /* The memory verdict of rq at m micro-batches (0: its own count), from the graph at the count where the
  * schedule's peak is reached (1F1B: min(m, pp + 1)) (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails. */
-static gboolean memory_verdict(const sim_request *req, int m, prediction *p)
+static gboolean memory_verdict(const sim_request *req, int m, prediction *p, double *bound_s)
 {
   sim_request rq = *req;
   GError *err = NULL;
   if (!sim_request_prepare(&rq, &err)) goto fail;
+  int own_m = rq.l.grad_accum; /* the step's micro-batches: what the bound is of */
   if (m > 0 && m != rq.l.grad_accum) {
     rq.l.global_batch = rq.l.dp * rq.l.micro_batch * m;
     if (!sim_request_prepare(&rq, &err)) goto fail;
@@ -125,6 +127,7 @@ static gboolean memory_verdict(const sim_request *req, int m, prediction *p)
   metrics *mem = metrics_memory_only(g, &mrq.prof, mrq.capacity_gib);
   memory_of(p, mem, mrq.capacity_gib);
   metrics_free(mem);
+  if (bound_s) *bound_s = p->status == PRED_OK ? bound_step(g, &mrq.prof, &mrq.l, mrq.l.grad_accum, own_m).total_s : 0;
   graph_free(g);
   return TRUE;
 fail:
@@ -173,11 +176,11 @@ static char *memory_key(const sim_request *rq, gboolean symmetry)
   g_autoptr(GString) axes = g_string_new(NULL); /* every axis' degree (axes.h) */
   for (int a = 0; a < AXIS_N; a++)
     if (!axis_get(a)->derived) g_string_append_printf(axes, " %d", axis_size(l, a));
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
+  return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g|%s",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, axes->str, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
-                         l->schedule, l->virtual_stages, rq->gen.partition,
+                         l->precision, l->schedule, l->virtual_stages, rq->gen.partition,
                          symmetry, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
                          st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches, l->pipeline_layout);
@@ -329,7 +332,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
         prediction p;
         g_autofree char *key = memory_key(rqs[jb->req], sym[jb->req]);
         const prediction *known = g_hash_table_lookup(verdicts, key);
-        gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &p);
+        gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &p, NULL);
         if (known) p = *known;
         else g_hash_table_insert(verdicts, g_steal_pointer(&key), g_memdup2(&p, sizeof p));
         if (!ok || cfg->memory_only || p.status == PRED_OOM) {
@@ -339,6 +342,11 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
           lsim_progress_update(&bar, ++done);
           continue;
         }
+      }
+      if (jb->stage == 0 && cfg->admit && !cfg->admit(cfg->ctx, jb->req)) { /* left out by the caller: not replayed */
+        next++;
+        lsim_progress_update(&bar, ++done);
+        continue;
       }
       GError *err = z ? NULL : g_error_copy(zerr);
       int slot = 0;
@@ -383,9 +391,49 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) p = pool_combine(&first[jb.req], &p, own_m[jb.req]);
     if (p.status != PRED_INVALID) p.m = own_m[jb.req];
     out[jb.req] = p;
+    if (cfg->finished) cfg->finished(cfg->ctx, jb.req, &p);
     lsim_progress_update(&bar, ++done);
   }
   zygote_stop(own);
   g_clear_error(&zerr);
   lsim_progress_finish(&bar);
+}
+
+void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s)
+{
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_run's verdicts: each graph reuses the pages of the one before */
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  /* a verdict and its bound depend on the memory key and on the kernels' costs (the profile and stack: what-ifs
+   * change links and memory only) */
+  g_autoptr(GHashTable) known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < n; i++) {
+    bound_s[i] = 0;
+    if (!rqs[i]) continue;
+    sim_request rq = *rqs[i];
+    GError *err = NULL;
+    int m = 0, m1, m2;
+    gboolean valid = sim_request_prepare(&rq, &err); /* as pool_run: the verdict at the first replay's count */
+    g_clear_error(&err);
+    if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
+    g_autofree char *mkey = memory_key(rqs[i], rq.gen.symmetry);
+    char *key = g_strdup_printf("%s|%s|%s|%.17g|%.17g|%d", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
+                                rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m);
+    double *hit = g_hash_table_lookup(known, key);
+    prediction p;
+    double b = 0;
+    if (hit) {
+      memcpy(&p, hit + 1, sizeof p);
+      b = hit[0];
+      g_free(key);
+    } else {
+      memory_verdict(rqs[i], m, &p, &b);
+      double *v = g_malloc(sizeof(double) + sizeof p);
+      v[0] = b;
+      memcpy(v + 1, &p, sizeof p);
+      g_hash_table_insert(known, key, v);
+    }
+    if (p.status != PRED_INVALID && valid) p.m = rq.l.grad_accum;
+    out[i] = p;
+    bound_s[i] = b;
+  }
 }

@@ -75,6 +75,11 @@ typedef struct pool_cfg {
   const char *progress; /* label of the progress bar on a terminal's stderr; NULL: none */
   zygote *zygote;       /* forks the workers (borrowed: pool_zygote_start, started while the caller is
                          * small); NULL: pool_run starts one of its own and stops it */
+  /* Before request i's first replay: FALSE leaves out[i] "not simulated" (the caller knows why); NULL: every
+   * request is replayed. Asked in the order of the requests, while earlier ones may still run. */
+  gboolean (*admit)(void *ctx, guint i);
+  void (*finished)(void *ctx, guint i, const prediction *p); /* request i's prediction is final; NULL: none */
+  void *ctx;
 } pool_cfg;
 
 const char *predict_status_name(pred_status s);
@@ -95,6 +100,11 @@ prediction pool_combine(const prediction *p1, const prediction *p2, int m);
 /* The zygote that forks the pool's workers (zygote.h): start it before the memory grows (a sweep: before
  * it enumerates), give it to pool_run in pool_cfg.zygote, zygote_stop it after. NULL with err if refused. */
 zygote *pool_zygote_start(GError **err);
+
+/* The memory verdict of every non-NULL rqs[i] into out[i] (how = memory; the one pool_run with prune_oom gives),
+ * here, without a worker, and where it fits the lower bound on its step time into bound_s[i] (bound.h; 0 where
+ * it does not fit or is invalid). Requests alike are walked once. */
+void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);
 
 /* Evaluate every non-NULL rqs[i] into out[i]; out[i] of a NULL request is left as it is. A request
  * that fails becomes PRED_INVALID with its reason; nothing stops the batch. */

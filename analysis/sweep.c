@@ -27,7 +27,9 @@ G_STATIC_ASSERT(TL_N == 8);
 static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
                                                [AX_CKPT] = "checkpointing", [AX_ATTN] = "attention-kernel",
                                                [AX_MB] = "micro-batch", [AX_SCHED] = "schedule",
-                                               [AX_VS] = "virtual-stages", [AX_CP] = "cp"};
+                                               [AX_VS] = "virtual-stages", [AX_CP] = "cp", [AX_PREC] = "precision",
+                                               [AX_ZERO] = "zero", [AX_OGR] = "overlap-grad-reduce",
+                                               [AX_OPG] = "overlap-param-gather"};
 
 const char *const *sweep_columns(guint *n)
 {
@@ -120,17 +122,15 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   case AX_SP:
     for (int sp = 0; sp <= (tp > 1 && s->seq_len % tp == 0); sp++) g_array_append_val(v, sp);
     break;
-  case AX_CKPT:
-    for (int c = CKPT_NONE; c <= CKPT_EVERY_LAYER; c++) g_array_append_val(v, c);
+  case AX_CKPT: /* the full space: selective and mlp too (selective with a flash kernel is skipped: the step of none) */
+    for (int c = CKPT_NONE; c <= (s->space == SWEEP_SPACE_FULL ? CKPT_MLP : CKPT_EVERY_LAYER); c++) g_array_append_val(v, c);
     break;
   case AX_ATTN:
     for (int a = 0; a < ATTN_N_KERNELS; a++) g_array_append_val(v, a);
     break;
-  case AX_SCHED: {
-    int study = 0;
-    g_array_append_val(v, study); /* left out: the study's 1F1B */
+  case AX_SCHED: /* left out: the study's 1F1B; the full space: every schedule */
+    for (int h = 0; h < (s->space == SWEEP_SPACE_FULL ? sched_count() : 1); h++) g_array_append_val(v, h);
     break;
-  }
   case AX_VS: /* pp is the axis' pp; tp carries the schedule here (axis_values' caller) */
     if (!sched_get(tp)->chunked) {
       int one = 1;
@@ -144,14 +144,24 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     for (int c = 2; pp > 0 && c * pp <= m->layers; c++)
       if (m->layers % (c * pp) == 0) g_array_append_val(v, c);
     break;
-  case AX_CP: { /* not searched: context parallelism only where listed (--cp) */
-    int one = 1;
-    g_array_append_val(v, one);
+  case AX_CP: /* the default space: cp 1 only (context parallelism where listed, --cp); the full space: every power
+               * of two up to SWEEP_FULL_MAX_CP dividing gpus/(tp*pp) that splits the sequence into 2*cp chunks */
+    for (int c = 1; c <= (s->space == SWEEP_SPACE_FULL ? SWEEP_FULL_MAX_CP : 1); c *= 2)
+      if (c == 1 || (tp * pp > 0 && pt->gpus % (tp * pp * c) == 0 && s->seq_len % (2 * c) == 0)) g_array_append_val(v, c);
     break;
-  }
-  case AX_PREC: { /* not searched: FP8 only where listed (--precision) */
-    int bf16 = PREC_BF16;
-    g_array_append_val(v, bf16);
+  case AX_PREC: /* the default space: bf16 (FP8 where listed, --precision); the full one: fp8 and fp8-cs too where
+                 * the profile has FP8 tensor cores (mxfp8, Blackwell's, where listed) */
+    for (int p = PREC_BF16; p <= (s->space == SWEEP_SPACE_FULL && pt->prof.peak_fp8_flops > 0 ? PREC_FP8_CS : PREC_BF16); p++)
+      g_array_append_val(v, p);
+    break;
+  case AX_ZERO: /* the one stage given (default 1); the full space: 0 to 3 */
+    if (s->space != SWEEP_SPACE_FULL) g_array_append_val(v, s->zero);
+    else for (int z = 0; z <= LAYOUT_MAX_ZERO; z++) g_array_append_val(v, z);
+    break;
+  case AX_OGR: case AX_OPG: { /* the one value given (default off); the full space: off and on */
+    int given = ax == AX_OGR ? s->overlap_grad_reduce : s->overlap_param_gather;
+    for (int o = s->space == SWEEP_SPACE_FULL ? 0 : given; o <= (s->space == SWEEP_SPACE_FULL ? 1 : given); o++)
+      g_array_append_val(v, o);
     break;
   }
   case AX_MB: {
@@ -178,6 +188,8 @@ typedef struct enumeration {
   GArray *requests; /* sim_request of the rows to evaluate, parallel to `rows` */
   GArray *rows;     /* guint: their row in t */
   guint index;      /* next enumeration index */
+  GArray *points;   /* int: the platform point of each request, parallel to `requests` */
+  int point;        /* the point being enumerated */
 } enumeration;
 
 static char *fmt_g(double v) { return g_strdup_printf("%.10g", v); }
@@ -250,13 +262,114 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_num(t, r, "params", model_params(&rq.m));
   set_num(t, r, "params_per_gpu", model_params_per_gpu(&rq.m, &rq.l, rq.gen.partition));
   g_array_append_val(e->requests, rq);
+  g_array_append_val(e->points, e->point);
   g_array_append_val(e->rows, r);
 }
 
-static void enumerate_point(enumeration *e, const point *pt)
+/* Whether schedule h at pp stages splits the backward (zb-h1's B and W): ZeRO 2/3 and the overlaps are not
+ * modelled there (layout_validate). */
+static gboolean splits_backward(int h, int pp)
 {
-  const sweep_spec *s = e->s;
+  for (int st = 0; st < pp; st++) {
+    g_autoptr(GArray) in = sched_instructions(h, st, pp, 1, 2 * pp + 2);
+    for (guint i = 0; i < in->len; i++)
+      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+  }
+  return FALSE;
+}
+
+/* The option values of one layout beyond tp, pp and cp, as indices into their lists. */
+typedef struct combo {
+  int ckpt, attn, sched, vs, zero, ogr, opg;
+  gboolean first_ogr, first_opg; /* the first value of its list */
+  gboolean later_sharded;        /* a ZeRO stage >= 1 after another >= 1 in its list */
+} combo;
+
+/* Whether a combination is left out of the enumeration: a layout equivalent by construction to one enumerated
+ * (at dp 1, which has no data-parallel traffic to overlap and nothing to shard: an overlap, the first value of
+ * its list stands for all; a ZeRO stage from 1, the first such of its list stands for the others (ZeRO 0 keeps
+ * its fp32 gradients: not the same); in the full space, selective checkpointing with a flash kernel, which keeps no scores: the step of
+ * none), or, in the full space only, one layout_validate refuses by the rules of ZeRO and the overlaps (listed,
+ * such a layout is counted invalid with its reason, as any listed value). */
+static gboolean left_out(const sweep_spec *s, int dp, gboolean split, const combo *c)
+{
+  if (dp == 1 && ((c->ogr && !c->first_ogr) || (c->opg && !c->first_opg) || c->later_sharded)) return TRUE;
+  if (s->space != SWEEP_SPACE_FULL) return FALSE;
+  if (c->ckpt == CKPT_SELECTIVE && !s->layout[AX_CKPT] && layout_attn_is_flash((layout_attn)c->attn)) return TRUE;
+  gboolean listed_zero = s->layout[AX_ZERO] || s->layout[AX_OGR] || s->layout[AX_OPG] || s->layout[AX_SCHED] || s->layout[AX_VS];
+  if (listed_zero) return FALSE;
+  if (c->opg && c->zero != 1 && c->zero != 2) return TRUE;
+  return (c->zero >= 2 || c->ogr || c->opg) && (c->vs > 1 || split);
+}
+
+/* The layouts of one point at (tp, pp, cp), in the enumeration's order; each passed to `emit` (NULL: only
+ * counted). Returns how many. The precision, ZeRO and overlap loops are outermost of the inner axes, so that a
+ * sweep with one value of each keeps the indices it always had; the schedule innermost, for the study's. */
+static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt, int tp, int pp, int cp, int gb)
+{
+  double n = 0;
+  int dp = tp * pp * cp > 0 && pt->gpus % (tp * pp * cp) == 0 ? pt->gpus / (tp * pp * cp) : 0;
+  g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) zs = axis_values(s, AX_ZERO, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) ogs = axis_values(s, AX_OGR, pt, tp, pp, cp, gb);
+  g_autoptr(GArray) ops = axis_values(s, AX_OPG, pt, tp, pp, cp, gb);
+  GArray *vss[64] = {0}; /* the virtual stages of each schedule */
+  g_assert(scs->len <= G_N_ELEMENTS(vss));
+  gboolean split[64] = {0};     /* whether each schedule splits the backward (only the full space asks) */
+  for (guint h = 0; h < scs->len; h++) {
+    vss[h] = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
+    split[h] = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp);
+  }
+  for (guint z = 0; z < zs->len; z++)
+    for (guint og = 0; og < ogs->len; og++)
+      for (guint op = 0; op < ops->len; op++)
+        for (guint pr = 0; pr < prs->len; pr++) /* outermost of these: a bf16 sweep keeps its indices */
+          for (guint c = 0; c < sps->len; c++)
+            for (guint d = 0; d < cks->len; d++)
+              for (guint f = 0; f < ats->len; f++)
+                for (guint g = 0; g < mbs->len; g++)
+                  for (guint h = 0; h < scs->len; h++) /* innermost: the study's enumeration keeps its indices */
+                    for (guint k = 0; k < vss[h]->len; k++) {
+                      combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .sched = ival(scs, h),
+                                  .vs = ival(vss[h], k), .zero = ival(zs, z), .ogr = ival(ogs, og) != 0,
+                                  .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0};
+                      for (guint y = 0; y < z && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
+                      if (left_out(s, dp, split[h], &cb)) continue;
+                      n++;
+                      if (!e) continue;
+                      layout l = layout_default();
+                      l.gpus = pt->gpus;
+                      l.tp = tp;
+                      l.pp = pp;
+                      l.cp = cp;
+                      l.sp = ival(sps, c) != 0;
+                      l.ckpt = (layout_ckpt)cb.ckpt;
+                      l.attn = (layout_attn)cb.attn;
+                      l.micro_batch = ival(mbs, g);
+                      l.seq_len = s->seq_len;
+                      l.global_batch = gb;
+                      l.schedule = cb.sched;
+                      l.virtual_stages = cb.vs;
+                      l.zero = cb.zero;
+                      l.overlap_grad_reduce = cb.ogr;
+                      l.overlap_param_gather = cb.opg;
+                      l.precision = ival(prs, pr);
+                      add_row(e, pt, &l);
+                    }
+  for (guint h = 0; h < scs->len; h++) g_array_unref(vss[h]);
+  return n;
+}
+
+/* The layouts of point pt, enumerated into e (NULL: only counted). */
+static double enumerate_point(enumeration *e, const sweep_spec *s, const point *pt)
+{
   int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
+  double n = 0;
   g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, 1, gb);
   for (guint a = 0; a < tps->len; a++) {
     int tp = ival(tps, a);
@@ -264,45 +377,10 @@ static void enumerate_point(enumeration *e, const point *pt)
     for (guint b = 0; b < pps->len; b++) {
       int pp = ival(pps, b);
       g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
-      for (guint q = 0; q < cps->len; q++) {
-        int cp = ival(cps, q);
-        g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, tp, pp, cp, gb);
-        for (guint pr = 0; pr < prs->len; pr++) /* outermost of these: a bf16 sweep keeps its indices */
-        for (guint c = 0; c < sps->len; c++)
-          for (guint d = 0; d < cks->len; d++)
-            for (guint f = 0; f < ats->len; f++)
-              for (guint g = 0; g < mbs->len; g++)
-                for (guint h = 0; h < scs->len; h++) { /* innermost: the study's enumeration keeps its indices */
-                  g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
-                  for (guint k = 0; k < vss->len; k++) {
-                    layout l = layout_default();
-                    l.gpus = pt->gpus;
-                    l.tp = tp;
-                    l.pp = pp;
-                    l.cp = cp;
-                    l.sp = ival(sps, c) != 0;
-                    l.ckpt = (layout_ckpt)ival(cks, d);
-                    l.attn = (layout_attn)ival(ats, f);
-                    l.micro_batch = ival(mbs, g);
-                    l.seq_len = s->seq_len;
-                    l.global_batch = gb;
-                    l.schedule = ival(scs, h);
-                    l.virtual_stages = ival(vss, k);
-                    l.zero = s->zero;
-                    l.overlap_grad_reduce = s->overlap_grad_reduce;
-                    l.overlap_param_gather = s->overlap_param_gather;
-                    l.precision = ival(prs, pr);
-                    add_row(e, pt, &l);
-                  }
-                }
-      }
+      for (guint q = 0; q < cps->len; q++) n += enumerate_tpc(e, s, pt, tp, pp, ival(cps, q), gb);
     }
   }
+  return n;
 }
 
 /* The values of a what-if axis: the user's list, or the profile's own (0). */
@@ -421,8 +499,8 @@ gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const cs
 {
   guint line = csv_row_line(t, r);
   const char *st = csv_cell(t, r, csv_column(t, "status"));
-  if (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "invalid")) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, oom, invalid)", path, line, st);
+  if (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "invalid") && strcmp(st, "pruned")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, pruned, oom, invalid)", path, line, st);
     return FALSE;
   }
   for (size_t i = 0; i < G_N_ELEMENTS(NUMBERS); i++) {
@@ -480,37 +558,8 @@ static char *shrink_hint(const sweep_spec *s)
   return opt ? g_strdup_printf("fewer values of --%s (%u listed)", opt, len) : g_strdup("fewer values in the lists");
 }
 
-/* The layouts enumerate_point makes for pt, counted without making them (the same loops, without the rows). */
-static double count_point(const sweep_spec *s, const point *pt)
-{
-  int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
-  double n = 0;
-  g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, 1, gb);
-  for (guint a = 0; a < tps->len; a++) {
-    int tp = ival(tps, a);
-    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, 1, gb);
-    for (guint b = 0; b < pps->len; b++) {
-      int pp = ival(pps, b);
-      g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
-      for (guint q = 0; q < cps->len; q++) {
-        int cp = ival(cps, q);
-        g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, tp, pp, cp, gb);
-        g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, tp, pp, cp, gb); /* every axis enumerate_point loops */
-        double vs = 0;
-        for (guint h = 0; h < scs->len; h++) {
-          g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
-          vs += vss->len;
-        }
-        n += (double)sps->len * cks->len * ats->len * mbs->len * prs->len * vs;
-      }
-    }
-  }
-  return n;
-}
+/* The layouts enumerate_point makes for pt, counted by the same loops without making a row. */
+static double count_point(const sweep_spec *s, const point *pt) { return enumerate_point(NULL, s, pt); }
 
 /* The platform points: profiles x stacks x gpus x each what-if's values. */
 static double count_points(const sweep_spec *s)
@@ -578,6 +627,95 @@ static gboolean check_lists(const sweep_spec *s, GError **err)
   return TRUE;
 }
 
+/* ---- exact top-K: replay in order of the bound, stop where the bound passes the K-th best ---- */
+
+typedef struct top_k {
+  guint k;
+  const int *point;   /* the point of each request, in the order replayed */
+  const double *bound; /* its bound, in that order */
+  gboolean *pruned;   /* in that order */
+  GArray **best;      /* per point: the smallest distinct step times replayed, ascending, at most k */
+} top_k;
+
+/* Request i (in bound order) is replayed unless k distinct step times of its point already replayed are all
+ * below its bound: its own step time, at least its bound, is then above theirs, and the top K of its point
+ * is theirs whatever it is. Strictly below: a layout as fast as the K-th (a tie, ranked by enumeration index)
+ * is replayed. Distinct times: rows that are the same step (docs/sweep.md, "Ties") show as one, so K distinct
+ * times are K rows shown. Exact while other replays still run: those can only lower the K-th best. */
+static gboolean top_k_admit(void *ctx, guint i)
+{
+  top_k *t = ctx;
+  const GArray *b = t->best[t->point[i]];
+  if (b->len < t->k || !(t->bound[i] > g_array_index(b, double, t->k - 1))) return TRUE;
+  t->pruned[i] = TRUE;
+  return FALSE;
+}
+
+static void top_k_finished(void *ctx, guint i, const prediction *p)
+{
+  top_k *t = ctx;
+  if (p->status != PRED_OK) return;
+  GArray *b = t->best[t->point[i]];
+  guint at = 0;
+  while (at < b->len && g_array_index(b, double, at) < p->step_time_s) at++;
+  if (at < b->len && g_array_index(b, double, at) == p->step_time_s) return; /* a time already counted */
+  if (at >= t->k) return;
+  g_array_insert_val(b, at, p->step_time_s);
+  if (b->len > t->k) g_array_set_size(b, t->k);
+}
+
+typedef struct by_bound {
+  const double *bound;
+} by_bound;
+
+static int cmp_bound(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const double *bd = ((const by_bound *)data)->bound;
+  guint x = *(const guint *)a, y = *(const guint *)b;
+  if (bd[x] != bd[y]) return bd[x] < bd[y] ? -1 : 1;
+  return (x > y) - (x < y);
+}
+
+/* Every request's memory verdict and bound here; those that fit replayed in order of their bound, each point's
+ * replays stopped as top_k_admit says; out, bound and pruned by request. */
+static void run_top_k(sim_request **todo, guint n, const int *point, guint n_points, int k, const pool_cfg *cfg,
+                      prediction *out, double *bound, gboolean *pruned)
+{
+  pool_verdicts(todo, n, cfg, out, bound);
+  g_autoptr(GArray) fit = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < n; i++)
+    if (out[i].status == PRED_OK) g_array_append_val(fit, i);
+  by_bound bb = {.bound = bound};
+  g_array_sort_with_data(fit, cmp_bound, &bb);
+  guint f = fit->len;
+  g_autofree sim_request **sorted = g_new(sim_request *, f ? f : 1);
+  g_autofree prediction *res = g_new0(prediction, f ? f : 1);
+  g_autofree int *pt = g_new(int, f ? f : 1);
+  g_autofree double *bd = g_new(double, f ? f : 1);
+  g_autofree gboolean *pr = g_new0(gboolean, f ? f : 1);
+  for (guint j = 0; j < f; j++) {
+    guint i = g_array_index(fit, guint, j);
+    sorted[j] = todo[i];
+    pt[j] = point[i];
+    bd[j] = bound[i];
+  }
+  top_k t = {.k = (guint)k, .point = pt, .bound = bd, .pruned = pr, .best = g_new(GArray *, n_points ? n_points : 1)};
+  for (guint p = 0; p < n_points; p++) t.best[p] = g_array_new(FALSE, FALSE, sizeof(double));
+  pool_cfg c = *cfg;
+  c.prune_oom = FALSE; /* the verdicts are known: every one of these fits */
+  c.admit = top_k_admit;
+  c.finished = top_k_finished;
+  c.ctx = &t;
+  pool_run(sorted, f, &c, res);
+  for (guint j = 0; j < f; j++) {
+    guint i = g_array_index(fit, guint, j);
+    if (pr[j]) pruned[i] = TRUE; /* out[i] keeps its verdict */
+    else out[i] = res[j];
+  }
+  for (guint p = 0; p < n_points; p++) g_array_free(t.best[p], TRUE);
+  g_free(t.best);
+}
+
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
   if (!model_check_simulable(&s->m, err)) return NULL; /* once, not as every layout's reason */
@@ -597,21 +735,39 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   zygote *own = pool.zygote || s->pool.memory_only ? NULL : pool_zygote_start(NULL);
   if (own) pool.zygote = own;
   enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
-                   .rows = g_array_new(FALSE, FALSE, sizeof(guint))};
-  for (guint i = 0; i < pts->len; i++) enumerate_point(&e, &g_array_index(pts, point, i));
+                   .rows = g_array_new(FALSE, FALSE, sizeof(guint)), .points = g_array_new(FALSE, FALSE, sizeof(int))};
+  for (guint i = 0; i < pts->len; i++) {
+    e.point = (int)i;
+    enumerate_point(&e, s, &g_array_index(pts, point, i));
+  }
   guint k = e.requests->len;
   g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
   g_autofree prediction *out = g_new0(prediction, k ? k : 1);
+  g_autofree double *bound = g_new0(double, k ? k : 1);
+  g_autofree gboolean *pruned = g_new0(gboolean, k ? k : 1);
   for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
-  pool_run(todo, k, &pool, out);
+  if (s->top > 0 && !pool.memory_only && pool.prune_oom) /* exact top-K: in order of the bound */
+    run_top_k(todo, k, (const int *)(void *)e.points->data, pts->len, s->top, &pool, out, bound, pruned);
+  else pool_run(todo, k, &pool, out);
   zygote_stop(own);
   for (guint i = 0; s->trusts && i < k; i++)
     if (out[i].status != PRED_INVALID)
       trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
                             &out[i].trust);
-  for (guint i = 0; i < k; i++) set_result(e.t, g_array_index(e.rows, guint, i), &out[i]);
+  for (guint i = 0; i < k; i++) {
+    guint r = g_array_index(e.rows, guint, i);
+    set_result(e.t, r, &out[i]);
+    if (!pruned[i]) continue;
+    /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
+    set(e.t, r, "status", "pruned");
+    set(e.t, r, "fidelity", "bound");
+    g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
+                                           "best replayed", bound[i], s->top);
+    set(e.t, r, "error", why);
+  }
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
   g_array_free(e.requests, TRUE);
   g_array_free(e.rows, TRUE);
+  g_array_free(e.points, TRUE);
   return e.t;
 }

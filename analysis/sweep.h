@@ -34,15 +34,26 @@
 #include "pool.h"
 
 /* The layout axes, in the enumeration's order (outer to inner). */
-typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_SCHED, AX_VS, AX_CP, AX_PREC, AX_N } sweep_layout_axis;
+/* AX_ZERO, AX_OGR, AX_OPG: the ZeRO stage and the two overlaps (--zero, --overlap-grad-reduce,
+ * --overlap-param-gather); left out, the one value given (or the default), unless the space is full. */
+typedef enum { AX_TP, AX_PP, AX_SP, AX_CKPT, AX_ATTN, AX_MB, AX_SCHED, AX_VS, AX_CP, AX_PREC, AX_ZERO, AX_OGR, AX_OPG,
+               AX_N } sweep_layout_axis;
+
+/* What a layout axis left out covers: the default space (each axis as its option's help says: every valid tp,
+ * pp, micro-batch, sp, checkpointing none/every_layer, attention kernel; one value of the others) or the full
+ * one (--space full: every valid value of every axis, docs/sweep.md). */
+typedef enum { SWEEP_SPACE_DEFAULT, SWEEP_SPACE_FULL } sweep_space;
 
 typedef struct sweep_spec {
   model m;
   const char *model_file; /* the file m was read from, or NULL for a shipped model */
   int seq_len;
   int global_batch;       /* 0: 4194304 / seq_len (the study's ~4.2M tokens) */
-  int zero;               /* every layout's ZeRO stage (one value: --zero) */
-  gboolean overlap_grad_reduce, overlap_param_gather; /* every layout's (docs/schedules.md, "Overlap") */
+  int zero;               /* the ZeRO stage where --zero is not a list (layout[AX_ZERO] NULL) */
+  gboolean overlap_grad_reduce, overlap_param_gather; /* the same for the overlaps (docs/schedules.md, "Overlap") */
+  sweep_space space;      /* what an axis left out covers */
+  int top;                /* exact top-K (docs/sweep.md, "Exact top-K"): replay in order of the lower bound and stop
+                           * once K layouts of a point are faster than the next bound; 0: replay every layout */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */
@@ -62,6 +73,8 @@ typedef struct sweep_spec {
 #define SWEEP_MAX_LAYOUTS 100000000.0
 #define SWEEP_MAX_RUN_LAYOUTS 100000
 #define SWEEP_MAX_POINTS 100000.0
+/* The largest context-parallel degree the full space takes (--space full; a larger one where listed, --cp). */
+#define SWEEP_FULL_MAX_CP 8
 
 /* The columns a shard's rows add to the canonical table (sweep_run with shard_n > 1). */
 #define SWEEP_SHARD_COLUMN "shard"

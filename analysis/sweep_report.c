@@ -45,12 +45,28 @@ char *sweep_platform_label(const csv_table *t, guint r)
                          cell(t, r, "fabric"), cell(t, r, "leaf_nodes"), cell(t, r, "oversubscription"));
 }
 
+/* What a label adds for the options beyond the layout's degrees, each only where it is not the default (so a
+ * layout of the study keeps its label): " zero2", " ogr" (overlap_grad_reduce), " opg" (overlap_param_gather),
+ * " fp8" (the precision). A table without a column: nothing for it. */
+static char *options_suffix(const csv_table *t, guint r)
+{
+  GString *s = g_string_new(NULL);
+  int c = csv_column(t, "zero");
+  if (c >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "1")) g_string_append_printf(s, " zero%s", csv_cell(t, r, c));
+  if ((c = csv_column(t, "overlap_grad_reduce")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " ogr");
+  if ((c = csv_column(t, "overlap_param_gather")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " opg");
+  if ((c = csv_column(t, "precision")) >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "bf16"))
+    g_string_append_printf(s, " %s", csv_cell(t, r, c));
+  return g_string_free(s, FALSE);
+}
+
 char *sweep_layout_label(const csv_table *t, guint r)
 {
   g_autofree char *sched = sweep_schedule_suffix(cell(t, r, "schedule"), cell(t, r, "virtual_stages"));
   g_autofree char *cp = sweep_cp_suffix(cell(t, r, "cp"));
-  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
-                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched);
+  g_autofree char *opts = options_suffix(t, r);
+  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
+                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched, opts);
 }
 
 char *sweep_cp_suffix(const char *cp)
@@ -79,7 +95,11 @@ typedef struct rank_ctx {
   int *group; /* platform point of each row, numbered in order of first appearance by index */
 } rank_ctx;
 
-static int status_order(const char *s) { return !strcmp(s, "ok") ? 0 : !strcmp(s, "oom") ? 1 : 2; }
+/* ok by step time, then pruned (fits, not replayed: slower than the K best, docs/sweep.md), oom, invalid */
+static int status_order(const char *s)
+{
+  return !strcmp(s, "ok") ? 0 : !strcmp(s, "pruned") ? 1 : !strcmp(s, "oom") ? 2 : 3;
+}
 
 static int cmp_rows(gconstpointer a, gconstpointer b, gpointer data)
 {
@@ -88,8 +108,8 @@ static int cmp_rows(gconstpointer a, gconstpointer b, gpointer data)
   if (c->group[x] != c->group[y]) return c->group[x] - c->group[y];
   int sx = status_order(cell(c->t, x, "status")), sy = status_order(cell(c->t, y, "status"));
   if (sx != sy) return sx - sy;
-  double vx = sx == 0 ? num(c->t, x, "step_time_s") : sx == 1 ? num(c->t, x, "peak_mem_gib") : 0;
-  double vy = sy == 0 ? num(c->t, y, "step_time_s") : sy == 1 ? num(c->t, y, "peak_mem_gib") : 0;
+  double vx = sx == 0 ? num(c->t, x, "step_time_s") : sx == 2 ? num(c->t, x, "peak_mem_gib") : 0;
+  double vy = sy == 0 ? num(c->t, y, "step_time_s") : sy == 2 ? num(c->t, y, "peak_mem_gib") : 0;
   if (vx != vy) return vx < vy ? -1 : 1;
   long ix = atol(cell(c->t, x, "index")), iy = atol(cell(c->t, y, "index"));
   return (ix > iy) - (ix < iy);
@@ -232,7 +252,7 @@ csv_table *sweep_rank(const csv_table *t)
 
 /* Counts over the whole table for the summary. */
 typedef struct counts {
-  int rows, ok, oom_pruned, oom_replayed, invalid, fast, full;
+  int rows, ok, oom_pruned, oom_replayed, invalid, fast, full, bound_pruned;
   GHashTable *reasons; /* field -> count */
   GPtrArray *reason_order;
 } counts;
@@ -255,6 +275,7 @@ static void count(const csv_table *t, counts *c)
       continue;
     }
     if (!strcmp(st, "ok")) c->ok++;
+    else if (!strcmp(st, "pruned")) c->bound_pruned++;
     else if (!strcmp(fid, "memory")) c->oom_pruned++;
     else c->oom_replayed++;
     c->fast += !strcmp(fid, "fast");
@@ -352,11 +373,13 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
                            cell(t, 0, "model"), params_note(t), "", cell(t, 0, "seq_len"), cell(t, 0, "global_batch"),
                            cell(t, 0, "vocab"), cell(t, 0, "partition"));
   g_autofree char *why = reasons_text(&c);
-  g_string_append_printf(out, "layouts: %d enumerated, %d invalid%s%s%s, %d do not fit (%d not replayed), %d replayed "
+  g_autofree char *by_bound = c.bound_pruned ? g_strdup_printf(", %d pruned by bound (slower than the best shown: "
+                                                               "not replayed)", c.bound_pruned) : g_strdup("");
+  g_string_append_printf(out, "layouts: %d enumerated, %d invalid%s%s%s, %d do not fit (%d not replayed)%s, %d replayed "
                          "(%d fast, %d full)\n", c.rows, c.invalid, c.invalid ? " (" : "", why, c.invalid ? ")" : "",
-                         c.oom_pruned + c.oom_replayed, c.oom_pruned, c.fast + c.full, c.fast, c.full);
+                         c.oom_pruned + c.oom_replayed, c.oom_pruned, by_bound, c.fast + c.full, c.fast, c.full);
   int top = v->top > 0 ? v->top : 10;
-  int shown = 0, fit = 0, nonfit = 0, same = 0;
+  int shown = 0, fit = 0, nonfit = 0, same = 0, bounded = 0;
   g_autoptr(GArray) shown_rows = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autofree char *key = NULL;
   for (guint r = 0; r <= t->rows->len; r++) {
@@ -365,13 +388,15 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
       if (key) tie_line(t, shown_rows, out);
       if (key && fit - same > shown)
         g_string_append_printf(out, "(%d more that fit; --top K shows more)\n", fit - same - shown);
-      if (key) g_string_append_printf(out, "%d fit, %d do not%s\n", fit, nonfit, equal_note(same));
+      if (key && bounded) /* fit, not replayed: each slower than every layout shown (docs/sweep.md, "Exact top-K") */
+        g_string_append_printf(out, "(%d more that fit, slower than those shown by their bound: not replayed)\n", bounded);
+      if (key) g_string_append_printf(out, "%d fit, %d do not%s\n", fit + bounded, nonfit, equal_note(same));
       g_array_set_size(shown_rows, 0);
       same = 0;
       if (!k) break;
       g_free(key);
       key = g_strdup(k);
-      shown = fit = nonfit = 0;
+      shown = fit = nonfit = bounded = 0;
       g_autofree char *pl = sweep_platform_label(t, r);
       g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %5s %6s %9s %7s %8s %8s %7s  %s\n", pl, "rank", "layout",
                              "step_s", "+-%", "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "B/GPU",
@@ -379,6 +404,7 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
     }
     const char *st = cell(t, r, "status");
     if (!strcmp(st, "oom")) nonfit++;
+    if (!strcmp(st, "pruned")) bounded++;
     if (strcmp(st, "ok")) continue;
     fit++;
     if (csv_column(t, "same_as") >= 0 && *cell(t, r, "same_as")) { /* shown as its equivalent's row */
@@ -445,6 +471,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
                             GPOINTER_TO_INT(g_hash_table_lookup(c.reasons, c.reason_order->pdata[i])));
   cJSON_AddNumberToObject(cn, "do_not_fit", c.oom_pruned + c.oom_replayed);
   cJSON_AddNumberToObject(cn, "not_replayed", c.oom_pruned);
+  if (c.bound_pruned) cJSON_AddNumberToObject(cn, "pruned_by_bound", c.bound_pruned);
   cJSON_AddNumberToObject(cn, "replayed_fast", c.fast);
   cJSON_AddNumberToObject(cn, "replayed_full", c.full);
   cJSON *points = cJSON_AddArrayToObject(j, "platforms"), *pt = NULL, *rows = NULL;
@@ -475,7 +502,8 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     shown += !strcmp(st, "ok");
     cJSON *o = cJSON_CreateObject();
     static const char *const cols[] = {"rank", "index", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
-                                       "attention_kernel", "schedule", "virtual_stages", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+                                       "attention_kernel", "schedule", "virtual_stages", "zero", "overlap_grad_reduce",
+                                       "overlap_param_gather", "precision", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "same_as", "tie",
                                        "preferred", "vocab_padded", "params_per_gpu", "error"};

@@ -18,7 +18,10 @@ const cli_command CLI_COMMANDS[] = {
      "invalid layouts counted by reason, those that do not fit in\n"
      "memory reported but not replayed, the rest ranked by step\n"
      "time per platform point with the gap to the best and its\n"
-     "main cause (docs/sweep.md)",
+     "main cause; with --top K (text: 10) replayed in order of a\n"
+     "lower bound on the step time, those whose bound exceeds the\n"
+     "K-th best not replayed, the top K exact (--exhaustive: all;\n"
+     "docs/sweep.md)",
      cli_cmd_sweep},
     {"merge", CMD_MERGE, "merge SHARD.csv... [OUTPUT]",
      "join the --shard outputs of one sweep into what the whole\n"

@@ -129,6 +129,15 @@ static gboolean set_pipeline_layout(cli_opts *o, const char *arg, GError **err)
   return TRUE;
 }
 
+/* --space default|full: what a sweep's axes left out cover (analysis/sweep.h) */
+static gboolean set_space(cli_opts *o, const char *arg, GError **err)
+{
+  if (!strcmp(arg, "default")) o->space = SWEEP_SPACE_DEFAULT;
+  else if (!strcmp(arg, "full")) o->space = SWEEP_SPACE_FULL;
+  else return cli_bad_value(err, "space", arg, "default, full");
+  return TRUE;
+}
+
 /* --nccl-algo: a what-if, the collective algorithm forced (sim/collective.h) */
 static gboolean set_nccl_algo(cli_opts *o, const char *arg, GError **err)
 {
@@ -179,7 +188,7 @@ const cli_option CLI_OPTIONS[] = {
     /* which cp divide the GPUs: layout_validate */
     {.name = "cp", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
      .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.cp), .list = CLI_LIST_LAYOUT, .axis = AX_CP, .ranges = TRUE,
-     .left_out = "1 only", .example = "2", .section = CLI_SEC_LAYOUT,
+     .left_out = "1 only (and powers of two up to 8 with --space full)", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "context-parallel degree (default 1): each rank holds seq-len/cp\n"
              "tokens, attention is TransformerEngine's ring (seq-len a\n"
              "multiple of 2*cp, a flash kernel); docs/model.md"},
@@ -218,7 +227,8 @@ const cli_option CLI_OPTIONS[] = {
      .help = "stack (default: fused where the stack fuses norms or with\n"
              "flash2+rmsnorm, else torch) | torch (the study's RMSNorm) | fused"},
     {.name = "zero", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 0,
-     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .example = "2", .section = CLI_SEC_LAYOUT,
+     .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .list = CLI_LIST_LAYOUT, .axis = AX_ZERO, .ranges = TRUE,
+     .left_out = "its one value (given or default; 0 to 3 with --space full)", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO stage over data parallelism: 0 none | 1 optimizer states\n"
              "(default, the study's) | 2 and gradients | 3 and parameters,\n"
              "gathered per layer with prefetch (FSDP); docs/memory.md"},
@@ -226,20 +236,23 @@ const cli_option CLI_OPTIONS[] = {
      .field = F(rq.l.zero), .flag_value = 0, .section = CLI_SEC_LAYOUT, .help = "the same as --zero 0"},
     {.name = "precision", .arg = CLI_ARG_REQUIRED, .metavar = "P", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
      .parse = precision_parse_int, .field = F(rq.l.precision), .list = CLI_LIST_LAYOUT, .axis = AX_PREC,
-     .left_out = "bf16 only", .example = "bf16", .section = CLI_SEC_LAYOUT,
+     .left_out = "bf16 only (and fp8, fp8-cs where the profile has FP8 with --space full)", .example = "bf16", .section = CLI_SEC_LAYOUT,
      .help = "bf16 (default) | fp8 (Transformer Engine's linear layers in FP8,\n"
              "delayed scaling) | fp8-cs (current scaling) | mxfp8; attention,\n"
              "embedding and head stay bf16; a profile with FP8 tensor cores\n"
              "(peak_fp8_flops); a sweep takes a list; docs/precision.md"},
-    {.name = "overlap-grad-reduce", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
-     .field = F(rq.l.overlap_grad_reduce), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
+    {.name = "overlap-grad-reduce", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_grad_reduce), .list = CLI_LIST_LAYOUT, .axis = AX_OGR,
+     .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
              "(the last micro-batch's; ZeRO-2/3: every one), overlapped with\n"
-             "the rest of it; docs/schedules.md"},
-    {.name = "overlap-param-gather", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
-     .field = F(rq.l.overlap_param_gather), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
+             "the rest of it (alone: on); docs/schedules.md"},
+    {.name = "overlap-param-gather", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_param_gather), .list = CLI_LIST_LAYOUT, .axis = AX_OPG,
+     .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
-             "next step's forward, each layer waiting for its own bucket"},
+             "next step's forward, each layer waiting for its own bucket\n"
+             "(alone: on)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,
@@ -256,7 +269,7 @@ const cli_option CLI_OPTIONS[] = {
              "stage s the (c*pp+s)-th; e.g. 126 layers on pp 16, V 4:\n"
              "'Et|(tt|)*62,tL' (instead of --partition; docs/schedules.md)"},
     {.name = "schedule", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
-     .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b",
+     .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b (every schedule with --space full)",
      .example = "gpipe", .section = CLI_SEC_LAYOUT,
      .help = "pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
              "gpipe | interleaved | zb-h1 (backward split into B and W); any case;\n"
@@ -427,6 +440,18 @@ const cli_option CLI_OPTIONS[] = {
      .set = set_shard, .example = "1/2", .section = CLI_SEC_RUN,
      .help = "sweep: run the I-th of N deterministic slices (--format csv);\n"
              "layoutsim merge joins them (docs/sweep.md: SLURM, GNU parallel)"},
+    {.name = "space", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = CMD_SWEEP, .value = CLI_V_CUSTOM,
+     .set = set_space, .example = "full", .section = CLI_SEC_RUN,
+     .help = "sweep: what an axis left out covers: default (as each option says)\n"
+             "or full (every valid value of every axis: zero 0-3, both overlaps,\n"
+             "every schedule and virtual stages, cp up to 8, every checkpointing,\n"
+             "fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
+    {.name = "exhaustive", .arg = CLI_ARG_NONE, .commands = CMD_SWEEP, .value = CLI_V_FLAG, .field = F(exhaustive),
+     .flag_value = TRUE, .section = CLI_SEC_RUN,
+     .help = "sweep: replay every layout that fits (default with --top K or the\n"
+             "text format: layouts whose lower bound on the step time exceeds\n"
+             "the K-th best replayed are not replayed; the top K is the same;\n"
+             "docs/sweep.md, \"Exact top-K\")"},
     {.name = "no-symmetry", .arg = CLI_ARG_NONE, .commands = ANY_RUN | CMD_GRAPH, .value = CLI_V_FLAG,
      .field = F(rq.gen.symmetry), .flag_value = FALSE, .section = CLI_SEC_RUN,
      .help = "simulate every rank explicitly (slower; same result; automatic\n"

@@ -28,8 +28,8 @@ static gboolean takes_list(const cli_option *op, unsigned command)
   return command == CMD_SWEEP && op->list != CLI_LIST_NONE;
 }
 
-/* getopt_long's array for `command`, generated from CLI_OPTIONS (aliases included, a list option's
- * optional value required in sweep: --sp 0,1), ended by a zero entry; its "o:j:" in *shorts. */
+/* getopt_long's array for `command`, generated from CLI_OPTIONS (aliases included), ended by a zero entry;
+ * its "o:j:" in *shorts. */
 static struct option *long_options(unsigned command, GString *shorts)
 {
   struct option *longs = g_new0(struct option, 2 * CLI_N_OPTIONS + 1);
@@ -37,8 +37,8 @@ static struct option *long_options(unsigned command, GString *shorts)
   for (size_t i = 0; i < CLI_N_OPTIONS; i++) {
     const cli_option *op = &CLI_OPTIONS[i];
     int has_arg = op->arg == CLI_ARG_NONE ? no_argument
-                  : op->arg == CLI_ARG_REQUIRED || takes_list(op, command) ? required_argument
-                                                                           : optional_argument;
+                  : op->arg == CLI_ARG_REQUIRED ? required_argument
+                                                : optional_argument; /* a list in sweep: joined to it (cli_parse) */
     int val = op->short_name ? op->short_name : LONG_VAL_BASE + (int)i;
     longs[n++] = (struct option){op->name, has_arg, NULL, val};
     if (op->alias) longs[n++] = (struct option){op->alias, has_arg, NULL, val};
@@ -167,7 +167,8 @@ static gboolean one_option(cli_opts *o, const cli_option *op, const char *shown,
                   "once, by one of its names)", shown, names->str);
     return FALSE;
   }
-  o->given[i] = arg ? arg : "";
+  /* a spelling of another option without a value (--no-zero1) gives that option its value (--zero 0) */
+  o->given[i] = arg ? arg : op->same_as && op->value == CLI_V_FLAG ? g_intern_string(op->flag_value ? "1" : "0") : "";
   if (takes_list(op, o->command_bit)) return TRUE;
   return set_option(o, op, arg, err);
 }
@@ -310,15 +311,22 @@ gboolean cli_parse(cli_opts *o, const char *command_name, unsigned command, int 
   int c, idx = -1;
   g_autoptr(GString) shorts = g_string_new(":"); /* ':' first: a missing value is ':' */
   g_autofree struct option *longs = long_options(command, shorts);
-  /* --sp 1 as sweep's --sp 0,1 writes it: the value joined to the flag (--sp=1) before getopt reads argv */
+  /* --sp 1 as sweep's --sp 0,1 writes it: the value of a flag with an optional one (--sp, the overlaps) joined to
+   * it (--sp=1) before getopt reads argv; in sweep its list (--sp 0,1: any word not an option), and alone there
+   * it is on (--sp=1) */
   static GPtrArray *kept; /* getopt's optarg points into argv, and the options keep it: every copy lives on */
   if (!kept) kept = g_ptr_array_new();
   GPtrArray *joined = g_ptr_array_new_with_free_func(g_free);
   g_ptr_array_add(kept, joined);
   for (int i = 0; i < argc; i++) {
-    gboolean sp = command != CMD_SWEEP && !strcmp(argv[i], "--sp") && i + 1 < argc && is_bool_word(argv[i + 1]);
-    g_ptr_array_add(joined, sp ? g_strconcat(argv[i], "=", argv[i + 1], NULL) : g_strdup(argv[i]));
-    i += sp;
+    const cli_option *op = i > 0 && g_str_has_prefix(argv[i], "--") ? cli_option_find(argv[i] + 2) : NULL;
+    gboolean optional = op && op->arg == CLI_ARG_OPTIONAL && op->value == CLI_V_BOOL && (op->commands & command);
+    gboolean list = optional && takes_list(op, command);
+    gboolean next = optional && i + 1 < argc &&
+                    (list ? argv[i + 1][0] != '-' && strcmp(argv[i + 1], "") : is_bool_word(argv[i + 1]));
+    g_ptr_array_add(joined, next ? g_strconcat(argv[i], "=", argv[i + 1], NULL)
+                            : list ? g_strconcat(argv[i], "=1", NULL) : g_strdup(argv[i]));
+    i += next;
   }
   argc = (int)joined->len;
   g_ptr_array_add(joined, NULL);
@@ -414,7 +422,7 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 
 /* The elements of a list value "a,b,c"; where `ranges`, "lo-hi" stands for every integer from lo to hi.
  * Each value once, checked in a hash table: comparing every pair took minutes for --tp 1-32128. */
-static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GError **err)
+static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, long lo_min, GError **err)
 {
   g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
   g_auto(GStrv) parts = g_strsplit(s, ",", -1);
@@ -423,11 +431,11 @@ static GPtrArray *list_items(const char *opt, const char *s, gboolean ranges, GE
     int lo, hi;
     if (dash && dash != *p) {
       g_autofree char *a = g_strndup(*p, (gsize)(dash - *p));
-      if (!cli_parse_positive_int(opt, a, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) || hi < lo ||
-          hi - lo >= LIST_MAX_VALUES) {
+      if (!cli_parse_int_in(opt, a, lo_min, CLI_INT_MAX, &lo, err) || !cli_parse_positive_int(opt, dash + 1, &hi, err) ||
+          hi < lo || hi - lo >= LIST_MAX_VALUES) {
         g_clear_error(err);
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, 1 <= LO <= HI, "
-                    "at most %d values)", opt, *p, LIST_MAX_VALUES);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--%s: invalid range '%s' (allowed: LO-HI, %ld <= LO <= HI, "
+                    "at most %d values)", opt, *p, lo_min, LIST_MAX_VALUES);
         return NULL;
       }
       for (int v = lo; v <= hi && out->len <= LIST_MAX_VALUES; v++) g_ptr_array_add(out, g_strdup_printf("%d", v));
@@ -474,6 +482,9 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->zero = o->rq.l.zero;
   s->overlap_grad_reduce = o->rq.l.overlap_grad_reduce;
   s->overlap_param_gather = o->rq.l.overlap_param_gather;
+  s->space = (sweep_space)o->space;
+  /* exact top-K (docs/sweep.md): the K of --top, or the text's 10; CSV and JSON without --top rank every layout */
+  s->top = o->exhaustive ? 0 : o->top > 0 ? o->top : strcmp(o->format, "text") ? 0 : 10;
   s->gen = o->rq.gen;
   s->shard_i = o->shard_i;
   s->shard_n = o->shard_n;
@@ -487,7 +498,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     const cli_option *op = &CLI_OPTIONS[k];
     const char *v = o->given[k];
     if (!v || op->list == CLI_LIST_NONE) continue;
-    g_autoptr(GPtrArray) items = list_items(op->name, v, op->ranges, err);
+    g_autoptr(GPtrArray) items = list_items(op->name, v, op->ranges, op->value == CLI_V_INT ? MAX(0, op->lo) : 1, err);
     if (!items) return FALSE;
     if (op->list == CLI_LIST_PROFILES || op->list == CLI_LIST_STACKS) {
       for (guint i = 0; i < items->len; i++)

@@ -33,6 +33,8 @@ typedef struct cli_opts {
                                        * one without a value); NULL: not given. sweep: the raw lists */
   int top;               /* sweep, merge --top; 0: the format's default */
   gboolean show_invalid; /* sweep, merge --show-invalid */
+  int space;             /* sweep --space: sweep_space (analysis/sweep.h) */
+  gboolean exhaustive;   /* sweep --exhaustive: replay every layout that fits (no pruning by bound) */
   const char *plot;      /* sweep, merge --plot FILE.svg */
   int shard_i, shard_n;  /* sweep --shard I/N; 1/1 without */
   gboolean global_batch_set;

@@ -37,6 +37,8 @@ static csv_table *table_of(const row_spec *rows, int n)
     csv_set(t, r, csv_column(t, "tp"), rows[i].tp);
     csv_set(t, r, csv_column(t, "pp"), "1");
     csv_set(t, r, csv_column(t, "cp"), "1");
+    csv_set(t, r, csv_column(t, "zero"), "1"); /* the defaults, which a label leaves out */
+    csv_set(t, r, csv_column(t, "precision"), "bf16");
     csv_set(t, r, csv_column(t, "micro_batch"), "1");
     csv_set(t, r, csv_column(t, "schedule"), "1f1b");
     csv_set(t, r, csv_column(t, "virtual_stages"), "1");

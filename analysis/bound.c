@@ -1,0 +1,121 @@
+/* bound -- see bound.h. */
+#include "bound.h"
+
+#include <float.h>
+
+#include "platforms/kernel_cost.h"
+#include "workloads/schedule.h"
+
+/* What one program's compute stream holds, at the graph's micro-batch count. */
+typedef struct prog_sums {
+  double pre_s;      /* compute before its first micro-batch event */
+  double mid_s;      /* compute of no micro-batch between its first and last micro-batch events */
+  double post_s;     /* compute after its last micro-batch event (the optimizer) */
+  double mb_min_s;   /* the cheapest micro-batch's compute */
+  double fwd_min_s;  /* the cheapest micro-batch's forward */
+  double bwd_min_s;  /* the cheapest micro-batch's backward (recompute not counted) */
+  double other_s;    /* the largest other stream's compute (a stream that is not 0) */
+  int first_phase, last_phase; /* the phase of its first and last micro-batch events (-1: none) */
+} prog_sums;
+
+/* Whether schedule `id` with pp stages splits the backward into B and W (zb-h1): then a stage's last
+ * micro-batch event may be a W that nobody waits for. */
+static gboolean splits_backward(int id, int pp)
+{
+  for (int s = 0; s < pp; s++) {
+    g_autoptr(GArray) in = sched_instructions(id, s, pp, 1, 2 * pp + 2);
+    for (guint i = 0; i < in->len; i++)
+      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+  }
+  return FALSE;
+}
+
+static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profile *prof, int m_graph)
+{
+  int n, first;
+  const graph_event *ev = graph_program_events(g, p, &n, &first);
+  g_autofree double *mb = g_new0(double, m_graph), *fwd = g_new0(double, m_graph), *bwd = g_new0(double, m_graph);
+  double streams[GRAPH_STREAMS] = {0}, nonmb_s = 0;
+  prog_sums s = {.first_phase = -1, .last_phase = -1};
+  int seen_mb = 0;
+  double after_last_s = 0; /* compute of no micro-batch since the last micro-batch event */
+  for (int i = 0; i < n; i++) {
+    const graph_event *e = &ev[i];
+    if (e->kind != EV_COMPUTE) continue;
+    double d = kcost_seconds(prof, e);
+    if (e->stream != 0) {
+      streams[e->stream < GRAPH_STREAMS ? e->stream : 0] += d;
+      continue;
+    }
+    if (e->micro_batch >= 0 && e->micro_batch < m_graph) {
+      mb[e->micro_batch] += d;
+      if (e->phase == PH_FORWARD) fwd[e->micro_batch] += d;
+      else if (e->phase == PH_BACKWARD) bwd[e->micro_batch] += d;
+      if (!seen_mb) s.first_phase = e->phase;
+      s.last_phase = e->phase;
+      seen_mb = 1;
+      nonmb_s += after_last_s; /* what lay between two micro-batch events is in the middle */
+      after_last_s = 0;
+    } else if (!seen_mb) s.pre_s += d;
+    else after_last_s += d;
+  }
+  s.mid_s = nonmb_s;
+  s.post_s = after_last_s;
+  s.mb_min_s = s.fwd_min_s = s.bwd_min_s = DBL_MAX;
+  for (int j = 0; j < m_graph; j++) {
+    s.mb_min_s = MIN(s.mb_min_s, mb[j]);
+    s.fwd_min_s = MIN(s.fwd_min_s, fwd[j]);
+    s.bwd_min_s = MIN(s.bwd_min_s, bwd[j]);
+  }
+  for (int k = 1; k < GRAPH_STREAMS; k++) s.other_s = MAX(s.other_s, streams[k]);
+  return s;
+}
+
+bound_parts bound_step(const graph *g, const gpu_profile *prof, const layout *l, int m_graph, int m)
+{
+  bound_parts b = {0};
+  int n = (int)g->programs->len, pp = g->meta.pp > 0 ? g->meta.pp : 1;
+  int per_stage = g->meta.ranks_per_stage > 0 ? g->meta.ranks_per_stage : n;
+  if (m_graph < 1 || m < m_graph || n < 1) return b;
+  /* each explicit program once; a mirror runs its source's events (graph.h) */
+  g_autofree prog_sums *own = g_new0(prog_sums, n);
+  g_autofree gboolean *done = g_new0(gboolean, n);
+  g_autofree double *fwd_stage = g_new(double, pp), *bwd_stage = g_new(double, pp), *post_stage = g_new(double, pp);
+  for (int s = 0; s < pp; s++) fwd_stage[s] = bwd_stage[s] = post_stage[s] = DBL_MAX;
+  for (int r = 0; r < n; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    int src = p->mirror_of >= 0 ? p->mirror_of : r;
+    if (!done[src]) {
+      own[src] = sums_of(g, g_ptr_array_index(g->programs, src), prof, m_graph);
+      done[src] = TRUE;
+    }
+    int st = MIN(r / per_stage, pp - 1);
+    fwd_stage[st] = MIN(fwd_stage[st], own[src].fwd_min_s);
+    bwd_stage[st] = MIN(bwd_stage[st], own[src].bwd_min_s);
+    post_stage[st] = MIN(post_stage[st], own[src].post_s);
+  }
+  /* the pipeline's fill and drain: only where a stage holds one chunk (an interleaved stage's first forward
+   * waits for the earlier stages' first chunk only) */
+  gboolean chain = l->virtual_stages <= 1 && !sched_get(l->schedule)->chunked;
+  gboolean drain = chain && !splits_backward(l->schedule, l->pp);
+  for (int r = 0; r < n; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    const prog_sums *s = &own[p->mirror_of >= 0 ? p->mirror_of : r];
+    double mbs = s->mb_min_s * m; /* the step's m micro-batches, each at least the cheapest */
+    double stream0 = s->pre_s + s->mid_s + mbs + s->post_s;
+    b.compute_s = MAX(b.compute_s, MAX(stream0, s->other_s));
+    if (!chain) continue;
+    int st = MIN(r / per_stage, pp - 1);
+    double fill = 0, back = 0;
+    for (int k = 0; k < st; k++) {
+      fill += fwd_stage[k];
+      back += bwd_stage[k];
+    }
+    /* the chain holds where this rank's first micro-batch event is a forward and its last a backward */
+    if (s->first_phase != PH_FORWARD) fill = 0;
+    double tail = drain && st > 0 && s->last_phase == PH_BACKWARD ? MAX(s->post_s, back + post_stage[0]) : s->post_s;
+    b.pipeline_s = MAX(b.pipeline_s, MAX(fill, s->pre_s) + s->mid_s + mbs + tail);
+  }
+  b.total_s = MAX(b.compute_s, b.pipeline_s);
+  return b;
+}

@@ -1,0 +1,43 @@
+/* bound -- a provable lower bound on a layout's simulated step time, from its task graph, without a replay
+ * (docs/sweep.md, "Exact top-K"). The sweep replays layouts in order of their bound and stops once K replayed
+ * layouts are faster than the next bound: whatever it did not replay is slower than those K, so the top K is
+ * the exhaustive sweep's.
+ *
+ * Why each term is a lower bound of the replay (sim/replay.c):
+ *  - compute: a compute event takes exactly kcost_seconds (platforms/kernel_cost.h) of its stream when it runs
+ *    (the replay executes that many seconds on the rank's host; the host's dispatch and a stream shared with
+ *    other work only add), and the events of one stream run one after another in program order. So a rank
+ *    ends no earlier than the sum of its stream's compute, and the step (the latest rank's end) no earlier.
+ *    Every micro-batch's compute is counted at the cheapest micro-batch's (the graph is the memory verdict's,
+ *    at min(m, pp + 1) micro-batches: the step's m micro-batches are at least m times the cheapest).
+ *  - pipeline (schedules with one chunk per stage): stage k's first micro-batch event is a forward, which
+ *    waits for the activations of stages 0..k-1 (each sends once its forward ended), so it starts no earlier
+ *    than the sum of their forwards (each at least the cheapest micro-batch's forward on its stage); where the
+ *    schedule does not split the backward, stage k's last micro-batch event is a backward whose gradient
+ *    stages k-1..0 wait for, one after another, and stage 0's compute after its last micro-batch (the
+ *    optimizer) follows: the bubble's closed form, (p - 1) (f + b) for p equal stages, is this sum. Recompute
+ *    and communication are not counted (they only add).
+ *  Communication is not counted at all: every collective and message only adds to a rank's time (the closed
+ *  form of a collective alone needs the platform the parent does not build), so the bound stays below the
+ *  replay whatever the network.
+ *
+ * Owns: the bound. May not touch: the replay, the enumeration.
+ */
+#ifndef BOUND_H
+#define BOUND_H
+
+#include "platforms/profile.h"
+#include "workloads/graph.h"
+#include "workloads/layout.h"
+
+typedef struct bound_parts {
+  double compute_s;  /* the largest rank's stream compute at m micro-batches */
+  double pipeline_s; /* the largest rank's compute with the pipeline's fill and drain before and after it */
+  double total_s;    /* the bound: max of the two */
+} bound_parts;
+
+/* The bound on the step of layout l (its schedule, pp, virtual stages) at m micro-batches, from graph g of the
+ * same layout at m_graph micro-batches (1 <= m_graph <= m), compute costed on profile p. */
+bound_parts bound_step(const graph *g, const gpu_profile *p, const layout *l, int m_graph, int m);
+
+#endif

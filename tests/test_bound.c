@@ -1,0 +1,252 @@
+/* test_bound -- the lower bound on a step (analysis/bound.h) and the exact top-K it allows (analysis/sweep.h):
+ * the bound is never above the replayed step time, over layouts of every schedule, checkpointing, ZeRO stage
+ * and overlap; and a sweep that stops replaying by the bound ranks its best K exactly as the exhaustive sweep,
+ * on three spaces, with layouts pruned in each. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "analysis/bound.h"
+#include "analysis/pool.h"
+#include "analysis/sweep.h"
+#include "analysis/sweep_report.h"
+#include "check_main.h"
+#include "workloads/generate.h"
+#include "workloads/precision.h"
+#include "workloads/schedule.h"
+#include "test_layout.h"
+
+static sim_request request(const char *model, const char *profile, layout l)
+{
+  sim_request rq = {.l = l, .gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert_msg(model_load_named(model, &rq.m, &err), "%s", err ? err->message : "");
+  ck_assert(profile_load_with_stack(profile, NULL, &rq.prof, &err));
+  rq.capacity_gib = 1000; /* every layout replayed: the bound is about time, not memory */
+  return rq;
+}
+
+/* The bound of rq from its whole graph (m micro-batches) and from the memory verdict's (the schedule's
+ * memory_micro_batches: 1F1B min(m, pp + 1)). */
+static bound_parts bound_of(const sim_request *req, gboolean small)
+{
+  sim_request rq = *req;
+  GError *err = NULL;
+  ck_assert_msg(sim_request_prepare(&rq, &err), "%s", err ? err->message : "");
+  int m = rq.l.grad_accum;
+  int mg = small ? MIN(m, sched_get(rq.l.schedule)->memory_micro_batches(rq.l.pp, rq.l.virtual_stages, m)) : m;
+  sim_request g_rq = rq;
+  g_rq.l.global_batch = rq.l.dp * rq.l.micro_batch * mg;
+  ck_assert(sim_request_prepare(&g_rq, &err));
+  graph *g = gen_graph(&g_rq.m, &g_rq.l, &g_rq.gen, &err);
+  ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+  bound_parts b = bound_step(g, &g_rq.prof, &g_rq.l, mg, m);
+  graph_free(g);
+  return b;
+}
+
+/* Over 40 layouts of llama-7b on 8 H100 (tp, pp, micro-batch, checkpointing, every schedule, ZeRO 0-3, both
+ * overlaps): bound <= replayed step time, from the whole graph and from the memory verdict's; the bound is not
+ * trivial (at least 40% of the step: compute dominates these layouts), and the pipeline's fill and drain add
+ * to it where pp > 1 with one chunk per stage. */
+START_TEST(test_bound_is_below_the_replay_over_many_layouts)
+{
+  GArray *rqs = g_array_new(FALSE, FALSE, sizeof(sim_request));
+  int zb = -1, inter = -1, gpipe = -1;
+  ck_assert(sched_parse("zb-h1", &zb, NULL) && sched_parse("interleaved", &inter, NULL) && sched_parse("gpipe", &gpipe, NULL));
+  int n = 0;
+  for (int tp = 1; tp <= 4; tp *= 2)
+    for (int pp = 1; pp <= 4; pp *= 2)
+      for (int v = 0; v < 5; v++) {
+        if (tp * pp > 8) continue;
+        layout l = test_layout(8, tp, pp, 1 + (v % 2), v == 1 ? CKPT_EVERY_LAYER : v == 3 ? CKPT_MLP : CKPT_NONE);
+        l.seq_len = 1024;
+        l.global_batch = 8 / (tp * pp) * 8 * l.micro_batch; /* 8 micro-batches */
+        l.sp = tp > 1 && v == 2;
+        if (pp > 1) l.schedule = v == 2 ? gpipe : v == 3 ? zb : v == 4 ? inter : 0;
+        if (l.schedule == inter) l.virtual_stages = 2;
+        if (l.schedule != inter && l.schedule != zb) {
+          l.zero = v % 4;
+          l.overlap_grad_reduce = v >= 2;
+          l.overlap_param_gather = v == 2;
+        }
+        sim_request rq = request("llama-7b", "h100-sxm5-80gb", l);
+        g_array_append_val(rqs, rq);
+        n++;
+      }
+  ck_assert_int_ge(n, 40);
+  g_autofree sim_request **ptr = g_new(sim_request *, n);
+  for (int i = 0; i < n; i++) ptr[i] = &g_array_index(rqs, sim_request, i);
+  g_autofree prediction *out = g_new0(prediction, n);
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FULL};
+  pool_run(ptr, (guint)n, &cfg, out);
+  int piped = 0;
+  for (int i = 0; i < n; i++) {
+    const layout *l = &ptr[i]->l;
+    ck_assert_msg(out[i].status == PRED_OK, "layout %d: %s", i, out[i].error);
+    bound_parts whole = bound_of(ptr[i], FALSE), small = bound_of(ptr[i], TRUE);
+    double t = out[i].step_time_s;
+    ck_assert_msg(whole.total_s <= t * (1 + 1e-12), "tp%d pp%d mb%d %s %s zero%d: bound %.6g s above the replay's %.6g s",
+                  l->tp, l->pp, l->micro_batch, layout_ckpt_name(l->ckpt), sched_name(l->schedule), l->zero,
+                  whole.total_s, t);
+    ck_assert_msg(small.total_s <= whole.total_s * (1 + 1e-12), "the memory graph's bound above the whole graph's");
+    ck_assert_msg(whole.total_s >= 0.4 * t, "tp%d pp%d: bound %.4g s is under 40%% of %.4g s", l->tp, l->pp,
+                  whole.total_s, t);
+    if (l->pp > 1 && l->virtual_stages == 1) {
+      piped++;
+      ck_assert_msg(whole.pipeline_s > whole.compute_s, "pp%d %s: no fill or drain in the bound", l->pp,
+                    sched_name(l->schedule));
+    }
+  }
+  ck_assert_int_gt(piped, 5);
+  g_array_free(rqs, TRUE);
+}
+END_TEST
+
+/* A one-point sweep spec of `model` on `gpus` GPUs of `profile`; the caller sets the lists. */
+static sweep_spec spec(const char *model, const char *profile, int gpus, int seq, int gb)
+{
+  sweep_spec s = {.seq_len = seq, .global_batch = gb, .zero = 1, .gen = gen_default_options(), .shard_i = 1,
+                  .shard_n = 1, .pool = {.jobs = 2, .fidelity = POOL_AUTO, .prune_oom = TRUE}};
+  GError *err = NULL;
+  ck_assert(model_load_named(model, &s.m, &err));
+  s.profiles = g_ptr_array_new();
+  g_ptr_array_add(s.profiles, (gpointer)profile);
+  s.stacks = g_ptr_array_new();
+  g_ptr_array_add(s.stacks, NULL);
+  s.gpus = g_array_new(FALSE, FALSE, sizeof(int));
+  g_array_append_val(s.gpus, gpus);
+  return s;
+}
+
+static GArray *ints(int n, const int *v)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+  g_array_append_vals(a, v, (guint)n);
+  return a;
+}
+
+static void spec_clear(sweep_spec *s)
+{
+  for (int a = 0; a < AX_N; a++)
+    if (s->layout[a]) g_array_unref(s->layout[a]);
+  for (int a = 0; a < WHATIF_N; a++)
+    if (s->whatif[a]) g_array_unref(s->whatif[a]);
+  g_array_unref(s->gpus);
+  g_ptr_array_unref(s->profiles);
+  g_ptr_array_unref(s->stacks);
+}
+
+/* The first k ranked rows of status ok of each point, as "point|index|step time" lines. */
+static char *top_rows(const csv_table *ranked, int k)
+{
+  GString *o = g_string_new(NULL);
+  int st = csv_column(ranked, "status"), ix = csv_column(ranked, "index"), ts = csv_column(ranked, "step_time_s"),
+      ib = csv_column(ranked, "ib_gbps"), rk = csv_column(ranked, "rank"), same = csv_column(ranked, "same_as");
+  GHashTable *shown = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint r = 0; r < ranked->rows->len; r++) {
+    if (strcmp(csv_cell(ranked, r, st), "ok")) continue;
+    const char *point = csv_cell(ranked, r, ib);
+    int n = GPOINTER_TO_INT(g_hash_table_lookup(shown, point));
+    if (n >= k) continue;
+    if (!*csv_cell(ranked, r, same)) g_hash_table_insert(shown, g_strdup(point), GINT_TO_POINTER(n + 1));
+    g_string_append_printf(o, "%s|%s|%s|%s|%s\n", point, csv_cell(ranked, r, rk), csv_cell(ranked, r, ix),
+                           csv_cell(ranked, r, ts), csv_cell(ranked, r, same));
+  }
+  g_hash_table_destroy(shown);
+  return g_string_free(o, FALSE);
+}
+
+/* Sweep s with top-K and exhaustively: the same top K rows of each point (rank, index, step time, the row it is
+ * the same step as), and at least one layout pruned by the bound. */
+static void check_top_k(sweep_spec *s, int k)
+{
+  GError *err = NULL;
+  s->top = 0;
+  g_autoptr(csv_table) all = sweep_run(s, &err);
+  ck_assert_msg(all != NULL, "%s", err ? err->message : "");
+  s->top = k;
+  g_autoptr(csv_table) pruned = sweep_run(s, &err);
+  ck_assert_msg(pruned != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(all->rows->len, pruned->rows->len);
+  g_autoptr(csv_table) ra = sweep_rank(all), rp = sweep_rank(pruned);
+  g_autofree char *ta = top_rows(ra, k), *tb = top_rows(rp, k);
+  ck_assert_str_eq(tb, ta);
+  int st = csv_column(pruned, "status"), n_pruned = 0, n_ok = 0;
+  for (guint r = 0; r < pruned->rows->len; r++) {
+    n_pruned += !strcmp(csv_cell(pruned, r, st), "pruned");
+    n_ok += !strcmp(csv_cell(pruned, r, st), "ok");
+  }
+  ck_assert_msg(n_pruned > 0, "no layout pruned by the bound (%d replayed)", n_ok);
+}
+
+/* Space 1: tp x pp x micro-batch x checkpointing of llama-7b on 8 A100, K = 3. */
+START_TEST(test_top_k_equals_exhaustive_tp_pp_mb_ckpt)
+{
+  sweep_spec s = spec("llama-7b", "a100-sxm4-80gb", 8, 1024, 16);
+  s.layout[AX_TP] = ints(3, (int[]){1, 2, 4});
+  s.layout[AX_PP] = ints(2, (int[]){1, 2});
+  s.layout[AX_MB] = ints(2, (int[]){1, 2});
+  s.layout[AX_CKPT] = ints(2, (int[]){CKPT_NONE, CKPT_EVERY_LAYER});
+  s.layout[AX_ATTN] = ints(1, (int[]){ATTN_FLASH2});
+  check_top_k(&s, 3);
+  spec_clear(&s);
+}
+END_TEST
+
+/* Space 2: schedules (1f1b, gpipe, interleaved) x pp x tp on 16 H100 at InfiniBand 400 and 10 Gbit/s (two points,
+ * each its own top K), K = 4. */
+START_TEST(test_top_k_equals_exhaustive_schedules_two_points)
+{
+  sweep_spec s = spec("llama-7b", "h100-sxm5-80gb", 16, 1024, 64);
+  int gpipe, inter;
+  ck_assert(sched_parse("gpipe", &gpipe, NULL) && sched_parse("interleaved", &inter, NULL));
+  s.layout[AX_TP] = ints(2, (int[]){1, 2});
+  s.layout[AX_PP] = ints(2, (int[]){2, 4});
+  s.layout[AX_MB] = ints(1, (int[]){1});
+  s.layout[AX_SP] = ints(1, (int[]){0});
+  s.layout[AX_CKPT] = ints(2, (int[]){CKPT_NONE, CKPT_EVERY_LAYER});
+  s.layout[AX_ATTN] = ints(1, (int[]){ATTN_FLASH2});
+  s.layout[AX_SCHED] = ints(3, (int[]){0, gpipe, inter});
+  s.whatif[WHATIF_IB_GBPS] = g_array_new(FALSE, FALSE, sizeof(double));
+  double ib[] = {400, 10}; /* the faster point first: a threshold taken from the wrong point would prune the slower one */
+  g_array_append_vals(s.whatif[WHATIF_IB_GBPS], ib, 2);
+  check_top_k(&s, 4);
+  spec_clear(&s);
+}
+END_TEST
+
+/* Space 3: ZeRO 0-3 x both overlaps x precision (bf16, fp8) x tp on 8 H100, K = 5. */
+START_TEST(test_top_k_equals_exhaustive_zero_overlaps_precision)
+{
+  sweep_spec s = spec("llama-7b", "h100-sxm5-80gb", 8, 1024, 32);
+  s.layout[AX_TP] = ints(2, (int[]){1, 2});
+  s.layout[AX_PP] = ints(1, (int[]){1});
+  s.layout[AX_MB] = ints(2, (int[]){1, 2});
+  s.layout[AX_SP] = ints(1, (int[]){0});
+  s.layout[AX_CKPT] = ints(1, (int[]){CKPT_NONE});
+  s.layout[AX_ATTN] = ints(1, (int[]){ATTN_FLASH2});
+  s.layout[AX_ZERO] = ints(4, (int[]){0, 1, 2, 3});
+  s.layout[AX_OGR] = ints(2, (int[]){0, 1});
+  s.layout[AX_OPG] = ints(2, (int[]){0, 1});
+  s.layout[AX_PREC] = ints(2, (int[]){PREC_BF16, PREC_FP8});
+  check_top_k(&s, 5);
+  spec_clear(&s);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("bound");
+  TCase *tc = tcase_create("bound");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_bound_is_below_the_replay_over_many_layouts);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("top_k"); /* CK_RUN_CASE=bound or top_k runs one */
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_top_k_equals_exhaustive_tp_pp_mb_ckpt);
+  tcase_add_test(tc, test_top_k_equals_exhaustive_schedules_two_points);
+  tcase_add_test(tc, test_top_k_equals_exhaustive_zero_overlaps_precision);
+  suite_add_tcase(s, tc);
+  return check_run(s);
+}

@@ -85,10 +85,44 @@ static GArray *talking_pairs(const graph *g)
   return out;
 }
 
+gboolean sim_precision_check(const gpu_profile *prof, gboolean fp8, gboolean mx, const char *field, const char *value,
+                             GError **err)
+{
+  if (fp8 && !(prof->peak_fp8_flops > 0)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' needs FP8 tensor cores, which profile '%s' has not (its "
+                "peak_fp8_flops is 0; allowed on it: bf16)", field, value, prof->name);
+    return FALSE;
+  }
+  if (mx && !prof->mxfp8) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' needs MX block-scaled tensor cores (Blackwell), which "
+                "profile '%s' has not (its mxfp8 is false; allowed on it: bf16, fp8, fp8-cs)", field, value, prof->name);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A graph's GEMM dtypes against the profile's tensor cores (a graph file may come from any profile). */
+static gboolean graph_precision_check(const graph *g, const gpu_profile *prof, GError **err)
+{
+  gboolean fp8 = FALSE, mx = FALSE;
+  graph_dtype seen = DT_BF16;
+  for (int r = 0; r < g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(g->programs, r);
+    for (guint i = 0; p->events && i < p->events->len; i++) {
+      graph_dtype dt = (graph_dtype)g_array_index(p->events, graph_event, i).dtype;
+      if (graph_dtype_is_fp8(dt) && (!fp8 || dt == DT_MXFP8)) seen = dt;
+      fp8 |= graph_dtype_is_fp8(dt);
+      mx |= dt == DT_MXFP8;
+    }
+  }
+  return sim_precision_check(prof, fp8, mx, "graph dtype", graph_dtype_name(seen), err);
+}
+
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err)
 {
   out->g = g;
+  if (!graph_precision_check(g, prof, err)) return FALSE;
   if (!check_mirrors(g, prof, ro, err)) return FALSE;
   if (ro && ro->platform_file) {
     char why[400];
@@ -176,11 +210,9 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
     return FALSE;
   }
   rq->prof.gpus_per_domain = used;
-  if (rq->l.precision != PREC_BF16 && !(rq->prof.peak_fp8_flops > 0)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "precision: '%s' needs FP8 tensor cores, which profile '%s' has not "
-                "(its peak_fp8_flops is 0; allowed on it: bf16)", precision_name(rq->l.precision), rq->prof.name);
+  if (!sim_precision_check(&rq->prof, rq->l.precision != PREC_BF16, rq->l.precision == PREC_MXFP8, "precision",
+                           precision_name(rq->l.precision), err))
     return FALSE;
-  }
   rq->gen.gpus_per_node = node;
   rq->gen.code = stack_gen_code(&rq->prof.stack); /* what the stack's code runs */
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */

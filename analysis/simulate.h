@@ -50,6 +50,10 @@ gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err);
 /* Prepare, check that it fits (sim_request_fits), generate the graph and replay it. */
 gboolean sim_run_layout(sim_request *rq, sim_outcome *out, GError **err);
 /* Replay a given graph (takes ownership of g), unless its replay is estimated over the budget. */
+/* Whether prof's tensor cores run FP8 GEMMs (fp8: peak_fp8_flops > 0) and MXFP8 ones (mx: its mxfp8 key);
+ * field and value name the refused option or input and its value in the error (docs/precision.md). */
+gboolean sim_precision_check(const gpu_profile *prof, gboolean fp8, gboolean mx, const char *field, const char *value,
+                             GError **err);
 gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, const replay_options *ro,
                        sim_outcome *out, GError **err);
 void sim_outcome_clear(sim_outcome *o);

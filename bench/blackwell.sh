@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The uncalibrated Blackwell profiles out of sample (docs/blackwell.md): the dense Llama rows of
+# The shipped Blackwell profiles against every row (docs/blackwell.md): the dense Llama rows of
 # megatron_bridge.csv (Llama3-8B, Llama3-70B: NeMo's Megatron-Bridge perf recipes on H100, B200, B300,
 # GB200, GB300; FP8 current scaling, MXFP8) and every row of simumax_b200.csv (Megatron-LM, bf16, one
 # 8x B200 node, truncated Llama 3 models) converted by bench/blackwell-rows.awk, run with the shipped
-# profiles and the H100-fitted nemo stack. Nothing is fitted.
+# profiles (b200 and gb200-nvl72 carry GEMM efficiency scales fitted on half of these rows by
+# bench/calibrate-blackwell.sh, which reports the held-out half) and the H100-fitted nemo stack. Nothing is fitted here.
 #   1. `layoutsim validate` on the rows as stated (its summary: the OOM verdict, the timed rows' MAPE);
 #   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB: the Megatron-Bridge tables do not
 #      state the recompute/offload their 70B recipes needed to fit; the rows run with none), predicted with

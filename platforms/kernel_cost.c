@@ -21,9 +21,13 @@ double kcost_gemm_peak(const gpu_profile *p, graph_dtype dt)
   return graph_dtype_is_fp8(dt) ? p->peak_fp8_flops : p->peak_flops;
 }
 
+/* The stack's efficiency times the GPU's scale of it (profile.h; 0, a profile built in code: 1). */
+static double scale_of(double s) { return s > 0 ? s : 1; }
+
 static double base_efficiency(const gpu_profile *p, graph_dtype dt)
 {
-  return graph_dtype_is_fp8(dt) ? p->stack.fp8_gemm_efficiency : p->stack.gemm_efficiency;
+  return graph_dtype_is_fp8(dt) ? p->stack.fp8_gemm_efficiency * scale_of(p->fp8_gemm_efficiency_scale)
+                                : p->stack.gemm_efficiency * scale_of(p->gemm_efficiency_scale);
 }
 
 double kcost_gemm_efficiency_of(const gpu_profile *p, graph_dtype dt, double m, double n, double k)
@@ -84,7 +88,7 @@ static double attention_s(const gpu_profile *p, const graph_event *e)
   }
   /* QK^T and AV: batched (s x d).(d x s) and (s x s).(s x d) GEMMs over the full score matrix;
    * batch * heads of them fill every wave, so only the short head-dim reduction costs */
-  double eff = p->stack.gemm_efficiency * e->k / (e->k + p->stack.gemm_k_half);
+  double eff = base_efficiency(p, DT_BF16) * e->k / (e->k + p->stack.gemm_k_half);
   return e->flops / (p->peak_flops * eff) + memory_s(p, e->bytes);
 }
 

@@ -4,7 +4,8 @@
  *   time = launches * launch_overhead_s + max(math time, memory time)
  *
  * - GEMMs: flops / (peak * eff(m, n, k)), peak the profile's bf16 peak (or its FP8 peak for an event of an
- *   FP8 dtype, with fp8_gemm_efficiency in place of gemm_efficiency), eff = gemm_efficiency x tile
+ *   FP8 dtype, with fp8_gemm_efficiency in place of gemm_efficiency), eff = gemm_efficiency x the profile's
+ *   gemm_efficiency_scale (fp8_: for FP8; 1 but where fitted: docs/blackwell.md) x tile
  *   quantization x wave quantization (tiles of gemm_tile_m x gemm_tile_n over
  *   sm_count SMs; cuBLAS picks the better of the tile and its transpose)
  *   x k / (k + gemm_k_half) (short reductions amortize the tile prologue and

@@ -46,6 +46,8 @@ static int cc_index(int compcap)
   return compcap >= 100 ? CC_BLACKWELL : compcap >= 90 ? CC_HOPPER : compcap >= 80 ? CC_AMPERE : CC_VOLTA;
 }
 
+double nccl_tune_nvls_efficiency(int compcap) { return NVLS_EFFICIENCY[cc_index(compcap)]; }
+
 /* The DGX node's CPU: AMD on DGX A100, Intel on DGX H100/H200/B200 */
 static gboolean cpu_amd(const nccl_tune_comm *cm) { return cc_index(cm->compcap) == CC_AMPERE; }
 

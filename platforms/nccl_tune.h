@@ -38,6 +38,9 @@ typedef struct nccl_tune_comm {
 
 /* The compute capability of a profile by its name (a100... 80, h100... and h200... 90, b... and gb... 100; else 80). */
 int nccl_tune_compcap(const char *profile_name);
+/* NCCL's nvlsEfficiency of a compute capability (tuning.cc: 0.85 Hopper, 0.74 Blackwell; 0: no NVLS): the
+ * fraction of the link's bandwidth an NVLS all-reduce sustains (its model and sim/coll_nvls.c's flows). */
+double nccl_tune_nvls_efficiency(int compcap);
 
 /* NCCL's predicted time (µs) of collective c of `bytes` per rank with algorithm a and protocol p, or -1
  * where NCCL would not run it (bandwidth 0). */

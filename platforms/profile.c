@@ -27,7 +27,8 @@ static const plat_field FIELDS[] = {
  * other key is an error: a misspelt one would be ignored, and so would a stack's constant left in
  * a profile file of before the split (docs/stacks.md). */
 static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
-                                         "gpus_per_domain", "nvls", "default_stack"};
+                                         "gpus_per_domain", "nvls", "default_stack", "mxfp8", "gemm_efficiency_scale",
+                                         "fp8_gemm_efficiency_scale"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -75,6 +76,24 @@ static gboolean read_domain(const cJSON *j, gpu_profile *out, const char *path, 
   return FALSE;
 }
 
+/* The optional GEMM efficiency scales (profile.h): 1 when absent, else in (0, 1.5]. */
+static gboolean read_scales(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  const struct { const char *key; double *dst; } sc[] = {{"gemm_efficiency_scale", &out->gemm_efficiency_scale},
+                                                         {"fp8_gemm_efficiency_scale", &out->fp8_gemm_efficiency_scale}};
+  for (size_t i = 0; i < G_N_ELEMENTS(sc); i++) {
+    *sc[i].dst = 1;
+    if (!cJSON_GetObjectItemCaseSensitive(j, sc[i].key)) continue;
+    if (!lsim_json_number(j, sc[i].key, sc[i].dst, path, err)) return FALSE;
+    if (!(*sc[i].dst > 0 && *sc[i].dst <= 1.5)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s: %g is out of range (allowed: above 0, at most 1.5; "
+                  "1: as on the H100 the stacks were fitted on)", path, sc[i].key, *sc[i].dst);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
@@ -103,6 +122,13 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
     goto out;
   }
   out->nvls = cJSON_IsTrue(nvls);
+  const cJSON *mx = cJSON_GetObjectItemCaseSensitive(j, "mxfp8");
+  if (mx && !cJSON_IsBool(mx)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: mxfp8: %s (allowed: true, when the tensor cores take MX "
+                "block-scaled FP8 (Blackwell), or false)", path, lsim_json_type_name(mx));
+    goto out;
+  }
+  out->mxfp8 = cJSON_IsTrue(mx);
   /* The platform holds gpus_per_node^2 routes per node (platforms/cluster.cpp): 128 GPUs (an NVLink
    * domain larger than any shipped today) is 16k routes; a million would exhaust the host's memory. */
   const struct { const char *key; int *dst; } node[] = {{"gpus_per_node", &out->gpus_per_node},
@@ -123,7 +149,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
                 path, out->nics_per_node, out->gpus_per_node, divisors->str);
     goto out;
   }
-  if (!read_domain(j, out, path, err)) goto out;
+  if (!read_domain(j, out, path, err) || !read_scales(j, out, path, err)) goto out;
   ok = TRUE;
 out:
   cJSON_Delete(j);

@@ -20,6 +20,12 @@ typedef struct gpu_profile {
                                * the key's absence: STACK_DEFAULT (the study's) */
   double peak_flops;          /* dense bf16 tensor-core FLOP/s */
   double peak_fp8_flops;      /* dense FP8 tensor-core FLOP/s; 0: the GPU has no FP8 tensor cores (--precision bf16 only) */
+  /* The fraction of the stack's GEMM efficiency (bf16; FP8) this GPU reaches, against the H100 the stacks
+   * were fitted on: what a large GEMM sustains of the datasheet peak here (tensor-core clocks under the
+   * board's power limit, the libraries' kernels for it) over what it does on the H100. Optional keys
+   * gemm_efficiency_scale, fp8_gemm_efficiency_scale, (0, 1.5], default 1; fitted per profile by
+   * bench/calibrate-blackwell.sh (docs/blackwell.md). */
+  double gemm_efficiency_scale, fp8_gemm_efficiency_scale;
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
   double memory_gib;          /* capacity */
   /* the host ("node" in the file's keys): the GPUs of one server or compute tray, which share its NICs and
@@ -37,6 +43,7 @@ typedef struct gpu_profile {
    * and the ratio of the group's NIC bandwidth to its uplink bandwidth (1: non-blocking) */
   double leaf_nodes, oversubscription;
   int fabric;                 /* plat_fabric (fabric.h): fat-tree, or rail leaves (rail, rail-pxn) */
+  gboolean mxfp8;             /* MX block-scaled FP8 tensor cores (Blackwell: --precision mxfp8); optional, default false */
   gboolean nvls;              /* NVLink SHARP in the NVSwitch (gen 3+: Hopper, Blackwell); optional, default false */
   gboolean calibrated;        /* a stack has been fitted to measured runs on this GPU (else datasheet figures only) */
   /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */

@@ -140,6 +140,20 @@ START_TEST(test_nvls_allreduce_is_s_over_b_plus_two_hops)
 }
 END_TEST
 
+/* NVLS on an H100 and a B200: the switch's traffic at NCCL's nvlsEfficiency of the link (tuning.cc: 0.85
+ * Hopper, 0.74 Blackwell): S / (B x eff), two hops of the profile's NVLink latency. */
+START_TEST(test_nvls_allreduce_runs_at_nccls_nvls_efficiency)
+{
+  double S = GIB_BYTES;
+  coll_case h = one_node(8, S, COLL_ALGO_NVLS, COLL_ALL_REDUCE);
+  h.profile = "h100-sxm5-80gb";
+  expect_both(h, S / (450e9 * 0.85) + 2 * 1e-6, "nvls");
+  coll_case b = one_node(8, S, COLL_ALGO_NVLS, COLL_ALL_REDUCE);
+  b.profile = "b200";
+  expect_both(b, S / (900e9 * 0.74) + 2 * 1e-6, "nvls");
+}
+END_TEST
+
 /* Hierarchical over 2 nodes of 8: ring reduce-scatter of S in the node, ring all-reduce of S/8 between
  * the two GPUs of the same index (own NIC each), ring all-gather of S in the node. */
 START_TEST(test_hier_allreduce_is_rs_in_node_plus_ar_across_plus_ag_in_node)
@@ -270,6 +284,7 @@ int main(void)
   tcase_add_test(tc, test_tree_allreduce_is_its_busiest_nic_plus_2_log2_d_hops);
   tcase_add_test(tc, test_tree_inside_a_node_is_a_chain_per_channel);
   tcase_add_test(tc, test_nvls_allreduce_is_s_over_b_plus_two_hops);
+  tcase_add_test(tc, test_nvls_allreduce_runs_at_nccls_nvls_efficiency);
   tcase_add_test(tc, test_hier_allreduce_is_rs_in_node_plus_ar_across_plus_ag_in_node);
   tcase_add_test(tc, test_alltoall_is_n_minus_1_over_n_s_over_b_plus_one_hop);
   tcase_add_test(tc, test_a_forced_algorithm_that_does_not_fit_runs_the_ring);

@@ -77,6 +77,32 @@ START_TEST(test_fp8_gemm_costs_flops_over_fp8_peak_times_fp8_efficiency)
 }
 END_TEST
 
+/* The profile's GEMM efficiency scales (a GPU's achieved fraction of its peak against the H100 the stack was
+ * fitted on, docs/blackwell.md) multiply the stack's efficiency of their dtype only: the same 8-whole-wave GEMM
+ * takes flops / (peak x eff x scale x k-term); attention and the memory passes are not scaled. */
+START_TEST(test_gemm_efficiency_scale_multiplies_its_dtype_efficiency_only)
+{
+  gpu_profile p = prof();
+  p.peak_fp8_flops = 624e12;
+  p.stack.fp8_gemm_efficiency = 0.6;
+  p.stack.launch_overhead_s = 0;
+  p.gemm_efficiency_scale = 0.5;
+  p.fp8_gemm_efficiency_scale = 0.75;
+  double m = 2048, n = 13824, k = 5120, flops = 2 * m * n * k, kterm = k / (k + 128.0);
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_GEMM, .phase = PH_FORWARD, .m = m, .n = n, .k = k, .launches = 1,
+                   .flops = flops, .dtype = DT_BF16};
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), flops / (312e12 * 0.8 * 0.5 * kterm), 1e-15);
+  e.dtype = DT_FP8_E4M3;
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), flops / (624e12 * 0.6 * 0.75 * kterm), 1e-15);
+  graph_event mem = {.kind = EV_COMPUTE, .cost = COST_MEMORY, .phase = PH_FORWARD, .launches = 0, .bytes = 1e9};
+  ck_assert_double_eq_tol(kcost_seconds(&p, &mem), 1e9 / (2.0e12 * 0.8), 1e-15);
+  graph_event fa = {.kind = EV_COMPUTE, .cost = COST_ATTENTION, .phase = PH_FORWARD, .variant = GRAPH_ATTN_FLASH2,
+                    .m = 64, .n = 4096, .k = 128, .launches = 0, .flops = 4.0 * 64 * 4096 * 4096 * 128};
+  double fa_eff = 0.6 * 4096 / (4096 + 300.0) * 128 / (128 + 24.0);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &fa), fa.flops * 0.5 / (312e12 * fa_eff), 1e-12);
+}
+END_TEST
+
 START_TEST(test_backward_gemm_is_dgrad_plus_wgrad_shapes)
 {
   gpu_profile p = prof();
@@ -151,6 +177,7 @@ Suite *kcost_suite(void)
   tcase_add_test(tc, test_gemm_ragged_edge_pays_tile_padding);
   tcase_add_test(tc, test_backward_gemm_is_dgrad_plus_wgrad_shapes);
   tcase_add_test(tc, test_fp8_gemm_costs_flops_over_fp8_peak_times_fp8_efficiency);
+  tcase_add_test(tc, test_gemm_efficiency_scale_multiplies_its_dtype_efficiency_only);
   tcase_add_test(tc, test_flash_attention_runs_causal_half_at_its_efficiency);
   tcase_add_test(tc, test_unfused_attention_is_gemms_plus_score_traffic);
   tcase_add_test(tc, test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches);

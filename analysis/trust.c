@@ -261,6 +261,10 @@ static double machine_units(const trust_table *t, const sim_request *rq)
   return units_of(cal > 0 ? fabs(log2(rq->prof.peak_flops / cal)) : 0);
 }
 
+#define OUTSIDE_FLAGS                                                                                           \
+  (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM |              \
+   1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP)
+
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out)
 {
@@ -286,11 +290,12 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
-  /* the widening grows with the number and the distance of the dimensions outside (docs/trust.md) */
-  out->units = outside_units(t, rq, out);
   if (!rq->prof.calibrated) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
     out->flags |= 1u << TRUST_UNCALIBRATED;
-    out->units += machine_units(t, rq);
+    out->units = machine_units(t, rq) + outside_units(t, rq, out);
+  } else if (f & OUTSIDE_FLAGS) { /* one unit, or the node count's distance where it lies farther out
+                                  * (docs/trust.md, "Outside the calibration data") */
+    out->units = (f & (1u << TRUST_OUT_NODES)) ? units_of(doublings_outside(out->nodes, t->nodes_min, t->nodes_max)) : 1;
   }
   out->widening = pow(t->extrapolation_factor, out->units);
   out->band_pct = c->p90_pct * out->widening;

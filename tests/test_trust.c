@@ -194,10 +194,10 @@ START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
 }
 END_TEST
 
-/* A calibrated profile's band grows with the number and the distance of the dimensions outside: 32 nodes (1
- * doubling beyond 16: one unit, the measured jump's own case), 512 nodes (5 doublings: 2.215 units), and 512
- * nodes at seq 8192 (+ 2 doublings: 1 unit more). */
-START_TEST(test_calibrated_band_grows_with_distance_and_dimensions_outside)
+/* A calibrated profile's band grows with the node count's distance outside the calibration data: 32 nodes
+ * (1 doubling beyond 16: one unit, the measured jump's own case), 512 nodes (5 doublings: 2.215 units); other
+ * dimensions outside count one unit and do not compound (512 nodes at seq 8192: the same band). */
+START_TEST(test_calibrated_band_grows_with_the_node_distance)
 {
   trust_table t = table();
   sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
@@ -208,7 +208,9 @@ START_TEST(test_calibrated_band_grows_with_distance_and_dimensions_outside)
   ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
   ck_assert_double_eq_tol(far.units, 5 / 2.2573, 1e-9);
   rq.l.seq_len = 8192;
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 5 / 2.2573 + 1), 1e-9);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
+  rq.l.gpus = 64; /* nodes inside, sequence outside: one unit */
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * 1.5, 1e-9);
 }
 END_TEST
 
@@ -370,7 +372,7 @@ static Suite *trust_suite(void)
   tcase_add_test(tc, test_oom_risk_flips_at_the_fragmentation_margin);
   tcase_add_test(tc, test_outside_the_calibration_data_widens_the_band);
   tcase_add_test(tc, test_uncalibrated_profile_widens_by_dimension_and_distance);
-  tcase_add_test(tc, test_calibrated_band_grows_with_distance_and_dimensions_outside);
+  tcase_add_test(tc, test_calibrated_band_grows_with_the_node_distance);
   tcase_add_test(tc, test_shipped_table_loads);
   tcase_add_test(tc, test_validate_table_statistics_by_hand);
   suite_add_tcase(s, tc);

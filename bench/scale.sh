@@ -87,14 +87,19 @@ echo "| file | nodes | rows |$(for v in $variants; do printf ' %s mape%% | %s bi
 echo "|---|---|---|$(for v in $variants; do printf -- '---|---|'; done)---|"
 for name in "${names[@]}"; do
   args=()
-  for v in $variants; do args+=("$work/$name-$v-rows.csv"); done
+  for v in $variants; do # each file to the columns the table needs (validate -o's columns grew: band_pct)
+    awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR == 1 { need("setting layout error_pct", "as validate -o writes"); print "setting,layout,error_pct,band_pct"; next }
+      { q = "\""; s = cell("setting"); gsub(q, q q, s); printf "%s%s%s,%s,%s,%s\n", q, s, q, cell("layout"), cell("error_pct"), ("band_pct" in col) ? cell("band_pct") : "" }') \
+      "$work/$name-$v-rows.csv" > "$work/$name-$v-rows.norm"
+    args+=("$work/$name-$v-rows.norm")
+  done
   awk -v who=scale -v file="$name" -v nv="$(echo $variants | wc -w)" -f "$here/csv.awk" -f /dev/stdin "${args[@]}" <<'AWK'
-FNR == 1 { vi++; need("setting layout error_pct", "as validate -o writes"); next }
+FNR == 1 { vi++; next }
 { # a row by its setting and layout; kept where every variant timed it
   key = cell("setting") "|" cell("layout")
   if (cell("error_pct") == "") next
   err[vi, key] = cell("error_pct") + 0; cnt[key]++; setting[key] = cell("setting")
-  if ("band_pct" in col && cell("band_pct") != "") band[vi, key] = cell("band_pct") + 0
+  if (cell("band_pct") != "") band[vi, key] = cell("band_pct") + 0
 }
 END {
   if (bad) exit 2

@@ -28,15 +28,17 @@ static const plat_field FIELDS[] = {
 #undef F
 #undef FI
 
+static const char *const OTHER_KEYS[] = {"name", "comment", "partition"};
 /* optional keys (absent: their defaults, docs/stacks.md) */
-static const char *const OTHER_KEYS[] = {"name", "comment", "partition", "nccl_latency", "straggler_sigma"};
+static const char *const OPTIONAL_KEYS[] = {"nccl_latency", "straggler_sigma"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
-  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS) + G_N_ELEMENTS(OPTIONAL_KEYS)];
   guint n = 0;
   for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
+  for (size_t i = 0; i < G_N_ELEMENTS(OPTIONAL_KEYS); i++) keys[n++] = OPTIONAL_KEYS[i];
   return lsim_json_known_keys(j, keys, n, path, err);
 }
 

@@ -397,10 +397,12 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
                                        rq->prof.name, a->widening, t->extrapolation_factor, a->units,
                                        TRUST_DOUBLINGS_MEASURED));
   else if (out->len)
-    g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx = %g^%.2f, one "
-                                       "power per dimension outside and per %.2f doublings beyond it (docs/trust.md)",
-                                       out->str, a->widening, t->extrapolation_factor, a->units,
-                                       TRUST_DOUBLINGS_MEASURED));
+    g_ptr_array_add(w, a->units > 1 ? g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx = %g^%.2f, "
+                                                      "the node count %.2f doublings out (docs/trust.md)",
+                                                      out->str, a->widening, t->extrapolation_factor, a->units,
+                                                      a->units * TRUST_DOUBLINGS_MEASURED)
+                                    : g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
+                                                      out->str, t->extrapolation_factor));
   if (out->len && (a->flags & (1u << TRUST_UNCALIBRATED)))
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s (docs/trust.md)", out->str));
   g_string_free(out, TRUE);

@@ -36,7 +36,7 @@ static const field FIELDS[] = {
 #undef F
 #undef C
 
-static const char *const OTHER_KEYS[] = {"name", "comment", "profile", "schedule"};
+static const char *const OTHER_KEYS[] = {"name", "comment", "profile", "schedule", "cp_min", "cp_max"};
 
 static double *slot(trust_table *t, const field *f) { return (double *)((char *)t + f->off); }
 
@@ -71,8 +71,19 @@ gboolean trust_load_file(const char *path, trust_table *out, GError **err)
       goto out;
     }
   }
+  out->cp_min = out->cp_max = 1; /* optional: tables of runs without context parallelism omit them */
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "cp_max" : "cp_min";
+    double *v = k ? &out->cp_max : &out->cp_min;
+    if (!cJSON_GetObjectItemCaseSensitive(j, key)) continue;
+    if (!lsim_json_number(j, key, v, path, err)) goto out;
+    if (!(*v >= 1 && *v <= 1024)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s: %g is out of range (allowed: 1 to 1024)", path, key, *v);
+      goto out;
+    }
+  }
   if (out->model_params_min > out->model_params_max || out->seq_len_min > out->seq_len_max ||
-      out->nodes_min > out->nodes_max) {
+      out->nodes_min > out->nodes_max || out->cp_min > out->cp_max) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: a *_min above its *_max (allowed: min <= max)", path);
     goto out;
   }
@@ -123,6 +134,10 @@ void trust_put(const trust_table *t, FILE *f)
   cJSON_AddStringToObject(j, "schedule", t->schedule);
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
     cJSON_AddNumberToObject(j, FIELDS[i].key, *slot((trust_table *)t, &FIELDS[i]));
+  if (t->cp_min > 1 || t->cp_max > 1) {
+    cJSON_AddNumberToObject(j, "cp_min", t->cp_min);
+    cJSON_AddNumberToObject(j, "cp_max", t->cp_max);
+  }
   char *text = cJSON_Print(j);
   fprintf(f, "%s\n", text);
   cJSON_free(text);
@@ -213,14 +228,12 @@ static double calibrated_peak_flops(const char *name)
   return peak;
 }
 
-/* An uncalibrated profile: the machine itself is one dimension outside (its distance: the doublings of
- * its dense peak from the calibration GPU's), and every dimension flagged outside adds its own, model
- * size, sequence length, node count and links by their doublings, the others by one unit. */
-static double uncalibrated_units(const trust_table *t, const sim_request *rq, const trust_assessment *a)
+/* The dimensions flagged outside the calibration data, each by its own distance: model size, sequence
+ * length, node count and links by their doublings, the others by one unit (0: inside). */
+static double outside_units(const trust_table *t, const sim_request *rq, const trust_assessment *a)
 {
   const gpu_profile *p = &rq->prof;
-  double cal = calibrated_peak_flops(t->profile);
-  double u = units_of(cal > 0 ? fabs(log2(p->peak_flops / cal)) : 0);
+  double u = 0;
   guint f = a->flags;
   if (f & (1u << TRUST_OUT_MODEL)) u += units_of(doublings_outside(a->model_params, t->model_params_min, t->model_params_max));
   if (f & (1u << TRUST_OUT_SEQ)) u += units_of(doublings_outside(a->seq_len, t->seq_len_min, t->seq_len_max));
@@ -239,6 +252,18 @@ static double uncalibrated_units(const trust_table *t, const sim_request *rq, co
     if (f & (1u << one[i])) u += 1;
   return u;
 }
+
+/* An uncalibrated profile: the machine itself is one more dimension outside (its distance: the doublings
+ * of its dense peak from the calibration GPU's). */
+static double machine_units(const trust_table *t, const sim_request *rq)
+{
+  double cal = calibrated_peak_flops(t->profile);
+  return units_of(cal > 0 ? fabs(log2(rq->prof.peak_flops / cal)) : 0);
+}
+
+#define OUTSIDE_FLAGS                                                                                           \
+  (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM |              \
+   1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP)
 
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out)
@@ -260,19 +285,19 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (platform_differs(t, &rq->prof) || rq->replay.platform_file) f |= 1u << TRUST_OUT_PLATFORM;
   if (l->pp > 1 && strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE; /* pp 1: no pipeline */
   if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP) f |= 1u << TRUST_OUT_CKPT;
-  if (l->cp > 1) f |= 1u << TRUST_OUT_CP; /* every calibration run had cp 1 (a trust table has no cp range) */
+  if (outside(l->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1))) f |= 1u << TRUST_OUT_CP; /* the runs' cp range (1-1 when unset) */
   out->cp = l->cp;
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
-  gboolean extrapolated = f & (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES |
-                               1u << TRUST_OUT_PLATFORM | 1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP);
-  out->widening = extrapolated ? t->extrapolation_factor : 1;
   if (!rq->prof.calibrated) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
     out->flags |= 1u << TRUST_UNCALIBRATED;
-    out->units = uncalibrated_units(t, rq, out);
-    out->widening = pow(t->extrapolation_factor, out->units);
+    out->units = machine_units(t, rq) + outside_units(t, rq, out);
+  } else if (f & OUTSIDE_FLAGS) { /* one unit, or the node count's distance where it lies farther out
+                                  * (docs/trust.md, "Outside the calibration data") */
+    out->units = (f & (1u << TRUST_OUT_NODES)) ? units_of(doublings_outside(out->nodes, t->nodes_min, t->nodes_max)) : 1;
   }
+  out->widening = pow(t->extrapolation_factor, out->units);
   out->band_pct = c->p90_pct * out->widening;
 }
 
@@ -363,8 +388,8 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
     g_string_append_printf(out, "%scheckpointing %s (calibrated none and every_layer)", out->len ? ", " : "",
                            layout_ckpt_name(rq->l.ckpt));
   if (a->flags & (1u << TRUST_OUT_CP)) /* the ring's exchanges run after the attention kernels, not under them */
-    g_string_append_printf(out, "%scp %d (calibrated 1; the KV ring's exchanges are not overlapped with the "
-                           "attention: docs/model.md)", out->len ? ", " : "", a->cp);
+    g_string_append_printf(out, "%scp %d (calibrated %g-%g; the KV ring's exchanges are not overlapped with the "
+                           "attention: docs/model.md)", out->len ? ", " : "", a->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1));
   if (a->flags & (1u << TRUST_UNCALIBRATED))
     g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated (datasheet figures only): the band is widened "
                                        "%.3gx = %g^%.2f, one power per dimension outside the calibration data and per "
@@ -372,8 +397,12 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
                                        rq->prof.name, a->widening, t->extrapolation_factor, a->units,
                                        TRUST_DOUBLINGS_MEASURED));
   else if (out->len)
-    g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
-                                       out->str, t->extrapolation_factor));
+    g_ptr_array_add(w, a->units > 1 ? g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx = %g^%.2f, "
+                                                      "the node count %.2f doublings out (docs/trust.md)",
+                                                      out->str, a->widening, t->extrapolation_factor, a->units,
+                                                      a->units * TRUST_DOUBLINGS_MEASURED)
+                                    : g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
+                                                      out->str, t->extrapolation_factor));
   if (out->len && (a->flags & (1u << TRUST_UNCALIBRATED)))
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s (docs/trust.md)", out->str));
   g_string_free(out, TRUE);

@@ -54,6 +54,7 @@ typedef struct trust_table {
   double ib_gbps, nvlink_gbps, nics_per_node;
   /* what the calibration runs covered */
   double model_params_min, model_params_max, seq_len_min, seq_len_max, nodes_min, nodes_max;
+  double cp_min, cp_max; /* context-parallel degrees of the runs (optional in the file: absent, 1 and 1) */
   trust_class_stats cls[TRUST_N_CLASSES];
   /* memory: unfused attention from this fp32 score block per rank (GiB) on; of the calibration rows
    * in that regime predicted to fit and labelled, how many ran out of memory */
@@ -68,7 +69,8 @@ typedef struct trust_assessment {
   trust_class cls;
   double band_pct;      /* +- step time: the class's P90, widened outside the calibration data */
   double widening;      /* the factor band_pct carries over the P90 (1 inside the data) */
-  double units;         /* uncalibrated profiles: the dimensions outside, each weighted by its distance */
+  double units;         /* the dimensions outside, each weighted by its distance (and, for an uncalibrated
+                         * profile, the machine itself): band = P90 x extrapolation_factor^units */
   double headroom_gib;  /* capacity - peak (negative: over) */
   /* what the flags were decided on */
   double model_params, score_block_gib;

@@ -105,17 +105,40 @@ static double latency(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, 
   return intra + (nodes > 1 ? inter : 0); /* NVLS */
 }
 
-double nccl_tune_time_us(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, nccl_tune_proto p, double bytes)
+/* The latency of (a, p) as ncclTopoGetAlgoTime charges it: the ring's Simple all-reduce across nodes carries the
+ * "plateau" factor (1.4 from Ampere on, 1.9 before) once each channel's share holds 64 elements or more. */
+static double charged_latency(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, nccl_tune_proto p, double bytes)
 {
-  if (cm->nranks < 2 || !considered(cm, c, a, p)) return -1;
-  double bw = bandwidth(cm, c, a, p), lat = latency(cm, c, a, p);
-  if (bw <= 0) return -1;
-  int log_size = log2i(floor(bytes / 64));
-  if (a == NCCL_TUNE_TREE && c == COLL_ALL_REDUCE && log_size >= 0 && log_size < 23) bw *= TREE_CORRECTION[p][log_size];
+  double lat = latency(cm, c, a, p);
   if (a == NCCL_TUNE_RING && p == NCCL_TUNE_SIMPLE && cm->nnodes > 1 && c == COLL_ALL_REDUCE &&
       floor(bytes / ((double)NCCL_TUNE_CHANNELS * cm->nranks)) >= 64)
     lat *= cm->compcap < 80 ? 1.9 : 1.4; /* plateau effect of ring */
-  return lat + bytes / (1000 * bw);
+  return lat;
+}
+
+double nccl_tune_time_us(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, nccl_tune_proto p, double bytes)
+{
+  if (cm->nranks < 2 || !considered(cm, c, a, p)) return -1;
+  double bw = bandwidth(cm, c, a, p);
+  if (bw <= 0) return -1;
+  int log_size = log2i(floor(bytes / 64));
+  if (a == NCCL_TUNE_TREE && c == COLL_ALL_REDUCE && log_size >= 0 && log_size < 23) bw *= TREE_CORRECTION[p][log_size];
+  return charged_latency(cm, c, a, p, bytes) + bytes / (1000 * bw);
+}
+
+double nccl_tune_latency_us(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, double bytes,
+                            nccl_tune_proto *proto)
+{
+  double min_t = INFINITY, lat = -1;
+  for (int p = 0; p < NCCL_TUNE_N_PROTOS; p++) {
+    double t = nccl_tune_time_us(cm, c, a, (nccl_tune_proto)p, bytes);
+    if (t >= 0 && t < min_t) {
+      min_t = t;
+      lat = charged_latency(cm, c, a, (nccl_tune_proto)p, bytes);
+      if (proto) *proto = (nccl_tune_proto)p;
+    }
+  }
+  return lat;
 }
 
 nccl_tune_algo nccl_tune_choose(const nccl_tune_comm *cm, graph_coll c, double bytes, nccl_tune_proto *proto)

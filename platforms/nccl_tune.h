@@ -45,6 +45,12 @@ double nccl_tune_nvls_efficiency(int compcap);
 /* NCCL's predicted time (µs) of collective c of `bytes` per rank with algorithm a and protocol p, or -1
  * where NCCL would not run it (bandwidth 0). */
 double nccl_tune_time_us(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, nccl_tune_proto p, double bytes);
+/* The latency (µs) NCCL's model charges algorithm a for collective c of `bytes` per rank, with the protocol it
+ * would run a with (the fastest of a's; *proto, may be NULL, gets it): baseLat + the per-step hwLat of each
+ * step's link type (NVLink steps of a ring across nodes raised to the network overhead), times the ring's
+ * Simple all-reduce plateau factor across nodes. -1 where NCCL would not run a. */
+double nccl_tune_latency_us(const nccl_tune_comm *cm, graph_coll c, nccl_tune_algo a, double bytes,
+                            nccl_tune_proto *proto);
 /* The algorithm NCCL runs: the fastest (algorithm, protocol); *proto (may be NULL) gets its protocol. */
 nccl_tune_algo nccl_tune_choose(const nccl_tune_comm *cm, graph_coll c, double bytes, nccl_tune_proto *proto);
 const char *nccl_tune_algo_name(nccl_tune_algo a);

@@ -29,14 +29,37 @@ static const plat_field FIELDS[] = {
 #undef FI
 
 static const char *const OTHER_KEYS[] = {"name", "comment", "partition"};
+/* optional keys (absent: their defaults, docs/stacks.md) */
+static const char *const OPTIONAL_KEYS[] = {"nccl_latency", "straggler_sigma"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
-  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS) + G_N_ELEMENTS(OPTIONAL_KEYS)];
   guint n = 0;
   for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
+  for (size_t i = 0; i < G_N_ELEMENTS(OPTIONAL_KEYS); i++) keys[n++] = OPTIONAL_KEYS[i];
   return lsim_json_known_keys(j, keys, n, path, err);
+}
+
+/* The optional keys: "nccl_latency" (fitted | tuned; default fitted), "straggler_sigma" (0 to 0.2; default 0). */
+static gboolean read_optional(const cJSON *j, stack_profile *out, const char *path, GError **err)
+{
+  const char *lat = NULL;
+  if (cJSON_GetObjectItemCaseSensitive(j, "nccl_latency") && !lsim_json_string(j, "nccl_latency", &lat, path, err))
+    return FALSE;
+  if (lat && strcmp(lat, "fitted") && strcmp(lat, "tuned")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nccl_latency = '%s' (allowed: fitted, tuned)", path, lat);
+    return FALSE;
+  }
+  out->nccl_latency_tuned = lat && !strcmp(lat, "tuned");
+  if (!cJSON_GetObjectItemCaseSensitive(j, "straggler_sigma")) return TRUE;
+  if (!lsim_json_number(j, "straggler_sigma", &out->straggler_sigma, path, err)) return FALSE;
+  if (out->straggler_sigma < 0 || out->straggler_sigma > 0.2) {
+    plat_file_out_of_range(err, path, "straggler_sigma", out->straggler_sigma, 0, 0.2, FALSE);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean stack_load_file(const char *path, stack_profile *out, GError **err)
@@ -59,6 +82,7 @@ gboolean stack_load_file(const char *path, stack_profile *out, GError **err)
     g_free(shown);
     goto out;
   }
+  if (!read_optional(j, out, path, err)) goto out;
   if (!lsim_json_string(j, "partition", &part, path, err)) goto out;
   if (!partition_parse_method(part, &out->partition, &perr)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", path, perr->message);
@@ -87,6 +111,11 @@ gboolean stack_save(const stack_profile *s, const char *path, GError **err)
   if (s->comment[0]) cJSON_AddStringToObject(j, "comment", s->comment);
   cJSON_AddStringToObject(j, "partition", partition_method_name(s->partition));
   plat_file_add_fields(j, FIELDS, G_N_ELEMENTS(FIELDS), s);
+  if (s->nccl_latency_tuned) cJSON_AddStringToObject(j, "nccl_latency", "tuned");
+  if (s->straggler_sigma > 0) {
+    g_autofree char *v = lsim_number(s->straggler_sigma);
+    cJSON_AddRawToObject(j, "straggler_sigma", v);
+  }
   gboolean ok = lsim_json_write_file(j, path, err);
   cJSON_Delete(j);
   return ok;

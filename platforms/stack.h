@@ -36,6 +36,11 @@ typedef struct stack_profile {
   /* collectives (sim/collective.c) */
   double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
   double nccl_step_latency_s;  /* per ring step, on top of link latency */
+  gboolean nccl_latency_tuned; /* JSON "nccl_latency": "tuned" (NCCL's own per-collective latency, tuning.cc's
+                                * baseLat + hwLat per step by link type, replacing nccl_step_latency_s; docs/trust.md)
+                                * or "fitted" (the default: nccl_step_latency_s per step) */
+  /* stragglers (sim/straggler.h) */
+  double straggler_sigma;      /* relative standard deviation of per-GPU speed (0, the default: off) */
   /* memory beside the model (docs/memory.md) */
   double cuda_context_gib, nccl_buffers_gib, fragmentation;
   /* the code's graph (workloads/generate.h gen_code) */

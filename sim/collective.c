@@ -78,11 +78,9 @@ static gboolean runs(coll_algo a, const coll_group *g, graph_coll c)
   return (d->colls & (1u << c)) && (!d->fits || d->fits(g));
 }
 
-coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes)
+/* The communicator NCCL's tuner sees for group g (coll_tune). */
+static nccl_tune_comm tune_comm(const coll_group *g)
 {
-  if (c == COLL_ALL_TO_ALL) return COLL_ALGO_PAIRWISE;
-  if (!g->tune || g->n < 2) return COLL_ALGO_RING;
-  if (g->tune->forced != COLL_ALGO_AUTO) return runs(g->tune->forced, g, c) ? g->tune->forced : COLL_ALGO_RING;
   nccl_tune_comm cm = g->tune->comm;
   cm.nranks = g->n;
   cm.nnodes = g->domains;
@@ -90,11 +88,31 @@ coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes)
   int ppn = (g->n + g->domains - 1) / g->domains;
   int nics = MIN(t->nics_per_node, (ppn * t->nics_per_node + t->gpus_per_node - 1) / t->gpus_per_node);
   cm.node_net_bytes_per_s = t->nic_bytes_per_s * MAX(nics, 1);
+  return cm;
+}
+
+coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes)
+{
+  if (c == COLL_ALL_TO_ALL) return COLL_ALGO_PAIRWISE;
+  if (!g->tune || g->n < 2) return COLL_ALGO_RING;
+  if (g->tune->forced != COLL_ALGO_AUTO) return runs(g->tune->forced, g, c) ? g->tune->forced : COLL_ALGO_RING;
+  nccl_tune_comm cm = tune_comm(g);
   switch (nccl_tune_choose(&cm, c, bytes, NULL)) {
   case NCCL_TUNE_TREE: return runs(COLL_ALGO_TREE, g, c) ? COLL_ALGO_TREE : COLL_ALGO_RING;
   case NCCL_TUNE_NVLS: return runs(COLL_ALGO_NVLS, g, c) ? COLL_ALGO_NVLS : COLL_ALGO_RING;
   default: return COLL_ALGO_RING;
   }
+}
+
+double coll_nccl_latency_s(coll_algo a, graph_coll c, const coll_group *g, double bytes)
+{
+  if (!g->tune || !g->tune->latency_tuned || g->n < 2) return -1;
+  nccl_tune_algo na = a == COLL_ALGO_RING ? NCCL_TUNE_RING : a == COLL_ALGO_TREE ? NCCL_TUNE_TREE
+                    : a == COLL_ALGO_NVLS ? NCCL_TUNE_NVLS : NCCL_TUNE_N_ALGOS;
+  if (na == NCCL_TUNE_N_ALGOS) return -1;
+  nccl_tune_comm cm = tune_comm(g);
+  double us = nccl_tune_latency_us(&cm, c, na, bytes, NULL);
+  return us < 0 ? -1 : us * 1e-6;
 }
 
 double coll_run(coll_algo a, graph_coll c, coll_group *g, const int *active, int me, double bytes,
@@ -103,8 +121,10 @@ double coll_run(coll_algo a, graph_coll c, coll_group *g, const int *active, int
   const coll_algo_def *d = ALGOS[a];
   g_assert(a != COLL_ALGO_AUTO && runs(a, g, c));
   if (g->n < 2) return 0;
-  return d->run ? d->run(c, g, active, me, bytes, step_overhead_s)
-                : coll_flows_run(d, a, g, active, me, bytes, step_overhead_s);
+  double tuned = coll_nccl_latency_s(a, c, g, bytes);
+  if (tuned >= 0) step_overhead_s = 0;
+  return MAX(tuned, 0) + (d->run ? d->run(c, g, active, me, bytes, step_overhead_s)
+                                 : coll_flows_run(d, a, g, active, me, bytes, step_overhead_s));
 }
 
 double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
@@ -112,6 +132,8 @@ double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, doub
   const coll_algo_def *d = ALGOS[a];
   g_assert(a != COLL_ALGO_AUTO && runs(a, g, c));
   if (g->n < 2) return 0;
-  return d->alone ? d->alone(c, g, me, bytes, step_overhead_s)
-                  : coll_flows_alone(d, a, g, me, bytes, step_overhead_s);
+  double tuned = coll_nccl_latency_s(a, c, g, bytes);
+  if (tuned >= 0) step_overhead_s = 0;
+  return MAX(tuned, 0) + (d->alone ? d->alone(c, g, me, bytes, step_overhead_s)
+                                   : coll_flows_alone(d, a, g, me, bytes, step_overhead_s));
 }

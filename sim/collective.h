@@ -56,6 +56,8 @@ typedef struct coll_tune {
   nccl_tune_comm comm;
   int gpus_per_node, nics_per_node;
   double nic_bytes_per_s;
+  gboolean latency_tuned; /* the stack's nccl_latency "tuned": ring, tree and NVLS pay NCCL's own latency
+                           * (nccl_tune_latency_us) once per call instead of the per-step overhead */
 } coll_tune;
 
 typedef struct coll_plan coll_plan;
@@ -96,6 +98,11 @@ int coll_channels(const int *node, int n);
 int coll_ring_next(int me, int n, int channels, int c);
 int coll_ring_prev(int me, int n, int channels, int c);
 
+/* With the stack's nccl_latency "tuned" (coll_tune.latency_tuned): the latency (s) NCCL's model charges
+ * algorithm a (ring, tree, NVLS) for this call (platforms/nccl_tune.h nccl_tune_latency_us), which coll_run
+ * and coll_alone_seconds then add once in place of the per-step overheads; -1 otherwise (fitted latency, or
+ * an algorithm NCCL's model does not have). */
+double coll_nccl_latency_s(coll_algo a, graph_coll c, const coll_group *g, double bytes);
 /* Run member `me` of group g with algorithm a (coll_choose's); active[i] says whether member i takes
  * part (the caller decides, identically on every member). Returns the extra delay (s) the caller must
  * still spend (latencies folded out of flows, per-step overheads). */

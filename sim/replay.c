@@ -41,6 +41,7 @@
 #include "common/lsim_error.h"
 #include "common/lsim_outfile.h"
 #include "platforms/kernel_cost.h"
+#include "straggler.h"
 #include "platforms/topology.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
@@ -68,6 +69,7 @@ typedef struct engine {
   int *lone;          /* per group id: the position of its one member with an actor whose hops no other
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
   coll_tune tune;     /* how the groups' algorithms are chosen */
+  double straggler;   /* compute's expected slowdown waiting for the slowest GPU (sim/straggler.h) */
   int *calls;         /* per group, collective and algorithm: calls (replay_result.coll_algos) */
 } engine;
 
@@ -242,7 +244,7 @@ static coll_algo algo_of(engine *eng, int gid, const graph_event *e, gboolean co
 static double run_event_seconds(rank_rt *r, int k)
 {
   const graph_event *e = &r->ev[k];
-  if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e);
+  if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e) * r->eng->straggler;
   int gid = graph_group_for(r->prog, e->peer);
   return coll_alone_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant, &r->eng->groups[gid],
                             r->eng->lone[gid], e->bytes, r->eng->prof->stack.nccl_step_latency_s);
@@ -525,6 +527,9 @@ static void setup_tune(engine *eng, const replay_options *o)
   eng->tune.gpus_per_node = eng->pp->gpus_per_node;
   eng->tune.nics_per_node = eng->pp->nics_per_node;
   eng->tune.nic_bytes_per_s = eng->pp->ib_bytes_per_s;
+  eng->tune.latency_tuned = eng->prof->stack.nccl_latency_tuned;
+  /* every rank is joined by the step's blocking collectives: the job waits for its slowest GPU */
+  eng->straggler = straggler_slowdown(eng->prof->stack.straggler_sigma, eng->g->world_size);
   eng->calls = g_new0(int, MAX(eng->g->groups->len, 1) * COLL_N * COLL_ALGO_N);
 }
 

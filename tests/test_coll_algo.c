@@ -34,6 +34,7 @@ typedef struct coll_case {
   graph_coll coll;
   double bytes;
   coll_algo algo;      /* forced; AUTO: the tuner */
+  gboolean tuned;      /* the stack's nccl_latency "tuned" (else no per-step overhead at all) */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -41,6 +42,7 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
 {
   coll_case *c = arg;
   gpu_profile p = test_profile(c->profile ? c->profile : "a100-sxm4-80gb");
+  p.stack.nccl_latency_tuned = c->tuned;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, "dp");
@@ -275,6 +277,49 @@ START_TEST(test_replay_runs_and_records_the_tuners_choice)
 }
 END_TEST
 
+/* ---- NCCL's own latency per collective (the stack's nccl_latency "tuned") ---- */
+
+/* tuning.cc's ring latency, written out (Simple, the protocol NCCL runs at these sizes): baseLat 8.4 us, a
+ * step over NVLink hwLat 3.4 us, raised inside a multi-node ring to the host's network overhead (AMD, DGX
+ * A100: 2 x 3 = 6 us), a step over the network 14 us; the all-reduce's 2(n-1) steps cross nodes 2(nodes-1)
+ * times, all-gather's n-1 steps nodes-1 times; the ring's Simple all-reduce across nodes x 1.4. */
+START_TEST(test_tuned_ring_latency_is_base_plus_steps_by_link_type)
+{
+  nccl_tune_comm cm = comm_of(32, 4, 80, FALSE, 300e9, 200e9); /* 4 DGX A100 of 8 */
+  nccl_tune_proto proto;
+  double ag = nccl_tune_latency_us(&cm, COLL_ALL_GATHER, NCCL_TUNE_RING, GIB_BYTES, &proto);
+  ck_assert_int_eq(proto, NCCL_TUNE_SIMPLE);
+  ck_assert_double_eq_tol(ag, 8.4 + 28 * 6.0 + 3 * 14.0, 1e-9);
+  ck_assert_double_eq_tol(nccl_tune_latency_us(&cm, COLL_ALL_REDUCE, NCCL_TUNE_RING, GIB_BYTES, NULL),
+                          (8.4 + 56 * 6.0 + 6 * 14.0) * 1.4, 1e-9);
+  /* one node: NVLink steps at 3.4 us, no plateau */
+  nccl_tune_comm one = comm_of(8, 1, 80, FALSE, 300e9, 300e9);
+  ck_assert_double_eq_tol(nccl_tune_latency_us(&one, COLL_REDUCE_SCATTER, NCCL_TUNE_RING, GIB_BYTES, NULL),
+                          8.4 + 7 * 3.4, 1e-9);
+  /* Hopper's Intel hosts: the NVLink steps of a multi-node ring at max(3.4, 1 x 3) = 3.4 us */
+  nccl_tune_comm h = comm_of(32, 4, 90, FALSE, 450e9, 400e9);
+  ck_assert_double_eq_tol(nccl_tune_latency_us(&h, COLL_ALL_GATHER, NCCL_TUNE_RING, GIB_BYTES, NULL),
+                          8.4 + 28 * 3.4 + 3 * 14.0, 1e-9);
+  /* reduce-scatter and all-gather are ring-only (tree and NVLS: NCCL runs them for all-reduce only) */
+  ck_assert_double_eq(nccl_tune_latency_us(&cm, COLL_ALL_GATHER, NCCL_TUNE_TREE, GIB_BYTES, NULL), -1);
+  ck_assert_int_eq(nccl_tune_choose(&cm, COLL_REDUCE_SCATTER, 64 * 1024, NULL), NCCL_TUNE_RING);
+}
+END_TEST
+
+/* The replay charges that latency once per call, in place of the per-step overhead: a 1 GiB all-gather
+ * over GPU 0 of 8 A100 nodes takes the pure link model's time plus 8.4 + 7 x 14 us (one GPU per node:
+ * every step crosses the network; NCCL's hwLat[NET] of the tree for ppn 1 is 14 us for Simple too). */
+START_TEST(test_replay_adds_the_tuned_latency_once_per_call)
+{
+  coll_case c = one_per_node(8, GIB_BYTES, COLL_ALGO_RING, COLL_ALL_GATHER);
+  double plain[SIM_CHILD_MAX], tuned[SIM_CHILD_MAX];
+  sim_child_run(run_coll, &c, plain);
+  c.tuned = TRUE;
+  sim_child_run(run_coll, &c, tuned);
+  ck_assert_double_eq_tol(tuned[0] - plain[0], (8.4 + 7 * 14.0) * 1e-6, 1e-9);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coll_algo");
@@ -293,6 +338,8 @@ int main(void)
   tcase_add_test(tc, test_tuner_picks_nvls_inside_an_nvls_capable_domain);
   tcase_add_test(tc, test_tuner_never_picks_nvls_on_a100);
   tcase_add_test(tc, test_replay_runs_and_records_the_tuners_choice);
+  tcase_add_test(tc, test_tuned_ring_latency_is_base_plus_steps_by_link_type);
+  tcase_add_test(tc, test_replay_adds_the_tuned_latency_once_per_call);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -19,7 +19,7 @@ static trust_table table(void)
   trust_table t = {.name = "t", .profile = "a100-sxm4-80gb", .schedule = "1f1b", .ib_gbps = 200, .nvlink_gbps = 2400, .nics_per_node = 8,
                    .model_params_min = 13e9, .model_params_max = 70e9, .seq_len_min = 2048, .seq_len_max = 2048,
                    .nodes_min = 4, .nodes_max = 16, .score_block_gib = 2, .scores_rows = 10, .scores_oom = 7,
-                   .fragmentation_margin = 0.05, .extrapolation_factor = 1.5};
+                   .cp_min = 1, .cp_max = 1, .fragmentation_margin = 0.05, .extrapolation_factor = 1.5};
   t.cls[TRUST_CLASS_BASE] = (trust_class_stats){100, 6, -0.3};
   t.cls[TRUST_CLASS_PP2] = (trust_class_stats){50, 15, -3.5};
   t.cls[TRUST_CLASS_TP8_CKPT] = (trust_class_stats){18, 10, -4.6};
@@ -73,7 +73,14 @@ START_TEST(test_context_parallelism_is_outside_the_calibration_and_widens_the_ba
   g_autofree char *s = trust_flags_string(a.flags);
   ck_assert_str_eq(s, "outside:cp");
   g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
-  ck_assert(w[0] && strstr(w[0], "cp 2 (calibrated 1;"));
+  ck_assert(w[0] && strstr(w[0], "cp 2 (calibrated 1-1;"));
+  /* a table whose runs ran cp 2 (the nemo stack's): cp 2 is inside, cp 1 and 4 outside */
+  t.cp_min = t.cp_max = 2;
+  ck_assert_uint_eq(assess(&t, &rq).flags, 0);
+  rq.l.cp = 4;
+  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_CP);
+  rq.l.cp = 1;
+  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_CP);
 }
 END_TEST
 
@@ -180,9 +187,30 @@ START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
   trust_assessment far = assess(&t, &rq);
   ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 3 / 2.2573 + 7 / 2.2573), 1e-9);
   ck_assert(far.band_pct > a.band_pct);
-  /* the same layout on a calibrated profile keeps the one factor */
+  /* the same layout on a calibrated profile: the same distance rule without the machine's unit (node count 7
+   * doublings out: 3.101 units) */
   rq.prof.calibrated = TRUE;
-  ck_assert_double_eq(assess(&t, &rq).band_pct, 6 * 1.5);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 7 / 2.2573), 1e-9);
+}
+END_TEST
+
+/* A calibrated profile's band grows with the node count's distance outside the calibration data: 32 nodes
+ * (1 doubling beyond 16: one unit, the measured jump's own case), 512 nodes (5 doublings: 2.215 units); other
+ * dimensions outside count one unit and do not compound (512 nodes at seq 8192: the same band). */
+START_TEST(test_calibrated_band_grows_with_the_node_distance)
+{
+  trust_table t = table();
+  sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  rq.l.gpus = 256;
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * 1.5, 1e-9);
+  rq.l.gpus = 4096;
+  trust_assessment far = assess(&t, &rq);
+  ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
+  ck_assert_double_eq_tol(far.units, 5 / 2.2573, 1e-9);
+  rq.l.seq_len = 8192;
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
+  rq.l.gpus = 64; /* nodes inside, sequence outside: one unit */
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * 1.5, 1e-9);
 }
 END_TEST
 
@@ -344,6 +372,7 @@ static Suite *trust_suite(void)
   tcase_add_test(tc, test_oom_risk_flips_at_the_fragmentation_margin);
   tcase_add_test(tc, test_outside_the_calibration_data_widens_the_band);
   tcase_add_test(tc, test_uncalibrated_profile_widens_by_dimension_and_distance);
+  tcase_add_test(tc, test_calibrated_band_grows_with_the_node_distance);
   tcase_add_test(tc, test_shipped_table_loads);
   tcase_add_test(tc, test_validate_table_statistics_by_hand);
   suite_add_tcase(s, tc);

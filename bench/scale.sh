@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Trust at scale (issue 25): per shared multi-node file of ../shared/validation (a file with a row above
+# 8 GPUs) and per node-count bucket (1, 2-16, 17-64, 65-512, >512 nodes of 8 GPUs), the rows, MAPE and
+# mean signed error (bias) of the step time, one column group per mechanism switched on cumulatively, so
+# the effect of each is visible (docs/trust.md, "Mechanisms that grow with scale"):
+#   baseline   the shipped stacks as they are;
+#   +nccl-lat  "nccl_latency": "tuned": NCCL's own latency per collective (platforms/nccl_tune.h);
+#   +straggler "straggler_sigma": SIGMA (default 0.015, docs/trust.md "Stragglers"): compute waits for the
+#              slowest of the job's GPUs (sim/straggler.h).
+# The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
+# (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,
+# the others on megatron-deepspeed (Megatron-LM's nearest). Each variant is a copy of the stack with the
+# key added, written to WORK_DIR. Nothing is fitted here.
+# WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
+# At most MAX_ROWS rows per file (default 30, every k-th expressible row: BLOOM's 103 rows at 48 nodes take
+# most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
+# Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
+#   (env SIGMA, VARIANTS="baseline nccl-lat straggler", MAX_ROWS, PRECISIONS)
+set -euo pipefail
+die() { echo "scale: $*" >&2; exit 2; }
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]"
+jobs=${3:-2}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
+sigma=${SIGMA:-0.015}
+[[ "$sigma" =~ ^0(\.[0-9]+)?$ ]] || die "SIGMA '$sigma' is not a number in [0, 1)"
+variants=${VARIANTS:-baseline nccl-lat straggler}
+precisions=${PRECISIONS:-bf16}
+max_rows=${MAX_ROWS:-30}
+[[ "$max_rows" =~ ^[1-9][0-9]*$ ]] || die "MAX_ROWS '$max_rows' is not a positive integer"
+for v in $variants; do
+  case $v in baseline | nccl-lat | straggler) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler)" ;; esac
+done
+here=$(cd "$(dirname "$0")" && pwd -P)
+repo=$(cd "$here/.." && pwd -P)
+bin="$repo/build/layoutsim"
+[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+[ -d "$1" ] || die "no directory '$1'"
+mkdir -p "$2"
+work=$(cd "$2" && pwd -P)
+case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+mkdir -p "$work/models" "$work/stacks"
+: > "$work/skipped.tsv"
+
+# the stack variants: cumulative keys on the shipped stacks
+for s in megatron-deepspeed nemo; do
+  keys=""
+  for v in $variants; do
+    case $v in
+      nccl-lat) keys="$keys\"nccl_latency\": \"tuned\", " ;;
+      straggler) keys="$keys\"straggler_sigma\": $sigma, " ;;
+    esac
+    sed "0,/{/s//{ $keys/" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
+  done
+done
+
+shopt -s nullglob
+files=("$1"/*.csv)
+[ ${#files[@]} -gt 0 ] || die "no *.csv in '$1'"
+names=()
+for f in "${files[@]}"; do
+  name=$(basename "$f" .csv)
+  awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR > 1 && cell("gpus") + 0 > 8 { m = 1 } END { exit !m }') "$f" || continue
+  out="$work/$name.csv"
+  awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v fp16=bf16 \
+    -v precisions="$precisions" -f "$here/csv.awk" -f "$here/external-rows.awk" "$f" > "$out.all"
+  kept=$(($(wc -l < "$out.all") - 1))
+  # at most MAX_ROWS rows per file, evenly spaced: every k-th, k a power of two (deterministic, and a smaller
+  # MAX_ROWS takes a subset of a larger one's rows: the table compares the rows every variant ran)
+  k=1; while [ $((k * max_rows)) -lt "$kept" ]; do k=$((k * 2)); done
+  awk -v k="$k" 'NR == 1 || (NR - 2) % k == 0' "$out.all" > "$out"
+  echo "== $name: $kept of $(($(wc -l < "$f") - 1)) rows expressible, $(($(wc -l < "$out") - 1)) run (every ${k}th)" >&2
+  [ "$kept" -gt 0 ] && names+=("$name")
+done
+stack_of() { case $1 in nvidia_dgxc*|megatron_bridge*) echo nemo ;; *) echo megatron-deepspeed ;; esac; }
+for v in $variants; do # variant-major: the baseline of every file first
+  for name in "${names[@]}"; do
+    [ -s "$work/$name-$v-rows.csv" ] && continue # already run (delete to re-run)
+    echo "   $v: $name" >&2
+    "$bin" validate "$work/$name.csv" --stack "$work/stacks/$(stack_of "$name")-$v.json" -j "$jobs" \
+      -o "$work/$name-$v-rows.tmp" > /dev/null
+    mv "$work/$name-$v-rows.tmp" "$work/$name-$v-rows.csv"
+  done
+done
+
+# the table: per file and bucket, per variant: rows, MAPE, bias
+echo "| file | nodes | rows |$(for v in $variants; do printf ' %s mape%% | %s bias%% |' "$v" "$v"; done) in band |"
+echo "|---|---|---|$(for v in $variants; do printf -- '---|---|'; done)---|"
+for name in "${names[@]}"; do
+  args=()
+  for v in $variants; do # each file to the columns the table needs (validate -o's columns grew: band_pct)
+    awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR == 1 { need("setting layout error_pct", "as validate -o writes"); print "setting,layout,error_pct,band_pct"; next }
+      { q = "\""; s = cell("setting"); gsub(q, q q, s); printf "%s%s%s,%s,%s,%s\n", q, s, q, cell("layout"), cell("error_pct"), ("band_pct" in col) ? cell("band_pct") : "" }') \
+      "$work/$name-$v-rows.csv" > "$work/$name-$v-rows.norm"
+    args+=("$work/$name-$v-rows.norm")
+  done
+  awk -v who=scale -v file="$name" -v nv="$(echo $variants | wc -w)" -f "$here/csv.awk" -f /dev/stdin "${args[@]}" <<'AWK'
+FNR == 1 { vi++; next }
+{ # a row by its setting and layout; kept where every variant timed it
+  key = cell("setting") "|" cell("layout")
+  if (cell("error_pct") == "") next
+  err[vi, key] = cell("error_pct") + 0; cnt[key]++; setting[key] = cell("setting")
+  if (cell("band_pct") != "") band[vi, key] = cell("band_pct") + 0
+}
+END {
+  if (bad) exit 2
+  for (key in cnt) {
+    if (cnt[key] != nv) continue
+    g = setting[key]; sub(/ GPUs.*/, "", g); sub(/.*, /, "", g); nodes = (g + 7) / 8
+    b = nodes <= 1 ? "1" : nodes <= 16 ? "2-16" : nodes <= 64 ? "17-64" : nodes <= 512 ? "65-512" : ">512"
+    seen[b] = 1
+    for (i = 1; i <= nv; i++) {
+      e = err[i, key]
+      n[i, b]++; a[i, b] += e < 0 ? -e : e; s2[i, b] += e
+      n[i, "all"]++; a[i, "all"] += e < 0 ? -e : e; s2[i, "all"] += e
+      if ((i, key) in band) { nb[i, b]++; nb[i, "all"]++; if ((e < 0 ? -e : e) <= band[i, key]) { cov[i, b]++; cov[i, "all"]++ } }
+    }
+  }
+  split("1 2-16 17-64 65-512 >512 all", order, " ")
+  for (k = 1; k <= 6; k++) {
+    b = order[k]
+    if (b != "all" && !(b in seen)) continue
+    line = sprintf("| %s | %s | %d |", file, b, n[1, b])
+    for (i = 1; i <= nv; i++) line = line sprintf(" %.2f | %+.2f |", n[i, b] ? a[i, b] / n[i, b] : 0, n[i, b] ? s2[i, b] / n[i, b] : 0)
+    # the band's coverage (the last variant's bands: the share of rows whose |error| lies inside their band)
+    line = line (nb[nv, b] ? sprintf(" %d/%d |", cov[nv, b], nb[nv, b]) : " - |")
+    print line
+  }
+}
+AWK
+done

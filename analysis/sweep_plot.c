@@ -103,7 +103,7 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
     for (guint i = 0; i < xs->len; i++) have |= g_array_index(xs, double, i) == x;
     if (!have) g_array_append_val(xs, x);
     if (strcmp(cell(t, r, "status"), "ok")) continue;
-    char *lab = sweep_layout_label(t, r);
+    char *lab = sweep_layout_label_except(t, r, col);
     int rk = atoi(cell(t, r, "rank"));
     gpointer old;
     if (!g_hash_table_lookup_extended(best_rank, lab, NULL, &old)) {
@@ -138,7 +138,7 @@ gboolean sweep_plot_put(const csv_table *t, FILE *f, GError **err)
       mfu_hi = MAX(mfu_hi, m);
       mfu_lo = MIN(mfu_lo, m);
     }
-    g_autofree char *lab = sweep_layout_label(t, r);
+    g_autofree char *lab = sweep_layout_label_except(t, r, col);
     for (int k = 0; k < n_lines; k++)
       if (!strcmp(lab, line[k])) {
         mfu[k * nx + xi] = m;

@@ -9,6 +9,7 @@
 #include "analysis/pool.h"
 #include "analysis/predict.h"
 #include "analysis/sweep.h"
+#include "analysis/sweep_plot.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
 #include "workloads/schedule.h"
@@ -262,6 +263,63 @@ START_TEST(test_labels_name_every_option_that_differs)
 }
 END_TEST
 
+/* The what-if plot (issue 27 item 3): a band around each line (one polygon per line and panel), a marker at each
+ * near-OOM point (and its legend), and value ticks at round steps (1, 2 or 5 times a power of ten). */
+START_TEST(test_plot_draws_bands_near_oom_marks_and_round_ticks)
+{
+  guint n;
+  const char *const *cols = sweep_columns(&n);
+  g_autoptr(csv_table) t = csv_new(cols, n);
+  /* two layouts at ib 100 and 200: steps 10.3/9.7 s and 11.1/10.9 s, bands 8.4%; one point near OOM */
+  static const struct { const char *ib, *tp, *step, *mfu, *flags; } rows[] = {
+      {"100", "1", "10.3", "0.41", ""}, {"100", "2", "11.1", "0.38", ""},
+      {"200", "1", "9.7", "0.437", "near-oom"}, {"200", "2", "10.9", "0.389", ""}};
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    GPtrArray *row = g_ptr_array_new();
+    for (guint k = 0; k < n; k++) g_ptr_array_add(row, g_strdup(""));
+    guint r = csv_append_row(t, row, 0);
+    g_autofree char *ix = g_strdup_printf("%zu", i);
+    const char *set[][2] = {{"index", ix}, {"status", "ok"}, {"profile", "p"}, {"gpus", "8"}, {"ib_gbps", rows[i].ib},
+                            {"tp", rows[i].tp}, {"pp", "1"}, {"step_time_s", rows[i].step}, {"mfu", rows[i].mfu},
+                            {"band_pct", "8.4"}, {"flags", rows[i].flags}};
+    for (size_t c = 0; c < G_N_ELEMENTS(set); c++) csv_set(t, r, csv_column(t, set[c][0]), set[c][1]);
+  }
+  g_autoptr(csv_table) rk = sweep_rank(t);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert(sweep_plot_put(rk, f, NULL));
+  fclose(f);
+  int polygons = 0, marks = 0;
+  for (const char *q = buf; (q = strstr(q, "<polygon")); q++) polygons++;
+  for (const char *q = buf; (q = strstr(q, "l6,6 l-6,6")); q++) marks++;
+  ck_assert_int_eq(polygons, 4); /* 2 lines x 2 panels */
+  ck_assert_int_eq(marks, 2 + 1); /* the near-OOM point on both panels, and the legend's */
+  ck_assert_ptr_nonnull(strstr(buf, "near OOM"));
+  /* the value ticks: text-anchor end; consecutive labels one round step apart */
+  double prev = NAN, step = NAN;
+  int ticks = 0;
+  for (const char *q = buf; (q = strstr(q, "text-anchor=\"end\">")); ) {
+    q += strlen("text-anchor=\"end\">");
+    double v = g_ascii_strtod(q, NULL);
+    if (!isnan(prev) && v < prev) { /* the second panel begins */
+      prev = NAN;
+      step = NAN;
+    }
+    if (!isnan(prev)) {
+      double d = v - prev, e = pow(10, floor(log10(d) + 1e-9)), m = d / e;
+      ck_assert_msg(fabs(m - 1) < 1e-6 || fabs(m - 2) < 1e-6 || fabs(m - 5) < 1e-6, "tick step %g", d);
+      if (!isnan(step)) ck_assert_double_eq_tol(d, step, 1e-9);
+      step = d;
+    }
+    prev = v;
+    ticks++;
+  }
+  ck_assert_int_ge(ticks, 6);
+  free(buf);
+}
+END_TEST
+
 static csv_table *one_row(const char *const *cols, guint n, const char *const *cells)
 {
   csv_table *t = csv_new(cols, n);
@@ -354,6 +412,7 @@ int main(void)
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
   tcase_add_test(tc, test_labels_name_every_option_that_differs);
+  tcase_add_test(tc, test_plot_draws_bands_near_oom_marks_and_round_ticks);
   tcase_add_test(tc, test_platform_columns_override_the_command_per_row);
   tcase_add_test(tc, test_model_file_column_and_option_give_the_rows_model);
   suite_add_tcase(s, tc);

@@ -58,7 +58,12 @@ static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, 
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (!g_ascii_isdigit(*s) || errno || *end || v > 1000000000) { /* strict: no blanks, no sign */
+  if (g_ascii_isdigit(*s) && !*end && (errno == ERANGE || v > 1000000000)) { /* digits, too many */
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is out of range (allowed: %s)", col, s,
+                !strcmp(col, "sp") ? "0, 1" : "a whole number from 0 to 1000000000");
+    return FALSE;
+  }
+  if (!g_ascii_isdigit(*s) || errno || *end) { /* strict: no blanks, no sign */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a whole number (allowed: %s)", col, s,
                 !strcmp(col, "sp") ? "0, 1" : "plain digits such as 1 or 2048, no blanks or signs");
     return FALSE;

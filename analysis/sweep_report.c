@@ -45,28 +45,53 @@ char *sweep_platform_label(const csv_table *t, guint r)
                          cell(t, r, "fabric"), cell(t, r, "leaf_nodes"), cell(t, r, "oversubscription"));
 }
 
-/* What a label adds for the options beyond the layout's degrees, each only where it is not the default (so a
- * layout of the study keeps its label): " zero2", " ogr" (overlap_grad_reduce), " opg" (overlap_param_gather),
- * " fp8" (the precision). A table without a column: nothing for it. */
-static char *options_suffix(const csv_table *t, guint r)
+/* dp of row r, gpus / (tp * pp * cp), as text; "" where a column is missing or the product does not divide. */
+static char *dp_of(const csv_table *t, guint r)
 {
-  GString *s = g_string_new(NULL);
-  int c = csv_column(t, "zero");
-  if (c >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "1")) g_string_append_printf(s, " zero%s", csv_cell(t, r, c));
-  if ((c = csv_column(t, "overlap_grad_reduce")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " ogr");
-  if ((c = csv_column(t, "overlap_param_gather")) >= 0 && !strcmp(csv_cell(t, r, c), "1")) g_string_append(s, " opg");
-  if ((c = csv_column(t, "precision")) >= 0 && *csv_cell(t, r, c) && strcmp(csv_cell(t, r, c), "bf16"))
-    g_string_append_printf(s, " %s", csv_cell(t, r, c));
-  return g_string_free(s, FALSE);
+  long g = atol(cell(t, r, "gpus")), tp = atol(cell(t, r, "tp")), pp = atol(cell(t, r, "pp"));
+  long cp = *cell(t, r, "cp") ? atol(cell(t, r, "cp")) : 1;
+  if (g <= 0 || tp <= 0 || pp <= 0 || cp <= 0 || g % (tp * pp * cp)) return g_strdup("");
+  return g_strdup_printf("%ld", g / (tp * pp * cp));
 }
 
-char *sweep_layout_label(const csv_table *t, guint r)
+/* Appends fmt's " NAMEVALUE" where column col holds a value other than quiet (the one its absence stands for). */
+static void opt_suffix(GString *s, const csv_table *t, guint r, const char *col, const char *quiet, const char *fmt)
+{
+  const char *v = cell(t, r, col);
+  if (*v && strcmp(v, quiet)) g_string_append_printf(s, fmt, v);
+}
+
+char *sweep_layout_label_except(const csv_table *t, guint r, const char *swept)
 {
   g_autofree char *sched = sweep_schedule_suffix(cell(t, r, "schedule"), cell(t, r, "virtual_stages"));
   g_autofree char *cp = sweep_cp_suffix(cell(t, r, "cp"));
-  g_autofree char *opts = options_suffix(t, r);
-  return g_strdup_printf("tp%s pp%s%s mb%s sp%s %s %s%s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp, cell(t, r, "micro_batch"),
-                         cell(t, r, "sp"), cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched, opts);
+  g_autofree char *dp = g_strcmp0(swept, "gpus") ? dp_of(t, r) : g_strdup("");
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "tp%s pp%s%s", cell(t, r, "tp"), cell(t, r, "pp"), cp);
+  if (*dp) g_string_append_printf(s, " dp%s", dp);
+  g_string_append_printf(s, " mb%s sp%s %s %s%s", cell(t, r, "micro_batch"), cell(t, r, "sp"),
+                         cell(t, r, "checkpointing"), cell(t, r, "attention_kernel"), sched);
+  /* the options whose default (the study's) the label leaves unsaid: each named where it differs, so that two
+   * different layouts never print one label */
+  opt_suffix(s, t, r, "norm_kernel", "", " norm-%s");
+  opt_suffix(s, t, r, "zero", "1", " zero%s");
+  opt_suffix(s, t, r, "overlap_grad_reduce", "0", "%.0s overlap-grad");
+  opt_suffix(s, t, r, "overlap_param_gather", "0", "%.0s overlap-param");
+  opt_suffix(s, t, r, "precision", "bf16", " %s");
+  return g_string_free(s, FALSE);
+}
+
+char *sweep_layout_label(const csv_table *t, guint r) { return sweep_layout_label_except(t, r, NULL); }
+
+char *sweep_row_label(const csv_table *t, guint r)
+{
+  g_autofree char *lay = sweep_layout_label(t, r);
+  GString *s = g_string_new(lay);
+  opt_suffix(s, t, r, "partition", "", ", partition %s");
+  for (size_t i = 0; i < G_N_ELEMENTS(PLATFORM); i++) /* a table's platform columns, where it has them */
+    if (strcmp(PLATFORM[i], "gpus") && *cell(t, r, PLATFORM[i]))
+      g_string_append_printf(s, ", %s %s", PLATFORM[i], cell(t, r, PLATFORM[i]));
+  return g_string_free(s, FALSE);
 }
 
 char *sweep_cp_suffix(const char *cp)
@@ -200,6 +225,8 @@ csv_table *sweep_rank(const csv_table *t)
   g_ptr_array_add(cols, "same_as");   /* the rank of the row this one is equivalent to by construction */
   g_ptr_array_add(cols, "tie");       /* 1: a statistical tie with the best (bands overlap) */
   g_ptr_array_add(cols, "preferred"); /* 1: the one to prefer among the best and its ties */
+  g_ptr_array_add(cols, "dp");        /* gpus / (tp * pp * cp) */
+  g_ptr_array_add(cols, "layout");    /* the label: every option that differs (sweep_layout_label) */
   for (guint i = 0; i < t->header->len; i++) g_ptr_array_add(cols, t->header->pdata[i]);
   csv_table *out = csv_new((const char *const *)cols->pdata, cols->len);
   int rank = 0, group = -1;
@@ -218,6 +245,9 @@ csv_table *sweep_rank(const csv_table *t)
       pick = G_MAXUINT;
     }
     guint o = csv_append_row_from(out, t, r);
+    g_autofree char *dp = dp_of(t, r), *label = sweep_layout_label(t, r);
+    csv_set(out, o, 6, dp);
+    csv_set(out, o, 7, label);
     if (strcmp(cell(t, r, "status"), "ok")) continue;
     g_autofree char *pct = NULL, *cause = NULL;
     gap_of(t, r, best, &pct, &cause);
@@ -398,7 +428,7 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
       key = g_strdup(k);
       shown = fit = nonfit = bounded = 0;
       g_autofree char *pl = sweep_platform_label(t, r);
-      g_string_append_printf(out, "\n%s\n%4s  %-38s %9s %5s %6s %9s %7s %8s %8s %7s  %s\n", pl, "rank", "layout",
+      g_string_append_printf(out, "\n%s\n%4s  %-40s %9s %5s %6s %9s %7s %8s %8s %7s  %s\n", pl, "rank", "layout",
                              "step_s", "+-%", "MFU%", "tokens/s", "bubble%", "peak_GiB", "headroom", "B/GPU",
                              "gap to best [flags]");
     }
@@ -426,7 +456,7 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
     g_autofree char *per_gpu = csv_column(t, "params_per_gpu") >= 0 && *cell(t, r, "params_per_gpu")
                                    ? g_strdup_printf("%7.2f", num(t, r, "params_per_gpu") / 1e9)
                                    : g_strdup("      -");
-    g_string_append_printf(out, "%4s  %-38s %9.3f %s %6.2f %9.0f %7.2f %8.1f %8.1f %s  %s%s%s%s\n", cell(t, r, "rank"),
+    g_string_append_printf(out, "%4s  %-40s %9.3f %s %6.2f %9.0f %7.2f %8.1f %8.1f %s  %s%s%s%s\n", cell(t, r, "rank"),
                            lay, num(t, r, "step_time_s"), band, 100 * num(t, r, "mfu"), num(t, r, "tokens_per_s"),
                            100 * num(t, r, "bubble_fraction"), num(t, r, "peak_mem_gib"), num(t, r, "headroom_gib"),
                            per_gpu, gap, *flags ? " [" : "", flags, *flags ? "]" : "");
@@ -482,8 +512,9 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     const char *st = cell(t, r, "status");
     if (!strcmp(st, "invalid")) {
       cJSON *o = cJSON_CreateObject();
-      static const char *const cols[] = {"index", "gpus", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
-                                         "attention_kernel", "schedule", "virtual_stages", "error"};
+      static const char *const cols[] = {"index", "layout", "gpus", "tp", "pp", "cp", "dp", "micro_batch", "sp",
+                                         "checkpointing", "attention_kernel", "schedule", "virtual_stages", "zero",
+                                         "overlap_grad_reduce", "overlap_param_gather", "precision", "error"};
       for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
       cJSON_AddItemToArray(invalid, o);
       continue;
@@ -501,9 +532,9 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     if (!strcmp(st, "ok") && v->top > 0 && shown >= v->top) continue;
     shown += !strcmp(st, "ok");
     cJSON *o = cJSON_CreateObject();
-    static const char *const cols[] = {"rank", "index", "tp", "pp", "cp", "micro_batch", "sp", "checkpointing",
-                                       "attention_kernel", "schedule", "virtual_stages", "zero", "overlap_grad_reduce",
-                                       "overlap_param_gather", "precision", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+    static const char *const cols[] = {"rank", "index", "layout", "tp", "pp", "cp", "dp", "micro_batch", "sp",
+                                       "checkpointing", "attention_kernel", "schedule", "virtual_stages", "zero",
+                                       "overlap_grad_reduce", "overlap_param_gather", "precision", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "same_as", "tie",
                                        "preferred", "vocab_padded", "params_per_gpu", "error"};

@@ -33,8 +33,16 @@ void sweep_render(const csv_table *ranked, const sweep_view *v, GString *out);
  * those columns, as the unsharded run writes: its rows). NULL with err naming the file on a bad or
  * overlapping shard, shards of different splits or sweep sizes, or a missing one. */
 csv_table *sweep_merge(const char *const *paths, int n, GError **err);
-/* The layout label of row r: "tp2 pp4 mb1 sp0 none flash2+rmsnorm" (caller frees). */
+/* The layout label of row r: "tp2 pp4 dp8 mb1 sp0 none flash2+rmsnorm", then each option the row sets
+ * to other than the study's default, so that two different layouts never share a label: " cpN", the
+ * schedule, " norm-K", " zeroN" (not 1), " overlap-grad", " overlap-param", the precision (not bf16)
+ * (caller frees). */
 char *sweep_layout_label(const csv_table *t, guint r);
+/* The same without dp where swept is "gpus" (a plot's line is one layout over the GPU counts). */
+char *sweep_layout_label_except(const csv_table *t, guint r, const char *swept);
+/* The layout label, then the partition and the platform columns the table has (profile, stack, ib_gbps,
+ * ..., fabric, ...): a measured row's whole setting but its model and GPUs (validate). Caller frees. */
+char *sweep_row_label(const csv_table *t, guint r);
 /* What a layout label adds for its schedule: "" for the study's 1F1B (or no schedule column), else
  * " NAME" and " vV" with V chunks per stage. Caller frees. */
 char *sweep_schedule_suffix(const char *schedule, const char *virtual_stages);

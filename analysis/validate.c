@@ -159,10 +159,8 @@ static gboolean fill_row(const csv_table *t, guint r, val_row *v, GError **err)
 #define CELL(c) csv_cell(t, r, csv_column(t, c))
   g_snprintf(v->setting, sizeof v->setting, "%s seq %s, %s %s", CELL("model"), CELL("seq_len"), CELL("gpus"),
              strcmp(CELL("gpus"), "1") ? "GPUs" : "GPU");
-  g_autofree char *sched = sweep_schedule_suffix(CELL("schedule"), CELL("virtual_stages"));
-  g_autofree char *cp = sweep_cp_suffix(CELL("cp"));
-  g_snprintf(v->label, sizeof v->label, "tp%s pp%s%s mb%s sp%s %s %s%s", CELL("tp"), CELL("pp"), cp, CELL("micro_batch"),
-             CELL("sp"), CELL("checkpointing"), CELL("attention_kernel"), sched);
+  g_autofree char *label = sweep_row_label(t, r); /* every option the row sets (sweep_report.h) */
+  g_strlcpy(v->label, label, sizeof v->label);
   gboolean measured = val_measured_row(t, r, &v->meas_step_s, err);
   v->meas = measured ? val_parse_status(CELL("status")) : MEAS_OTHER;
 #undef CELL

@@ -30,7 +30,7 @@ typedef enum { MEAS_OK, MEAS_OOM, MEAS_OTHER } meas_status;
 /* One measured row and its prediction. */
 typedef struct val_row {
   char setting[64]; /* "llama-13b seq 2048, 64 GPUs" */
-  char label[96];   /* the layout, for people */
+  char label[320];  /* the layout and the options the row sets, for people (sweep_row_label) */
   meas_status meas;
   double meas_step_s; /* NAN unless meas == MEAS_OK */
   pred_status pred;

@@ -65,7 +65,7 @@ static gboolean set_shard(cli_opts *o, const char *arg, GError **err)
     o->shard_n = n;
     return TRUE;
   }
-  return cli_bad_value(err, "shard", arg, "I/N with 1 <= I <= N, e.g. 2/8");
+  return cli_bad_value(err, "shard", arg, "I/N with 1 <= I <= N <= 1000000, e.g. 2/8");
 }
 
 static gboolean set_svg_window(cli_opts *o, const char *arg, GError **err)

@@ -98,6 +98,23 @@ cJSON *lsim_json_read_file_within(const char *path, lsim_input_kind kind, double
                 "file of fewer values)", path, len, need / (1 << 30), max_bytes / (1 << 30));
     return NULL;
   }
+  /* "\u0000" in a string: cJSON's C string would end there, silently cutting the rest (a model name) */
+  gboolean in_str = FALSE;
+  for (gsize i = 0; i < len; i++) {
+    if (!in_str) {
+      in_str = text[i] == '"';
+      continue;
+    }
+    if (text[i] == '"') in_str = FALSE;
+    else if (text[i] == '\\' && i + 1 < len) {
+      if (text[i + 1] == 'u' && i + 5 < len && !strncmp(text + i + 2, "0000", 4)) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: a NUL character (\\u0000) in a string at byte %" G_GSIZE_FORMAT
+                    " (allowed: strings without NUL)", path, i);
+        return NULL;
+      }
+      i++;
+    }
+  }
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithOpts(text, &end, FALSE);
   if (!j) {
@@ -255,8 +272,8 @@ gboolean lsim_json_positive_int(const cJSON *obj, const char *key, int *out, con
   if (!lsim_json_number(obj, key, &d, where, err)) return FALSE;
   if (!(d >= 1 && d <= 1e9 && d == floor(d))) { /* the range first: a cast of 1e30 to int is undefined */
     g_autofree char *got = lsim_number(d);
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a positive integer (got %s)", where,
-                key, got);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: field '%s' must be a whole number from 1 to 1000000000 (got "
+                "%s)", where, key, got);
     return FALSE;
   }
   *out = (int)d;

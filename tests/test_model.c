@@ -165,7 +165,7 @@ START_TEST(test_model_file_messages_show_the_number_as_given)
                                             "\"vocab\":1000}", cases[i].layers);
     g_autofree char *p = NULL;
     g_autofree char *msg = model_file_error(json, &m, &p);
-    g_autofree char *want = g_strdup_printf("%s: field 'layers' must be a positive integer (got %s)", p, cases[i].got);
+    g_autofree char *want = g_strdup_printf("%s: field 'layers' must be a whole number from 1 to 1000000000 (got %s)", p, cases[i].got);
     ck_assert_msg(msg != NULL, "case %zu loaded", i);
     ck_assert_str_eq(msg, want);
   }

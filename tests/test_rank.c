@@ -42,6 +42,9 @@ static csv_table *table_of(const row_spec *rows, int n)
     csv_set(t, r, csv_column(t, "micro_batch"), "1");
     csv_set(t, r, csv_column(t, "schedule"), "1f1b");
     csv_set(t, r, csv_column(t, "virtual_stages"), "1");
+    csv_set(t, r, csv_column(t, "gpus"), "8");
+    csv_set(t, r, csv_column(t, "zero"), "1");
+    csv_set(t, r, csv_column(t, "precision"), "bf16");
   }
   return t;
 }
@@ -113,7 +116,7 @@ START_TEST(test_equivalent_layouts_collapse_into_one_row)
   GString *out = g_string_new(NULL);
   sweep_view v = {.format = SWEEP_TEXT};
   sweep_render(rk, &v, out);
-  ck_assert_msg(strstr(out->str, "tp1 pp1 mb1 sp0 none flash2 (= selective) "), "%s", out->str);
+  ck_assert_msg(strstr(out->str, "tp1 pp1 dp8 mb1 sp0 none flash2 (= selective) "), "%s", out->str);
   ck_assert_msg(strstr(out->str, "6 fit, 0 do not (1 the same step as a row above"), "%s", out->str);
   ck_assert_msg(!strstr(out->str, "more that fit"), "%s", out->str); /* 5 rows shown, all there are */
   g_string_free(out, TRUE);

@@ -9,6 +9,7 @@
 #include "analysis/pool.h"
 #include "analysis/predict.h"
 #include "analysis/sweep.h"
+#include "analysis/sweep_plot.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
 #include "workloads/schedule.h"
@@ -206,6 +207,119 @@ START_TEST(test_rank_orders_by_step_time_and_names_the_grown_category)
 }
 END_TEST
 
+/* Labels name every option that differs (issue 27 item 4, issue 30 item 7): from one row, each layout option
+ * changed alone gives a label of its own, in the text, CSV and JSON alike (the ranked table's layout column);
+ * dp is gpus / (tp * pp * cp); validate's row label adds the platform columns a table has (fabric). */
+START_TEST(test_labels_name_every_option_that_differs)
+{
+  guint n;
+  const char *const *cols = sweep_columns(&n);
+  static const char *const base[][2] = {
+      {"gpus", "16"}, {"tp", "2"}, {"pp", "2"}, {"cp", "1"}, {"micro_batch", "1"}, {"sp", "1"},
+      {"checkpointing", "none"}, {"attention_kernel", "flash2"}, {"schedule", "1f1b"}, {"virtual_stages", "1"},
+      {"zero", "1"}, {"overlap_grad_reduce", "0"}, {"overlap_param_gather", "0"}, {"precision", "bf16"}};
+  /* each option's other value; gpus 32 is dp 8 */
+  static const char *const other[][2] = {
+      {"gpus", "32"}, {"tp", "4"}, {"pp", "4"}, {"cp", "2"}, {"micro_batch", "2"}, {"sp", "0"},
+      {"checkpointing", "selective"}, {"attention_kernel", "torch"}, {"schedule", "gpipe"}, {"zero", "3"},
+      {"zero", "0"}, {"overlap_grad_reduce", "1"}, {"overlap_param_gather", "1"}, {"precision", "fp8"}};
+  g_autoptr(csv_table) t = csv_new(cols, n);
+  for (size_t v = 0; v <= G_N_ELEMENTS(other); v++) {
+    GPtrArray *row = g_ptr_array_new();
+    for (guint k = 0; k < n; k++) g_ptr_array_add(row, g_strdup(""));
+    guint r = csv_append_row(t, row, 0);
+    for (size_t b = 0; b < G_N_ELEMENTS(base); b++) csv_set(t, r, csv_column(t, base[b][0]), base[b][1]);
+    if (v > 0) csv_set(t, r, csv_column(t, other[v - 1][0]), other[v - 1][1]);
+    g_autofree char *ix = g_strdup_printf("%zu", v);
+    csv_set(t, r, csv_column(t, "index"), ix);
+    csv_set(t, r, csv_column(t, "status"), "invalid");
+  }
+  static const struct { guint row; const char *label; } want[] = {
+      {0, "tp2 pp2 dp4 mb1 sp1 none flash2"}, {1, "tp2 pp2 dp8 mb1 sp1 none flash2"},
+      {4, "tp2 pp2 cp2 dp2 mb1 sp1 none flash2"}, {10, "tp2 pp2 dp4 mb1 sp1 none flash2 zero3"},
+      {14, "tp2 pp2 dp4 mb1 sp1 none flash2 fp8"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+    g_autofree char *got = sweep_layout_label(t, want[i].row);
+    ck_assert_str_eq(got, want[i].label);
+  }
+  for (guint a = 0; a < t->rows->len; a++)
+    for (guint b = a + 1; b < t->rows->len; b++) {
+      g_autofree char *la = sweep_layout_label(t, a), *lb = sweep_layout_label(t, b);
+      ck_assert_msg(strcmp(la, lb), "rows %u and %u differ but share the label '%s'", a, b, la);
+    }
+  /* the ranked table carries the label and dp in CSV and JSON */
+  g_autoptr(csv_table) rk = sweep_rank(t);
+  g_autoptr(GString) csv = g_string_new(NULL), json = g_string_new(NULL);
+  sweep_view vc = {.format = SWEEP_CSV}, vj = {.format = SWEEP_JSON};
+  sweep_render(rk, &vc, csv);
+  sweep_render(rk, &vj, json);
+  ck_assert_ptr_nonnull(strstr(csv->str, ",tp2 pp2 dp4 mb1 sp1 none flash2 zero3,"));
+  ck_assert_ptr_nonnull(strstr(json->str, "\"layout\":\t\"tp2 pp2 dp4 mb1 sp1 none flash2 overlap-grad\""));
+  ck_assert_ptr_nonnull(strstr(json->str, "\"dp\":\t8"));
+  /* validate's label: the platform columns the table has */
+  csv_set(t, 0, csv_column(t, "fabric"), "rail");
+  g_autofree char *row = sweep_row_label(t, 0);
+  ck_assert_str_eq(row, "tp2 pp2 dp4 mb1 sp1 none flash2, fabric rail");
+}
+END_TEST
+
+/* The what-if plot (issue 27 item 3): a band around each line (one polygon per line and panel), a marker at each
+ * near-OOM point (and its legend), and value ticks at round steps (1, 2 or 5 times a power of ten). */
+START_TEST(test_plot_draws_bands_near_oom_marks_and_round_ticks)
+{
+  guint n;
+  const char *const *cols = sweep_columns(&n);
+  g_autoptr(csv_table) t = csv_new(cols, n);
+  /* two layouts at ib 100 and 200: steps 10.3/9.7 s and 11.1/10.9 s, bands 8.4%; one point near OOM */
+  static const struct { const char *ib, *tp, *step, *mfu, *flags; } rows[] = {
+      {"100", "1", "10.3", "0.41", ""}, {"100", "2", "11.1", "0.38", ""},
+      {"200", "1", "9.7", "0.437", "near-oom"}, {"200", "2", "10.9", "0.389", ""}};
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    GPtrArray *row = g_ptr_array_new();
+    for (guint k = 0; k < n; k++) g_ptr_array_add(row, g_strdup(""));
+    guint r = csv_append_row(t, row, 0);
+    g_autofree char *ix = g_strdup_printf("%zu", i);
+    const char *set[][2] = {{"index", ix}, {"status", "ok"}, {"profile", "p"}, {"gpus", "8"}, {"ib_gbps", rows[i].ib},
+                            {"tp", rows[i].tp}, {"pp", "1"}, {"step_time_s", rows[i].step}, {"mfu", rows[i].mfu},
+                            {"band_pct", "8.4"}, {"flags", rows[i].flags}};
+    for (size_t c = 0; c < G_N_ELEMENTS(set); c++) csv_set(t, r, csv_column(t, set[c][0]), set[c][1]);
+  }
+  g_autoptr(csv_table) rk = sweep_rank(t);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert(sweep_plot_put(rk, f, NULL));
+  fclose(f);
+  int polygons = 0, marks = 0;
+  for (const char *q = buf; (q = strstr(q, "<polygon")); q++) polygons++;
+  for (const char *q = buf; (q = strstr(q, "l6,6 l-6,6")); q++) marks++;
+  ck_assert_int_eq(polygons, 4); /* 2 lines x 2 panels */
+  ck_assert_int_eq(marks, 2 + 1); /* the near-OOM point on both panels, and the legend's */
+  ck_assert_ptr_nonnull(strstr(buf, "near OOM"));
+  /* the value ticks: text-anchor end; consecutive labels one round step apart */
+  double prev = NAN, step = NAN;
+  int ticks = 0;
+  for (const char *q = buf; (q = strstr(q, "text-anchor=\"end\">")); ) {
+    q += strlen("text-anchor=\"end\">");
+    double v = g_ascii_strtod(q, NULL);
+    if (!isnan(prev) && v < prev) { /* the second panel begins */
+      prev = NAN;
+      step = NAN;
+    }
+    if (!isnan(prev)) {
+      double d = v - prev, e = pow(10, floor(log10(d) + 1e-9)), m = d / e;
+      ck_assert_msg(fabs(m - 1) < 1e-6 || fabs(m - 2) < 1e-6 || fabs(m - 5) < 1e-6, "tick step %g", d);
+      if (!isnan(step)) ck_assert_double_eq_tol(d, step, 1e-9);
+      step = d;
+    }
+    prev = v;
+    ticks++;
+  }
+  ck_assert_int_ge(ticks, 6);
+  free(buf);
+}
+END_TEST
+
 static csv_table *one_row(const char *const *cols, guint n, const char *const *cells)
 {
   csv_table *t = csv_new(cols, n);
@@ -297,6 +411,8 @@ int main(void)
   tcase_add_test(tc, test_memory_verdict_without_replay_is_the_replays);
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
+  tcase_add_test(tc, test_labels_name_every_option_that_differs);
+  tcase_add_test(tc, test_plot_draws_bands_near_oom_marks_and_round_ticks);
   tcase_add_test(tc, test_platform_columns_override_the_command_per_row);
   tcase_add_test(tc, test_model_file_column_and_option_give_the_rows_model);
   suite_add_tcase(s, tc);

@@ -663,6 +663,28 @@ START_TEST(test_predict_rewrites_every_pred_column)
 }
 END_TEST
 
+/* An integer cell of digits beyond the range says the range (issue 30: global_batch 2147483648 was "not a whole
+ * number"). */
+START_TEST(test_integer_cell_out_of_range_says_the_range)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp"};
+  static const char *const gbs[] = {"2147483648", "1000000001", "99999999999999999999999"};
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  for (guint i = 0; i < G_N_ELEMENTS(gbs); i++) {
+    const char *cells[] = {"llama-7b", "1024", gbs[i], "32000", "8", "none", "flash2", "1", "1", "4", "0"};
+    g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells, 1);
+    sim_request rq;
+    GError *err = NULL;
+    ck_assert(!predict_row_request(t, 0, &cfg, &rq, &err));
+    g_autofree char *want = g_strdup_printf("global_batch: '%s' is out of range (allowed: a whole number from 0 to "
+                                            "1000000000)", gbs[i]);
+    ck_assert_str_eq(err->message, want);
+    g_error_free(err);
+  }
+}
+END_TEST
+
 /* Integer cells are read strictly: a blank on either side or a sign is an error, like trailing junk. */
 START_TEST(test_integer_cells_are_strict)
 {
@@ -852,6 +874,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_calibrate_keeps_a_zero_host_dispatch_and_fits_a_positive_one);
   tcase_add_test(tc, test_predict_rewrites_every_pred_column);
   tcase_add_test(tc, test_integer_cells_are_strict);
+  tcase_add_test(tc, test_integer_cell_out_of_range_says_the_range);
   tcase_add_test(tc, test_vocab_cell_is_a_vocabulary_size_as_vocab_option);
   suite_add_tcase(s, tc);
   return s;

@@ -169,7 +169,8 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   const char *bad_int = non_integer_field(o, INTS);
   if (bad_int) {
     got = shown(o, bad_int);
-    return bad(err, where, rank, idx, "field '%s' must be an integer (got %s)", bad_int, got);
+    return bad(err, where, rank, idx, "field '%s' must be an integer from -2147483647 to 2147483647 (got %s)", bad_int,
+               got);
   }
   static const char *const NUMS[] = {"bytes", "flops", "mem_delta_bytes", "mem_transient_bytes", NULL};
   const char *bad_num = non_number_field(o, NUMS);
@@ -206,8 +207,15 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
   e->op = (uint16_t)oi;
   e->phase = (uint8_t)pi;
   e->micro_batch = opt_int(o, "micro_batch", -1);
+  if (cJSON_GetObjectItemCaseSensitive(o, "micro_batch") && e->micro_batch < 0) { /* absent is none; -5 is no index */
+    got = shown(o, "micro_batch");
+    return bad(err, where, rank, idx, "field 'micro_batch' must be from 0 to 2147483647, or absent (got %s)", got);
+  }
   int layer = opt_int(o, "layer", -1);
-  if (layer < -1 || layer > INT16_MAX) return bad(err, where, rank, idx, "field 'layer' must be from -1 to 32767");
+  if (layer < -1 || layer > INT16_MAX) {
+    got = shown(o, "layer");
+    return bad(err, where, rank, idx, "field 'layer' must be from -1 to 32767 (got %s)", got);
+  }
   e->layer = (int16_t)layer;
   e->bytes = opt_num(o, "bytes");
   e->mem_delta_bytes = opt_num(o, "mem_delta_bytes");

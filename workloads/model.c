@@ -261,9 +261,10 @@ static gboolean architecture_from_json(const cJSON *j, const char *where, model 
       !opt_int(j, "attention_window", 1 << 24, &out->attention_window, where, err))
     return FALSE;
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dropout");
-  if (d && !(cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble < 1))
-    return lsim_invalid_at(err, where, "dropout = %s (allowed: a probability from 0 to below 1)",
-               cJSON_IsNumber(d) ? "out of range" : lsim_json_type_name(d));
+  if (d && !(cJSON_IsNumber(d) && d->valuedouble >= 0 && d->valuedouble < 1)) {
+    g_autofree char *got = cJSON_IsNumber(d) ? lsim_number(d->valuedouble) : g_strdup(lsim_json_type_name(d));
+    return lsim_invalid_at(err, where, "dropout = %s (allowed: a probability from 0 to below 1)", got);
+  }
   if (d) out->dropout = d->valuedouble;
   const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "comment");
   if (c && !cJSON_IsString(c)) return lsim_invalid_at(err, where, "comment = %s (allowed: a string)", lsim_json_type_name(c));

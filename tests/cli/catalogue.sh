@@ -5,6 +5,7 @@
 # source tree; ARGS is layoutsim's command line there (shell words). Each must be refused as the
 # README says bad input is: exit status 2 within 5 s, nothing on standard output, exactly one line on
 # standard error, MESSAGE, and no file left behind (the directory holds what SETUP made, unchanged).
+# Every option of cli/option_table.c must have at least one row whose ARGS use it.
 # Usage: bash tests/cli/catalogue.sh LAYOUTSIM SRCDIR [--print]
 #   --print: write the table with the messages layoutsim gives instead (to make or review it)
 set -uo pipefail
@@ -46,5 +47,14 @@ while IFS=$'\t' read -r what setup args want; do
   fi
 done < "$table"
 [ -n "$print" ] && exit 0
+# every option of the option table (cli/option_table.c) has at least one refusal row: ARGS using --NAME
+uncovered=""
+for o in $(grep -o '{\.name = "[a-z0-9-]*"' "$SRC/cli/option_table.c" | sed 's/.*"\(.*\)"/\1/'); do
+  cut -f3 "$table" | grep -qE -- "--$o([ =]|\$)" || uncovered="$uncovered --$o"
+done
+if [ -n "$uncovered" ]; then
+  echo "not ok - options of cli/option_table.c without a refusal row in the catalogue:$uncovered"
+  bad=$((bad + 1))
+fi
 echo "catalogue: $n bad inputs, $((n - bad)) refused as they should be, $bad not"
 [ $bad -eq 0 ] && [ $n -ge 60 ]

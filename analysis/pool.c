@@ -177,13 +177,14 @@ static char *memory_key(const sim_request *rq, gboolean symmetry)
   for (int a = 0; a < AXIS_N; a++)
     if (!axis_get(a)->derived) g_string_append_printf(axes, " %d", axis_size(l, a));
   return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
-                         "%.17g|%g %g %g %g|%s",
+                         "%.17g|%g %g %g %g %g %g|%s",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, axes->str, l->sp,
                          l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                          l->precision, l->schedule, l->virtual_stages, rq->gen.partition,
                          symmetry, p->gpus_per_node, p->stack.cuda_context_gib,
                          p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
-                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches, l->pipeline_layout);
+                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches,
+                         st->sp_saves_shard, st->pipe_tensors_shared, l->pipeline_layout);
 }
 
 typedef struct job {

@@ -23,7 +23,8 @@ static const plat_field FIELDS[] = {
     F(cuda_context_gib, 0, 100),     F(nccl_buffers_gib, 0, 100),     F(fragmentation, 0, 1),
     /* the code's graph */
     FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
-    FI(fused_softmax_batches, 0, 64), FI(vocab_pad_multiple, 0, 65536),
+    FI(fused_softmax_batches, 0, 64), FI(vocab_pad_multiple, 0, 65536), FI(sp_saves_shard, 0, 1),
+    FI(pipe_tensors_shared, 0, 1),
 };
 #undef F
 #undef FI
@@ -129,5 +130,7 @@ gen_code stack_gen_code(const stack_profile *s)
   c.fused_norm = s->fused_norm != 0;
   c.grad_reduce_bytes = s->grad_reduce_bytes;
   c.fused_softmax_batches = (int)s->fused_softmax_batches;
+  c.sp_saves_shard = s->sp_saves_shard != 0;
+  c.pipe_tensors_shared = s->pipe_tensors_shared != 0;
   return c;
 }

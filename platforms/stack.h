@@ -48,6 +48,11 @@ typedef struct stack_profile {
   double fused_norm;           /* 0 or 1 */
   double grad_reduce_bytes;    /* 2 or 4 */
   double fused_softmax_batches; /* 0, or the multiple micro-batch x heads/tp must be for the fused softmax to run */
+  double sp_saves_shard;       /* 0 or 1: with sp, a column-parallel GEMM saves its sequence-parallel shard of the
+                                * input and all-gathers it again in backward (Megatron, Transformer Engine) */
+  double pipe_tensors_shared;  /* 0 or 1: a stage's received input is the tensor its first layer saves (no copy, no
+                                * position ids) and its output is freed once sent (Megatron's
+                                * deallocate_output_tensor); 0: both kept apart until the backward (the study) */
   double vocab_pad_multiple;   /* 0: the code does not pad its vocabulary (the study's asserts tp divides it); k: it
                                 * pads a vocabulary tp does not divide to a multiple of k * tp (Megatron's
                                 * --make-vocab-size-divisible-by, 128): workloads/model.h model_padded_vocab */

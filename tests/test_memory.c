@@ -370,6 +370,129 @@ START_TEST(test_gpt_layer_activation_bytes_match_korthikanti)
 }
 END_TEST
 
+/* Korthikanti et al. 2022 (arXiv:2205.05198), Table 2: activation bytes per layer and micro-batch of a GPT layer
+ * (dropout, materialized softmax scores: fused-softmax), s b h times
+ *   no parallelism            34 + 5as/h
+ *   tensor parallel           10 + 24/t + 5as/(ht)
+ *   tensor + sequence par.    34/t + 5as/(ht)
+ *   tp + selective            10 + 24/t
+ *   tp + sp + selective       34/t
+ *   full recompute            2 (the layer's input; with sp the rank's shard, 2/t)
+ * Read from the task graph Megatron's code makes (column-parallel GEMMs save their input's sp shard and
+ * re-gather it in backward, Korthikanti sec. 4.2.2): the bytes the forward of micro-batch 0 keeps with two
+ * layers less those with one, so that the embedding and the head cancel. GPT-3 175B's sizes, tp 8. */
+static double korthikanti_layer_kept(int tp, gboolean sp, layout_ckpt ck)
+{
+  double kept[2];
+  for (int n = 0; n < 2; n++) {
+    model m;
+    ck_assert(model_load_named("gpt3-175b", &m, NULL));
+    m.layers = n + 1;
+    m.vocab = 51200;
+    layout l = test_layout(tp, tp, 1, 1, ck);
+    l.sp = sp;
+    l.attn = ATTN_FUSED_SOFTMAX;
+    l.global_batch = 1;
+    GError *err = NULL;
+    ck_assert_msg(layout_validate(&l, &m, &err), "%s", err ? err->message : "");
+    gen_options o = gen_default_options();
+    o.code.sp_saves_shard = TRUE; /* Megatron's ColumnParallelLinear under sp */
+    o.code.fused_softmax_batches = 0;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+    ck_assert_ptr_nonnull(g);
+    const graph_program *p = g_ptr_array_index(g->programs, 0);
+    kept[n] = 0;
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->micro_batch == 0 && e->phase == PH_FORWARD) kept[n] += e->mem_delta_bytes;
+    }
+  }
+  return kept[1] - kept[0];
+}
+
+#define K_S 2048.0
+#define K_H 12288.0
+#define K_A 96.0
+#define K_SBH (K_S * 1 * K_H)
+
+static void check_korthikanti(double got, double want, const char *what)
+{
+  ck_assert_msg(fabs(got - want) < 1e-9 * want, "%s: %.0f bytes vs Korthikanti's %.0f", what, got, want);
+}
+
+START_TEST(test_korthikanti_table2_no_parallelism_is_sbh_34_plus_5as_over_h)
+{
+  check_korthikanti(korthikanti_layer_kept(1, FALSE, CKPT_NONE), K_SBH * (34 + 5 * K_A * K_S / K_H), "t 1");
+}
+END_TEST
+
+START_TEST(test_korthikanti_table2_tensor_parallel_is_sbh_10_plus_24_over_t_plus_5as_over_ht)
+{
+  double t = 8;
+  check_korthikanti(korthikanti_layer_kept(8, FALSE, CKPT_NONE), K_SBH * (10 + 24 / t + 5 * K_A * K_S / (K_H * t)), "tp 8");
+}
+END_TEST
+
+START_TEST(test_korthikanti_table2_tensor_and_sequence_parallel_is_sbh_34_over_t_plus_5as_over_ht)
+{
+  double t = 8;
+  check_korthikanti(korthikanti_layer_kept(8, TRUE, CKPT_NONE), K_SBH * (34 / t + 5 * K_A * K_S / (K_H * t)), "tp 8 sp");
+}
+END_TEST
+
+START_TEST(test_korthikanti_table2_tp_selective_is_sbh_10_plus_24_over_t)
+{
+  double t = 8;
+  check_korthikanti(korthikanti_layer_kept(8, FALSE, CKPT_SELECTIVE), K_SBH * (10 + 24 / t), "tp 8 selective");
+}
+END_TEST
+
+START_TEST(test_korthikanti_table2_tp_sp_selective_is_sbh_34_over_t)
+{
+  double t = 8;
+  check_korthikanti(korthikanti_layer_kept(8, TRUE, CKPT_SELECTIVE), K_SBH * 34 / t, "tp 8 sp selective");
+}
+END_TEST
+
+START_TEST(test_korthikanti_table2_full_recompute_keeps_the_layer_input_2sbh)
+{
+  check_korthikanti(korthikanti_layer_kept(8, FALSE, CKPT_EVERY_LAYER), 2 * K_SBH, "tp 8 full");
+  check_korthikanti(korthikanti_layer_kept(8, TRUE, CKPT_EVERY_LAYER), 2 * K_SBH / 8, "tp 8 sp full"); /* its shard */
+}
+END_TEST
+
+/* Pipe buffers as Megatron keeps them (stack pipe_tensors_shared): the received stage input is the tensor the
+ * first layer saves (no copy; non-first stages receive no position ids) and the stage output is pseudo-freed
+ * once sent (deallocate_output_tensor). At its peak stage 1 of 4 holds P - r = 3 micro-batches in flight under
+ * 1F1B; the study's code keeps for each an input (2 T h + 8 T: bf16 and int64 ids) and an output (2 T h) apart,
+ * so the two peaks differ by 3 (4 T h + 8 T) bytes (llama-13b, s 2048, mb 1, every layer checkpointed). */
+START_TEST(test_megatron_pipe_buffers_share_the_input_and_free_the_output)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 4, 1, 4, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_EVERY_LAYER);
+  l.global_batch = 8;
+  ck_assert(layout_validate(&l, &m, NULL));
+  double peak[2];
+  for (int shared = 0; shared < 2; shared++) {
+    gen_options o = gen_default_options();
+    o.code.pipe_tensors_shared = shared;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+    const graph_program *p = g_ptr_array_index(g->programs, 1);
+    mem_walk w;
+    mem_walk_init(&w);
+    peak[shared] = 0; /* the highest level (the step's peak is the optimizer's bucket) */
+    for (guint i = 0; i < p->events->len; i++) {
+      mem_walk_event(&w, &g_array_index(p->events, graph_event, i), (int)i);
+      peak[shared] = MAX(peak[shared], w.act_bytes);
+    }
+    ck_assert_double_eq_tol(w.act_bytes, 0, 1); /* back to the model states at the end */
+  }
+  double T = 2048, h = 5120;
+  double saved = peak[0] - peak[1];
+  ck_assert_double_eq_tol(saved, 3 * (4 * T * h + 8 * T), 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("memory");
@@ -386,6 +509,13 @@ int main(void)
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);
   tcase_add_test(tc, test_fp8_model_states_add_two_bytes_per_linear_parameter);
+  tcase_add_test(tc, test_korthikanti_table2_no_parallelism_is_sbh_34_plus_5as_over_h);
+  tcase_add_test(tc, test_korthikanti_table2_tensor_parallel_is_sbh_10_plus_24_over_t_plus_5as_over_ht);
+  tcase_add_test(tc, test_korthikanti_table2_tensor_and_sequence_parallel_is_sbh_34_over_t_plus_5as_over_ht);
+  tcase_add_test(tc, test_korthikanti_table2_tp_selective_is_sbh_10_plus_24_over_t);
+  tcase_add_test(tc, test_korthikanti_table2_tp_sp_selective_is_sbh_34_over_t);
+  tcase_add_test(tc, test_korthikanti_table2_full_recompute_keeps_the_layer_input_2sbh);
+  tcase_add_test(tc, test_megatron_pipe_buffers_share_the_input_and_free_the_output);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

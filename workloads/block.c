@@ -241,7 +241,11 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
   double qd = d.qd;
-  linear(out, l, BL_QKV, &d, (qd + 2 * d.kvd) / t, h, 1, T * h); /* saves its input, replicated over tp */
+  /* A column-parallel GEMM saves its input: the study's code the (sp: all-gathered) T x h, replicated over tp;
+   * Megatron and Transformer Engine under sp only the rank's shard Tl x h, all-gathered again in backward
+   * (Korthikanti et al. 2022, sec. 4.2.2) */
+  double col_in = c->sp_saves_shard ? d.Tl * h : T * h;
+  linear(out, l, BL_QKV, &d, (qd + 2 * d.kvd) / t, h, 1, col_in);
   if (m->qkv_bias && !m->bias) { /* Qwen2: the QKV projection's bias alone */
     model qkv = *m;
     qkv.bias = TRUE;
@@ -265,7 +269,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   int mlp_first = out->n;
   if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
     tp_enter(out, 1);
-    linear(out, l, BL_MLP_UP, &d, f / t, h, 1, T * h); /* its input, replicated over tp */
+    linear(out, l, BL_MLP_UP, &d, f / t, h, 1, col_in); /* its input */
     o = add(out, BLOCK_MEMORY, BL_GELU);
     o->elements = T * f / t;
     o->bytes[0] = OPS_GELU_FWD_BYTES_PER_EL * T * f / t;
@@ -280,8 +284,8 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   }
   tp_enter(out, c->mlp_in_gemms);
   /* gate and up, f/t columns each: two GEMMs (the study's w1, w3) or one of 2f/t (fused); the shared input */
-  if (c->mlp_in_gemms == 1) linear(out, l, BL_MLP_UP, &d, 2 * f / t, h, 1, T * h);
-  else linear(out, l, BL_MLP_UP, &d, f / t, h, 2, T * h);
+  if (c->mlp_in_gemms == 1) linear(out, l, BL_MLP_UP, &d, 2 * f / t, h, 1, col_in);
+  else linear(out, l, BL_MLP_UP, &d, f / t, h, 2, col_in);
   bias_add(out, m, 2 * T * f / t);
   o = add(out, BLOCK_MEMORY, BL_SWIGLU); /* silu(gate) (2r+2w), *up (4r+2w) per element of f/t */
   o->elements = T * f / t;

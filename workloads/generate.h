@@ -34,6 +34,10 @@ typedef struct gen_code {
   int fused_softmax_batches; /* fused-softmax: 0, always the fused kernel (the study); k > 0, Megatron's constraint:
                               * the fused kernel runs only where micro-batch x heads/tp is a multiple of k and
                               * 16 < seq_len <= 2048, seq_len a multiple of 4; elsewhere torch's softmax */
+  gboolean sp_saves_shard;  /* with sp, column-parallel GEMMs save the sequence-parallel shard of their input, not
+                             * the all-gathered one (Megatron, Transformer Engine; docs/memory.md); FALSE: the study */
+  gboolean pipe_tensors_shared; /* the received stage input is what its first layer saves, and the stage output is
+                                 * freed once sent (Megatron's deallocate_output_tensor; docs/memory.md section 5) */
 } gen_code;
 
 gen_code gen_default_code(void);

@@ -30,7 +30,15 @@ double mem_checkpoint_bytes(const mem_ctx *c) { return c->Tl * c->m->hidden * BF
 
 double mem_pipe_buffer_bytes(const mem_ctx *c, gboolean gradient)
 {
+  /* Megatron: the received input is the tensor the first layer saves (counted there) and carries no position
+   * ids (only the first stage makes them) */
+  if (!gradient && c->code.pipe_tensors_shared) return 0;
   return c->Tl * c->m->hidden * BF16 + (gradient ? 0 : c->T * 8.0);
+}
+
+double mem_pipe_output_bytes(const mem_ctx *c)
+{
+  return c->code.pipe_tensors_shared ? 0 : c->Tl * c->m->hidden * BF16; /* deallocate_output_tensor: 1 element */
 }
 
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage)

@@ -42,6 +42,9 @@ double mem_layer_bytes(const mem_ctx *c);
 double mem_checkpoint_bytes(const mem_ctx *c);
 /* One stage-boundary activation tuple (bf16 activations + int64 position ids), or its gradient. */
 double mem_pipe_buffer_bytes(const mem_ctx *c, gboolean gradient);
+/* What a stage keeps of its output from its send to the backward: the tensor, or nothing where the code frees it
+ * once sent (block_code pipe_tensors_shared). */
+double mem_pipe_output_bytes(const mem_ctx *c);
 
 /* Model states of one rank of `stage`. */
 typedef struct mem_states {

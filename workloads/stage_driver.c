@@ -165,6 +165,7 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   const sched_def *sd = sched_get(l->schedule);
   g_autoptr(GArray) instrs = sched_instructions(l->schedule, x->stage, l->pp, l->virtual_stages, l->grad_accum);
   double act_buf = mem_pipe_buffer_bytes(mc, FALSE), grad_buf = mem_pipe_buffer_bytes(mc, TRUE);
+  double out_buf = mem_pipe_output_bytes(mc);
   /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel
    * apart from activations (a stage may get both from one neighbour around an interleaved pipeline) */
   uint8_t eager = sd->eager_sends ? GRAPH_P2P_EAGER : 0, grad_channel = sd->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
@@ -199,13 +200,13 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       break;
     case SCHED_FORWARD:
       emit_pass(x, mc, in->kind, (int)i == first_fwd, FALSE);
-      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf; /* stage output, kept until RecvGrad */
+      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes += out_buf; /* stage output, kept until RecvGrad */
       break;
     case SCHED_BACKWARD:
     case SCHED_BACKWARD_B:
       emit_pass(x, mc, in->kind, FALSE, (int)i == final_bwd);
       /* output and its gradient released; the input replaced by its gradient, sent next */
-      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes -= 2 * grad_buf;
+      if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes -= out_buf + grad_buf;
       if (x->prev_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf - act_buf;
       break;
     case SCHED_BACKWARD_W:

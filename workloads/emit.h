@@ -67,9 +67,12 @@ typedef struct emit {
   gboolean reducing;        /* this backward reduces its gradients as it completes them */
   int n_buckets, buckets_done;
   double bucket_elements, grad_ready;
-  GArray *param_gathers;    /* --overlap-param-gather: the step's first gathers (event indices), by bucket */
+  GArray *param_gathers;    /* --overlap-param-gather: the step's first gathers (event indices), by chunk and bucket */
+  int *gathers_from;        /* per chunk, the index of its first bucket in param_gathers ([V]: their count) */
   gboolean param_wait;      /* this forward's units wait for them */
   double param_offset;      /* the parameters before the unit, in forward order */
+  double pass_params;       /* the parameters of the chunk being emitted (its own buckets: Megatron-Core's DDP
+                             * buffer per model chunk); the stage's with one chunk */
 } emit;
 
 /* Group ids of every rank's groups: per axis of the table (axes.h), one group per mesh group along the axis'
@@ -117,6 +120,7 @@ void grad_sync_reduce_bucket(emit *x, double elements);
 void grad_sync_unit_end_backward(emit *x, const double *params, int u);
 void grad_sync_unit_end_forward(emit *x);
 void grad_sync_param_gather_prologue(emit *x);
+double grad_sync_chunk_params(const emit *x);
 
 /* optimizer.c */
 void optimizer_step(emit *x, double stage_params);
@@ -124,7 +128,7 @@ void optimizer_step(emit *x, double stage_params);
 /* stage_driver.c */
 void stage_at_chunk(emit *x, int c);
 void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final);
-void stage_first_and_final(const GArray *instrs, int *first_fwd, int *final_bwd);
+void stage_first_and_final(const GArray *instrs, int V, int *first_fwd, int *final_bwd);
 void emit_stage(emit *x, const mem_ctx *mc, double stage_params);
 
 #endif

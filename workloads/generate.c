@@ -43,8 +43,10 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   double stage_params = mem_stage_params(m, l, part, s);
   x.stage_params = stage_params;
   x.param_gathers = g_array_new(FALSE, FALSE, sizeof(int));
+  x.gathers_from = g_new0(int, l->virtual_stages + 1);
   emit_stage(&x, &mc, stage_params);
   g_array_free(x.param_gathers, TRUE);
+  g_free(x.gathers_from);
   mem_states st;
   mem_model_states(m, l, part, s, &st);
   p->mem_params_bytes = st.params_bytes;
@@ -72,8 +74,8 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   g_autofree double *per_pass = g_new(double, SCHED_N_KINDS * V);
   for (int k = 0; k < SCHED_N_KINDS * V; k++) per_pass[k] = -1;
   g_autoptr(GArray) instrs = sched_instructions(l->schedule, stage, l->pp, V, l->grad_accum);
-  int first_fwd, final_bwd;
-  stage_first_and_final(instrs, &first_fwd, &final_bwd);
+  g_autofree int *first_fwd = g_new(int, V), *final_bwd = g_new(int, V);
+  stage_first_and_final(instrs, V, first_fwd, final_bwd);
   double compute = 0, p2p = 0, final_extra = 0;
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
@@ -88,12 +90,11 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
       *n = x.counted - before;
     }
     compute += *n;
-    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && layout_dp_cp(l) > 1) { /* its buckets, once a step */
-      stage_at_chunk(&x, in->chunk);
+    if ((int)i == final_bwd[in->chunk] && l->overlap_grad_reduce && l->zero < 2 && layout_dp_cp(l) > 1) {
+      stage_at_chunk(&x, in->chunk); /* the chunk's buckets, once a step */
       double before = x.counted, plain = *n;
-      x.bucket_counted = 0;
       emit_pass(&x, &mc, k, FALSE, TRUE);
-      final_extra = x.counted - before - plain;
+      final_extra += x.counted - before - plain;
     }
   }
   x.counted = 0;

@@ -296,6 +296,7 @@ static void enumerate_point(enumeration *e, const point *pt)
                     l.zero = s->zero;
                     l.overlap_grad_reduce = s->overlap_grad_reduce;
                     l.overlap_param_gather = s->overlap_param_gather;
+                    stack_layout_defaults(&pt->prof.stack, &l, s->layout_given);
                     l.precision = ival(prs, pr);
                     add_row(e, pt, &l);
                   }

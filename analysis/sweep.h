@@ -43,6 +43,7 @@ typedef struct sweep_spec {
   int global_batch;       /* 0: 4194304 / seq_len (the study's ~4.2M tokens) */
   int zero;               /* every layout's ZeRO stage (one value: --zero) */
   gboolean overlap_grad_reduce, overlap_param_gather; /* every layout's (docs/schedules.md, "Overlap") */
+  unsigned layout_given;  /* STACK_GIVEN_* bits: which of the three the command gave (else each stack's) */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

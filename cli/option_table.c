@@ -215,8 +215,9 @@ const cli_option CLI_OPTIONS[] = {
     {.name = "zero", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 0,
      .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO stage over data parallelism: 0 none | 1 optimizer states\n"
-             "(default, the study's) | 2 and gradients | 3 and parameters,\n"
-             "gathered per layer with prefetch (FSDP); docs/memory.md"},
+             "(the distributed optimizer) | 2 and gradients | 3 and parameters,\n"
+             "gathered per layer with prefetch (FSDP); default: the stack's\n"
+             "(study, nemo 1; megatron-deepspeed 0); docs/memory.md"},
     {.name = "no-zero1", .same_as = "zero", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.zero), .flag_value = 0, .section = CLI_SEC_LAYOUT, .help = "the same as --zero 0"},
     {.name = "precision", .arg = CLI_ARG_REQUIRED, .metavar = "P", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
@@ -229,12 +230,14 @@ const cli_option CLI_OPTIONS[] = {
     {.name = "overlap-grad-reduce", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.overlap_grad_reduce), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
-             "(the last micro-batch's; ZeRO-2/3: every one), overlapped with\n"
-             "the rest of it; docs/schedules.md"},
+             "(the last micro-batch's of each chunk; ZeRO-2/3: every one),\n"
+             "overlapped with the rest of it; default: the stack's (nemo: on);\n"
+             "docs/schedules.md"},
     {.name = "overlap-param-gather", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.overlap_param_gather), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
-             "next step's forward, each layer waiting for its own bucket"},
+             "next step's forward, each layer waiting for its own bucket;\n"
+             "default: the stack's (nemo: on)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

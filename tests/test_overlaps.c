@@ -9,7 +9,11 @@
  *   (chunk 0's, whose backward ends each stage's step): its all-reduce and copy-back, as replayed; chunk 1's
  *   runs entirely during chunk 0's cool-down backwards;
  * - with --overlap-param-gather the chunks' gathers run one after the other on the communication stream, the
- *   first forward of chunk 0 waits for chunk 0's alone, and chunk 1's gather overlaps chunk 0's forward. */
+ *   first forward of chunk 0 waits for chunk 0's alone, and chunk 1's gather overlaps chunk 0's forward.
+ * The tensor-parallel overlap (the stack's tp_comm_overlap, docs/stacks.md) on llama-7b at tp 2 with sp: without
+ * an SM cost the step shrinks by the sum over the (sp collective, GEMM) pairs of the shorter of the two, as the
+ * blocking run replays them; with free links a GEMM beside a reduce-scatter takes 1/(1 - f) of its time.
+ * And what each shipped stack runs by default: ZeRO stage, overlaps, tp overlap, as the code it models. */
 #include <check.h>
 
 #include "check_main.h"
@@ -20,6 +24,8 @@
 #include <string.h>
 
 #include "analysis/simulate.h"
+#include "platforms/stack.h"
+#include "sim/collective.h"
 #include "workloads/generate.h"
 #include "workloads/schedule.h"
 
@@ -166,6 +172,143 @@ START_TEST(test_chunk_1s_parameter_gather_overlaps_chunk_0s_first_forward)
 }
 END_TEST
 
+/* ---- tensor-parallel overlap (the stack's tp_comm_overlap, docs/stacks.md) ---- */
+
+typedef struct tcase_tp {
+  gboolean overlap, free_comm;
+  double sm_fraction;
+} tcase_tp;
+
+/* llama-7b at tp 2 with sp on one node, one stage, one replica, one micro-batch of 2048 tokens, on the nemo stack. */
+static sim_request tp_request(const tcase_tp *c)
+{
+  sim_request rq = {.l = layout_default(), .gen = gen_default_options()};
+  ck_assert(model_load_named("llama-7b", &rq.m, NULL));
+  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &rq.prof, NULL));
+  rq.prof.stack.tp_comm_overlap = c->overlap;
+  rq.prof.stack.tp_overlap_sm_fraction = c->sm_fraction;
+  if (c->free_comm) {
+    rq.prof.nvlink_latency_s = rq.prof.ib_latency_s = rq.prof.stack.nccl_step_latency_s = 0;
+    rq.prof.nvlink_bytes_per_s = rq.prof.ib_bytes_per_s = 1e18;
+    rq.prof.stack.host_dispatch_s = rq.prof.stack.launch_overhead_s = 0; /* kernel times are their math alone */
+  }
+  rq.gen.code = stack_gen_code(&rq.prof.stack);
+  rq.gen.partition = rq.prof.stack.partition;
+  rq.capacity_gib = rq.prof.memory_gib;
+  layout *l = &rq.l;
+  l->gpus = 2;
+  l->tp = 2;
+  l->sp = TRUE;
+  l->seq_len = 2048;
+  l->micro_batch = 1;
+  l->global_batch = 1;
+  stack_layout_defaults(&rq.prof.stack, l, 0);
+  GError *err = NULL;
+  ck_assert_msg(layout_validate(l, &rq.m, &err), "%s", err ? err->message : "");
+  return rq;
+}
+
+static gboolean is_tp_sp(const graph *g, const graph_event *e)
+{
+  if (e->kind != EV_COLLECTIVE || (e->variant != COLL_ALL_GATHER && e->variant != COLL_REDUCE_SCATTER)) return FALSE;
+  const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
+  return strcmp(gr->label, "tp") == 0 && e->phase != PH_DP;
+}
+
+/* out: [0] step time; [1] over the pairs of the run's program where a tp all-gather is followed by a GEMM or a
+ * GEMM by a tp reduce-scatter (before the optimizer), the sum of min(collective, GEMM) as replayed; [2] the sum
+ * of the replayed GEMMs followed by a tp reduce-scatter; [3] pairs; [4] GEMMs marked as sharing their SMs */
+static void run_tp(void *arg, double out[SIM_CHILD_MAX])
+{
+  const tcase_tp *c = arg;
+  sim_request rq = tp_request(c);
+  sim_outcome o = {0};
+  GError *err = NULL;
+  ck_assert_msg(sim_run_layout(&rq, &o, &err), "%s", err ? err->message : "");
+  const graph_program *p = g_ptr_array_index(o.g->programs, 0);
+  const replay_rank *rr = &o.res->ranks[0];
+  const graph_event *ev = (const graph_event *)p->events->data;
+  int n = (int)p->events->len;
+  out[0] = o.res->step_time_s;
+  for (int i = 0; i < n; i++) {
+    if (ev[i].cost == COST_GEMM && (ev[i].variant & GRAPH_GEMM_SM_SHARED)) out[4]++;
+    if (!is_tp_sp(o.g, &ev[i])) continue;
+    int j = ev[i].variant == COLL_ALL_GATHER ? i + 1 : i - 1;
+    if (j < 0 || j >= n || ev[j].cost != COST_GEMM || ev[j].kind != EV_COMPUTE) continue;
+    double dc = rr->end_s[i] - rr->start_s[i], dg = rr->end_s[j] - rr->start_s[j];
+    out[1] += MIN(dc, dg);
+    if (ev[i].variant == COLL_REDUCE_SCATTER) out[2] += dg;
+    out[3]++;
+  }
+  sim_outcome_clear(&o);
+}
+
+START_TEST(test_tp_overlap_hides_the_shorter_of_each_collective_and_its_gemm)
+{
+  /* no SM cost: each pair of an sp collective and the GEMM beside it takes max(t_coll, t_gemm) instead of their
+   * sum, so the step shrinks by the sum over the pairs of min(t_coll, t_gemm), as the blocking run replays them */
+  tcase_tp plain = {FALSE, FALSE, 0}, over = {TRUE, FALSE, 0};
+  double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
+  sim_child_run(run_tp, &plain, a);
+  sim_child_run(run_tp, &over, b);
+  if (getenv("TEST_OVERLAPS_DEBUG"))
+    fprintf(stderr, "tp: plain %.6f s, overlapped %.6f s, hidden %.6f s over %.0f pairs\n", a[0], b[0], a[1], a[3]);
+  /* per layer forward 2 all-gathers + 2 reduce-scatters, backward the same, 32 layers; the head's gather and
+   * reduce-scatter: 4 * 2 * 32 + 2 */
+  ck_assert_int_eq((int)a[3], 4 * 2 * 32 + 2);
+  ck_assert_int_eq((int)a[4], 0);
+  ck_assert(a[1] > 0.02 * a[0]);
+  CLOSE(b[0], a[0] - a[1], 2e-3);
+}
+END_TEST
+
+START_TEST(test_tp_overlap_with_free_links_costs_the_reduce_scatter_gemms_their_sm_share)
+{
+  /* free links: nothing to hide; a GEMM beside a reduce-scatter runs on 1 - f of the SMs, 1/(1 - f) as long */
+  double f = 0.2;
+  tcase_tp plain = {FALSE, TRUE, f}, over = {TRUE, TRUE, f};
+  double a[SIM_CHILD_MAX], b[SIM_CHILD_MAX];
+  sim_child_run(run_tp, &plain, a);
+  sim_child_run(run_tp, &over, b);
+  ck_assert_int_eq((int)b[4], 2 * 2 * 32 + 1); /* forward proj and fc2, backward qkv and fc1; the head's backward */
+  CLOSE(b[0] - a[0], a[2] * (1 / (1 - f) - 1), 1e-6);
+}
+END_TEST
+
+/* ---- what each shipped stack runs by default (docs/stacks.md, "Defaults") ---- */
+
+START_TEST(test_each_stack_runs_its_codes_default_optimizer_and_overlaps)
+{
+  /* Megatron-LM's --use-distributed-optimizer is opt-in (arguments.py: store_true), as is DeepSpeed's ZeRO (its
+   * zero_optimization stage 0): megatron-deepspeed runs ZeRO 0; NeMo's recipes turn on the distributed optimizer,
+   * overlap_grad_reduce and overlap_param_gather (llama3_70b.py's DistributedDataParallelConfig), and its
+   * performance recipes TransformerEngine's tp_comm_overlap; the study's code shards its optimizer (ZeRO 1) */
+  const struct { const char *stack; int zero, ogr, opg, tpo; } want[] = {
+      {"study", 1, 0, 0, 0}, {"nemo", 1, 1, 1, 1}, {"megatron-deepspeed", 0, 0, 0, 0}};
+  for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+    stack_profile st;
+    ck_assert(stack_load_named(want[i].stack, &st, NULL));
+    layout l = layout_default();
+    l.zero = 3;
+    l.overlap_grad_reduce = l.overlap_param_gather = 7; /* neither 0 nor 1: overwritten */
+    stack_layout_defaults(&st, &l, 0);
+    ck_assert_msg(l.zero == want[i].zero && l.overlap_grad_reduce == want[i].ogr && l.overlap_param_gather == want[i].opg,
+                  "%s: zero %d ogr %d opg %d", want[i].stack, l.zero, l.overlap_grad_reduce, l.overlap_param_gather);
+    ck_assert_int_eq(stack_gen_code(&st).tp_comm_overlap, want[i].tpo);
+    /* what a table or the command line gives stays; ZeRO 0 has no parameter gather to overlap */
+    layout g = layout_default();
+    g.zero = 0;
+    stack_layout_defaults(&st, &g, STACK_GIVEN_ZERO);
+    ck_assert_int_eq(g.zero, 0);
+    ck_assert_int_eq(g.overlap_param_gather, 0);
+    ck_assert_int_eq(g.overlap_grad_reduce, want[i].ogr);
+    g.overlap_grad_reduce = !want[i].ogr;
+    stack_layout_defaults(&st, &g, STACK_GIVEN_ZERO | STACK_GIVEN_OVERLAP_GRAD_REDUCE);
+    ck_assert_int_eq(g.overlap_grad_reduce, !want[i].ogr);
+  }
+}
+END_TEST
+
 /* The fast path sizes a stage's program without writing it (gen_stage_events): with chunks and the overlaps too. */
 START_TEST(test_counted_events_equal_the_written_interleaved_program_with_the_overlaps)
 {
@@ -198,6 +341,9 @@ int main(void)
   tcase_add_test(tc, test_only_the_last_chunks_gradient_reduction_is_exposed);
   tcase_add_test(tc, test_chunk_1s_parameter_gather_overlaps_chunk_0s_first_forward);
   tcase_add_test(tc, test_counted_events_equal_the_written_interleaved_program_with_the_overlaps);
+  tcase_add_test(tc, test_each_stack_runs_its_codes_default_optimizer_and_overlaps);
+  tcase_add_test(tc, test_tp_overlap_hides_the_shorter_of_each_collective_and_its_gemm);
+  tcase_add_test(tc, test_tp_overlap_with_free_links_costs_the_reduce_scatter_gemms_their_sm_share);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -59,6 +59,11 @@ typedef struct emit {
   graph_program *prog;  /* the program written (its deps); NULL when counting */
   double stage_params;
   gboolean on_side;     /* events pushed now go to stream 1 */
+  gboolean on_tp;       /* events pushed now go to stream 2 (tensor-parallel overlap, tp_overlap.c) */
+  /* the stack's tp_comm_overlap (docs/stacks.md, "Tensor-parallel overlap"): the collective running beside a GEMM */
+  int tp_pending;       /* the overlapped tp collective the compute stream has not waited for yet (-1: none) */
+  gboolean tp_beside;   /* the next stream-0 event, if a GEMM, runs beside it (an all-gather before its GEMM) */
+  int before_gemm, last_gemm; /* the stream-0 event before the latest GEMM, and that GEMM (-1: none) */
   int wait_for;         /* the next stream-0 event waits for this event (-1: none) */
   int last_main, last_side; /* the latest event of stream 0, of stream 1 (-1: none) */
   gboolean gather_units;    /* ZeRO-3 at dp > 1: each unit's weights gathered before its pass */
@@ -98,6 +103,10 @@ void emit_tp_reduce(emit *x);
 void emit_sp_gather(emit *x);
 void emit_sp_scatter_backward(emit *x);
 graph_event *emit_last_event(emit *x);
+
+/* tp_overlap.c */
+void tp_overlap_collective(emit *x, graph_coll c, double bytes, gboolean before);
+void tp_overlap_on_push(emit *x, graph_cost cost);
 
 /* gen_groups.c */
 void gen_groups_make(graph *g, const layout *l, gen_groups *gs);

@@ -33,7 +33,7 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   mc.code = emit_code_of(l, code);
   gboolean ring = l->cp > 1;
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
-            .last_side = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
+            .last_side = -1, .tp_pending = -1, .before_gemm = -1, .last_gemm = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
             .pp_group = gen_group_of(gs, AXIS_PP, rank),
             .up_rank = mesh_step(me, rank, AXIS_PP, -1), .down_rank = mesh_step(me, rank, AXIS_PP, 1),
             .cp_next = ring ? mesh_step(me, rank, AXIS_CP, 1) : -1,
@@ -64,6 +64,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   mc.code = emit_code_of(l, code);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
+            .tp_pending = -1, .before_gemm = -1, .last_gemm = -1,
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = gen_group_exists(l, AXIS_TP),
             .dp_group = gen_group_exists(l, AXIS_DP), .pp_group = gen_group_exists(l, AXIS_PP), .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};

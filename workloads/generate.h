@@ -34,6 +34,8 @@ typedef struct gen_code {
   int fused_softmax_batches; /* fused-softmax: 0, always the fused kernel (the study); k > 0, Megatron's constraint:
                               * the fused kernel runs only where micro-batch x heads/tp is a multiple of k and
                               * 16 < seq_len <= 2048, seq_len a multiple of 4; elsewhere torch's softmax */
+  gboolean tp_comm_overlap; /* with sp: each tensor-parallel all-gather and reduce-scatter beside its GEMM, on a
+                             * stream of its own (TransformerEngine's userbuffers; workloads/tp_overlap.h) */
 } gen_code;
 
 gen_code gen_default_code(void);

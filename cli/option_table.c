@@ -231,13 +231,13 @@ const cli_option CLI_OPTIONS[] = {
      .field = F(rq.l.overlap_grad_reduce), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
              "(the last micro-batch's of each chunk; ZeRO-2/3: every one),\n"
-             "overlapped with the rest of it; default: the stack's (nemo: on);\n"
-             "docs/schedules.md"},
+             "overlapped with the rest of it; default: the stack's (shipped\n"
+             "stacks: off); docs/schedules.md"},
     {.name = "overlap-param-gather", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.overlap_param_gather), .flag_value = TRUE, .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
              "next step's forward, each layer waiting for its own bucket;\n"
-             "default: the stack's (nemo: on)"},
+             "default: the stack's (shipped stacks: off)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

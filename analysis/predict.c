@@ -165,8 +165,10 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
   if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
-  /* optional: the ZeRO stage (empty = 1, the study's) and the overlaps (empty = 0) */
+  /* optional: the ZeRO stage and the overlaps (empty: the row's stack's, stack_layout_defaults) */
+  unsigned given = 0;
   if (*row_opt(t, r, "zero") && !row_int(t, r, "zero", &l->zero, err)) return FALSE;
+  if (*row_opt(t, r, "zero")) given |= STACK_GIVEN_ZERO;
   if (l->zero > 3) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "zero: '%d' is not a ZeRO stage (allowed: 0, 1, 2, 3)", l->zero);
     return FALSE;
@@ -181,6 +183,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
       return FALSE;
     }
     *flags[i] = v == 1;
+    if (*row_opt(t, r, overlaps[i])) given |= i == 0 ? STACK_GIVEN_OVERLAP_GRAD_REDUCE : STACK_GIVEN_OVERLAP_PARAM_GATHER;
   }
   /* optional: the training precision; empty = bf16 */
   const char *prec = row_opt(t, r, "precision");
@@ -190,6 +193,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     l->precision = pr;
   }
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
+  stack_layout_defaults(&rq->prof.stack, l, given);
   /* optional: how the run split its layers over the stages; empty = --partition, or the row's stack's */
   const char *part = row_opt(t, r, "partition");
   if (*part && !partition_parse_method(part, &rq->gen.partition, err)) return FALSE;

@@ -1,6 +1,8 @@
 /* sweep -- see sweep.h. */
 #include "sweep.h"
 
+#include "platforms/stack.h"
+
 #include <math.h>
 #include "workloads/precision.h"
 
@@ -299,7 +301,7 @@ static gboolean left_out(const sweep_spec *s, int dp, gboolean split, const comb
   gboolean listed_zero = s->layout[AX_ZERO] || s->layout[AX_OGR] || s->layout[AX_OPG] || s->layout[AX_SCHED] || s->layout[AX_VS];
   if (listed_zero) return FALSE;
   if (c->opg && c->zero != 1 && c->zero != 2) return TRUE;
-  return (c->zero >= 2 || c->ogr || c->opg) && (c->vs > 1 || split);
+  return (c->zero >= 2 && c->vs > 1) || ((c->zero >= 2 || c->ogr || c->opg) && split); /* as layout_validate */
 }
 
 /* The layouts of one point at (tp, pp, cp), in the enumeration's order; each passed to `emit` (NULL: only
@@ -358,6 +360,8 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
                       l.zero = cb.zero;
                       l.overlap_grad_reduce = cb.ogr;
                       l.overlap_param_gather = cb.opg;
+                      /* what the command gave or the full space enumerates stays; the rest is the stack's */
+                      stack_layout_defaults(&pt->prof.stack, &l, s->space == SWEEP_SPACE_FULL ? ~0u : s->layout_given);
                       l.precision = ival(prs, pr);
                       add_row(e, pt, &l);
                     }

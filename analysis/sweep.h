@@ -54,6 +54,8 @@ typedef struct sweep_spec {
   sweep_space space;      /* what an axis left out covers */
   int top;                /* exact top-K (docs/sweep.md, "Exact top-K"): replay in order of the lower bound and stop
                            * once K layouts of a point are faster than the next bound; 0: replay every layout */
+  unsigned layout_given;  /* STACK_GIVEN_* bits: which of zero and the overlaps the command gave (else each
+                           * stack's) */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

@@ -230,8 +230,9 @@ const cli_option CLI_OPTIONS[] = {
      .hi = LAYOUT_MAX_ZERO, .field = F(rq.l.zero), .list = CLI_LIST_LAYOUT, .axis = AX_ZERO, .ranges = TRUE,
      .left_out = "its one value (given or default; 0 to 3 with --space full)", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO stage over data parallelism: 0 none | 1 optimizer states\n"
-             "(default, the study's) | 2 and gradients | 3 and parameters,\n"
-             "gathered per layer with prefetch (FSDP); docs/memory.md"},
+             "(the distributed optimizer) | 2 and gradients | 3 and parameters,\n"
+             "gathered per layer with prefetch (FSDP); default: the stack's\n"
+             "(study, nemo 1; megatron-deepspeed 0); docs/memory.md"},
     {.name = "no-zero1", .same_as = "zero", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.zero), .flag_value = 0, .section = CLI_SEC_LAYOUT, .help = "the same as --zero 0"},
     {.name = "precision", .arg = CLI_ARG_REQUIRED, .metavar = "P", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
@@ -245,14 +246,15 @@ const cli_option CLI_OPTIONS[] = {
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_grad_reduce), .list = CLI_LIST_LAYOUT, .axis = AX_OGR,
      .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
-             "(the last micro-batch's; ZeRO-2/3: every one), overlapped with\n"
-             "the rest of it (alone: on); docs/schedules.md"},
+             "(the last micro-batch's of each chunk; ZeRO-2/3: every one),\n"
+             "overlapped with the rest of it (alone: on); default: the stack's\n"
+             "(shipped stacks: off); docs/schedules.md"},
     {.name = "overlap-param-gather", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_param_gather), .list = CLI_LIST_LAYOUT, .axis = AX_OPG,
      .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
              "next step's forward, each layer waiting for its own bucket\n"
-             "(alone: on)"},
+             "(alone: on); default: the stack's (shipped stacks: off)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

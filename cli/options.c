@@ -375,6 +375,17 @@ static gboolean resolve_model(const cli_opts *o, model *m, GError **err)
   return ok;
 }
 
+/* Which of the ZeRO stage and the overlaps the command line gave (STACK_GIVEN_* bits; else the stack's). */
+static unsigned cli_layout_given(const cli_opts *o)
+{
+  static const struct { const char *name; unsigned bit; } opts[] = {{"zero", STACK_GIVEN_ZERO},
+      {"overlap-grad-reduce", STACK_GIVEN_OVERLAP_GRAD_REDUCE}, {"overlap-param-gather", STACK_GIVEN_OVERLAP_PARAM_GATHER}};
+  unsigned given = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(opts); i++)
+    if (o->given[cli_option_find(opts[i].name) - CLI_OPTIONS]) given |= opts[i].bit;
+  return given;
+}
+
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
@@ -388,6 +399,7 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
     return FALSE;
   }
   if (!o->partition_set) rq->gen.partition = rq->prof.stack.partition;
+  stack_layout_defaults(&rq->prof.stack, &rq->l, cli_layout_given(o));
   /* the commands that say how far to trust a prediction (trust.h): the table of the stack, if it has one */
   if ((o->command_bit & (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE)) &&
       !trust_lookup(o->trusts, rq->prof.stack.name, &o->trust, err))
@@ -485,6 +497,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->space = (sweep_space)o->space;
   /* exact top-K (docs/sweep.md): the K of --top, or the text's 10; CSV and JSON without --top rank every layout */
   s->top = o->exhaustive ? 0 : o->top > 0 ? o->top : strcmp(o->format, "text") ? 0 : 10;
+  s->layout_given = cli_layout_given(o);
   s->gen = o->rq.gen;
   s->shard_i = o->shard_i;
   s->shard_n = o->shard_n;

@@ -64,9 +64,10 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
 {
   double m = e->m, n = e->n, k = e->k;
   double math;
-  if (e->phase == PH_BACKWARD && e->variant == 1) { /* a split backward's B: dgrad only */
+  int part = e->variant & ~GRAPH_GEMM_SM_SHARED;
+  if (e->phase == PH_BACKWARD && part == 1) { /* a split backward's B: dgrad only */
     math = e->flops / gemm_rate(p, e, m, k, n);
-  } else if (e->phase == PH_BACKWARD && e->variant == 2) { /* its W: wgrad only */
+  } else if (e->phase == PH_BACKWARD && part == 2) { /* its W: wgrad only */
     math = e->flops / gemm_rate(p, e, k, n, m);
   } else if (e->phase == PH_BACKWARD) {
     double half = e->flops / 2;
@@ -75,6 +76,8 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
   } else {
     math = e->flops / gemm_rate(p, e, m, n, k);
   }
+  /* beside an overlapped reduce-scatter (TransformerEngine's userbuffers): on the SMs it leaves */
+  if (e->variant & GRAPH_GEMM_SM_SHARED) math /= 1 - p->stack.tp_overlap_sm_fraction;
   return max2(math, memory_s(p, e->bytes));
 }
 

@@ -25,6 +25,9 @@ static const plat_field FIELDS[] = {
     FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
     FI(fused_softmax_batches, 0, 64), FI(vocab_pad_multiple, 0, 65536), FI(sp_saves_shard, 0, 1),
     FI(pipe_tensors_shared, 0, 1),
+    /* what the code runs by default */
+    FI(zero, 0, 3),                  FI(overlap_grad_reduce, 0, 1),   FI(overlap_param_gather, 0, 1),
+    FI(tp_comm_overlap, 0, 1),       F(tp_overlap_sm_fraction, 0, 0.5),
 };
 #undef F
 #undef FI
@@ -132,5 +135,14 @@ gen_code stack_gen_code(const stack_profile *s)
   c.fused_softmax_batches = (int)s->fused_softmax_batches;
   c.sp_saves_shard = s->sp_saves_shard != 0;
   c.pipe_tensors_shared = s->pipe_tensors_shared != 0;
+  c.tp_comm_overlap = s->tp_comm_overlap != 0;
   return c;
+}
+
+void stack_layout_defaults(const stack_profile *s, layout *l, unsigned given)
+{
+  if (!(given & STACK_GIVEN_ZERO)) l->zero = (int)s->zero;
+  if (!(given & STACK_GIVEN_OVERLAP_GRAD_REDUCE)) l->overlap_grad_reduce = s->overlap_grad_reduce != 0;
+  if (!(given & STACK_GIVEN_OVERLAP_PARAM_GATHER))
+    l->overlap_param_gather = s->overlap_param_gather != 0 && (l->zero == 1 || l->zero == 2);
 }

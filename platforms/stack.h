@@ -57,7 +57,20 @@ typedef struct stack_profile {
                                 * pads a vocabulary tp does not divide to a multiple of k * tp (Megatron's
                                 * --make-vocab-size-divisible-by, 128): workloads/model.h model_padded_vocab */
   partition_method partition;  /* how it splits layers over pipeline stages when a layout does not say */
+  /* what the code runs by default (docs/stacks.md, "Defaults"): a layout's ZeRO stage and data-parallel
+   * overlaps where the table or command line does not say (stack_layout_defaults) */
+  double zero;                 /* 0: Megatron-LM's --use-distributed-optimizer off; 1: on (NeMo), or the study's */
+  double overlap_grad_reduce, overlap_param_gather; /* 0 or 1 (Megatron-Core DDP's, NeMo's recipes: 1) */
+  /* tensor-parallel communication overlapped with the adjacent GEMM (TransformerEngine's userbuffers, NeMo's
+   * tp_comm_overlap; with sp only): 0 or 1, and the fraction of the SMs an overlapped reduce-scatter takes from
+   * the GEMM beside it (workloads/tp_overlap.c, platforms/kernel_cost.c) */
+  double tp_comm_overlap, tp_overlap_sm_fraction;
 } stack_profile;
+
+/* The bits of stack_layout_defaults' `given`: what the table or command line said itself. */
+#define STACK_GIVEN_ZERO 1u
+#define STACK_GIVEN_OVERLAP_GRAD_REDUCE 2u
+#define STACK_GIVEN_OVERLAP_PARAM_GATHER 4u
 
 /* The stack every command runs unless told otherwise. */
 #define STACK_DEFAULT "study"
@@ -70,5 +83,9 @@ char *stack_path(const char *name);
 gboolean stack_save(const stack_profile *s, const char *path, GError **err);
 /* What the generator does for this stack. */
 gen_code stack_gen_code(const stack_profile *s);
+/* A layout's ZeRO stage and overlaps as the stack's code runs them where `given` (STACK_GIVEN_* bits) does not
+ * say: the stack's zero, overlap_grad_reduce, and overlap_param_gather where the ZeRO stage has a parameter
+ * all-gather to overlap (1 or 2). */
+void stack_layout_defaults(const stack_profile *s, layout *l, unsigned given);
 
 #endif

@@ -8,7 +8,7 @@
  * event. A mirror rank waits on a semaphore its source releases when it
  * reaches the mirror's active_from event.
  *
- * Streams (graph.h): a rank whose program uses stream 1 runs it with a second
+ * Streams (graph.h): a rank whose program uses streams 1, 2 runs each with an
  * actor on its host, a *lane* beside the compute stream's; each lane walks its
  * stream's events in program order and pays its own pending latencies. An
  * event with a dependency waits, after the latencies its lane owes, until its
@@ -91,7 +91,7 @@ struct rank_rt {
    * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
   int *dep;
   guint8 *wanted;
-  int last_side;           /* the last event of stream 1, -1: none */
+  int last_of[GRAPH_STREAMS]; /* per stream: its last event, -1: none */
   int done[GRAPH_STREAMS]; /* per stream: the latest waited-for event this rank has ended */
   sg_mutex_t mu;
   sg_cond_t ended;
@@ -120,7 +120,8 @@ static void wake_mirrors(rank_rt *r, int index)
     if (m->prog->active_from > index) break;
     m->active = 1;
     sg_sem_release(m->wake);
-    if (m->lanes[1].wake) sg_sem_release(m->lanes[1].wake);
+    for (int s = 1; s < GRAPH_STREAMS; s++)
+      if (m->lanes[s].wake) sg_sem_release(m->lanes[s].wake);
     r->next_mirror++;
   }
 }
@@ -466,8 +467,8 @@ static void setup_ranks(engine *eng, replay_result *res)
     for (int s = 0; s < GRAPH_STREAMS; s++) {
       rt->lanes[s] = (lane){.r = rt, .s = s, .cur = rt->first};
       rt->done[s] = -1;
+      rt->last_of[s] = -1;
     }
-    rt->last_side = -1;
     rt->fin_s = 0;
     /* the times of the events a rank runs itself (a mirror: from its active_from, none when it stays
      * passive; before that the timeline reads its source's) */
@@ -485,27 +486,29 @@ static void setup_ranks(engine *eng, replay_result *res)
     for (int i = 0; i < rt->n; i++) {
       rt->dep[i] = graph_dep_of(rt->prog, i);
       if (rt->dep[i] >= 0) rt->wanted[rt->dep[i]] = 1;
-      if (rt->ev[i].stream == 1) rt->last_side = i;
+      rt->last_of[rt->ev[i].stream] = i;
     }
   }
   for (int r = 0; r < g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r], *src = rt->prog->mirror_of >= 0 ? &eng->ranks[rt->prog->mirror_of] : rt;
     rt->dep = src->dep;
     rt->wanted = src->wanted;
-    rt->last_side = src->last_side;
+    if (src != rt) memcpy(rt->last_of, src->last_of, sizeof rt->last_of);
     if (rt->dep) {
       rt->mu = sg_mutex_init();
       rt->ended = sg_cond_init();
     }
-    /* a lane per stream the rank runs events of itself */
-    rt->n_lanes = rt->last_side >= rt->first ? 2 : 1;
+    /* a lane per stream up to the last the rank runs events of itself (a lane with none ends at once) */
+    rt->n_lanes = 1;
+    for (int s = 1; s < GRAPH_STREAMS; s++)
+      if (rt->last_of[s] >= rt->first) rt->n_lanes = s + 1;
     rt->lanes_left = rt->n_lanes;
   }
   for (int r = 0; r < g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
     if (rt->prog->mirror_of < 0) continue;
     rt->wake = sg_sem_init(0);
-    if (rt->n_lanes > 1) rt->lanes[1].wake = sg_sem_init(0);
+    for (int s = 1; s < rt->n_lanes; s++) rt->lanes[s].wake = sg_sem_init(0);
     rank_rt *src = &eng->ranks[rt->prog->mirror_of];
     if (!src->mirrors) src->mirrors = g_ptr_array_new();
     g_ptr_array_add(src->mirrors, rt);
@@ -657,7 +660,8 @@ static void engine_clear(engine *eng)
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
     rank_rt *rt = &eng->ranks[r];
     if (rt->wake) sg_sem_destroy(rt->wake);
-    if (rt->lanes[1].wake) sg_sem_destroy(rt->lanes[1].wake);
+    for (int s = 1; s < GRAPH_STREAMS; s++)
+      if (rt->lanes[s].wake) sg_sem_destroy(rt->lanes[s].wake);
     if (rt->mu) sg_mutex_destroy(rt->mu);
     if (rt->ended) sg_cond_destroy(rt->ended);
     if (rt->prog->mirror_of < 0) {
@@ -677,7 +681,8 @@ static void deadlock_error(const engine *eng, const replay_result *res, GError *
   static const char *const HINT = "check that sends, receives and collectives match across ranks";
   for (int r = 0; r < eng->g->world_size; r++) {
     const rank_rt *rt = &eng->ranks[r];
-    int cur = rt->lanes[0].cur >= 0 || rt->n_lanes < 2 ? rt->lanes[0].cur : rt->lanes[1].cur;
+    int cur = rt->lanes[0].cur;
+    for (int s = 1; cur < 0 && s < rt->n_lanes; s++) cur = rt->lanes[s].cur;
     if (res->ranks[r].finish_s >= 0 || !rt->active || cur < 0 || cur >= rt->n) continue;
     const graph_event *e = &rt->ev[cur];
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "graph deadlocks: rank %d never finishes event %d (%s %s, "

@@ -12,6 +12,7 @@
 #include "analysis/calibrate_memory.h"
 #include "analysis/simulate.h"
 #include "analysis/predict.h"
+#include "platforms/stack.h"
 #include "analysis/validate.h"
 #include "sim_child.h"
 
@@ -250,8 +251,8 @@ START_TEST(test_partition_column_overrides_the_command_default)
 }
 END_TEST
 
-/* A table's zero, overlap_grad_reduce and overlap_param_gather columns are the row's (empty: the study's
- * ZeRO-1, nothing overlapped), never ignored; bad values are refused naming the column and what is allowed. */
+/* A table's zero, overlap_grad_reduce and overlap_param_gather columns are the row's (empty: the stack's, the
+ * study's ZeRO-1, nothing overlapped), never ignored; bad values are refused naming the column and what is allowed. */
 START_TEST(test_zero_and_overlap_columns_are_the_rows_own)
 {
   static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
@@ -265,6 +266,7 @@ START_TEST(test_zero_and_overlap_columns_are_the_rows_own)
   };
   g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells[0], G_N_ELEMENTS(cells));
   predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  ck_assert(stack_load_named("study", &cfg.prof.stack, NULL));
   sim_request rq;
   GError *err = NULL;
   ck_assert(predict_row_request(t, 0, &cfg, &rq, &err));

@@ -51,7 +51,7 @@ graph_event *emit_push(emit *x, graph_kind kind, graph_cost cost, block_label la
 {
   graph_event e = {.kind = (uint8_t)kind, .cost = (uint8_t)cost, .op = (uint16_t)label, .phase = (uint8_t)x->phase,
                    .micro_batch = x->mb, .layer = (int16_t)x->layer, .peer = -1, .launches = 1,
-                   .stream = x->on_side ? 1 : 0};
+                   .stream = x->on_tp ? 2 : x->on_side ? 1 : 0};
   graph_event *out;
   if (!x->ev) {
     x->counted++;
@@ -61,12 +61,14 @@ graph_event *emit_push(emit *x, graph_kind kind, graph_cost cost, block_label la
     g_array_append_val(x->ev, e);
     out = &g_array_index(x->ev, graph_event, x->ev->len - 1);
   }
+  if (x->on_tp) return out;
   if (x->on_side) {
     x->last_side = emit_last_index(x);
   } else {
     x->last_main = emit_last_index(x);
     if (x->wait_for >= 0) emit_depend(x, x->wait_for);
     x->wait_for = -1;
+    tp_overlap_on_push(x, cost);
   }
   return out;
 }
@@ -76,7 +78,9 @@ gboolean emit_in_backward(const emit *x) { return x->phase == PH_BACKWARD; }
 /* A GEMM (m x k).(k x n), `count` of them; backward does dgrad + wgrad. */
 static graph_event *gemm(emit *x, block_label op, double m, double n, double k, int count)
 {
+  x->before_gemm = x->last_main;
   graph_event *e = emit_push(x, EV_COMPUTE, COST_GEMM, op);
+  x->last_gemm = emit_last_index(x);
   int mult = emit_in_backward(x) && x->bpart == BWD_WHOLE ? 2 : 1;
   if (emit_in_backward(x)) e->variant = (uint8_t)x->bpart; /* 1: dgrad only, 2: wgrad only */
   e->m = (int32_t)m;
@@ -127,7 +131,8 @@ void emit_tp_reduce(emit *x)
 {
   if (!emit_tp_on(x)) return;
   double full = x->T * x->m->hidden * BF16;
-  emit_collective(x, x->l->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->tp_group, full);
+  if (x->l->sp) tp_overlap_collective(x, COLL_REDUCE_SCATTER, full, FALSE);
+  else emit_collective(x, COLL_ALL_REDUCE, x->tp_group, full);
 }
 
 /* Sequence-parallel gather before a column-parallel GEMM (forward), its backward reduce-scatter. */
@@ -135,14 +140,14 @@ void emit_sp_gather(emit *x)
 {
   if (!emit_tp_on(x) || !x->l->sp) return;
   double full = x->T * x->m->hidden * BF16;
-  emit_collective(x, emit_in_backward(x) ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER, x->tp_group, full);
+  tp_overlap_collective(x, emit_in_backward(x) ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER, full, !emit_in_backward(x));
 }
 
 /* Backward of a row-parallel GEMM with sp: all-gather the output gradient. */
 void emit_sp_scatter_backward(emit *x)
 {
   if (!emit_tp_on(x) || !x->l->sp) return;
-  emit_collective(x, COLL_ALL_GATHER, x->tp_group, x->T * x->m->hidden * BF16);
+  tp_overlap_collective(x, COLL_ALL_GATHER, x->T * x->m->hidden * BF16, TRUE);
 }
 
 graph_event *emit_last_event(emit *x)

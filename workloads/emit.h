@@ -59,6 +59,11 @@ typedef struct emit {
   graph_program *prog;  /* the program written (its deps); NULL when counting */
   double stage_params;
   gboolean on_side;     /* events pushed now go to stream 1 */
+  gboolean on_tp;       /* events pushed now go to stream 2 (tensor-parallel overlap, tp_overlap.c) */
+  /* the stack's tp_comm_overlap (docs/stacks.md, "Tensor-parallel overlap"): the collective running beside a GEMM */
+  int tp_pending;       /* the overlapped tp collective the compute stream has not waited for yet (-1: none) */
+  gboolean tp_beside;   /* the next stream-0 event, if a GEMM, runs beside it (an all-gather before its GEMM) */
+  int before_gemm, last_gemm; /* the stream-0 event before the latest GEMM, and that GEMM (-1: none) */
   int wait_for;         /* the next stream-0 event waits for this event (-1: none) */
   int last_main, last_side; /* the latest event of stream 0, of stream 1 (-1: none) */
   gboolean gather_units;    /* ZeRO-3 at dp > 1: each unit's weights gathered before its pass */
@@ -67,9 +72,12 @@ typedef struct emit {
   gboolean reducing;        /* this backward reduces its gradients as it completes them */
   int n_buckets, buckets_done;
   double bucket_elements, grad_ready;
-  GArray *param_gathers;    /* --overlap-param-gather: the step's first gathers (event indices), by bucket */
+  GArray *param_gathers;    /* --overlap-param-gather: the step's first gathers (event indices), by chunk and bucket */
+  int *gathers_from;        /* per chunk, the index of its first bucket in param_gathers ([V]: their count) */
   gboolean param_wait;      /* this forward's units wait for them */
   double param_offset;      /* the parameters before the unit, in forward order */
+  double pass_params;       /* the parameters of the chunk being emitted (its own buckets: Megatron-Core's DDP
+                             * buffer per model chunk); the stage's with one chunk */
 } emit;
 
 /* Group ids of every rank's groups: per axis of the table (axes.h), one group per mesh group along the axis'
@@ -96,6 +104,10 @@ void emit_sp_gather(emit *x);
 void emit_sp_scatter_backward(emit *x);
 graph_event *emit_last_event(emit *x);
 
+/* tp_overlap.c */
+void tp_overlap_collective(emit *x, graph_coll c, double bytes, gboolean before);
+void tp_overlap_on_push(emit *x, graph_cost cost);
+
 /* gen_groups.c */
 void gen_groups_make(graph *g, const layout *l, gen_groups *gs);
 int gen_group_of(const gen_groups *gs, axis_id a, int rank);
@@ -117,6 +129,7 @@ void grad_sync_reduce_bucket(emit *x, double elements);
 void grad_sync_unit_end_backward(emit *x, const double *params, int u);
 void grad_sync_unit_end_forward(emit *x);
 void grad_sync_param_gather_prologue(emit *x);
+double grad_sync_chunk_params(const emit *x);
 
 /* optimizer.c */
 void optimizer_step(emit *x, double stage_params);
@@ -124,7 +137,7 @@ void optimizer_step(emit *x, double stage_params);
 /* stage_driver.c */
 void stage_at_chunk(emit *x, int c);
 void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final);
-void stage_first_and_final(const GArray *instrs, int *first_fwd, int *final_bwd);
+void stage_first_and_final(const GArray *instrs, int V, int *first_fwd, int *final_bwd);
 void emit_stage(emit *x, const mem_ctx *mc, double stage_params);
 
 #endif

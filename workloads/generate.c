@@ -33,7 +33,7 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   mc.code = emit_code_of(l, code);
   gboolean ring = l->cp > 1;
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
-            .last_side = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
+            .last_side = -1, .tp_pending = -1, .before_gemm = -1, .last_gemm = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
             .pp_group = gen_group_of(gs, AXIS_PP, rank),
             .up_rank = mesh_step(me, rank, AXIS_PP, -1), .down_rank = mesh_step(me, rank, AXIS_PP, 1),
             .cp_next = ring ? mesh_step(me, rank, AXIS_CP, 1) : -1,
@@ -43,8 +43,10 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   double stage_params = mem_stage_params(m, l, part, s);
   x.stage_params = stage_params;
   x.param_gathers = g_array_new(FALSE, FALSE, sizeof(int));
+  x.gathers_from = g_new0(int, l->virtual_stages + 1);
   emit_stage(&x, &mc, stage_params);
   g_array_free(x.param_gathers, TRUE);
+  g_free(x.gathers_from);
   mem_states st;
   mem_model_states(m, l, part, s, &st);
   p->mem_params_bytes = st.params_bytes;
@@ -62,6 +64,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   mc.code = emit_code_of(l, code);
   /* the groups and neighbours a rank of the stage has, as emit_rank's ids: only whether they exist counts */
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
+            .tp_pending = -1, .before_gemm = -1, .last_gemm = -1,
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = gen_group_exists(l, AXIS_TP),
             .dp_group = gen_group_exists(l, AXIS_DP), .pp_group = gen_group_exists(l, AXIS_PP), .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
@@ -72,8 +75,8 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   g_autofree double *per_pass = g_new(double, SCHED_N_KINDS * V);
   for (int k = 0; k < SCHED_N_KINDS * V; k++) per_pass[k] = -1;
   g_autoptr(GArray) instrs = sched_instructions(l->schedule, stage, l->pp, V, l->grad_accum);
-  int first_fwd, final_bwd;
-  stage_first_and_final(instrs, &first_fwd, &final_bwd);
+  g_autofree int *first_fwd = g_new(int, V), *final_bwd = g_new(int, V);
+  stage_first_and_final(instrs, V, first_fwd, final_bwd);
   double compute = 0, p2p = 0, final_extra = 0;
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
@@ -88,12 +91,11 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
       *n = x.counted - before;
     }
     compute += *n;
-    if ((int)i == final_bwd && l->overlap_grad_reduce && l->zero < 2 && layout_dp_cp(l) > 1) { /* its buckets, once a step */
-      stage_at_chunk(&x, in->chunk);
+    if ((int)i == final_bwd[in->chunk] && l->overlap_grad_reduce && l->zero < 2 && layout_dp_cp(l) > 1) {
+      stage_at_chunk(&x, in->chunk); /* the chunk's buckets, once a step */
       double before = x.counted, plain = *n;
-      x.bucket_counted = 0;
       emit_pass(&x, &mc, k, FALSE, TRUE);
-      final_extra = x.counted - before - plain;
+      final_extra += x.counted - before - plain;
     }
   }
   x.counted = 0;

@@ -38,6 +38,8 @@ typedef struct gen_code {
                              * the all-gathered one (Megatron, Transformer Engine; docs/memory.md); FALSE: the study */
   gboolean pipe_tensors_shared; /* the received stage input is what its first layer saves, and the stage output is
                                  * freed once sent (Megatron's deallocate_output_tensor; docs/memory.md section 5) */
+  gboolean tp_comm_overlap; /* with sp: each tensor-parallel all-gather and reduce-scatter beside its GEMM, on a
+                             * stream of its own (TransformerEngine's userbuffers; workloads/tp_overlap.h) */
 } gen_code;
 
 gen_code gen_default_code(void);

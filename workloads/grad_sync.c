@@ -54,10 +54,10 @@ void grad_sync_unit_begin(emit *x, const double *params, int n, int u, int dir)
     x->wait_for = mine;
   }
   if (x->param_wait && x->param_gathers && x->param_gathers->len) {
-    int buckets = (int)x->param_gathers->len;
-    double per = x->stage_params / buckets, end = x->param_offset + params[u];
+    int c = x->vstage / x->l->pp, lo = x->gathers_from[c], buckets = x->gathers_from[c + 1] - lo;
+    double per = x->pass_params / buckets, end = x->param_offset + params[u];
     int b = MIN(buckets - 1, MAX(0, (int)ceil(end / per * (1 - 1e-12)) - 1));
-    x->wait_for = g_array_index(x->param_gathers, int, b);
+    x->wait_for = g_array_index(x->param_gathers, int, lo + b);
     x->param_offset = end;
   }
 }
@@ -113,25 +113,45 @@ void grad_sync_unit_end_forward(emit *x)
   if (x->gather_units) emit_last_event(x)->mem_delta_bytes -= x->unit_gathered_bytes;
 }
 
+/* The parameters of the virtual stage x points at (grad_sync_stage_units' sum); the stage's with one chunk. */
+double grad_sync_chunk_params(const emit *x)
+{
+  if (x->l->virtual_stages == 1) return x->stage_params;
+  int first, count;
+  partition_layers(x->part, x->m, x->vstage, &first, &count);
+  g_autofree double *units = g_new(double, count + 2);
+  int n = grad_sync_stage_units(x, units);
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += units[i];
+  return sum;
+}
+
 /* ZeRO-1/2's parameter all-gather, with --overlap-param-gather at the start of the step (the previous step's
  * update, issued per bucket on the communication stream: the first forward's units wait for their own bucket
- * only). The buckets as the optimizer's gather. */
+ * only). The buckets as the optimizer's gather, per model chunk in chunk order (Megatron-Core: each chunk its
+ * own buffer): on the one communication stream, chunk c's gathers run while chunk c - 1's first forward
+ * computes. */
 void grad_sync_param_gather_prologue(emit *x)
 {
   const layout *l = x->l;
   if (!l->overlap_param_gather || layout_dp_cp(l) < 2) return;
-  double shards = MAX(1, floor(x->stage_params / GRAD_BUCKET_ELEMENTS));
   x->phase = PH_DP;
   x->mb = -1;
   x->layer = -1;
   x->on_side = TRUE;
-  for (int i = 0; i < (int)shards; i++) {
-    emit_collective(x, COLL_ALL_GATHER, x->dp_group, x->stage_params / shards * BF16);
-    x->bucket_counted += !x->ev;
-    if (x->param_gathers) {
-      int at = emit_last_index(x);
-      g_array_append_val(x->param_gathers, at);
+  for (int c = 0; c < l->virtual_stages; c++) {
+    stage_at_chunk(x, c);
+    double params = grad_sync_chunk_params(x), shards = MAX(1, floor(params / GRAD_BUCKET_ELEMENTS));
+    if (x->gathers_from) x->gathers_from[c] = x->param_gathers ? (int)x->param_gathers->len : 0;
+    for (int i = 0; i < (int)shards; i++) {
+      emit_collective(x, COLL_ALL_GATHER, x->dp_group, params / shards * BF16);
+      x->bucket_counted += !x->ev;
+      if (x->param_gathers) {
+        int at = emit_last_index(x);
+        g_array_append_val(x->param_gathers, at);
+      }
     }
   }
+  if (x->gathers_from) x->gathers_from[l->virtual_stages] = x->param_gathers ? (int)x->param_gathers->len : 0;
   x->on_side = FALSE;
 }

@@ -73,7 +73,8 @@ typedef struct graph_event {
                         * backward GEMM: 0 dgrad + wgrad, 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
   uint8_t dtype : 4;   /* graph_dtype (the event stays 64 bytes) */
   uint16_t op : 12;    /* label: index into the graph's op_names, < GRAPH_MAX_OPS (for people; the replay never reads it) */
-  uint16_t stream : 4; /* the rank's stream it runs on: 0 compute, 1 communication (< GRAPH_STREAMS) */
+  uint16_t stream : 4; /* the rank's stream it runs on: 0 compute, 1 communication, 2 tensor-parallel
+                        * communication overlapped with GEMMs (< GRAPH_STREAMS) */
   int16_t layer;   /* layer index for people, -1 when none */
   int32_t micro_batch; /* -1 when none */
   int32_t peer;        /* send/recv: the other global rank; collective: group id */
@@ -93,7 +94,7 @@ typedef struct graph_dep {
 } graph_dep;
 
 /* Streams a rank has (graph_event.stream). */
-#define GRAPH_STREAMS 2
+#define GRAPH_STREAMS 3
 
 typedef struct graph_program {
   int rank;
@@ -146,6 +147,9 @@ typedef struct graph {
 /* A send's variant bits: EAGER, the sender does not wait for the receive (an isend; without it a send is a
  * rendezvous); GRAD_CHANNEL (send and recv), the message travels in its own FIFO between the two ranks,
  * apart from the messages without the bit. */
+/* A GEMM's variant bit: it runs beside an overlapped tensor-parallel reduce-scatter that holds a fraction of the
+ * SMs (the stack's tp_overlap_sm_fraction; platforms/kernel_cost.c) */
+#define GRAPH_GEMM_SM_SHARED 4
 #define GRAPH_P2P_EAGER 1
 #define GRAPH_P2P_GRAD_CHANNEL 2
 /* LAYER (send and recv): the message is part of a layer's work, not the pipeline's (context parallelism's KV

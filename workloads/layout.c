@@ -106,7 +106,9 @@ static gboolean split_backward(int schedule, int pp)
   return FALSE;
 }
 
-/* ZeRO 2 and 3 and the overlaps are modelled for one chunk per stage and a whole backward (docs/memory.md). */
+/* ZeRO 2 and 3 are modelled for one chunk per stage, and they and the overlaps for a whole backward
+ * (docs/memory.md); the overlaps at ZeRO 0/1 also with chunks (Megatron-Core's interleaved schedule: each chunk
+ * reduces its gradients as its last backward completes them, docs/schedules.md). */
 static gboolean check_zero(const layout *l, GError **err)
 {
   if (l->zero < 0 || l->zero > LAYOUT_MAX_ZERO) return fail(err, "zero: %d (allowed: 0, 1, 2, 3)", l->zero);
@@ -118,9 +120,9 @@ static gboolean check_zero(const layout *l, GError **err)
                    : l->overlap_param_gather ? "overlap_param_gather" : NULL;
   if (!what) return TRUE;
   g_autofree char *shown = l->zero >= 2 ? g_strdup_printf("zero %d", l->zero) : g_strdup(what);
-  if (l->virtual_stages > 1)
-    return fail(err, "%s: not modelled with virtual_stages %d (allowed: virtual_stages 1; or zero 0 or 1 without the "
-                "overlaps)", shown, l->virtual_stages);
+  if (l->virtual_stages > 1 && l->zero >= 2)
+    return fail(err, "%s: not modelled with virtual_stages %d (allowed: virtual_stages 1; or zero 0 or 1, with or "
+                "without the overlaps)", shown, l->virtual_stages);
   if (split_backward(l->schedule, l->pp))
     return fail(err, "%s: not modelled with schedule %s, which splits the backward (allowed: schedule 1f1b or gpipe; "
                 "or zero 0 or 1 without the overlaps)", shown, sched_name(l->schedule));

@@ -126,15 +126,17 @@ void stage_at_chunk(emit *x, int c)
 }
 
 /* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the
- * stage's last backward, `first` its first forward. */
+ * last backward of its chunk (Megatron-Core reduces a chunk's gradients as its last micro-batch's backward
+ * completes them), `first` the chunk's first forward. */
 void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final)
 {
   const layout *l = x->l;
   x->gather_units = l->zero >= 3 && layout_dp_cp(l) > 1;
   x->unit_gather = -1;
   x->reducing = k == SCHED_BACKWARD && layout_dp_cp(l) > 1 && (l->zero >= 2 || (l->overlap_grad_reduce && final));
-  x->n_buckets = (int)ceil(x->stage_params / GRAD_BUCKET_ELEMENTS);
-  x->bucket_elements = x->stage_params / MAX(x->n_buckets, 1);
+  x->pass_params = grad_sync_chunk_params(x);
+  x->n_buckets = (int)ceil(x->pass_params / GRAD_BUCKET_ELEMENTS);
+  x->bucket_elements = x->pass_params / MAX(x->n_buckets, 1);
   x->buckets_done = 0;
   x->grad_ready = 0;
   x->param_wait = k == SCHED_FORWARD && first && l->overlap_param_gather;
@@ -148,14 +150,15 @@ void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolea
   x->reducing = x->param_wait = FALSE;
 }
 
-/* The instruction indices of the stage's first forward and last backward (-1: none). */
-void stage_first_and_final(const GArray *instrs, int *first_fwd, int *final_bwd)
+/* Per chunk of the stage (V of them), the instruction indices of its first forward and last backward (-1: none). */
+void stage_first_and_final(const GArray *instrs, int V, int *first_fwd, int *final_bwd)
 {
-  *first_fwd = *final_bwd = -1;
+  for (int c = 0; c < V; c++) first_fwd[c] = final_bwd[c] = -1;
   for (guint i = 0; i < instrs->len; i++) {
     sched_kind k = g_array_index(instrs, sched_instr, i).kind;
-    if (k == SCHED_FORWARD && *first_fwd < 0) *first_fwd = (int)i;
-    if (k == SCHED_BACKWARD) *final_bwd = (int)i;
+    int c = g_array_index(instrs, sched_instr, i).chunk;
+    if (k == SCHED_FORWARD && first_fwd[c] < 0) first_fwd[c] = (int)i;
+    if (k == SCHED_BACKWARD) final_bwd[c] = (int)i;
   }
 }
 
@@ -169,8 +172,8 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel
    * apart from activations (a stage may get both from one neighbour around an interleaved pipeline) */
   uint8_t eager = sd->eager_sends ? GRAPH_P2P_EAGER : 0, grad_channel = sd->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
-  int first_fwd, final_bwd;
-  stage_first_and_final(instrs, &first_fwd, &final_bwd);
+  g_autofree int *first_fwd = g_new(int, l->virtual_stages), *final_bwd = g_new(int, l->virtual_stages);
+  stage_first_and_final(instrs, l->virtual_stages, first_fwd, final_bwd);
   grad_sync_param_gather_prologue(x);
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
@@ -199,12 +202,12 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
       break;
     case SCHED_FORWARD:
-      emit_pass(x, mc, in->kind, (int)i == first_fwd, FALSE);
+      emit_pass(x, mc, in->kind, (int)i == first_fwd[in->chunk], FALSE);
       if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes += out_buf; /* stage output, kept until RecvGrad */
       break;
     case SCHED_BACKWARD:
     case SCHED_BACKWARD_B:
-      emit_pass(x, mc, in->kind, FALSE, (int)i == final_bwd);
+      emit_pass(x, mc, in->kind, FALSE, (int)i == final_bwd[in->chunk]);
       /* output and its gradient released; the input replaced by its gradient, sent next */
       if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes -= out_buf + grad_buf;
       if (x->prev_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf - act_buf;

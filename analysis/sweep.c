@@ -728,8 +728,18 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   if (n_points > SWEEP_MAX_POINTS) return refuse_size(s, n_points, "platform points", err), NULL;
   g_autoptr(GArray) pts = platform_points(s, err);
   if (!pts) return NULL;
-  double layouts = 0;
-  for (guint i = 0; i < pts->len; i++) layouts += count_point(s, &g_array_index(pts, point, i));
+  /* a point's count depends on its profile, stack and GPU count, not on the what-ifs that follow them in the
+   * points' order (bandwidths, memory): counted once per run of such points, so that a list of 100 what-if
+   * values does not enumerate 100 times before a refusal */
+  double layouts = 0, last = 0;
+  for (guint i = 0; i < pts->len; i++) {
+    const point *pt = &g_array_index(pts, point, i), *prev = i ? &g_array_index(pts, point, i - 1) : NULL;
+    gboolean same = prev && prev->profile_name == pt->profile_name && prev->stack_name == pt->stack_name &&
+                    prev->gpus == pt->gpus && prev->prof.gpus_per_node == pt->prof.gpus_per_node &&
+                    profile_gpus_per_domain(&prev->prof) == profile_gpus_per_domain(&pt->prof);
+    if (!same) last = count_point(s, pt);
+    layouts += last;
+  }
   if (layouts > SWEEP_MAX_LAYOUTS || ceil(layouts / s->shard_n) > SWEEP_MAX_RUN_LAYOUTS)
     return refuse_size(s, layouts, "layouts", err), NULL;
   guint n;

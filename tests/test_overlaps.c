@@ -279,12 +279,12 @@ END_TEST
 
 START_TEST(test_each_stack_runs_its_codes_default_optimizer_and_overlaps)
 {
-  /* Megatron-LM's --use-distributed-optimizer is opt-in (arguments.py: store_true), as is DeepSpeed's ZeRO (its
-   * zero_optimization stage 0): megatron-deepspeed runs ZeRO 0; NeMo's recipes turn on the distributed optimizer,
-   * overlap_grad_reduce and overlap_param_gather (llama3_70b.py's DistributedDataParallelConfig), and its
-   * performance recipes TransformerEngine's tp_comm_overlap; the study's code shards its optimizer (ZeRO 1) */
+  /* megatron-deepspeed runs ZeRO 1 as BLOOM's ds_config did (the runs it is fitted and judged on); NeMo's recipes
+   * turn on the distributed optimizer (ZeRO 1) and, in their DistributedDataParallelConfig and performance recipes,
+   * the overlaps and TransformerEngine's tp_comm_overlap, which the shipped nemo fit leaves off until it is refitted
+   * with them (docs/stacks.md, "Defaults"); the study's code shards its optimizer (ZeRO 1) */
   const struct { const char *stack; int zero, ogr, opg, tpo; } want[] = {
-      {"study", 1, 0, 0, 0}, {"nemo", 1, 0, 0, 1}, {"megatron-deepspeed", 0, 0, 0, 0}};
+      {"study", 1, 0, 0, 0}, {"nemo", 1, 0, 0, 0}, {"megatron-deepspeed", 1, 0, 0, 0}};
   for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
     stack_profile st;
     ck_assert(stack_load_named(want[i].stack, &st, NULL));

@@ -356,8 +356,7 @@ gboolean model_has_mla(const model *m) { return m->mla.kv_lora_rank > 0; }
 
 gboolean model_check_simulable(const model *m, GError **err)
 {
-  const char *what = model_has_experts(m) ? "has experts: expert parallelism not yet modelled"
-                     : model_has_mla(m)   ? "has multi-head latent attention (kv_lora_rank): MLA not yet modelled"
+  const char *what = model_has_mla(m)   ? "has multi-head latent attention (kv_lora_rank): MLA not yet modelled"
                      : m->mtp_layers     ? "has multi-token prediction layers (mtp_layers): MTP not yet modelled"
                                          : NULL;
   if (!what) return TRUE;

@@ -54,6 +54,8 @@ typedef struct sweep_spec {
   sweep_space space;      /* what an axis left out covers */
   int top;                /* exact top-K (docs/sweep.md, "Exact top-K"): replay in order of the lower bound and stop
                            * once K layouts of a point are faster than the next bound; 0: replay every layout */
+  int ep, etp;            /* every layout's expert parallelism (one value: --ep, --etp; docs/moe.md) */
+  double moe_imbalance;   /* every layout's --moe-imbalance */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

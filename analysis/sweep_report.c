@@ -78,6 +78,9 @@ char *sweep_layout_label_except(const csv_table *t, guint r, const char *swept)
   opt_suffix(s, t, r, "overlap_grad_reduce", "0", "%.0s overlap-grad");
   opt_suffix(s, t, r, "overlap_param_gather", "0", "%.0s overlap-param");
   opt_suffix(s, t, r, "precision", "bf16", " %s");
+  opt_suffix(s, t, r, "ep", "1", " ep%s"); /* expert parallelism (docs/moe.md) */
+  opt_suffix(s, t, r, "etp", "1", " etp%s");
+  opt_suffix(s, t, r, "moe_imbalance", "1", " imb%s");
   return g_string_free(s, FALSE);
 }
 

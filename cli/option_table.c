@@ -165,10 +165,10 @@ const cli_option CLI_OPTIONS[] = {
      .help = "llama-7b, llama-13b (default), llama-30b, llama-65b\n"
              "(and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
              "bloom-176b; mixtral-8x7b, mixtral-8x22b, deepseek-v3,\n"
-             "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: parameter counts\n"
-             "only, expert parallelism not yet modelled); aliases in any case:\n"
-             "llama3.1-8b, llama3.1-70b, llama3.1-405b (= llama3-*),\n"
-             "llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
+             "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: mixtures of experts,\n"
+             "--ep; deepseek-v3 refused until MLA is modelled); aliases in any\n"
+             "case: llama3.1-8b, llama3.1-70b,\n"
+             "llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
     {.name = "model-file", .arg = CLI_ARG_REQUIRED, .metavar = "FILE",
      .commands = LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE, .value = CLI_V_STRING,
      .field = F(model_file), .example = "m.json", .section = CLI_SEC_LAYOUT,

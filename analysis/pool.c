@@ -176,6 +176,7 @@ static char *memory_key(const sim_request *rq, gboolean symmetry)
   g_autoptr(GString) axes = g_string_new(NULL); /* every axis' degree (axes.h) */
   for (int a = 0; a < AXIS_N; a++)
     if (!axis_get(a)->derived) g_string_append_printf(axes, " %d", axis_size(l, a));
+  if (model_has_experts(m)) g_string_append_printf(axes, " imbalance %.17g", l->moe_imbalance); /* docs/moe.md */
   return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
                          "%.17g|%g %g %g %g %g %g|%s",
                          m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, axes->str, l->sp,

@@ -18,7 +18,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision"};
+                                      "precision", "ep", "etp"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 

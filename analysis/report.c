@@ -232,6 +232,9 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
     if (l->cp > 1) fprintf(f, ", cp %d", l->cp); /* context parallelism: cp 1 goes unsaid */
+    if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
+      fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),
+              l->moe_imbalance);
     if (l->pp > 1 && l->pipeline_layout[0]) fprintf(f, ", pipeline layout '%s'", l->pipeline_layout);
     else if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))

@@ -22,7 +22,7 @@ static const char *const COLUMNS[] = {
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "vocab_padded", "params", "params_per_gpu", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-    "t_idle_s", "error"};
+    "t_idle_s", "error", "ep", "etp", "moe_imbalance"};
 G_STATIC_ASSERT(TL_N == 8);
 
 /* The option that lists each layout axis. */
@@ -43,7 +43,7 @@ const char *const *sweep_columns(guint *n)
 static gboolean optional_column(const char *col)
 {
   static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision",
-                                      "vocab_padded", "params", "params_per_gpu"};
+                                      "vocab_padded", "params", "params_per_gpu", "ep", "etp", "moe_imbalance"};
   for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
     if (!strcmp(col, later[i])) return TRUE;
   return FALSE;
@@ -233,6 +233,9 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   for (int a = 0; a < AXIS_N; a++) /* the axes' columns (axes.h) */
     if (axis_get(a)->column) set_int(t, r, axis_get(a)->column, axis_size(l, a));
   set_int(t, r, "sp", l->sp);
+  char imb[32];
+  g_snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
+  set(t, r, "moe_imbalance", imb);
   gen_options gen = s->gen;
   if (!s->partition_set) gen.partition = pt->prof.stack.partition;
   set(t, r, "partition", partition_method_name(gen.partition));
@@ -363,6 +366,9 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
                       /* what the command gave or the full space enumerates stays; the rest is the stack's */
                       stack_layout_defaults(&pt->prof.stack, &l, s->space == SWEEP_SPACE_FULL ? ~0u : s->layout_given);
                       l.precision = ival(prs, pr);
+                      l.ep = MAX(s->ep, 1); /* one value for the sweep (docs/moe.md) */
+                      l.etp = MAX(s->etp, 1);
+                      l.moe_imbalance = s->moe_imbalance >= 1 ? s->moe_imbalance : 1.0;
                       add_row(e, pt, &l);
                     }
   for (guint h = 0; h < scs->len; h++) g_array_unref(vss[h]);
@@ -461,6 +467,8 @@ static char *sweep_id(const sweep_spec *s)
                          s->model_file ? s->model_file : "-", s->seq_len, s->global_batch, s->zero, s->overlap_grad_reduce,
                          s->overlap_param_gather, s->partition_set, (int)s->gen.partition, s->gen.symmetry);
   g_string_append_printf(d, "m %d %d %d %d\n", s->m.layers, s->m.hidden, s->m.heads, s->m.vocab);
+  if (s->ep > 1 || s->etp > 1 || s->moe_imbalance > 1) /* a sweep without experts keeps its id */
+    g_string_append_printf(d, "ep %d etp %d imbalance %.17g\n", s->ep, s->etp, s->moe_imbalance);
   for (int ax = 0; ax < AX_N; ax++) {
     g_string_append_printf(d, "%s:", AXIS_OPTIONS[ax]);
     for (guint i = 0; s->layout[ax] && i < s->layout[ax]->len; i++) g_string_append_printf(d, " %d", ival(s->layout[ax], i));

@@ -56,6 +56,8 @@ typedef struct sweep_spec {
                            * once K layouts of a point are faster than the next bound; 0: replay every layout */
   unsigned layout_given;  /* STACK_GIVEN_* bits: which of zero and the overlaps the command gave (else each
                            * stack's) */
+  int ep, etp;            /* every layout's expert parallelism (one value: --ep, --etp; docs/moe.md) */
+  double moe_imbalance;   /* every layout's --moe-imbalance */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

@@ -78,6 +78,9 @@ char *sweep_layout_label_except(const csv_table *t, guint r, const char *swept)
   opt_suffix(s, t, r, "overlap_grad_reduce", "0", "%.0s overlap-grad");
   opt_suffix(s, t, r, "overlap_param_gather", "0", "%.0s overlap-param");
   opt_suffix(s, t, r, "precision", "bf16", " %s");
+  const char *const moe[][2] = {{"ep", " ep%s"}, {"etp", " etp%s"}, {"moe_imbalance", " imb%s"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(moe); i++) /* expert parallelism (docs/moe.md) where not 1 (0: a table's blank) */
+    if (strcmp(cell(t, r, moe[i][0]), "0")) opt_suffix(s, t, r, moe[i][0], "1", moe[i][1]);
   return g_string_free(s, FALSE);
 }
 

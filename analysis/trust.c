@@ -148,7 +148,7 @@ static const char *const FLAG_NAMES[TRUST_N_FLAGS] = {
     "pp2-cost", "tp8-checkpointing", "large-scores", "near-oom",
     "outside:model-size", "outside:seq-len", "outside:nodes", "outside:platform", "outside:schedule",
     "outside:checkpointing",
-    "outside:cp", "uncalibrated-profile"};
+    "outside:cp", "uncalibrated-profile", "outside:moe"};
 static const char *const CLASS_NAMES[TRUST_N_CLASSES] = {"base", "pp2", "tp8-checkpointing"};
 
 const char *trust_flag_name(trust_flag f) { return FLAG_NAMES[f]; }
@@ -247,7 +247,7 @@ static double outside_units(const trust_table *t, const sim_request *rq, const t
       if (now[i] > 0 && then[i] > 0) far = MAX(far, fabs(log2(now[i] / then[i])));
     u += units_of(far);
   }
-  const trust_flag one[] = {TRUST_OUT_SCHEDULE, TRUST_OUT_CKPT, TRUST_OUT_CP};
+  const trust_flag one[] = {TRUST_OUT_SCHEDULE, TRUST_OUT_CKPT, TRUST_OUT_CP, TRUST_OUT_MOE};
   for (size_t i = 0; i < G_N_ELEMENTS(one); i++)
     if (f & (1u << one[i])) u += 1;
   return u;
@@ -263,7 +263,7 @@ static double machine_units(const trust_table *t, const sim_request *rq)
 
 #define OUTSIDE_FLAGS                                                                                           \
   (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM |              \
-   1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP)
+   1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP | 1u << TRUST_OUT_MOE)
 
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out)
@@ -287,6 +287,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP) f |= 1u << TRUST_OUT_CKPT;
   if (outside(l->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1))) f |= 1u << TRUST_OUT_CP; /* the runs' cp range (1-1 when unset) */
   out->cp = l->cp;
+  if (model_has_experts(&rq->m)) f |= 1u << TRUST_OUT_MOE; /* no calibration run had experts */
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
@@ -390,6 +391,9 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
   if (a->flags & (1u << TRUST_OUT_CP)) /* the ring's exchanges run after the attention kernels, not under them */
     g_string_append_printf(out, "%scp %d (calibrated %g-%g; the KV ring's exchanges are not overlapped with the "
                            "attention: docs/model.md)", out->len ? ", " : "", a->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1));
+  if (a->flags & (1u << TRUST_OUT_MOE))
+    g_string_append_printf(out, "%sexperts (ep %d, imbalance %g; calibrated on dense models only: docs/moe.md)",
+                           out->len ? ", " : "", rq->l.ep, rq->l.moe_imbalance);
   if (a->flags & (1u << TRUST_UNCALIBRATED))
     g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated (datasheet figures only): the band is widened "
                                        "%.3gx = %g^%.2f, one power per dimension outside the calibration data and per "

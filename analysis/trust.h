@@ -33,6 +33,7 @@ typedef enum {
   TRUST_OUT_CKPT,     /* a partial recomputation (selective, mlp): no calibration run of either shipped table used one */
   TRUST_OUT_CP,       /* context parallelism: no calibration run had it */
   TRUST_UNCALIBRATED, /* the profile is marked "calibrated": false: datasheet figures, never measured */
+  TRUST_OUT_MOE,      /* a model with experts (docs/moe.md): every calibration run was a dense model */
   TRUST_N_FLAGS
 } trust_flag;
 

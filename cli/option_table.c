@@ -99,6 +99,17 @@ static gboolean set_prior_weight(cli_opts *o, const char *arg, GError **err)
   return TRUE;
 }
 
+static gboolean set_moe_imbalance(cli_opts *o, const char *arg, GError **err)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (errno || end == arg || *end || !isfinite(v) || v < 1 || v > 1024)
+    return cli_bad_value(err, "moe-imbalance", arg, "a number from 1 (balanced) to 1024");
+  o->rq.l.moe_imbalance = v;
+  return TRUE;
+}
+
 static gboolean set_fit(cli_opts *o, const char *arg, GError **err)
 {
   if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory") && strcmp(arg, "fp8"))
@@ -154,10 +165,10 @@ const cli_option CLI_OPTIONS[] = {
      .help = "llama-7b, llama-13b (default), llama-30b, llama-65b\n"
              "(and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
              "bloom-176b; mixtral-8x7b, mixtral-8x22b, deepseek-v3,\n"
-             "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: parameter counts\n"
-             "only, expert parallelism not yet modelled); aliases in any case:\n"
-             "llama3.1-8b, llama3.1-70b, llama3.1-405b (= llama3-*),\n"
-             "llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
+             "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: mixtures of experts,\n"
+             "--ep; deepseek-v3 refused until MLA is modelled); aliases in any\n"
+             "case: llama3.1-8b, llama3.1-70b,\n"
+             "llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
     {.name = "model-file", .arg = CLI_ARG_REQUIRED, .metavar = "FILE",
      .commands = LAYOUT_OPT | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE, .value = CLI_V_STRING,
      .field = F(model_file), .example = "m.json", .section = CLI_SEC_LAYOUT,
@@ -192,6 +203,20 @@ const cli_option CLI_OPTIONS[] = {
      .help = "context-parallel degree (default 1): each rank holds seq-len/cp\n"
              "tokens, attention is TransformerEngine's ring (seq-len a\n"
              "multiple of 2*cp, a flash kernel); docs/model.md"},
+    /* which ep and etp fold onto the ranks: layout_validate (docs/moe.md) */
+    {.name = "ep", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
+     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.ep), .example = "8", .section = CLI_SEC_LAYOUT,
+     .help = "expert-parallel degree (default 1): a model with experts, ep divides\n"
+             "them and etp*ep divides tp*cp*dp (Megatron's folding); docs/moe.md"},
+    {.name = "etp", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
+     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.etp), .example = "2", .section = CLI_SEC_LAYOUT,
+     .help = "expert tensor-parallel degree (default 1): each expert split over etp\n"
+             "ranks; docs/moe.md"},
+    {.name = "moe-imbalance", .arg = CLI_ARG_REQUIRED, .metavar = "F", .commands = LAYOUT_OPT, .value = CLI_V_CUSTOM,
+     .set = set_moe_imbalance, .example = "1.5", .section = CLI_SEC_LAYOUT,
+     .help = "max-over-mean tokens per expert, 1..1024 (default 1: balanced, as\n"
+             "an auxiliary-loss-balanced router); scales the slowest EP rank's\n"
+             "expert GEMMs and the all-to-all's largest message; docs/moe.md"},
     {.name = "sp", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT, .value = CLI_V_BOOL,
      .field = F(rq.l.sp), .list = CLI_LIST_LAYOUT, .axis = AX_SP, .left_out = EVERY_VALID, .example = "1",
      .section = CLI_SEC_LAYOUT,

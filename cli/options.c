@@ -492,6 +492,9 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->seq_len = o->rq.l.seq_len;
   s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;
   s->zero = o->rq.l.zero;
+  s->moe_imbalance = o->rq.l.moe_imbalance;
+  s->ep = o->rq.l.ep;
+  s->etp = o->rq.l.etp;
   s->overlap_grad_reduce = o->rq.l.overlap_grad_reduce;
   s->overlap_param_gather = o->rq.l.overlap_param_gather;
   s->space = (sweep_space)o->space;

@@ -163,14 +163,16 @@ END_TEST
 START_TEST(test_axis_table)
 {
   /* Megatron's order, fastest first (other axes may sit between) */
-  const char *order[] = {"tp", "cp", "dp", "pp"};
+  const char *order[] = {"tp", "cp", "ep", "dp", "pp"};
   for (size_t i = 0; i < G_N_ELEMENTS(order); i++) {
     int a = axis_by_name(order[i]);
     ck_assert_int_ge(a, 0);
     ck_assert_str_eq(axis_get(a)->name, order[i]);
     if (i > 0) ck_assert_int_lt(axis_by_name(order[i - 1]), a);
   }
-  ck_assert_int_eq(axis_by_name("ep"), -1);
+  /* ep and etp are folded: the expert layers' order over the same ranks (test_moe_ep.c), not the world's */
+  ck_assert(axis_get(AXIS_EP)->folded && axis_get(AXIS_ETP)->folded);
+  ck_assert_uint_eq(AXIS_ALL & AXIS_FOLDED, 0);
   /* ZeRO and the gradient reduction span the ranks holding the same weights: dp and cp */
   ck_assert_uint_eq(axis_mask_sharding(AXIS_REPLICATES_WEIGHTS), AXIS_BIT(AXIS_DP) | AXIS_BIT(AXIS_CP));
   ck_assert_uint_eq(axis_mask_mirrored(), AXIS_BIT(AXIS_TP) | AXIS_BIT(AXIS_DP));

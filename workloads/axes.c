@@ -20,6 +20,10 @@ static const axis_info AXES[AXIS_N] = {
                          "TransformerEngine's ring (seq-len a multiple of 2*cp, a flash kernel); docs/model.md",
                  .sweep_default = "1 only", .shards = AXIS_SHARDS_ACTIVATIONS | AXIS_REPLICATES_WEIGHTS,
                  .group = B(CP), .offset = offsetof(layout, cp)},
+    [AXIS_EP] = {.name = "ep", .option = "--ep", .column = "ep", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE,
+                 .help = "expert-parallel degree (default 1): each rank of an ep group holds experts/ep of an MoE "
+                         "layer's routed experts, tokens reach them by all-to-all; folded onto tp*cp*dp; docs/moe.md",
+                 .sweep_default = "1 only", .shards = AXIS_SHARDS_PARAMS, .group = B(EP), .offset = offsetof(layout, ep)},
     [AXIS_DP] = {.name = "dp", .derived = TRUE, .help = "data-parallel degree: gpus / (the other degrees' product)",
                  .sweep_default = "derived", .mirrored = TRUE, .shards = AXIS_REPLICATES_WEIGHTS,
                  .group = B(DP) | B(CP), .offset = offsetof(layout, dp)},
@@ -27,6 +31,11 @@ static const axis_info AXES[AXIS_N] = {
                  .help = "pipeline-parallel degree (default 1)",
                  .sweep_default = "the divisors of gpus/tp up to the layers", .shards = AXIS_SHARDS_PARAMS,
                  .group = B(PP), .offset = offsetof(layout, pp)},
+    [AXIS_ETP] = {.name = "etp", .option = "--etp", .column = "etp", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE,
+                  .help = "expert tensor-parallel degree (default 1): each routed expert split over etp ranks; "
+                          "etp*ep divides tp*cp*dp; docs/moe.md",
+                  .sweep_default = "1 only", .shards = AXIS_SHARDS_PARAMS, .group = B(ETP),
+                  .offset = offsetof(layout, etp)},
 };
 
 const axis_info *axis_get(axis_id a) { return &AXES[a]; }
@@ -40,6 +49,11 @@ int axis_by_name(const char *name)
 
 int axis_size(const layout *l, axis_id a) { return *(const int *)((const char *)l + AXES[a].offset); }
 void axis_set_size(layout *l, axis_id a, int v) { *(int *)((char *)l + AXES[a].offset) = v; }
+
+int axis_edp(const layout *l)
+{
+  return (int)(axis_product(l, AXIS_ALL & ~axis_mask_stage()) / axis_product(l, AXIS_FOLDED));
+}
 
 gint64 axis_product(const layout *l, unsigned mask)
 {

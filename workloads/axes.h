@@ -15,13 +15,17 @@
 struct layout;
 
 /* The axes in Megatron-Core's rank order, fastest-varying first (parallel_state.py's default order
- * "tp-cp-ep-dp-pp"; ep, when it comes, sits between cp and dp, and its expert layers get a second order over
- * the same ranks, mesh.h). */
-typedef enum { AXIS_TP, AXIS_CP, AXIS_DP, AXIS_PP, AXIS_N } axis_id;
+ * "tp-cp-ep-dp-pp"). ep and etp are folded axes (axis_info.folded): Megatron's "parallel folding" puts the expert
+ * layers on the same ranks in a second order, etp-ep-edp-pp (mesh.h mesh_init_expert), with the expert
+ * data-parallel edp = tp*cp*dp / (etp*ep); in the dense layers' order their degree is 1. */
+typedef enum { AXIS_TP, AXIS_CP, AXIS_EP, AXIS_DP, AXIS_PP, AXIS_ETP, AXIS_N } axis_id;
 
 /* A set of axes as a bit mask: AXIS_BIT(AXIS_DP) | AXIS_BIT(AXIS_CP) is Megatron's dp-cp. */
 #define AXIS_BIT(a) (1u << (a))
-#define AXIS_ALL ((1u << AXIS_N) - 1)
+/* The folded (expert) axes: they do not multiply the world. */
+#define AXIS_FOLDED (AXIS_BIT(AXIS_EP) | AXIS_BIT(AXIS_ETP))
+/* Every axis of the dense layers' order: the world is their product. */
+#define AXIS_ALL (((1u << AXIS_N) - 1) & ~AXIS_FOLDED)
 
 /* What an axis splits across its ranks (bits of axis_info.shards). */
 enum {
@@ -43,6 +47,8 @@ typedef struct axis_info {
   gboolean listable;       /* a sweep takes a list of values for it */
   gboolean mirrored;       /* ranks along it run the same program (the generator's symmetry: mirrors) */
   gboolean stage;          /* the pipeline axis: neighbours along it hand activations on */
+  gboolean folded;         /* an expert axis (ep, etp): degree 1 in the dense order, its groups those of the expert
+                            * order over the same ranks (mesh_init_expert); not in the world's product */
   unsigned shards;         /* AXIS_SHARDS_* bits */
   unsigned group;          /* the axes of the group its collectives run over (AXIS_BIT mask, its own among them):
                             * dp's is dp-cp, the ranks that hold the same weights (Megatron's gradient group) */
@@ -56,6 +62,9 @@ int axis_by_name(const char *name);
 /* The degree of an axis in a layout, and setting it (a derived axis is set by layout_validate). */
 int axis_size(const struct layout *l, axis_id a);
 void axis_set_size(struct layout *l, axis_id a, int v);
+/* The expert data-parallel degree of Megatron's folding: tp*cp*dp / (etp*ep), the ranks of a stage holding the
+ * same experts (their gradients are reduced, and the distributed optimizer shards, over it). */
+int axis_edp(const struct layout *l);
 /* The product of the degrees of the axes in a mask. */
 gint64 axis_product(const struct layout *l, unsigned mask);
 /* The mask of the axes whose info has every bit of `shards` set (e.g. AXIS_REPLICATES_WEIGHTS). */

@@ -15,7 +15,8 @@
 static const char *const LABELS[BL_N] = {"comm",     "embed",  "norm",   "qkv",      "rotary",
                                          "attention", "attn_out", "residual", "mlp_up", "swiglu",
                                          "mlp_down", "logits", "loss",   "optimizer", "bias",
-                                         "gelu",     "dropout", "positions", "fp8_cast"};
+                                         "gelu",     "dropout", "positions", "fp8_cast", "router", "topk", "permute",
+                                         "expert_up", "expert_act", "expert_down", "unpermute"};
 
 const char *block_label_name(block_label b) { return LABELS[b]; }
 
@@ -232,11 +233,11 @@ static block_op *linear(block *b, const layout *l, block_label label, const dims
   return o;
 }
 
-void block_layer(const model *m, const layout *l, const block_code *c, block *out)
+/* A layer's attention sub-block, its residual and the MLP's norm. */
+static void attention_block(const model *m, const layout *l, const block_code *c, const dims *dp, block *out)
 {
-  dims d = dims_of(m, l);
-  double T = d.T, h = d.h, f = d.f, t = d.t;
-  out->n = 0;
+  dims d = *dp;
+  double T = d.T, h = d.h, t = d.t;
   block_op *o;
   norm(out, m, &d, c->fused_norm);
   tp_enter(out, 1);
@@ -266,6 +267,15 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   tp_exit(out);
   residual(out, m, &d);
   norm(out, m, &d, c->fused_norm);
+}
+
+/* A dense MLP of inner width f (the layer's, or the shared experts'), its tp region. */
+static void mlp_block(const model *m, const layout *l, const block_code *c, const dims *dp, double f, block *out)
+{
+  dims d = *dp;
+  double T = d.T, h = d.h, t = d.t;
+  block_op *o;
+  double col_in = c->sp_saves_shard ? d.Tl * h : T * h; /* the saved input (attention_block's comment) */
   int mlp_first = out->n;
   if (m->mlp == MODEL_MLP_GELU) { /* GPT: h -> f GEMM, GeLU (fused with its bias), f -> h GEMM */
     tp_enter(out, 1);
@@ -279,7 +289,6 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
     linear(out, l, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t); /* its input, the GeLU output */
     tp_exit(out);
     mark_mlp(out, mlp_first);
-    residual(out, m, &d);
     return;
   }
   tp_enter(out, c->mlp_in_gemms);
@@ -298,7 +307,88 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   linear(out, l, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t); /* its input silu(up)*gate */
   tp_exit(out);
   mark_mlp(out, mlp_first);
+}
+
+void block_layer(const model *m, const layout *l, const block_code *c, block *out)
+{
+  dims d = dims_of(m, l);
+  out->n = 0;
+  attention_block(m, l, c, &d, out);
+  mlp_block(m, l, c, &d, d.f, out);
   residual(out, m, &d);
+}
+
+/* The MoE block on a rank (docs/moe.md derives each number). Tm = the rank's tokens in the sequence-parallel
+ * region (Megatron requires sp with tp > 1 and MoE), E experts, k = top_k, fe the expert width; F = --moe-imbalance.
+ * Dispatch: each rank sends its k*Tm token copies (h wide, bf16) to the ranks of their experts, (ep-1)/ep of it off
+ * the rank when balanced; the slowest rank receives F times its share (the all-to-all's largest message: every
+ * message is taken at it). Experts: a rank holds E/ep experts and, gathered over etp, computes etp*k*Tm rows on
+ * them, etp*ep*k*Tm/E per expert when balanced, each expert fe/etp wide; the slowest rank's GEMMs F times that. */
+static void moe_block(const model *m, const layout *l, const block_code *c, const dims *dp, block *out)
+{
+  const model_moe *e = &m->moe;
+  double Tm = dp->Tl, h = dp->h, E = e->experts, k = e->top_k, fe = e->expert_ffn, F = l->moe_imbalance;
+  double etp = l->etp, ep = l->ep, local = E / ep;
+  double rows = etp * Tm * k * F; /* token rows on the slowest rank's local experts */
+  int first = out->n;
+  block_op *o = gemm(out, BL_ROUTER, dp, E, h, 1, Tm * h * BF16);
+  o->rows = Tm;
+  o->transient_bytes[1] = gemm_backward_bytes(Tm, h, E, 1);
+  o = pass(out, BL_TOPK, Tm * E, FP32 + FP32, 2); /* the fp32 scores read, probabilities written; top-k */
+  o->saved_bytes = Tm * E * FP32;
+  o = pass(out, BL_PERMUTE, Tm * h, BF16 * (1 + k), 1); /* reads the tokens, writes k copies */
+  o->transient_bytes[0] = o->transient_bytes[1] = k * Tm * h * BF16;
+  o = add(out, BLOCK_EP_DISPATCH, BL_COMM);
+  o->bytes[0] = o->bytes[1] = F * k * Tm * h * BF16;
+  o->etp_bytes = etp > 1 ? F * k * Tm * h * BF16 : 0;
+  o->transient_bytes[0] = o->transient_bytes[1] = F * k * Tm * h * BF16 * etp; /* the receive buffer */
+  gboolean gelu = m->mlp == MODEL_MLP_GELU;
+  double per_expert = rows / F / local; /* balanced rows of one expert */
+  o = gemm(out, BL_EXPERT_UP, dp, (gelu ? 1 : 2) * fe / etp, h, (int)local, rows * h * BF16);
+  o->rows = per_expert;
+  o->scale = F;
+  o->transient_bytes[1] = F * gemm_backward_bytes(per_expert, h, (gelu ? 1 : 2) * fe / etp, (int)local);
+  o = pass(out, BL_EXPERT_ACT, rows * fe / etp, gelu ? OPS_GELU_FWD_BYTES_PER_EL : OPS_SWIGLU_BYTES_PER_EL,
+           gelu ? 1 : OPS_SWIGLU_KERNELS);
+  o->saved_bytes = (gelu ? 1 : 3) * rows * fe / etp * BF16;
+  o->transient_bytes[1] = 4 * rows * fe / etp * BF16;
+  o = gemm(out, BL_EXPERT_DOWN, dp, h, fe / etp, (int)local, rows * fe / etp * BF16);
+  o->rows = per_expert;
+  o->scale = F;
+  o->transient_bytes[1] = F * gemm_backward_bytes(per_expert, fe / etp, h, (int)local);
+  o = add(out, BLOCK_EP_COMBINE, BL_COMM);
+  o->bytes[0] = o->bytes[1] = F * k * Tm * h * BF16;
+  o->etp_bytes = etp > 1 ? F * k * Tm * h * BF16 : 0;
+  o->transient_bytes[0] = o->transient_bytes[1] = F * k * Tm * h * BF16 * etp;
+  o = pass(out, BL_UNPERMUTE, Tm * h, BF16 * (1 + k), 1); /* k copies read, weighted, summed per token */
+  o->saved_bytes = k * Tm * h * BF16; /* the combined copies (the probabilities' gradient reads them) */
+  mark_mlp(out, first); /* --recompute-modules mlp runs the MoE block again, its input (the router's) kept */
+  if (e->shared_experts) mlp_block(m, l, c, dp, (double)e->shared_experts * e->shared_expert_ffn, out);
+}
+
+void block_moe_layer(const model *m, const layout *l, const block_code *c, block *out)
+{
+  dims d = dims_of(m, l);
+  out->n = 0;
+  attention_block(m, l, c, &d, out);
+  moe_block(m, l, c, &d, out);
+  residual(out, m, &d);
+}
+
+double block_moe_expert_params(const model *m, const layout *l)
+{
+  double per = (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * m->hidden * m->moe.expert_ffn;
+  return (double)m->moe.experts / l->ep * per / l->etp;
+}
+
+double block_moe_dense_params(const model *m, int tp)
+{
+  model att = *m; /* the layer without its MLP: block_layer_params at ffn 0 */
+  att.ffn = 0;
+  double p = block_layer_params(&att, tp) + (double)m->hidden * m->moe.experts; /* the router, replicated */
+  if (m->moe.shared_experts)
+    p += (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * m->hidden * m->moe.shared_experts * m->moe.shared_expert_ffn / tp;
+  return p;
 }
 
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out)

@@ -30,7 +30,10 @@ typedef enum {
   BLOCK_MEMORY,    /* a memory-bound pass: bytes and launches */
   BLOCK_TP_ENTER,  /* entry of a column-parallel region: sp all-gather forward; backward the input gradient's
                     * all-reduce (bwd_reduces of them, one per GEMM) or, with sp, its reduce-scatter */
-  BLOCK_TP_EXIT    /* exit of a row-parallel GEMM: all-reduce (sp: reduce-scatter) forward; sp all-gather backward */
+  BLOCK_TP_EXIT,   /* exit of a row-parallel GEMM: all-reduce (sp: reduce-scatter) forward; sp all-gather backward */
+  BLOCK_EP_DISPATCH, /* MoE: the permuted tokens to their experts' ranks, an all-to-all over ep of bytes[0] per rank
+                      * (then with etp > 1 an all-gather over etp of etp_bytes); backward the reverse (docs/moe.md) */
+  BLOCK_EP_COMBINE   /* MoE: the experts' outputs back (with etp > 1 first a reduce-scatter over etp), all-to-all */
 } block_kind;
 
 /* What an operator is called, for people (the graph's op labels, in this order: generate.c registers them). */
@@ -54,8 +57,18 @@ typedef enum {
   BL_DROPOUT,   /* dropout (the embedding's) */
   BL_POSITIONS, /* learned position embedding added */
   BL_FP8_CAST,  /* Transformer Engine's amax and cast(-transpose) of an FP8 linear layer's operands */
+  BL_ROUTER,    /* MoE (docs/moe.md): the router GEMM h -> experts */
+  BL_TOPK,      /* the router's score function and top-k */
+  BL_PERMUTE,   /* the tokens copied top_k times, grouped by expert (Megatron's permute) */
+  BL_EXPERT_UP, /* the local experts' grouped input GEMMs */
+  BL_EXPERT_ACT, /* their SwiGLU (GeLU) */
+  BL_EXPERT_DOWN, /* their grouped output GEMMs */
+  BL_UNPERMUTE, /* the experts' outputs weighted by the router's probabilities and summed per token */
   BL_N
 } block_label;
+
+/* The labels a model without experts uses (a dense model's graph lists only these ops). */
+#define BL_N_DENSE BL_ROUTER
 
 const char *block_label_name(block_label b);
 
@@ -83,9 +96,13 @@ typedef struct block_op {
   int bwd_reduces;          /* TP_ENTER: all-reduces of the input gradient in backward without sp */
   int dtype[2];             /* GEMM: its graph_dtype forward and backward (bf16 but a linear layer's under FP8) */
   double step_bytes;        /* FP8 cast: bytes of the weights' cast, once a step (the first micro-batch's forward) */
+  double rows;              /* GEMM: its rows where they are not the T tokens (MoE's; 0: T) */
+  double scale;             /* GEMM: its FLOPs and bytes times this (the slowest EP rank's load under --moe-imbalance,
+                             * docs/moe.md; 0: 1) */
+  double etp_bytes;         /* EP_DISPATCH, EP_COMBINE: what each rank gathers over etp (0: etp 1) */
 } block_op;
 
-#define BLOCK_MAX_OPS 32
+#define BLOCK_MAX_OPS 48
 
 typedef struct block {
   block_op op[BLOCK_MAX_OPS];
@@ -104,6 +121,15 @@ typedef struct block_code {
 
 /* One transformer layer, in forward order. */
 void block_layer(const model *m, const layout *l, const block_code *c, block *out);
+/* A mixture-of-experts transformer layer (model_layer_is_moe): the attention as block_layer's, then the MoE
+ * block (docs/moe.md): router, top-k, permute, all-to-all dispatch over ep, the E/ep local experts' grouped GEMMs,
+ * combine, unpermute, and the shared experts as a dense MLP. */
+void block_moe_layer(const model *m, const layout *l, const block_code *c, block *out);
+/* Routed-expert parameters of one MoE layer on a rank: experts/ep experts, each split over etp. */
+double block_moe_expert_params(const model *m, const layout *l);
+/* The other parameters of an MoE layer on a rank (attention, norms, router, shared experts over tp): what dp-cp
+ * replicates. */
+double block_moe_dense_params(const model *m, int tp);
 /* The embedding item: the lookup first (the generator puts its tp collective after it). */
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out);
 /* The head items: [0] the final norm, [1] the logits GEMM, [2] the fp32 cross-entropy. */

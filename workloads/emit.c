@@ -24,6 +24,8 @@ void emit_tables(emit *x)
 {
   block_code bc = emit_code_of(x->l, x->code);
   block_layer(x->m, x->l, &bc, &x->layer_ops);
+  if (model_has_experts(x->m)) block_moe_layer(x->m, x->l, &bc, &x->moe_ops);
+  else x->moe_ops.n = 0;
   block_embedding(x->m, x->l, &bc, &x->embed);
   block_head(x->m, x->l, &bc, &x->head);
 }
@@ -96,7 +98,11 @@ static graph_event *gemm(emit *x, block_label op, double m, double n, double k, 
  * read in FP8 (the output is written in bf16). */
 graph_event *emit_block_gemm(emit *x, const block_op *o)
 {
-  graph_event *e = gemm(x, o->label, x->T, o->n, o->k, o->count);
+  graph_event *e = gemm(x, o->label, o->rows > 0 ? o->rows : x->T, o->n, o->k, o->count);
+  if (o->scale > 0) { /* the slowest EP rank's load (docs/moe.md): its shape, scale times the work */
+    e->flops *= o->scale;
+    e->bytes *= o->scale;
+  }
   graph_dtype dt = (graph_dtype)o->dtype[emit_in_backward(x)];
   if (dt == DT_BF16) return e;
   double opnd = precision_operand_bytes((precision)x->l->precision), m = e->m, n = e->n, k = e->k;

@@ -41,6 +41,7 @@ typedef struct emit {
   const gen_code *code;
   const partition *part;
   block layer_ops, embed, head; /* the operator tables of the items (block.h) */
+  block moe_ops;   /* a mixture-of-experts layer's (models with experts) */
   GArray *ev;      /* the program being written; NULL: only count the events (gen_stage_events) */
   double counted;  /* events counted when ev is NULL */
   double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */
@@ -49,6 +50,7 @@ typedef struct emit {
   int vstage;      /* the virtual stage being emitted: chunk * pp + stage (the stage with one chunk) */
   bwd_part bpart;
   int tp_group, dp_group, pp_group; /* dp_group: Megatron's dp-cp group (dp * cp ranks) with cp > 1 */
+  int ep_group, etp_group, edp_group; /* the expert layers' groups (mesh_init_expert; -1: none) */
   int prev_rank, next_rank; /* the neighbours of the virtual stage (-1: none) */
   int cp_next, cp_prev;     /* the ranks after and before this one around the cp ring (-1: cp 1) */
   int up_rank, down_rank;   /* the ranks of stages stage - 1 and stage + 1 around the pipeline */
@@ -85,7 +87,9 @@ typedef struct emit {
  * made in the table's order, so the graph's group ids are tp's, then cp's, dp's, pp's. */
 typedef struct gen_groups {
   mesh me;
+  mesh xme;        /* the expert layers' order (mesh_init_expert): the folded axes' groups are its */
   int *id[AXIS_N]; /* by mesh_group_index */
+  int *edp_id;     /* the expert data-parallel groups (the expert mesh's dp), by its group index */
 } gen_groups;
 
 /* emit.c */
@@ -109,10 +113,15 @@ void tp_overlap_collective(emit *x, graph_coll c, double bytes, gboolean before)
 void tp_overlap_on_push(emit *x, graph_cost cost);
 
 /* gen_groups.c */
-void gen_groups_make(graph *g, const layout *l, gen_groups *gs);
+/* experts: the model has experts (the expert data-parallel groups are made; a dense model's graph has none) */
+void gen_groups_make(graph *g, const layout *l, gboolean experts, gen_groups *gs);
 int gen_group_of(const gen_groups *gs, axis_id a, int rank);
 void gen_groups_clear(gen_groups *gs);
 int gen_group_exists(const layout *l, axis_id a);
+int gen_group_edp_of(const gen_groups *gs, int rank);
+int gen_group_edp_exists(const layout *l);
+/* layer_pass.c: the operator table of the layer being emitted (x->layer: MoE or dense) */
+const block *layer_table(const emit *x);
 
 /* layer_pass.c */
 void layer_saves(emit *x, graph_event *e, const block_op *o);

@@ -34,7 +34,8 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   gboolean ring = l->cp > 1;
   emit x = {.m = m, .l = l, .code = code, .part = part, .ev = p->events, .prog = p, .wait_for = -1, .last_main = -1,
             .last_side = -1, .tp_pending = -1, .before_gemm = -1, .last_gemm = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
-            .pp_group = gen_group_of(gs, AXIS_PP, rank),
+            .pp_group = gen_group_of(gs, AXIS_PP, rank), .ep_group = gen_group_of(gs, AXIS_EP, rank),
+            .etp_group = gen_group_of(gs, AXIS_ETP, rank), .edp_group = gen_group_edp_of(gs, rank),
             .up_rank = mesh_step(me, rank, AXIS_PP, -1), .down_rank = mesh_step(me, rank, AXIS_PP, 1),
             .cp_next = ring ? mesh_step(me, rank, AXIS_CP, 1) : -1,
             .cp_prev = ring ? mesh_step(me, rank, AXIS_CP, -1) : -1, .T = layout_tokens_per_rank(l)};
@@ -66,7 +67,9 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
   emit x = {.m = m, .l = l, .code = code, .part = part, .stage = stage, .wait_for = -1, .last_main = -1, .last_side = -1,
             .tp_pending = -1, .before_gemm = -1, .last_gemm = -1,
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = gen_group_exists(l, AXIS_TP),
-            .dp_group = gen_group_exists(l, AXIS_DP), .pp_group = gen_group_exists(l, AXIS_PP), .up_rank = 0, .down_rank = 0,
+            .dp_group = gen_group_exists(l, AXIS_DP), .pp_group = gen_group_exists(l, AXIS_PP),
+            .ep_group = gen_group_exists(l, AXIS_EP), .etp_group = gen_group_exists(l, AXIS_ETP),
+            .edp_group = model_has_experts(m) ? gen_group_edp_exists(l) : -1, .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
   emit_tables(&x);
@@ -151,12 +154,13 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   partition part;
   if (!partition_make_for(&part, m, l, o->partition, err)) return NULL;
   graph *g = graph_new(l->gpus);
-  for (int i = 0; i < BL_N; i++) { /* the block's labels are the graph's op ids (BL_COMM = GRAPH_OP_COMM) */
+  int labels = model_has_experts(m) ? BL_N : BL_N_DENSE; /* a dense model's graph lists the dense ops only */
+  for (int i = 0; i < labels; i++) { /* the block's labels are the graph's op ids (BL_COMM = GRAPH_OP_COMM) */
     int id = graph_op_id(g, block_label_name((block_label)i));
     g_assert(id == i);
   }
   gen_groups gs;
-  gen_groups_make(g, l, &gs);
+  gen_groups_make(g, l, model_has_experts(m), &gs);
   set_meta(g, m, l, o, &part);
   gboolean symmetry = o->symmetry && gen_symmetry_holds(l);
   /* symmetry: one explicit program per coordinates along the axes that are not mirrored (stage, cp index)
@@ -181,6 +185,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
       mp->mem_static_bytes = sp->mem_static_bytes;
       for (int a = 0; a < AXIS_N; a++) /* the source's groups stand for the mirror's */
         if (gen_group_of(&gs, a, src) >= 0) graph_map_group(g, r, gen_group_of(&gs, a, src), gen_group_of(&gs, a, r));
+      if (gen_group_edp_of(&gs, src) >= 0) graph_map_group(g, r, gen_group_edp_of(&gs, src), gen_group_edp_of(&gs, r));
     }
   gen_groups_clear(&gs);
   partition_clear(&part);

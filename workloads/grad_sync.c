@@ -18,7 +18,7 @@ int grad_sync_stage_units(const emit *x, double *out)
   gboolean emb = partition_has_embedding(x->part, v), hn = partition_has_final_norm(x->part, x->m, v),
            hh = partition_has_head(x->part, x->m, v);
   if (emb) out[n++] = block_embedding_params(x->m, x->l->tp);
-  for (int i = 0; i < count; i++) out[n++] = block_layer_params(x->m, x->l->tp);
+  for (int i = 0; i < count; i++) out[n++] = mem_layer_dense_params(x->m, x->l, first + i);
   /* tied embeddings on the embedding's stage: the head's weights are the embedding's, counted there */
   if (hn || hh)
     out[n++] = (hn ? block_final_norm_params(x->m) : 0) + (hh && !(x->m->tied_embeddings && emb) ? block_head_params(x->m, x->l->tp) : 0);

@@ -94,6 +94,25 @@ static graph_event *attention_emit(emit *x, const block_op *o)
   return first;
 }
 
+const block *layer_table(const emit *x)
+{
+  return x->moe_ops.n && x->layer >= 0 && model_layer_is_moe(x->m, x->layer) ? &x->moe_ops : &x->layer_ops;
+}
+
+/* MoE's token exchange (docs/moe.md): dispatch forward = all-to-all over ep, then with etp > 1 an all-gather over
+ * etp; its backward the reverse (reduce-scatter over etp, all-to-all). Combine mirrors dispatch. */
+static void ep_exchange(emit *x, const block_op *o)
+{
+  gboolean bwd = emit_in_backward(x), gather_first = (o->kind == BLOCK_EP_COMBINE) != bwd;
+  graph_coll etp_coll = (o->kind == BLOCK_EP_DISPATCH) != bwd ? COLL_ALL_GATHER : COLL_REDUCE_SCATTER;
+  double etp_full = o->etp_bytes * x->l->etp; /* the gathered (or scattered) whole */
+  if (x->ep_group < 0 && o->etp_bytes == 0) return; /* ep 1, etp 1: the permuted tokens stay on the rank */
+  if (gather_first && o->etp_bytes > 0) emit_collective(x, etp_coll, x->etp_group, etp_full);
+  emit_collective(x, COLL_ALL_TO_ALL, x->ep_group, o->bytes[bwd]);
+  if (!gather_first && o->etp_bytes > 0) emit_collective(x, etp_coll, x->etp_group, etp_full);
+  if (x->ep_group >= 0) emit_last_event(x)->mem_transient_bytes += o->transient_bytes[bwd]; /* the receive buffer */
+}
+
 /* One operator of a table, forward (or recompute) or backward: its compute event and what it saves, or the
  * tensor-parallel collectives of a region's entry or exit (Megatron's: no sp, an all-reduce after each
  * row-parallel GEMM forward and of each column-parallel GEMM's input gradient backward; sp, all-gather
@@ -120,6 +139,8 @@ static graph_event *op_emit(emit *x, const block_op *o)
     if (bwd) emit_sp_scatter_backward(x);
     else emit_tp_reduce(x);
     return NULL;
+  case BLOCK_EP_DISPATCH:
+  case BLOCK_EP_COMBINE: ep_exchange(x, o); return NULL;
   }
   layer_saves(x, e, o);
   return e;
@@ -128,7 +149,8 @@ static graph_event *op_emit(emit *x, const block_op *o)
 /* The forward (or recompute) ops of one transformer layer, in order. */
 void layer_forward(emit *x)
 {
-  for (int i = 0; i < x->layer_ops.n; i++) op_emit(x, &x->layer_ops.op[i]);
+  const block *b = layer_table(x);
+  for (int i = 0; i < b->n; i++) op_emit(x, &b->op[i]);
 }
 
 /* The backward ops of one layer: the table in reverse order; with selective recomputation the attention
@@ -136,7 +158,7 @@ void layer_forward(emit *x)
  * MLP sub-block (its tp entry to its exit, collectives included) just before the backward of its exit. */
 void layer_backward(emit *x)
 {
-  const block *b = &x->layer_ops;
+  const block *b = layer_table(x);
   for (int i = b->n - 1; i >= 0; i--) {
     const block_op *o = &b->op[i];
     if (x->l->ckpt == CKPT_SELECTIVE && o->kind == BLOCK_ATTENTION && o->score_bytes > 0) {

@@ -16,7 +16,7 @@ layout layout_default(void)
 {
   layout l = {.gpus = 64, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
               .seq_len = 2048, .ckpt = CKPT_NONE, .attn = ATTN_FLASH2_RMSNORM, .zero = 1,
-              .schedule = 0, .virtual_stages = 1};
+              .schedule = 0, .virtual_stages = 1, .moe_imbalance = 1.0};
   for (int a = 0; a < AXIS_N; a++) /* every axis' degree 1; dp's set by layout_validate */
     if (!axis_get(a)->derived) axis_set_size(&l, a, 1);
   return l;
@@ -135,12 +135,12 @@ static gboolean check_axes_divide(const layout *l, GError **err)
 {
   g_autoptr(GString) before = g_string_new("tp*pp"), all = g_string_new(NULL);
   for (int a = 0; a < AXIS_N; a++) /* an axis added later (its column optional) named where it is used */
-    if (!axis_get(a)->column_optional || axis_size(l, a) != 1)
+    if (!axis_get(a)->folded && (!axis_get(a)->column_optional || axis_size(l, a) != 1))
       g_string_append_printf(all, "%s%s", all->len ? "*" : "", axis_get(a)->name);
   gint64 used = (gint64)l->tp * l->pp;
   for (int a = 0; a < AXIS_N; a++) {
     int v = axis_size(l, a);
-    if (axis_get(a)->derived || a == AXIS_TP || a == AXIS_PP || v == 1) continue;
+    if (axis_get(a)->derived || axis_get(a)->folded || a == AXIS_TP || a == AXIS_PP || v == 1) continue;
     gint64 rest = l->gpus / used;
     if (rest % v != 0)
       return fail(err, "%s: %d does not divide gpus/(%s) = %" G_GINT64_FORMAT " (allowed: divisors of %" G_GINT64_FORMAT
@@ -148,6 +148,33 @@ static gboolean check_axes_divide(const layout *l, GError **err)
     g_string_append_printf(before, "*%s", axis_get(a)->name);
     used *= v;
   }
+  return TRUE;
+}
+
+/* Expert parallelism (Megatron's parallel folding, docs/moe.md): the expert layers' etp*ep ranks are a part of a
+ * stage's tp*cp*dp ranks, ep splits the routed experts, etp each expert's inner width. Called with dp derived. */
+static gboolean check_experts(const layout *l, const model *m, GError **err)
+{
+  if (!(l->moe_imbalance >= 1.0 && l->moe_imbalance <= 1024.0))
+    return fail(err, "moe_imbalance: %g is not a max-over-mean ratio (allowed: 1..1024, 1 balanced)", l->moe_imbalance);
+  if (model_has_experts(m) && l->tp > 1 && !l->sp) /* Megatron-Core's check (arguments.py) */
+    return fail(err, "sp: 0 with tp %d on %s, a model with experts; Megatron needs sequence parallelism with MoE and "
+                "tensor parallelism (allowed: --sp 1, or tp 1)", l->tp, m->name);
+  if (l->ep == 1 && l->etp == 1) return TRUE;
+  const char *which = l->ep > 1 ? "ep" : "etp";
+  int v = l->ep > 1 ? l->ep : l->etp;
+  if (!model_has_experts(m))
+    return fail(err, "%s: %d on %s, a model without experts (allowed: 1)", which, v, m->name);
+  if (m->moe.experts % l->ep != 0)
+    return fail(err, "ep: %d does not divide the %d experts of %s (allowed: divisors of %d)", l->ep, m->moe.experts,
+                m->name, m->moe.experts);
+  gint64 dense = (gint64)l->tp * l->cp * l->dp, expert = (gint64)l->etp * l->ep;
+  if (dense % expert != 0)
+    return fail(err, "ep: etp*ep = %d*%d does not divide tp*cp*dp = %" G_GINT64_FORMAT " (allowed: etp*ep a divisor of "
+                "%" G_GINT64_FORMAT ": the expert layers are folded onto the same ranks)", l->etp, l->ep, dense, dense);
+  if (m->moe.expert_ffn % l->etp != 0)
+    return fail(err, "etp: %d does not divide the experts' inner width %d (allowed: divisors of %d)", l->etp,
+                m->moe.expert_ffn, m->moe.expert_ffn);
   return TRUE;
 }
 
@@ -209,6 +236,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                 LAYOUT_MAX_MICRO_BATCH_TOKENS);
   for (int a = 0; a < AXIS_N; a++) /* dp: gpus / the other degrees' product */
     if (axis_get(a)->derived) axis_set_size(l, a, (int)(l->gpus / axis_product(l, AXIS_ALL & ~AXIS_BIT(a))));
+  if (!check_experts(l, m, err)) return FALSE;
   gint64 per_step = (gint64)l->dp * l->micro_batch; /* sequences per micro-batch step over all replicas */
   if (l->global_batch % per_step != 0)
     return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d (allowed: multiples of %" G_GINT64_FORMAT ")",

@@ -36,6 +36,10 @@ typedef enum { NORMK_STACK, NORMK_TORCH, NORMK_FUSED, NORMK_N } layout_norm_kern
 
 typedef struct layout {
   int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * cp * pp) */
+  int ep, etp;          /* expert parallelism and expert tensor parallelism (Megatron's --expert-model-parallel-size,
+                         * --expert-tensor-parallel-size), folded onto the tp*cp*dp ranks of a stage (axes.h) */
+  double moe_imbalance; /* max-over-mean tokens per expert (--moe-imbalance, >= 1; docs/moe.md): the slowest EP
+                         * rank's expert GEMMs and the all-to-all's largest message scale with it */
   int cp;               /* context parallelism (Megatron's --context-parallel-size): each rank holds seq_len/cp
                          * tokens of every sequence, attention is TransformerEngine's ring (docs/model.md) */
   gboolean sp;          /* Megatron sequence parallelism */

@@ -5,6 +5,7 @@
  */
 #include "memory.h"
 
+#include "axes.h"
 #include "precision.h"
 
 #define BF16 2.0
@@ -41,6 +42,23 @@ double mem_pipe_output_bytes(const mem_ctx *c)
   return c->code.pipe_tensors_shared ? 0 : c->Tl * c->m->hidden * BF16; /* deallocate_output_tensor: 1 element */
 }
 
+double mem_layer_dense_params(const model *m, const layout *l, int i)
+{
+  return model_layer_is_moe(m, i) ? block_moe_dense_params(m, l->tp) : block_layer_params(m, l->tp);
+}
+
+double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage)
+{
+  double params = 0;
+  for (int c = 0; c < p->chunks; c++) {
+    int first, count;
+    partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
+    for (int i = first; i < first + count; i++)
+      if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
+  }
+  return params;
+}
+
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage)
 {
   double params = 0;
@@ -48,7 +66,9 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
   for (int c = 0; c < p->chunks; c++) { /* one chunk unless interleaved */
     int v = partition_vstage(p, stage, c), first, count;
     partition_layers(p, m, v, &first, &count);
-    params += count * block_layer_params(m, l->tp);
+    if (model_has_experts(m))
+      for (int i = first; i < first + count; i++) params += mem_layer_dense_params(m, l, i);
+    else params += count * block_layer_params(m, l->tp);
     embedding |= partition_has_embedding(p, v);
     head |= partition_has_head(p, m, v);
     if (partition_has_final_norm(p, m, v)) params += block_final_norm_params(m);
@@ -78,6 +98,12 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
   /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them.
    * Without ZeRO the optimizer also keeps full fp32 gradients. */
   out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / shards : 4 * FP32 * n;
+  /* the routed experts (docs/moe.md): on a rank experts/ep of them, each 1/etp; the distributed optimizer shards
+   * their states over the expert data-parallel ranks edp (Megatron's expert_data_parallel group) */
+  double ne = mem_stage_expert_params(m, l, p, stage), eshards = axis_edp(l);
+  out->params_bytes += BF16 * ne / (l->zero >= 3 ? eshards : 1);
+  out->grads_bytes += BF16 * ne / (l->zero >= 2 ? eshards : 1);
+  out->optimizer_bytes += l->zero >= 1 ? 3 * FP32 * ne / eshards : 4 * FP32 * ne;
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any; under FP8 the FP8 copies
    * of its linear layers' weights and their transposes Transformer Engine keeps for the step (docs/precision.md) */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);

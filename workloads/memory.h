@@ -53,6 +53,10 @@ typedef struct mem_states {
 
 /* Parameters held by one rank of `stage` (matrices split over tp, norms replicated). */
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage);
+/* Of a model with experts: a layer's parameters dp-cp replicates (an MoE layer's all but its routed experts), and
+ * the routed experts' parameters a rank of the stage holds (docs/moe.md; mem_stage_params leaves them out). */
+double mem_layer_dense_params(const model *m, const layout *l, int i);
+double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage);
 void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out);
 /* Sum of the model states (what a program's mem_static_bytes holds). */
 double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage);

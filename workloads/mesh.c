@@ -18,8 +18,27 @@ void mesh_init_sizes(mesh *me, const int size[AXIS_N])
 void mesh_init(mesh *me, const layout *l)
 {
   int size[AXIS_N];
-  for (int a = 0; a < AXIS_N; a++) size[a] = axis_size(l, a);
+  for (int a = 0; a < AXIS_N; a++) size[a] = axis_get(a)->folded ? 1 : axis_size(l, a);
   mesh_init_sizes(me, size);
+}
+
+void mesh_init_expert(mesh *me, const layout *l)
+{
+  /* Megatron-Core's expert RankGenerator(tp=etp, ep=ep, dp=edp, pp=pp, cp=1, order "tp-cp-ep-dp-pp") */
+  static const int ORDER[] = {AXIS_ETP, AXIS_EP, AXIS_DP, AXIS_PP};
+  me->n = 0;
+  me->world = 1;
+  for (int a = 0; a < AXIS_N; a++) {
+    me->size[a] = 1;
+    me->stride[a] = 0;
+  }
+  for (gsize i = 0; i < G_N_ELEMENTS(ORDER); i++) {
+    int a = ORDER[i];
+    me->axis[me->n++] = a;
+    me->size[a] = a == AXIS_DP ? axis_edp(l) : axis_size(l, a);
+    me->stride[a] = me->world;
+    me->world *= me->size[a];
+  }
 }
 
 int mesh_rank(const mesh *me, const int coord[AXIS_N])

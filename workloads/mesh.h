@@ -9,9 +9,8 @@
  *
  * Megatron folds expert layers onto the same ranks with a second order (tp-ep-dp-pp over the expert
  * tensor-parallel etp, ep and the expert data-parallel edp = world / (etp*ep*pp), cp 1): that is a second
- * mesh over the same world, built from the expert axes of the table when they exist; every function here
- * reads the mesh it is given, so the generator will look up an expert layer's groups in that one. Not built
- * yet: there is no ep.
+ * mesh over the same world (mesh_init_expert), built from the folded axes of the table (axes.h); every
+ * function here reads the mesh it is given, so the generator looks up an expert layer's groups in that one.
  *
  * Owns: rank <-> coordinates, group membership and numbering, ring neighbours along an axis.
  * May not touch: the axes' meaning (axes.h), task graphs.
@@ -33,6 +32,9 @@ typedef struct mesh {
 
 /* The dense layers' mesh of a validated layout: every axis of the table in its order. */
 void mesh_init(mesh *me, const struct layout *l);
+/* The expert layers' mesh of a validated layout (Megatron's parallel folding): order etp, ep, dp, pp, dp's degree
+ * the expert data-parallel edp (axis_edp), tp and cp absent (degree 1). */
+void mesh_init_expert(mesh *me, const struct layout *l);
 /* A mesh of the given degrees (by axis_id) in the table's order. */
 void mesh_init_sizes(mesh *me, const int size[AXIS_N]);
 

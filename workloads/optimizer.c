@@ -34,10 +34,24 @@ void optimizer_step(emit *x, double stage_params)
       emit_stream(x, BL_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
     }
   }
+  /* the routed experts' gradients over the expert data-parallel group edp (not dp: docs/moe.md), bucketed alike */
+  double experts = mem_stage_expert_params(x->m, l, x->part, x->stage);
+  if (experts > 0 && x->edp_group >= 0) {
+    double buckets = ceil(experts / GRAD_BUCKET_ELEMENTS), per = experts / buckets, g = x->code->grad_reduce_bytes;
+    if (!x->ev) {
+      x->counted += buckets;
+      x->bucket_counted += buckets;
+    }
+    for (int b = 0; x->ev && b < (int)buckets; b++) {
+      emit_collective(x, l->zero >= 2 ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->edp_group, per * g);
+      emit_last_event(x)->mem_transient_bytes = mem_bucket_transient_bytes(per);
+    }
+  }
   emit_collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
   emit_collective(x, COLL_ALL_REDUCE, x->pp_group, FP32);
   x->phase = PH_OPTIMIZER;
   double shard = l->zero >= 1 ? stage_params / layout_dp_cp(l) : stage_params; /* sharded over dp-cp */
+  if (experts > 0) shard += l->zero >= 1 ? experts / axis_edp(l) : experts; /* the experts' over edp */
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
   emit_stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
       mem_adam_transient_bytes(l, shard);

@@ -100,8 +100,9 @@ static void stage_weight(emit *x)
   }
   for (int i = count - 1; i >= 0; i--) {
     x->layer = first + i;
-    for (int j = x->layer_ops.n - 1; j >= 0; j--) {
-      const block_op *o = &x->layer_ops.op[j];
+    const block *b = layer_table(x);
+    for (int j = b->n - 1; j >= 0; j--) {
+      const block_op *o = &b->op[j];
       if (o->kind == BLOCK_GEMM) layer_saves(x, emit_block_gemm(x, o), o);
     }
   }

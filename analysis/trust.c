@@ -11,6 +11,7 @@
 #include "platforms/fabric.h"
 #include "platforms/profile.h"
 #include "platforms/whatif.h"
+#include "workloads/precision.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -291,7 +292,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
-  if (!rq->prof.calibrated) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
+  if (!profile_calibrated_for(&rq->prof, rq->l.precision)) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
     out->flags |= 1u << TRUST_UNCALIBRATED;
     out->units = machine_units(t, rq) + outside_units(t, rq, out);
   } else if (f & OUTSIDE_FLAGS) { /* one unit, or the node count's distance where it lies farther out
@@ -363,7 +364,7 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
     const gpu_profile *p = &rq->prof;
     if (strcmp(p->name, t->profile))
       g_string_append_printf(out, "%sprofile %s (calibrated %s%s)", out->len ? ", " : "", p->name, t->profile,
-                             p->calibrated ? "" : "; the profile itself is not calibrated: datasheet figures only");
+                             profile_calibrated_for(p, rq->l.precision) ? "" : "; the profile itself is not calibrated in this precision");
     const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
                           whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
     const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};
@@ -389,17 +390,18 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
     g_string_append_printf(out, "%scheckpointing %s (calibrated none and every_layer)", out->len ? ", " : "",
                            layout_ckpt_name(rq->l.ckpt));
   if (a->flags & (1u << TRUST_OUT_CP)) /* the ring's exchanges run after the attention kernels, not under them */
-    g_string_append_printf(out, "%scp %d (calibrated %g-%g; the KV ring's exchanges are not overlapped with the "
-                           "attention: docs/model.md)", out->len ? ", " : "", a->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1));
+    g_string_append_printf(out, "%scp %d (calibrated %g-%g%s)", out->len ? ", " : "", a->cp, MAX(t->cp_min, 1),
+                           MAX(t->cp_max, 1), a->cp > 1 ? "; the KV ring's exchanges are not overlapped with the "
+                                                          "attention: docs/model.md" : "");
   if (a->flags & (1u << TRUST_OUT_MOE))
     g_string_append_printf(out, "%sexperts (ep %d, imbalance %g; calibrated on dense models only: docs/moe.md)",
                            out->len ? ", " : "", rq->l.ep, rq->l.moe_imbalance);
   if (a->flags & (1u << TRUST_UNCALIBRATED))
-    g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated (datasheet figures only): the band is widened "
+    g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated in %s (no fit on measured %s runs on it): the band is widened "
                                        "%.3gx = %g^%.2f, one power per dimension outside the calibration data and per "
                                        "%.2f doublings beyond it, the machine itself included (docs/trust.md)",
-                                       rq->prof.name, a->widening, t->extrapolation_factor, a->units,
-                                       TRUST_DOUBLINGS_MEASURED));
+                                       rq->prof.name, precision_name(rq->l.precision), precision_name(rq->l.precision),
+                                       a->widening, t->extrapolation_factor, a->units, TRUST_DOUBLINGS_MEASURED));
   else if (out->len)
     g_ptr_array_add(w, a->units > 1 ? g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx = %g^%.2f, "
                                                       "the node count %.2f doublings out (docs/trust.md)",

@@ -9,6 +9,7 @@
 #include "common/lsim_json.h"
 #include "fabric.h"
 #include "plat_file.h"
+#include "workloads/precision.h"
 
 #define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE}
 #define FI(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, TRUE}
@@ -94,6 +95,47 @@ static gboolean read_scales(const cJSON *j, gpu_profile *out, const char *path, 
   return TRUE;
 }
 
+/* "calibrated": true (every precision), false (none) or a list of precision names, each once: the
+ * precisions a fit on measured runs on this GPU covered (docs/profile.md). */
+static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
+  if (cJSON_IsBool(cal)) {
+    out->calibrated_precisions = cJSON_IsTrue(cal) ? (1u << PREC_N) - 1 : 0;
+    return TRUE;
+  }
+  if (!cJSON_IsArray(cal)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "
+                "to measured runs on this GPU in every precision, false, or a list of the precisions fitted: %s)",
+                path, cal ? lsim_json_type_name(cal) : "missing", precision_names());
+    return FALSE;
+  }
+  out->calibrated_precisions = 0;
+  int i = 0;
+  for (const cJSON *e = cal->child; e; e = e->next, i++) {
+    g_autofree char *field = g_strdup_printf("%s: calibrated[%d]", path, i);
+    precision p = PREC_BF16;
+    if (!cJSON_IsString(e)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s (allowed: a precision name: %s)", field,
+                  lsim_json_type_name(e), precision_names());
+      return FALSE;
+    }
+    if (!precision_parse(field, e->valuestring, &p, err)) return FALSE;
+    if (out->calibrated_precisions & (1u << p)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is listed twice (allowed: each precision once)", field,
+                  e->valuestring);
+      return FALSE;
+    }
+    out->calibrated_precisions |= 1u << p;
+  }
+  return TRUE;
+}
+
+gboolean profile_calibrated_for(const gpu_profile *p, int prec)
+{
+  return prec >= 0 && prec < PREC_N && (p->calibrated_precisions & (1u << prec));
+}
+
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
 {
   cJSON *j = lsim_json_read_file(path, LSIM_INPUT_PROFILE, err);
@@ -108,13 +150,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   if (cJSON_GetObjectItemCaseSensitive(j, "default_stack") &&
       !lsim_json_name(j, "default_stack", out->default_stack, sizeof out->default_stack, path, err))
     goto out;
-  const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
-  if (!cJSON_IsBool(cal)) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "
-                "to measured runs on this GPU, or false)", path, cal ? lsim_json_type_name(cal) : "missing");
-    goto out;
-  }
-  out->calibrated = cJSON_IsTrue(cal);
+  if (!read_calibrated(j, out, path, err)) goto out;
   const cJSON *nvls = cJSON_GetObjectItemCaseSensitive(j, "nvls");
   if (nvls && !cJSON_IsBool(nvls)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nvls: %s (allowed: true, when the NVSwitch reduces "

@@ -45,7 +45,9 @@ typedef struct gpu_profile {
   int fabric;                 /* plat_fabric (fabric.h): fat-tree, or rail leaves (rail, rail-pxn) */
   gboolean mxfp8;             /* MX block-scaled FP8 tensor cores (Blackwell: --precision mxfp8); optional, default false */
   gboolean nvls;              /* NVLink SHARP in the NVSwitch (gen 3+: Hopper, Blackwell); optional, default false */
-  gboolean calibrated;        /* a stack has been fitted to measured runs on this GPU (else datasheet figures only) */
+  /* the precisions (bit 1u << precision, workloads/precision.h) whose constants were fitted to measured runs on
+   * this GPU: "calibrated" true (every precision), false (none: datasheet figures only) or a list of names */
+  guint calibrated_precisions;
   /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */
   double power_idle_w, power_compute_w, power_memory_w, power_comm_w;
   double node_power_w;        /* CPUs, NICs, NVSwitches, fans, power supplies: a stated constant */
@@ -55,6 +57,9 @@ typedef struct gpu_profile {
 /* The NVLink domain in GPUs: gpus_per_domain where it is whole hosts, else one host (a profile whose
  * gpus_per_node a what-if or a test changed). */
 int profile_gpus_per_domain(const gpu_profile *p);
+/* Whether a fit on measured runs on this GPU covered precision `prec` (precision.h): else its figures are the
+ * datasheet's, or transferred from another precision or GPU (docs/trust.md, "Uncalibrated profiles"). */
+gboolean profile_calibrated_for(const gpu_profile *p, int prec);
 /* Load the machine's figures; out->stack is left as it is (stack_load_* sets it). */
 gboolean profile_load_file(const char *path, gpu_profile *out, GError **err);
 gboolean profile_load_named(const char *name, gpu_profile *out, GError **err);

@@ -12,6 +12,7 @@
 #include "common/lsim_json.h"
 #include "platforms/fabric.h"
 #include "platforms/profile.h"
+#include "workloads/precision.h"
 #include "platforms/stack.h"
 #include "platforms/whatif.h"
 
@@ -126,22 +127,26 @@ START_TEST(test_profile_domain_is_whole_hosts)
 }
 END_TEST
 
-/* The datasheet figures of the shipped GPUs, and which of them a stack was fitted on: a profile is
- * marked calibrated exactly when a shipped stack's trust table comes from runs on it (the A100: the
- * study's and vTrain's runs; the H100: NVIDIA's NeMo runs; not the H200) or it carries a fitted GEMM
- * efficiency scale (bench/calibrate-blackwell.sh: the B200, the GB200; not the B300, whose tables have no
- * dense rows, nor the GB300, whose fit stops at its bound 1: docs/blackwell.md). */
+/* The datasheet figures of the shipped GPUs, and in which precisions each was calibrated: a precision is
+ * marked exactly when measured runs on that GPU in that precision were in a fit (docs/profile.md): the A100
+ * (the study's and vTrain's runs: bf16, and it runs nothing else), the H100 (NVIDIA's NeMo runs: bf16 for the
+ * nemo stack, fp8 for its FP8 constant: bench/calibrate-nemo.sh, calibrate-fp8.sh), the B200 (bf16 SimuMax
+ * rows, fp8-cs and mxfp8 Megatron-Bridge rows: bench/calibrate-blackwell.sh), the GB200 (fp8-cs and mxfp8
+ * rows only: its bf16 scale is b200's, transferred, not fitted); not the H200, the B300 (no dense rows) nor
+ * the GB300 (its fit stops at its bound 1): docs/blackwell.md. A stack's trust table comes from runs on a
+ * GPU only if that GPU is calibrated in bf16. */
 START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
 {
-  const struct { const char *name; double tflops, hbm_tbs, gib, nvlink_gbs, ib_gbs, sms, board_w; } gpus[] = {
-      {"a100-sxm4-80gb", 312, 2.039, 80, 300, 25, 108, 400},
-      {"h100-sxm5-80gb", 989.4, 3.35, 80, 450, 50, 132, 700},
-      {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700},
+  const guint bf16 = 1u << PREC_BF16, fp8 = 1u << PREC_FP8, cs = 1u << PREC_FP8_CS, mx = 1u << PREC_MXFP8;
+  const struct { const char *name; double tflops, hbm_tbs, gib, nvlink_gbs, ib_gbs, sms, board_w; guint cal; } gpus[] = {
+      {"a100-sxm4-80gb", 312, 2.039, 80, 300, 25, 108, 400, bf16 | fp8 | cs | mx}, /* "true": FP8 is refused there */
+      {"h100-sxm5-80gb", 989.4, 3.35, 80, 450, 50, 132, 700, bf16 | fp8},
+      {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700, 0},
       /* Blackwell: half the datasheets' sparse bf16; NVLink 5 1.8 TB/s = 900 GB/s each way; 400/800 Gb/s NICs */
-      {"b200", 2250, 8, 180, 900, 50, 148, 1000},
-      {"b300", 2250, 8, 288, 900, 100, 160, 1100},
-      {"gb200-nvl72", 2500, 8, 186, 900, 50, 148, 1200},
-      {"gb300-nvl72", 2500, 8, 279, 900, 100, 160, 1400}};
+      {"b200", 2250, 8, 180, 900, 50, 148, 1000, bf16 | cs | mx},
+      {"b300", 2250, 8, 288, 900, 100, 160, 1100, 0},
+      {"gb200-nvl72", 2500, 8, 186, 900, 50, 148, 1200, cs | mx},
+      {"gb300-nvl72", 2500, 8, 279, 900, 100, 160, 1400, 0}};
   for (size_t i = 0; i < G_N_ELEMENTS(gpus); i++) {
     gpu_profile p;
     GError *err = NULL;
@@ -154,9 +159,11 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
     ck_assert_double_eq(p.sm_count, gpus[i].sms);
     ck_assert_double_eq(p.power_compute_w, gpus[i].board_w); /* dense GEMMs run at the board limit */
     ck_assert(p.power_idle_w < p.power_comm_w && p.power_comm_w < p.power_memory_w && p.power_memory_w <= p.power_compute_w);
-    gboolean scaled = p.gemm_efficiency_scale != 1 || p.fp8_gemm_efficiency_scale != 1;
-    ck_assert_msg(p.calibrated == (a_stack_was_fitted_on(gpus[i].name) || scaled), "%s: calibrated is %d",
-                  gpus[i].name, p.calibrated);
+    ck_assert_msg(p.calibrated_precisions == gpus[i].cal, "%s: calibrated precisions 0x%x", gpus[i].name,
+                  p.calibrated_precisions);
+    for (int prec = 0; prec < PREC_N; prec++)
+      ck_assert(profile_calibrated_for(&p, prec) == !!(gpus[i].cal & (1u << prec)));
+    if (a_stack_was_fitted_on(gpus[i].name)) ck_assert(profile_calibrated_for(&p, PREC_BF16));
     if (gpus[i].tflops > 2000) /* Blackwell's dense fp8 is twice its bf16 */
       ck_assert_double_eq_tol(p.peak_fp8_flops, 2 * p.peak_flops, 1);
   }
@@ -165,10 +172,23 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
   gpu_profile p;
   g_autofree char *missing = load_error(j, &p);
   ck_assert_str_eq(missing, "P: calibrated: missing (allowed: true, when a stack has been fitted to measured runs on "
-                            "this GPU, or false)");
+                            "this GPU in every precision, false, or a list of the precisions fitted: bf16, fp8, "
+                            "fp8-cs, mxfp8)");
   cJSON_AddNumberToObject(j, "calibrated", 1);
   g_autofree char *number = load_error(j, &p);
   ck_assert_ptr_nonnull(strstr(number, "calibrated: a number (allowed: true"));
+  cJSON_DeleteItemFromObject(j, "calibrated");
+  cJSON_AddItemToObject(j, "calibrated", cJSON_Parse("[\"bf16\", \"fp9\"]"));
+  g_autofree char *unknown = load_error(j, &p);
+  ck_assert_str_eq(unknown, "P: calibrated[1]: 'fp9' is not a precision (allowed: bf16, fp8, fp8-cs, mxfp8)");
+  cJSON_DeleteItemFromObject(j, "calibrated");
+  cJSON_AddItemToObject(j, "calibrated", cJSON_Parse("[\"mxfp8\", \"mxfp8\"]"));
+  g_autofree char *twice = load_error(j, &p);
+  ck_assert_str_eq(twice, "P: calibrated[1]: 'mxfp8' is listed twice (allowed: each precision once)");
+  cJSON_DeleteItemFromObject(j, "calibrated");
+  cJSON_AddItemToObject(j, "calibrated", cJSON_Parse("[\"bf16\", 8]"));
+  g_autofree char *num = load_error(j, &p);
+  ck_assert_str_eq(num, "P: calibrated[1]: a number (allowed: a precision name: bf16, fp8, fp8-cs, mxfp8)");
   cJSON_Delete(j);
 }
 END_TEST

@@ -18,6 +18,7 @@
 #include "platforms/fabric.h"
 #include "platforms/plat_params.h"
 #include "platforms/topology.h"
+#include "workloads/precision.h"
 #include "sim/replay.h"
 #include "sim_child.h"
 #include "traces/paje.h"
@@ -56,7 +57,9 @@ START_TEST(test_gb200_profile_is_a_72_gpu_domain_of_4_gpu_hosts)
   ck_assert_int_eq(p.gpus_per_domain, 72);
   ck_assert_int_eq(p.gpus_per_node, 4);
   ck_assert_int_eq(p.nics_per_node, 4);
-  ck_assert(p.calibrated && p.fp8_gemm_efficiency_scale < 1); /* its FP8 GEMM scale fitted: docs/blackwell.md */
+  /* its FP8 GEMM scale fitted on fp8-cs and mxfp8 rows; bf16 only transferred from b200: docs/blackwell.md */
+  ck_assert(profile_calibrated_for(&p, PREC_MXFP8) && !profile_calibrated_for(&p, PREC_BF16) &&
+            p.fp8_gemm_efficiency_scale < 1);
   ck_assert_double_eq(p.nvlink_bytes_per_s, 900e9); /* NVLink 5: 1.8 TB/s per GPU, both ways */
   plat_params pp = plat_params_of(&p, 144);
   ck_assert_int_eq(topo_hosts_per_domain(&pp), 18);

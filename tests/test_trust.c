@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/trust.h"
+#include "workloads/precision.h"
 #include "analysis/validate.h"
 #include "check_main.h"
 #include "check_tmpdir.h"
@@ -80,7 +81,11 @@ START_TEST(test_context_parallelism_is_outside_the_calibration_and_widens_the_ba
   rq.l.cp = 4;
   ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_CP);
   rq.l.cp = 1;
-  ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_CP);
+  trust_assessment one = assess(&t, &rq);
+  ck_assert_uint_eq(one.flags, 1u << TRUST_OUT_CP);
+  /* cp 1 runs no KV ring: the warning names the range, not the ring's overlap */
+  g_auto(GStrv) w1 = trust_warnings(&t, &rq, &one, 1.0);
+  ck_assert_msg(w1[0] && strstr(w1[0], "cp 1 (calibrated 2-2)") && !strstr(w1[0], "KV ring"), "%s", w1[0]);
 }
 END_TEST
 
@@ -166,7 +171,7 @@ START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
   sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
   trust_assessment cal = assess(&t, &rq);
   ck_assert_double_eq(cal.band_pct, 6);
-  rq.prof.calibrated = FALSE; /* the same figures, marked uncalibrated: the machine alone, 1 unit */
+  rq.prof.calibrated_precisions = 0; /* the same figures, marked uncalibrated: the machine alone, 1 unit */
   trust_assessment a = assess(&t, &rq);
   ck_assert(a.flags & (1u << TRUST_UNCALIBRATED));
   ck_assert_double_eq_tol(a.band_pct, 6 * 1.5, 1e-9);
@@ -189,7 +194,17 @@ START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
   ck_assert(far.band_pct > a.band_pct);
   /* the same layout on a calibrated profile: the same distance rule without the machine's unit (node count 7
    * doublings out: 3.101 units) */
-  rq.prof.calibrated = TRUE;
+  rq.prof.calibrated_precisions = 1u << PREC_BF16;
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 7 / 2.2573), 1e-9);
+  /* calibration is per precision: the same profile, fitted in bf16 only, runs an fp8 layout as an uncalibrated
+   * machine (the machine's unit added: its FP8 constants are no fit's); marked fp8 too, it is calibrated again */
+  rq.l.precision = PREC_FP8;
+  trust_assessment fp8 = assess(&t, &rq);
+  ck_assert(fp8.flags & (1u << TRUST_UNCALIBRATED));
+  ck_assert(fp8.band_pct > 6 * pow(1.5, 7 / 2.2573) * 1.4);
+  g_auto(GStrv) wf = trust_warnings(&t, &rq, &fp8, 1.0);
+  ck_assert_ptr_nonnull(strstr(wf[0], "is not calibrated in fp8"));
+  rq.prof.calibrated_precisions |= 1u << PREC_FP8;
   ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 7 / 2.2573), 1e-9);
 }
 END_TEST

@@ -13,6 +13,9 @@
 # The published iteration times (seconds, Table 5 of the paper) are public numbers from the paper; the
 # paper's own MFU column (and the Megatron-LM README's 41.5 / 51.4 / 56.0 / 56.3% for the present-work rows)
 # agree with them through its eq. for model FLOPs, 72 B s l h^2 (1 + s/(6h) + V/(12 h l)) at 312 TFLOP/s.
+# Checked (2026-12-02): 175B at 13.75 s gives 1.411e17 FLOP / (13.75 s x 64 x 312e12) = 51.4%, 530B at
+# 37.83 s gives 56.0%, both as the README says; the full-recompute rows (no README figure) give 43.2% for
+# 530B, beside the abstract's 42.1% for its 2,240-GPU run.
 #
 # Prints per row: the predicted step time, the published one, the error, the peak memory and its verdict.
 # Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 2 minutes on 2 cores)

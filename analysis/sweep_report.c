@@ -168,24 +168,46 @@ static int cmp_index(gconstpointer a, gconstpointer b, gpointer data)
   return (x > y) - (x < y);
 }
 
-/* Columns of the layout a row describes, but checkpointing (equivalence is checked on the rest). */
-static const char *const LAYOUT_COLS[] = {"tp", "pp", "cp", "sp", "micro_batch", "attention_kernel", "schedule",
-                                          "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                          "partition"};
+/* Columns of the layout a row describes, but the kernel options (equivalence is checked on the rest). */
+static const char *const LAYOUT_COLS[] = {"tp", "pp", "cp", "sp", "micro_batch", "schedule", "virtual_stages", "zero",
+                                          "overlap_grad_reduce", "overlap_param_gather", "partition", "precision",
+                                          "ep", "etp", "moe_imbalance", "pipeline_layout"};
 
-/* Whether rows x and y of one point are the same step by construction: they differ only in checkpointing, one
- * none and the other selective, with a flash kernel, which keeps no attention scores, so that selective
- * recomputation has nothing to recompute and the two graphs are identical (workloads/generate.c); their results
- * must then be equal too, which is checked. */
+/* The kernel options two rows may differ in and still run the same step: the stack may map two of them onto one
+ * kernel (the nemo stack fuses its norms, so flash2+rmsnorm runs flash2's graph; flash1-legacy costs as flash1). */
+static const char *const KERNEL_COLS[] = {"checkpointing", "attention_kernel"};
+
+/* The kernel option rows x and y differ in (NULL: none, or more than one). */
+static const char *differing_kernel_col(const csv_table *t, guint x, guint y)
+{
+  const char *which = NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(KERNEL_COLS); i++)
+    if (csv_column(t, KERNEL_COLS[i]) >= 0 && strcmp(cell(t, x, KERNEL_COLS[i]), cell(t, y, KERNEL_COLS[i]))) {
+      if (which) return NULL;
+      which = KERNEL_COLS[i];
+    }
+  return which;
+}
+
+/* Whether rows x and y of one point are the same step by construction: they differ in one kernel option only,
+ * and that option maps onto one graph: checkpointing none against selective with a flash kernel, which keeps no
+ * attention scores, so selective recomputation has nothing to recompute (workloads/generate.c); or two attention
+ * kernels the stack runs alike (its fused norms, one efficiency for both). The two rows' results, step time and
+ * peak memory to the last printed digit, must then be equal too, which is checked: an attention-kernel pair is
+ * recognised by that equality alone, as the graphs are not kept. */
 static gboolean equivalent(const csv_table *t, guint x, guint y)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(LAYOUT_COLS); i++)
     if (csv_column(t, LAYOUT_COLS[i]) >= 0 && strcmp(cell(t, x, LAYOUT_COLS[i]), cell(t, y, LAYOUT_COLS[i])))
       return FALSE;
-  const char *cx = cell(t, x, "checkpointing"), *cy = cell(t, y, "checkpointing");
-  gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
-  layout_attn a;
-  if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
+  const char *col = differing_kernel_col(t, x, y);
+  if (!col) return FALSE;
+  if (!strcmp(col, "checkpointing")) {
+    const char *cx = cell(t, x, col), *cy = cell(t, y, col);
+    gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
+    layout_attn a;
+    if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
+  }
   return !strcmp(cell(t, x, "step_time_s"), cell(t, y, "step_time_s")) &&
          !strcmp(cell(t, x, "peak_mem_gib"), cell(t, y, "peak_mem_gib"));
 }
@@ -202,6 +224,18 @@ static gboolean tied(const csv_table *t, guint r, guint b)
 }
 
 static gboolean near_oom(const csv_table *t, guint r) { return strstr(cell(t, r, "flags"), "near-oom") != NULL; }
+
+/* Whether tied row r is to be preferred over row p, both without OOM risk, for its memory headroom: r has at
+ * least twice p's headroom, and more by at least PREFER_HEADROOM_SHARE of the GPU's memory (peak + headroom),
+ * beyond the memory model's error on the published configurations (docs/memory.md) -- room for it, and for a
+ * longer sequence or a larger micro-batch later, at a speed the simulator cannot tell apart. */
+#define PREFER_HEADROOM_SHARE 0.10
+static gboolean prefer_roomier(const csv_table *t, guint r, guint p)
+{
+  double capacity = num(t, p, "peak_mem_gib") + num(t, p, "headroom_gib");
+  double hr = num(t, r, "headroom_gib"), hp = num(t, p, "headroom_gib");
+  return hr >= 2 * hp && hr - hp >= PREFER_HEADROOM_SHARE * capacity;
+}
 
 csv_table *sweep_rank(const csv_table *t)
 {
@@ -271,9 +305,12 @@ csv_table *sweep_rank(const csv_table *t)
     g_array_append_vals(reps, pair, 1);
     if (r == best || tied(t, r, best)) {
       if (r != best) csv_set(out, o, 4, "1");
-      /* the one to prefer: the fastest of the best and its ties that runs no OOM risk (near-oom, docs/trust.md);
-       * the best where all do */
+      /* the one to prefer: the fastest of the best and its ties that runs no OOM risk (near-oom, docs/trust.md),
+       * the best where all do; then, among the tied without risk, one with clearly more headroom (prefer_roomier) */
       if (pick == G_MAXUINT || (near_oom(t, pick) && !near_oom(t, r))) {
+        pick = r;
+        pick_out = o;
+      } else if (!near_oom(t, pick) && !near_oom(t, r) && prefer_roomier(t, r, pick)) {
         pick = r;
         pick_out = o;
       }
@@ -346,7 +383,8 @@ static const char *params_note(const csv_table *t)
   return note;
 }
 
-/* " (= selective)": the checkpointing of the rows of row r's point equivalent to it by construction. */
+/* " (= selective, flash2+rmsnorm)": the kernel option of each row of row r's point equivalent to it by
+ * construction, where it differs from row r's. */
 static char *equivalents_note(const csv_table *t, guint r)
 {
   if (csv_column(t, "same_as") < 0 || !*cell(t, r, "rank")) return g_strdup("");
@@ -355,7 +393,8 @@ static char *equivalents_note(const csv_table *t, guint r)
   for (guint q = 0; q < t->rows->len; q++) {
     if (strcmp(cell(t, q, "same_as"), cell(t, r, "rank"))) continue;
     g_autofree char *k = point_key(t, q);
-    if (!strcmp(k, key)) g_string_append_printf(s, "%s%s", s->len ? ", " : " (= ", cell(t, q, "checkpointing"));
+    const char *col = differing_kernel_col(t, q, r);
+    if (!strcmp(k, key) && col) g_string_append_printf(s, "%s%s", s->len ? ", " : " (= ", cell(t, q, col));
   }
   if (s->len) g_string_append(s, ")");
   return g_string_free(s, FALSE);
@@ -381,9 +420,14 @@ static void tie_line(const csv_table *t, const GArray *shown, GString *out)
   if (pick == best)
     g_string_append_printf(out, "prefer #1: the fastest, %s\n", near_oom(t, best) ? "though near OOM like every tied "
                            "layout" : "without OOM risk");
-  else
+  else if (near_oom(t, best))
     g_string_append_printf(out, "prefer #%s: the same speed within the bands (+%s%%) without #1's OOM risk: %.1f GiB "
                            "headroom against %.1f GiB\n", cell(t, pick, "rank"), cell(t, pick, "gap_pct"),
+                           num(t, pick, "headroom_gib"), num(t, best, "headroom_gib"));
+  else
+    g_string_append_printf(out, "prefer #%s: the same speed within the bands (+%s%%) with %.1f GiB headroom against "
+                           "#1's %.1f GiB (room for the memory model's error, a longer sequence or a larger "
+                           "micro-batch; docs/sweep.md)\n", cell(t, pick, "rank"), cell(t, pick, "gap_pct"),
                            num(t, pick, "headroom_gib"), num(t, best, "headroom_gib"));
   g_string_free(ranks, TRUE);
 }

@@ -80,6 +80,42 @@ START_TEST(test_ties_inside_the_combined_band_and_the_preferred_has_no_oom_risk)
 }
 END_TEST
 
+/* The trial's case: #1 (6.5 GiB headroom of 80) ties with #2 (+0.6%, 29.4 GiB): four times the headroom and
+ * 22.9 GiB more, above 10% of the 80 GiB: #2 is preferred and the line says why. #3 (+0.8%, 12 GiB: not twice
+ * #1's) would not be; nor #2 at 14 GiB (7.5 GiB more: under 8 GiB). */
+START_TEST(test_a_tie_with_far_more_headroom_is_preferred)
+{
+  row_spec rows[] = {
+      {"10.00", "4.3", "6.5", "", "none", "flash2", "1"},
+      {"10.06", "4.3", "29.4", "", "none", "flash2", "2"},
+      {"10.08", "4.3", "12", "", "none", "flash2", "4"},
+  };
+  g_autoptr(csv_table) t = table_of(rows, 3);
+  for (guint r = 0; r < 3; r++) { /* peak + headroom = 80 GiB */
+    g_autofree char *peak = g_strdup_printf("%g", 80 - g_ascii_strtod(rows[r].headroom, NULL));
+    csv_set(t, r, csv_column(t, "peak_mem_gib"), peak);
+  }
+  g_autoptr(csv_table) rk = sweep_rank(t);
+  ck_assert_str_eq(at(rk, 0, "preferred"), "");
+  ck_assert_str_eq(at(rk, 1, "preferred"), "1");
+  ck_assert_str_eq(at(rk, 2, "preferred"), "");
+  GString *out = g_string_new(NULL);
+  sweep_view v = {.format = SWEEP_TEXT};
+  sweep_render(rk, &v, out);
+  ck_assert_msg(strstr(out->str, "prefer #2: the same speed within the bands (+0.60%) with 29.4 GiB headroom against "
+                                 "#1's 6.5 GiB"), "%s", out->str);
+  g_string_free(out, TRUE);
+  rows[1].headroom = "14"; /* 7.5 GiB more: under 10% of 80 */
+  g_autoptr(csv_table) t2 = table_of(rows, 3);
+  for (guint r = 0; r < 3; r++) {
+    g_autofree char *peak = g_strdup_printf("%g", 80 - g_ascii_strtod(rows[r].headroom, NULL));
+    csv_set(t2, r, csv_column(t2, "peak_mem_gib"), peak);
+  }
+  g_autoptr(csv_table) rk2 = sweep_rank(t2);
+  ck_assert_str_eq(at(rk2, 0, "preferred"), "1");
+}
+END_TEST
+
 /* Without OOM risk the best is the one to prefer; without bands (a stack with no trust table) nothing ties. */
 START_TEST(test_the_best_is_preferred_without_risk_and_nothing_ties_without_bands)
 {
@@ -94,7 +130,9 @@ START_TEST(test_the_best_is_preferred_without_risk_and_nothing_ties_without_band
 END_TEST
 
 /* selective = none with a flash kernel (identical graphs): one ranked row, the other pointing at it and named in
- * its label; with the unfused kernel (scores to recompute) or differing results they stay apart. */
+ * its label; with the unfused kernel (scores to recompute) or differing results they stay apart. Two attention
+ * kernels the stack runs alike (flash2+rmsnorm on a stack that fuses its norms: the same step time and peak to
+ * the last digit) collapse the same way; two with different results (torch, fused-softmax) do not. */
 START_TEST(test_equivalent_layouts_collapse_into_one_row)
 {
   const row_spec rows[] = {
@@ -104,20 +142,28 @@ START_TEST(test_equivalent_layouts_collapse_into_one_row)
       {"12.0", "4.3", "30", "", "selective", "torch", "1"},
       {"13.0", "4.3", "30", "", "selective", "flash1", "2"},
       {"13.5", "4.3", "30", "", "none", "flash1", "2"},
+      {"10.0", "4.3", "30", "", "none", "flash2+rmsnorm", "1"},
+      {"12.5", "4.3", "30", "", "none", "fused-softmax", "1"},
   };
-  g_autoptr(csv_table) rk = sweep_rank(table_of(rows, 6));
+  g_autoptr(csv_table) rk = sweep_rank(table_of(rows, 8));
+  /* sorted: 10.0 none flash2, 10.0 selective flash2, 10.0 none flash2+rmsnorm, 12.0 x2 torch, 12.5, 13.0, 13.5 */
   ck_assert_str_eq(at(rk, 0, "rank"), "1");
-  ck_assert_str_eq(at(rk, 1, "rank"), "");
-  ck_assert_str_eq(at(rk, 1, "same_as"), "1");
-  ck_assert_str_eq(at(rk, 2, "rank"), "2"); /* torch: selective recomputes the scores, a different graph */
-  ck_assert_str_eq(at(rk, 3, "rank"), "3");
-  ck_assert_str_eq(at(rk, 3, "same_as"), "");
-  ck_assert_str_eq(at(rk, 5, "same_as"), ""); /* flash1, but a different step time: not the same graph */
+  ck_assert_str_eq(at(rk, 0, "attention_kernel"), "flash2");
+  for (guint r = 1; r <= 2; r++) {
+    ck_assert_str_eq(at(rk, r, "rank"), "");
+    ck_assert_str_eq(at(rk, r, "same_as"), "1");
+  }
+  ck_assert_str_eq(at(rk, 3, "rank"), "2"); /* torch: selective recomputes the scores, a different graph */
+  ck_assert_str_eq(at(rk, 4, "rank"), "3");
+  ck_assert_str_eq(at(rk, 4, "same_as"), "");
+  ck_assert_str_eq(at(rk, 5, "attention_kernel"), "fused-softmax");
+  ck_assert_str_eq(at(rk, 5, "rank"), "4"); /* another step time: not torch's graph */
+  ck_assert_str_eq(at(rk, 7, "same_as"), ""); /* flash1, but a different step time: not the same graph */
   GString *out = g_string_new(NULL);
   sweep_view v = {.format = SWEEP_TEXT};
   sweep_render(rk, &v, out);
-  ck_assert_msg(strstr(out->str, "tp1 pp1 dp8 mb1 sp0 none flash2 (= selective) "), "%s", out->str);
-  ck_assert_msg(strstr(out->str, "6 fit, 0 do not (1 the same step as a row above"), "%s", out->str);
+  ck_assert_msg(strstr(out->str, "tp1 pp1 dp8 mb1 sp0 none flash2 (= selective, flash2+rmsnorm) "), "%s", out->str);
+  ck_assert_msg(strstr(out->str, "8 fit, 0 do not (2 the same step as a row above"), "%s", out->str);
   ck_assert_msg(!strstr(out->str, "more that fit"), "%s", out->str); /* 5 rows shown, all there are */
   g_string_free(out, TRUE);
 }
@@ -129,6 +175,7 @@ int main(void)
   TCase *tc = tcase_create("rank");
   tcase_add_test(tc, test_ties_inside_the_combined_band_and_the_preferred_has_no_oom_risk);
   tcase_add_test(tc, test_the_best_is_preferred_without_risk_and_nothing_ties_without_bands);
+  tcase_add_test(tc, test_a_tie_with_far_more_headroom_is_preferred);
   tcase_add_test(tc, test_equivalent_layouts_collapse_into_one_row);
   suite_add_tcase(s, tc);
   return check_run(s);

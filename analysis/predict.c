@@ -294,7 +294,7 @@ static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, co
   }
 }
 
-gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, GError **err)
+gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, guint *invalid, GError **err)
 {
   g_autoptr(csv_table) t = csv_read(in, err);
   if (!t || !predict_check_columns(t, in, err)) return FALSE;
@@ -302,6 +302,14 @@ gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, 
   g_autofree sim_request *rq = g_new0(sim_request, rows);
   g_autofree sim_request **todo = g_new0(sim_request *, rows);
   g_autofree prediction *p = predict_rows(t, cfg, rq, todo);
+  guint bad = 0;
+  for (guint r = 0; r < t->rows->len; r++) bad += p[r].status == PRED_INVALID;
+  if (invalid) *invalid = bad;
+  if (t->rows->len > 0 && bad == t->rows->len) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: every row is invalid, nothing written (allowed: a table with "
+                "at least one valid layout; row 1: %s)", in, p[0].error);
+    return FALSE;
+  }
   if (csv_column(t, "profile") < 0) csv_add_column(t, "profile");
   if (csv_column(t, "stack") < 0) csv_add_column(t, "stack");
   for (int a = 0; a < WHATIF_N; a++)

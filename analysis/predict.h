@@ -46,7 +46,9 @@ gboolean predict_check_columns(const csv_table *t, const char *path, GError **er
 gboolean predict_row_request(const csv_table *t, guint row, const predict_cfg *cfg, sim_request *out, GError **err);
 /* Predict every row; returns [t->rows->len] predictions (caller frees). */
 prediction *predict_table(const csv_table *t, const predict_cfg *cfg);
-/* predict IN -> OUT (IN's columns plus pred_*). */
-gboolean predict_file(const char *in, const char *out, const predict_cfg *cfg, GError **err);
+/* predict IN -> OUT (IN's columns plus pred_*); *invalid (may be NULL) the rows that could not be predicted,
+ * their reason in pred_error. A table of which every row is invalid is refused (err names the first row's
+ * reason) and nothing is written. */
+gboolean predict_file(const char *in, const char *out, const predict_cfg *cfg, guint *invalid, GError **err);
 
 #endif

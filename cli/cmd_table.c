@@ -43,8 +43,14 @@ int cli_cmd_predict(cli_opts *o)
   if (!cli_resolve(o, FALSE, &err) || !cli_outputs_writable(o, &err)) return cli_fail(err);
   predict_cfg cfg = predict_cfg_of(o, "predict");
   model mf;
-  if (!table_model_file(o, &cfg, &mf, &err) || !predict_file(o->positional->pdata[0], o->output, &cfg, &err))
+  guint invalid = 0;
+  if (!table_model_file(o, &cfg, &mf, &err) || !predict_file(o->positional->pdata[0], o->output, &cfg, &invalid, &err))
     return cli_fail(err);
+  if (invalid) { /* the table is written; say that some rows are not predicted, and where their reasons are */
+    g_autofree char *msg = g_strdup_printf("predict: %u row%s invalid, not predicted: pred_status 'invalid', the reason "
+                                           "in pred_error", invalid, invalid == 1 ? "" : "s");
+    cli_say(msg);
+  }
   return 0;
 }
 

@@ -643,12 +643,15 @@ START_TEST(test_predict_rewrites_every_pred_column)
   g_autofree char *in = tmp_file(
       "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,pred_status,"
       "pred_step_time_s,pred_mfu,pred_peak_mem_gib,pred_bubble_fraction,pred_fragmentation_limit,pred_error\n"
-      "llama-7b,1024,16,32000,8,none,flash2,1,3,2,0,ok,0.97,0.28,31.3,0.17,6.99,\n",
+      "llama-7b,1024,16,32000,8,none,flash2,1,3,2,0,ok,0.97,0.28,31.3,0.17,6.99,\n"
+      "llama-7b,1024,16,32000,8,none,flash2,1,2,2,0,,,,,,,\n",
       -1);
   g_autofree char *out = tmp_file("", -1);
   predict_cfg cfg = small_cfg();
   GError *err = NULL;
-  ck_assert_msg(predict_file(in, out, &cfg, &err), "%s", err ? err->message : "");
+  guint invalid = 0;
+  ck_assert_msg(predict_file(in, out, &cfg, &invalid, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(invalid, 1);
   g_autoptr(csv_table) t = csv_read(out, &err);
   /* no column added twice; pred_fidelity, pred_band_pct, pred_headroom_gib, pred_flags, pred_energy_j,
    * pred_kwh_per_mtok and the platform's nine are new */
@@ -662,6 +665,17 @@ START_TEST(test_predict_rewrites_every_pred_column)
   ck_assert_ptr_nonnull(strstr(csv_cell(t, 0, csv_column(t, "pred_error")), "tp"));
   g_unlink(in);
   g_unlink(out);
+  /* a table of which every row is invalid is refused, and nothing is written (issue 27: it exited 0, silent) */
+  g_autofree char *bad = tmp_file("model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,"
+                                  "pp,sp\nllama-7b,1024,16,32000,8,none,flash2,1,3,2,0\n", -1);
+  g_autofree char *none = g_strconcat(bad, ".out", NULL);
+  ck_assert(!predict_file(bad, none, &cfg, &invalid, &err));
+  ck_assert_uint_eq(invalid, 1);
+  ck_assert_msg(strstr(err->message, "every row is invalid, nothing written") && strstr(err->message, "row 1: tp: 3"),
+                "%s", err->message);
+  g_clear_error(&err);
+  ck_assert(!g_file_test(none, G_FILE_TEST_EXISTS));
+  g_unlink(bad);
 }
 END_TEST
 

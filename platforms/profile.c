@@ -9,6 +9,7 @@
 #include "common/lsim_json.h"
 #include "fabric.h"
 #include "plat_file.h"
+#include "workloads/layout.h"
 #include "workloads/precision.h"
 
 #define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE}
@@ -29,7 +30,7 @@ static const plat_field FIELDS[] = {
  * a profile file of before the split (docs/stacks.md). */
 static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
                                          "gpus_per_domain", "nvls", "default_stack", "mxfp8", "gemm_efficiency_scale",
-                                         "fp8_gemm_efficiency_scale"};
+                                         "fp8_gemm_efficiency_scale", "sweep_kernels"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -131,6 +132,40 @@ static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *pa
   return TRUE;
 }
 
+/* "sweep_kernels" (optional): a non-empty list of attention kernel names, each once: a sweep's default space
+ * on this machine (docs/profile.md); every kernel when absent. */
+static gboolean read_sweep_kernels(const cJSON *j, gpu_profile *out, const char *path, GError **err)
+{
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "sweep_kernels");
+  out->sweep_kernels = (1u << ATTN_N_KERNELS) - 1;
+  if (!k) return TRUE;
+  if (!cJSON_IsArray(k) || !k->child) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels: %s (allowed: a non-empty list of attention "
+                "kernels: torch, fused-softmax, flash1, flash1-legacy, flash2, flash2+rmsnorm)", path,
+                cJSON_IsArray(k) ? "an empty list" : lsim_json_type_name(k));
+    return FALSE;
+  }
+  out->sweep_kernels = 0;
+  int i = 0;
+  for (const cJSON *e = k->child; e; e = e->next, i++) {
+    layout_attn a = ATTN_FLASH2;
+    g_autoptr(GError) bad = NULL;
+    if (!cJSON_IsString(e) || !layout_parse_attn(e->valuestring, &a, &bad)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels[%d]: %s%s%s (allowed: torch, fused-softmax, "
+                  "flash1, flash1-legacy, flash2, flash2+rmsnorm)", path, i, cJSON_IsString(e) ? "'" : "",
+                  cJSON_IsString(e) ? e->valuestring : lsim_json_type_name(e), cJSON_IsString(e) ? "'" : "");
+      return FALSE;
+    }
+    if (out->sweep_kernels & (1u << a)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels[%d]: '%s' is listed twice (allowed: each "
+                  "kernel once)", path, i, e->valuestring);
+      return FALSE;
+    }
+    out->sweep_kernels |= 1u << a;
+  }
+  return TRUE;
+}
+
 gboolean profile_calibrated_for(const gpu_profile *p, int prec)
 {
   return prec >= 0 && prec < PREC_N && (p->calibrated_precisions & (1u << prec));
@@ -150,7 +185,7 @@ gboolean profile_load_file(const char *path, gpu_profile *out, GError **err)
   if (cJSON_GetObjectItemCaseSensitive(j, "default_stack") &&
       !lsim_json_name(j, "default_stack", out->default_stack, sizeof out->default_stack, path, err))
     goto out;
-  if (!read_calibrated(j, out, path, err)) goto out;
+  if (!read_calibrated(j, out, path, err) || !read_sweep_kernels(j, out, path, err)) goto out;
   const cJSON *nvls = cJSON_GetObjectItemCaseSensitive(j, "nvls");
   if (nvls && !cJSON_IsBool(nvls)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: nvls: %s (allowed: true, when the NVSwitch reduces "

@@ -48,6 +48,9 @@ typedef struct gpu_profile {
   /* the precisions (bit 1u << precision, workloads/precision.h) whose constants were fitted to measured runs on
    * this GPU: "calibrated" true (every precision), false (none: datasheet figures only) or a list of names */
   guint calibrated_precisions;
+  /* the attention kernels (bit 1u << layout_attn, workloads/layout.h) of a sweep's default space on this machine
+   * ("sweep_kernels", optional: every kernel when absent, or 0; Hopper and Blackwell name the flash kernels) */
+  guint sweep_kernels;
   /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */
   double power_idle_w, power_compute_w, power_memory_w, power_comm_w;
   double node_power_w;        /* CPUs, NICs, NVSwitches, fans, power supplies: a stated constant */

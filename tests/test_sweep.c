@@ -140,7 +140,7 @@ START_TEST(test_memory_verdict_without_replay_is_the_replays)
 }
 END_TEST
 
-/* The default space of llama-7b (32 heads, 32 layers) on 8 GPUs, global batch 16, counted by hand:
+/* The default space of llama-7b (32 heads, 32 layers) on 8 A100 (every kernel), global batch 16, counted by hand:
  * (tp, pp) with tp*pp | 8: tp1 pp1,2,4,8; tp2 pp1,2,4; tp4 pp1,2; tp8 pp1. Micro-batches: the
  * divisors of 16/dp (dp 8 -> 2 values, 4 -> 3, 2 -> 4, 1 -> 5). sp: 1 value at tp 1, else 2; 2
  * checkpointing modes x 6 kernels = 12. tp1: (2+3+4+5) 12 = 168; tp2: (3+4+5) 2 12 = 288;
@@ -172,6 +172,17 @@ START_TEST(test_default_space_is_every_valid_layout)
   ck_assert_uint_gt(t3->rows->len, 0);
   for (guint r = 0; r < t3->rows->len; r++) ck_assert_str_eq(csv_cell(t3, r, c), "invalid");
   g_array_unref(tp);
+  s.layout[AX_TP] = NULL;
+  /* on the H100 the default space has its profile's kernels only, the flash ones (sweep_kernels): 2 of 6, so
+   * 792 / 6 x 2 = 264 layouts, none of them the unfused torch or fused-softmax */
+  g_ptr_array_index(s.profiles, 0) = "h100-sxm5-80gb";
+  g_ptr_array_index(s.stacks, 0) = "nemo";
+  g_autoptr(csv_table) th = sweep_run(&s, &err);
+  ck_assert_msg(th != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(th->rows->len, 264);
+  int ka = csv_column(th, "attention_kernel");
+  for (guint r = 0; r < th->rows->len; r++)
+    ck_assert_msg(g_str_has_prefix(csv_cell(th, r, ka), "flash2"), "%s", csv_cell(th, r, ka));
   g_array_unref(s.gpus);
   g_ptr_array_unref(s.profiles);
   g_ptr_array_unref(s.stacks);

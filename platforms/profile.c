@@ -153,7 +153,8 @@ static gboolean read_sweep_kernels(const cJSON *j, gpu_profile *out, const char 
     if (!cJSON_IsString(e) || !layout_parse_attn(e->valuestring, &a, &bad)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels[%d]: %s%s%s (allowed: torch, fused-softmax, "
                   "flash1, flash1-legacy, flash2, flash2+rmsnorm)", path, i, cJSON_IsString(e) ? "'" : "",
-                  cJSON_IsString(e) ? e->valuestring : lsim_json_type_name(e), cJSON_IsString(e) ? "'" : "");
+                  cJSON_IsString(e) ? e->valuestring : lsim_json_type_name(e),
+                  cJSON_IsString(e) ? "' is not an attention kernel" : "");
       return FALSE;
     }
     if (out->sweep_kernels & (1u << a)) {

@@ -91,7 +91,12 @@ static void megatron(const sim_request *rq, GString *o)
   if (!m->bias) ARG("--disable-bias-linear");
   if (m->qkv_bias && !m->bias) ARG("--add-qkv-bias");
   if (!m->tied_embeddings) ARG("--untie-embeddings-and-output-weights");
-  if (m->positions == MODEL_POS_ROTARY) ARG("--position-embedding-type rope");
+  if (m->positions == MODEL_POS_ROTARY) {
+    ARG("--position-embedding-type rope");
+    NOTE("rope: layoutsim's model keeps no rotary base, rope scaling or norm epsilon (they cost no time): add "
+         "--rotary-base, --use-rope-scaling and --norm-epsilon as your model's config has them (Megatron-LM's "
+         "defaults: 10000, off, 1e-5; Llama 3: 500000, on for 3.1, 1e-5)");
+  }
   else if (m->positions == MODEL_POS_LEARNED) {
     ARG("--position-embedding-type learned_absolute");
     ARG("--max-position-embeddings %d", m->max_positions);

@@ -4,8 +4,11 @@
  * Owns: those commands. May not touch: the search and the ranking (analysis/sweep*).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analysis/export.h"
+#include "analysis/predict.h"
 #include "analysis/sweep.h"
 #include "analysis/sweep_plot.h"
 #include "analysis/sweep_report.h"
@@ -14,9 +17,50 @@
 #include "cli/outputs.h"
 #include "common/lsim_error.h"
 
+/* --export TARGET after a text ranking: the layout to prefer at each platform point (the `preferred` column), or
+ * with --top K each of the K best, as TARGET's configuration (analysis/export.h), each rebuilt from its row as
+ * predict reads a row (its model, profile, stack and every layout column). */
+static gboolean append_exports(const cli_opts *o, const csv_table *ranked, GString *text, GError **err)
+{
+  export_target target;
+  if (!export_parse_target(o->export_target, &target, err)) return FALSE;
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = o->rq.capacity_gib, .prof = o->rq.prof};
+  int rank_c = csv_column(ranked, "rank"), pref_c = csv_column(ranked, "preferred"), lab_c = csv_column(ranked, "layout");
+  model mf;
+  if (o->model_file) {
+    if (!model_load_file(o->model_file, &mf, err)) return FALSE;
+    cfg.model_file = &mf;
+  }
+  for (guint r = 0; r < ranked->rows->len; r++) {
+    const char *rank = csv_cell(ranked, r, rank_c);
+    gboolean pick = o->top > 0 ? *rank && atoi(rank) <= o->top : !strcmp(csv_cell(ranked, r, pref_c), "1");
+    if (!pick) continue;
+    sim_request rq = {0};
+    if (!predict_row_request(ranked, r, &cfg, &rq, err)) return FALSE;
+    g_string_append_printf(text, "\n# rank %s%s: %s\n", rank, !strcmp(csv_cell(ranked, r, pref_c), "1") ? " (preferred)" : "",
+                           csv_cell(ranked, r, lab_c));
+    export_layout(&rq, target, text);
+  }
+  return TRUE;
+}
+
 /* A ranked rendering to -o or standard output, and the --plot picture: both or neither (lsim_outset; the
  * rendering on standard output printed once the picture is whole, and the picture kept only if it
  * could be). */
+/* --export before any work: a known target, after a text ranking. */
+static gboolean export_usable(const cli_opts *o, GError **err)
+{
+  export_target target;
+  if (!o->export_target) return TRUE;
+  if (!export_parse_target(o->export_target, &target, err)) return FALSE;
+  if (strcmp(o->format, "text")) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--export: follows the ranking in text (allowed: --format text "
+                "with --export)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static int write_ranked(const cli_opts *o, const csv_table *canonical)
 {
   GError *err = NULL;
@@ -25,6 +69,7 @@ static int write_ranked(const cli_opts *o, const csv_table *canonical)
   g_autoptr(csv_table) ranked = sweep_rank(canonical);
   g_autoptr(GString) text = g_string_new(NULL);
   sweep_render(ranked, &v, text);
+  if (o->export_target && !append_exports(o, ranked, text, &err)) return cli_fail(err);
   lsim_outset set;
   lsim_outset_init(&set);
   FILE *plot, *out;
@@ -52,6 +97,7 @@ int cli_cmd_sweep(cli_opts *o)
     return cli_fail_msg("--top: a shard keeps every layout for merge to rank (allowed: --top on layoutsim merge of the shards)");
   if (o->shard_n > 1 && o->plot)
     return cli_fail_msg("--plot: a shard holds part of the sweep (allowed: --plot on layoutsim merge of the shards)");
+  if (!export_usable(o, &err)) return cli_fail(err);
   sweep_spec spec;
   if (!cli_sweep_spec(o, &spec, &err) || !cli_ranked_outputs_writable(o, &err)) {
     cli_sweep_spec_clear(&spec);
@@ -82,7 +128,7 @@ int cli_cmd_merge(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len < 1) return cli_fail_msg("merge: expects the shard tables of one sweep (layoutsim merge S1.csv S2.csv ...)");
-  if (!cli_ranked_outputs_writable(o, &err)) return cli_fail(err);
+  if (!export_usable(o, &err) || !cli_ranked_outputs_writable(o, &err)) return cli_fail(err);
   g_autoptr(csv_table) t = sweep_merge((const char *const *)o->positional->pdata, (int)o->positional->len, &err);
   if (!t) return cli_fail(err);
   return write_ranked(o, t);

@@ -375,11 +375,12 @@ const cli_option CLI_OPTIONS[] = {
      .commands = CMD_SIMULATE | CMD_REPLAY | CMD_VALIDATE | RANKED, .value = CLI_V_CUSTOM, .set = set_format,
      .example = "json", .section = CLI_SEC_OUTPUT,
      .help = "summary format (default text); sweep and merge: text|csv|json"},
-    {.name = "export", .arg = CLI_ARG_REQUIRED, .metavar = "TARGET", .commands = CMD_SIMULATE, .value = CLI_V_STRING,
-     .field = F(export_target), .example = "megatron", .section = CLI_SEC_OUTPUT,
+    {.name = "export", .arg = CLI_ARG_REQUIRED, .metavar = "TARGET", .commands = CMD_SIMULATE | RANKED,
+     .value = CLI_V_STRING, .field = F(export_target), .example = "megatron", .section = CLI_SEC_OUTPUT,
      .help = "simulate: print the layout as megatron (an argument list), nemo (a\n"
              "NeMo 2 recipe override) or torchtitan (TOML) instead of simulating\n"
-             "it (docs/export.md)"},
+             "it; sweep, merge: after the ranking, the layout to prefer (with\n"
+             "--top K: the K best) as TARGET (docs/export.md)"},
     {.name = "output", .short_name = 'o', .arg = CLI_ARG_REQUIRED, .metavar = "FILE", .commands = CMD_ALL,
      .value = CLI_V_STRING, .field = F(output), .example = "out.txt", .section = CLI_SEC_OUTPUT,
      .help = "write the summary to FILE (graph: the graph; predict: the table;\n"

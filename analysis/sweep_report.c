@@ -324,6 +324,7 @@ csv_table *sweep_rank(const csv_table *t)
 typedef struct counts {
   int rows, ok, oom_pruned, oom_replayed, invalid, fast, full, bound_pruned;
   GHashTable *reasons; /* field -> count */
+  GHashTable *examples; /* field -> the first row's message (borrowed from the table) */
   GPtrArray *reason_order;
 } counts;
 
@@ -331,6 +332,7 @@ static void count(const csv_table *t, counts *c)
 {
   memset(c, 0, sizeof *c);
   c->reasons = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  c->examples = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   c->reason_order = g_ptr_array_new();
   c->rows = (int)t->rows->len;
   for (guint r = 0; r < t->rows->len; r++) {
@@ -340,7 +342,10 @@ static void count(const csv_table *t, counts *c)
       const char *e = cell(t, r, "error"), *colon = strchr(e, ':');
       g_autofree char *k = colon ? g_strndup(e, (gsize)(colon - e)) : g_strdup(e);
       gpointer v = g_hash_table_lookup(c->reasons, k);
-      if (!v) g_ptr_array_add(c->reason_order, g_strdup(k));
+      if (!v) {
+        g_ptr_array_add(c->reason_order, g_strdup(k));
+        g_hash_table_insert(c->examples, g_strdup(k), (gpointer)e);
+      }
       g_hash_table_insert(c->reasons, g_strdup(k), GINT_TO_POINTER(GPOINTER_TO_INT(v) + 1));
       continue;
     }
@@ -356,6 +361,7 @@ static void count(const csv_table *t, counts *c)
 static void counts_clear(counts *c)
 {
   g_hash_table_destroy(c->reasons);
+  g_hash_table_destroy(c->examples);
   g_ptr_array_free(c->reason_order, TRUE);
 }
 
@@ -455,6 +461,12 @@ static void render_text(const csv_table *t, const sweep_view *v, GString *out)
   g_string_append_printf(out, "layouts: %d enumerated, %d invalid%s%s%s, %d do not fit (%d not replayed)%s, %d replayed "
                          "(%d fast, %d full)\n", c.rows, c.invalid, c.invalid ? " (" : "", why, c.invalid ? ")" : "",
                          c.oom_pruned + c.oom_replayed, c.oom_pruned, by_bound, c.fast + c.full, c.fast, c.full);
+  if (!v->show_invalid) /* what each count of invalid layouts means: its first row's reason */
+    for (guint i = 0; i < c.reason_order->len; i++) {
+      const char *k = c.reason_order->pdata[i];
+      g_string_append_printf(out, "  invalid %s (%d), e.g. %s\n", k, GPOINTER_TO_INT(g_hash_table_lookup(c.reasons, k)),
+                             (const char *)g_hash_table_lookup(c.examples, k));
+    }
   int top = v->top > 0 ? v->top : 10;
   int shown = 0, fit = 0, nonfit = 0, same = 0, bounded = 0;
   g_autoptr(GArray) shown_rows = g_array_new(FALSE, FALSE, sizeof(guint));

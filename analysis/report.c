@@ -33,8 +33,11 @@ static void hfu_note(FILE *f, const sim_request *rq)
 void report_params_line(FILE *f, const sim_request *rq)
 {
   const model *m = &rq->m;
-  fprintf(f, "parameters: %.3f B, %.3f B per GPU (largest stage / tp %d); vocab %d", model_params(m) / 1e9,
-          model_params_per_gpu(m, &rq->l, rq->gen.partition) / 1e9, rq->l.tp, m->vocab);
+  fprintf(f, "parameters: %.3f B", model_params(m) / 1e9);
+  if (model_has_experts(m)) fprintf(f, " (%.3f B active: top-%d of %d experts)", model_params_active(m) / 1e9, m->moe.top_k,
+                                     m->moe.experts);
+  fprintf(f, ", %.3f B per GPU (largest stage / tp %d); vocab %d", model_params_per_gpu(m, &rq->l, rq->gen.partition) / 1e9,
+          rq->l.tp, m->vocab);
   if (m->vocab_unpadded)
     fprintf(f, " (%d padded by %s's code to a multiple of %g x tp)", m->vocab_unpadded, rq->prof.stack.name,
             rq->prof.stack.vocab_pad_multiple);
@@ -75,6 +78,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "vocab", rq->m.vocab); /* as the stack's code embeds it (padded) */
   if (rq->m.vocab_unpadded) cJSON_AddNumberToObject(j, "vocab_unpadded", rq->m.vocab_unpadded);
   cJSON_AddNumberToObject(j, "params", model_params(&rq->m));
+  if (model_has_experts(&rq->m)) cJSON_AddNumberToObject(j, "params_active", model_params_active(&rq->m));
   cJSON_AddNumberToObject(j, "params_per_gpu", model_params_per_gpu(&rq->m, l, rq->gen.partition));
   cJSON_AddNumberToObject(j, "gpus", l->gpus);
   cJSON_AddNumberToObject(j, "dp", l->dp);

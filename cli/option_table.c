@@ -166,7 +166,7 @@ const cli_option CLI_OPTIONS[] = {
              "(and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
              "bloom-176b; mixtral-8x7b, mixtral-8x22b, deepseek-v3,\n"
              "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: mixtures of experts,\n"
-             "--ep; deepseek-v3 refused until MLA is modelled); aliases in any\n"
+             "--ep; deepseek-v3 with MLA and MTP: docs/moe.md); aliases in any\n"
              "case: llama3.1-8b, llama3.1-70b,\n"
              "llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
     {.name = "model-file", .arg = CLI_ARG_REQUIRED, .metavar = "FILE",

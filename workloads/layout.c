@@ -256,7 +256,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   if (placed) {
     int vstages = l->pp * l->virtual_stages;
     g_autofree int *bounds = g_new(int, vstages + 1);
-    if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, vstages, bounds, err)) return FALSE;
+    if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, m->mtp_layers, vstages, bounds, err)) return FALSE;
   }
   return check_zero(l, err);
 }

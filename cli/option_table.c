@@ -238,6 +238,8 @@ const cli_option CLI_OPTIONS[] = {
      .axis = AX_CKPT, .left_out = EVERY_VALID, .example = "every_layer", .section = CLI_SEC_LAYOUT,
      .help = "none (default) | every_layer (or full) | selective (the attention core's\n"
              "score-sized tensors recomputed; no change with FlashAttention)\n"
+             "| mla_up_proj (MLA's up-projections and rope recomputed, the latents\n"
+             "kept: Megatron's --recompute-modules mla_up_proj; docs/moe.md)\n"
              "| mlp (the MLP sub-block recomputed, its input kept); a sweep\n"
              "takes selective and mlp when listed"},
     {.name = "attention-kernel", .arg = CLI_ARG_REQUIRED, .metavar = "K", .commands = LAYOUT_OPT,

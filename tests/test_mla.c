@@ -21,6 +21,7 @@
  * the shared one 6 * 7168 * 2048 = 88,080,384), the shared head 2 * 7168 * 129280 = 1,853,358,080: 3,565,027,328.
  */
 #include <check.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "test_layout.h"
@@ -226,6 +227,54 @@ START_TEST(mtp_module_adds_its_closed_form_flops)
 }
 END_TEST
 
+/* Forward bytes kept by rank 0's events of layer `layer`, and the recompute events of its backward. */
+static void layer_kept(const graph *g, int layer, double *forward, double *recompute, int *recompute_events)
+{
+  const graph_program *p = g_ptr_array_index(g->programs, 0);
+  *forward = *recompute = 0;
+  *recompute_events = 0;
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if (e->layer != layer || e->micro_batch != 0) continue;
+    if (e->phase == PH_FORWARD) *forward += e->mem_delta_bytes;
+    if (e->phase == PH_RECOMPUTE) {
+      *recompute += e->mem_delta_bytes;
+      *recompute_events += e->kind == EV_COMPUTE;
+    }
+  }
+}
+
+/* mla_up_proj drops q, k, v (128 heads x (192 + 192 + 128) bf16 a token: 536,870,912 bytes at T 4096) and the
+ * up-projections' normalised inputs (1536 + 512 bf16 a token: 16,777,216) at the forward, and its recompute runs
+ * the two latent norms, the two up-projections and the rope again (5 kernels) and brings them back. */
+START_TEST(mla_up_proj_drops_q_k_v_and_recomputes_them)
+{
+  model m = dsv3();
+  layout l = lay(1, 1, FALSE);
+  graph *g = generate(&m, &l);
+  l.ckpt = CKPT_MLA_UP_PROJ;
+  graph *gr = generate(&m, &l);
+  double fwd, rec, fwd_r, rec_r;
+  int n, n_r;
+  layer_kept(g, 5, &fwd, &rec, &n);
+  layer_kept(gr, 5, &fwd_r, &rec_r, &n_r);
+  ck_assert_double_eq(fwd - fwd_r, 536870912.0 + 16777216.0);
+  ck_assert_double_eq(rec_r, 536870912.0 + 16777216.0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(n_r, 5);
+  graph_free(g);
+  graph_free(gr);
+  l = lay(1, 1, FALSE); /* refused on a model without MLA */
+  l.ckpt = CKPT_MLA_UP_PROJ;
+  model llama;
+  ck_assert(model_load_named("llama3-8b", &llama, NULL));
+  GError *err = NULL;
+  ck_assert(!layout_validate(&l, &llama, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "mla_up_proj"));
+  g_clear_error(&err);
+}
+END_TEST
+
 START_TEST(pipeline_layout_takes_mtp_before_the_loss_only)
 {
   int b[17];
@@ -253,6 +302,7 @@ static Suite *suite(void)
   tcase_add_test(tc, stage_parameters_add_up_to_the_model_with_its_mtp_module);
   tcase_add_test(tc, mtp_module_adds_its_closed_form_flops);
   tcase_add_test(tc, pipeline_layout_takes_mtp_before_the_loss_only);
+  tcase_add_test(tc, mla_up_proj_drops_q_k_v_and_recomputes_them);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -300,7 +300,8 @@ static void mla_attention(const model *m, const layout *l, const block_code *c, 
   if (rq > 0) {
     norm_of(out, m, Tl * rq, c->fused_norm); /* q_layernorm, fused into the up-projection's TE module */
     tp_enter_width(out, 1, rq);
-    linear(out, l, BL_Q_UP, &d, H * dqk / t, rq, 1, c->sp_saves_shard ? Tl * rq : T * rq);
+    o = linear(out, l, BL_Q_UP, &d, H * dqk / t, rq, 1, c->sp_saves_shard ? Tl * rq : T * rq);
+    o->up_proj_bytes = o->saved_bytes; /* the normalised latent, inside the checkpointed function */
   } else {
     tp_enter_width(out, 1, h);
     linear(out, l, BL_Q_UP, &d, H * dqk / t, h, 1, c->sp_saves_shard ? Tl * h : T * h);
@@ -308,7 +309,8 @@ static void mla_attention(const model *m, const layout *l, const block_code *c, 
   tp_enter_width(out, 0, rope); /* k_pos_emb gathered from the sequence-parallel region */
   norm_of(out, m, Tl * rkv, c->fused_norm); /* kv_layernorm */
   tp_enter_width(out, 1, rkv);
-  linear(out, l, BL_KV_UP, &d, H * kvw / t, rkv, 1, c->sp_saves_shard ? Tl * rkv : T * rkv);
+  o = linear(out, l, BL_KV_UP, &d, H * kvw / t, rkv, 1, c->sp_saves_shard ? Tl * rkv : T * rkv);
+  o->up_proj_bytes = o->saved_bytes;
   /* rotary (fused_apply_mla_rope_for_q and _for_kv): reads q and the up-projected kv and the rotary key, writes q,
    * k (the rotary key copied into every head) and v; backward the same traffic */
   o = add(out, BLOCK_MEMORY, BL_ROTARY);
@@ -317,7 +319,9 @@ static void mla_attention(const model *m, const layout *l, const block_code *c, 
   o->launches[0] = o->launches[1] = 2;
   for (int i = up_first; i < out->n; i++) out->op[i].up_proj = TRUE;
   attention(out, m, l, c, &d);
-  out->op[out->n - 1].up_proj = TRUE; /* it saves q, k and v, the up-projections' outputs (by reference) */
+  o = &out->op[out->n - 1];
+  o->up_proj = TRUE;
+  o->up_proj_bytes = T * H / t * (2 * dqk + dv) * BF16; /* it saves q, k and v, the checkpoint's outputs (by reference) */
   linear(out, l, BL_ATTN_OUT, &d, h, H * dv / t, 1, T * H * dv / t); /* its input, the attention's output */
   tp_exit(out);
   residual(out, m, &d);

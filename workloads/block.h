@@ -108,8 +108,10 @@ typedef struct block_op {
   double etp_bytes;         /* EP_DISPATCH, EP_COMBINE: what each rank gathers over etp (0: etp 1) */
   double width;             /* TP_ENTER: the width (elements per token) of the tensor gathered or reduced; 0: h
                              * (MLA gathers its latents, q_lora_rank, kv_lora_rank and the rotary key) */
-  gboolean up_proj;         /* MLA: an operator of the up-projections and rotary whose outputs (q, k, v) Megatron's
-                             * --recompute-modules mla_up_proj drops and recomputes (docs/moe.md) */
+  gboolean up_proj;         /* MLA: an operator of the up-projections and rotary, the function Megatron's
+                             * --recompute-modules mla_up_proj checkpoints (the attention core is marked too) */
+  double up_proj_bytes;     /* of saved_bytes, what mla_up_proj drops at the forward and its recompute brings back:
+                             * the up-projections' normalised inputs, the attention's q, k and v (docs/moe.md) */
 } block_op;
 
 #define BLOCK_MAX_OPS 48

@@ -17,6 +17,7 @@ static double dropped_bytes(const layout *l, const block_op *o)
 {
   if (l->ckpt == CKPT_SELECTIVE) return o->score_bytes;
   if (l->ckpt == CKPT_MLP && o->mlp) return o->saved_bytes - o->mlp_input_bytes;
+  if (l->ckpt == CKPT_MLA_UP_PROJ) return o->up_proj_bytes;
   return 0;
 }
 
@@ -35,7 +36,7 @@ void layer_saves(emit *x, graph_event *e, const block_op *o)
     return;
   }
   /* selective and mlp: the forward keeps all but what they drop, which the recompute brings back */
-  gboolean partial = x->l->ckpt == CKPT_SELECTIVE || x->l->ckpt == CKPT_MLP;
+  gboolean partial = x->l->ckpt == CKPT_SELECTIVE || x->l->ckpt == CKPT_MLP || x->l->ckpt == CKPT_MLA_UP_PROJ;
   if (x->phase == PH_FORWARD && (x->l->ckpt == CKPT_NONE || partial)) e->mem_delta_bytes += saved - dropped_bytes(x->l, o);
   else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += partial ? dropped_bytes(x->l, o) : saved;
   else if (bwd) e->mem_delta_bytes -= saved;
@@ -185,6 +186,15 @@ void layer_backward(emit *x)
     if (x->l->ckpt == CKPT_SELECTIVE && o->kind == BLOCK_ATTENTION && o->score_bytes > 0) {
       x->phase = PH_RECOMPUTE;
       op_emit(x, o);
+      x->phase = PH_BACKWARD;
+    }
+    if (x->l->ckpt == CKPT_MLA_UP_PROJ && o->kind == BLOCK_ATTENTION && o->up_proj) {
+      /* mla_up_proj: the up-projections and rope run again before the attention's backward (its q, k, v back) */
+      int first = i;
+      while (first > 0 && b->op[first - 1].up_proj) first--;
+      x->phase = PH_RECOMPUTE;
+      for (int j = first; j < i; j++) op_emit(x, &b->op[j]);
+      emit_last_event(x)->mem_delta_bytes += o->up_proj_bytes;
       x->phase = PH_BACKWARD;
     }
     if (x->l->ckpt == CKPT_MLP && o->mlp && (i == b->n - 1 || !b->op[i + 1].mlp)) {

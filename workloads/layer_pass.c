@@ -1,6 +1,7 @@
 /* layer_pass -- the generator's passes of one item of a stage: the forward (or recompute) and backward of a
  * transformer layer (its block table, block.h, in order or reversed), core attention with the cp ring,
- * the embedding and the head, and the memory each operator records.
+ * the embedding and the head (with a model's multi-token prediction modules, docs/moe.md), and the memory each
+ * operator records.
  *
  * Owns: which events one item's pass emits and the activation memory they keep or free.
  * May not touch: units and gradient buckets (grad_sync.c), the schedule (stage_driver.c).

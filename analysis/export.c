@@ -63,6 +63,10 @@ static void megatron(const sim_request *rq, GString *o)
     ARG("--recompute-granularity selective");
     ARG("--recompute-modules mlp");
     break;
+  case CKPT_MLA_UP_PROJ:
+    ARG("--recompute-granularity selective");
+    ARG("--recompute-modules mla_up_proj");
+    break;
   case CKPT_NONE: break;
   }
   if (l->zero >= 1) ARG("--use-distributed-optimizer");
@@ -152,6 +156,10 @@ static void nemo(const sim_request *rq, GString *o)
     g_string_append(o, "recipe.model.config.recompute_granularity = \"selective\"\n"
                        "recipe.model.config.recompute_modules = [\"mlp\"]\n");
     break;
+  case CKPT_MLA_UP_PROJ:
+    g_string_append(o, "recipe.model.config.recompute_granularity = \"selective\"\n"
+                       "recipe.model.config.recompute_modules = [\"mla_up_proj\"]\n");
+    break;
   case CKPT_NONE: g_string_append(o, "recipe.model.config.recompute_granularity = None\n"); break;
   }
   g_string_append_printf(o, "recipe.optim.config.use_distributed_optimizer = %s\n", py_bool(l->zero >= 1));
@@ -221,6 +229,9 @@ static void torchtitan(const sim_request *rq, GString *o)
                        "(attention's scores among them)\n");
     break;
   case CKPT_MLP: g_string_append(o, "mode = \"none\"\n# checkpointing mlp: torchtitan has no MLP-only recompute\n"); break;
+  case CKPT_MLA_UP_PROJ:
+    g_string_append(o, "mode = \"none\"\n# checkpointing mla_up_proj: torchtitan has no MLA up-projection recompute\n");
+    break;
   case CKPT_NONE: g_string_append(o, "mode = \"none\"\n"); break;
   }
   if (!layout_attn_is_flash(l->attn))

@@ -285,7 +285,7 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   if (outside(out->nodes, t->nodes_min, t->nodes_max)) f |= 1u << TRUST_OUT_NODES;
   if (platform_differs(t, &rq->prof) || rq->replay.platform_file) f |= 1u << TRUST_OUT_PLATFORM;
   if (l->pp > 1 && strcmp(sched_name(l->schedule), t->schedule)) f |= 1u << TRUST_OUT_SCHEDULE; /* pp 1: no pipeline */
-  if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP) f |= 1u << TRUST_OUT_CKPT;
+  if (l->ckpt == CKPT_SELECTIVE || l->ckpt == CKPT_MLP || l->ckpt == CKPT_MLA_UP_PROJ) f |= 1u << TRUST_OUT_CKPT;
   if (outside(l->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1))) f |= 1u << TRUST_OUT_CP; /* the runs' cp range (1-1 when unset) */
   out->cp = l->cp;
   if (model_has_experts(&rq->m)) f |= 1u << TRUST_OUT_MOE; /* no calibration run had experts */

@@ -166,7 +166,7 @@ const cli_option CLI_OPTIONS[] = {
              "(and llama2-70b, llama3-8b, llama3-70b, llama3-405b, gpt3-175b,\n"
              "bloom-176b; mixtral-8x7b, mixtral-8x22b, deepseek-v3,\n"
              "qwen3-30b-a3b, qwen3-235b-a22b, gpt-oss-120b: mixtures of experts,\n"
-             "--ep; deepseek-v3 refused until MLA is modelled); aliases in any\n"
+             "--ep; deepseek-v3 with MLA and MTP: docs/moe.md); aliases in any\n"
              "case: llama3.1-8b, llama3.1-70b,\n"
              "llama3.1-405b (= llama3-*), llama-3.1-70b, llama-2-70b, gpt-3-175b..."},
     {.name = "model-file", .arg = CLI_ARG_REQUIRED, .metavar = "FILE",
@@ -238,6 +238,8 @@ const cli_option CLI_OPTIONS[] = {
      .axis = AX_CKPT, .left_out = EVERY_VALID, .example = "every_layer", .section = CLI_SEC_LAYOUT,
      .help = "none (default) | every_layer (or full) | selective (the attention core's\n"
              "score-sized tensors recomputed; no change with FlashAttention)\n"
+             "| mla_up_proj (MLA's up-projections and rope recomputed, the latents\n"
+             "kept: Megatron's --recompute-modules mla_up_proj; docs/moe.md)\n"
              "| mlp (the MLP sub-block recomputed, its input kept); a sweep\n"
              "takes selective and mlp when listed"},
     {.name = "attention-kernel", .arg = CLI_ARG_REQUIRED, .metavar = "K", .commands = LAYOUT_OPT,

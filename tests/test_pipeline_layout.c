@@ -22,7 +22,7 @@ START_TEST(test_405b_string_places_one_layer_beside_embedding_and_loss)
 {
   int b[65];
   GError *err = NULL;
-  ck_assert_msg(pipeline_layout_bounds(SPEC_405B, 126, 64, b, &err), "%s", err ? err->message : "");
+  ck_assert_msg(pipeline_layout_bounds(SPEC_405B, 126, 0, 64, b, &err), "%s", err ? err->message : "");
   ck_assert_int_eq(b[0], 0);
   ck_assert_int_eq(b[1], 2); /* E and layer 1 */
   for (int v = 1; v < 64; v++) ck_assert_int_eq(b[v], 2 * v); /* two layers each */
@@ -75,7 +75,7 @@ START_TEST(test_malformed_strings_are_refused_naming_the_fault)
       {"Ett|tttL", 4, 2, "more than the model's 4 layers"},
       {"EtLt|t", 3, 2, "places L after"},
       {"Ett||ttL", 4, 3, "stage 1"},
-      {"Ett|ttLm", 4, 2, "multi-token-prediction"},
+      {"Ett|ttLm", 4, 2, "right before L"},
       {"Ett|ttx", 4, 2, "not a layout letter"},
       {"E(t*9)*9|L", 4, 2, "expands to more than"},
       {"E(t*1000)*1000|L", 4, 2, "out of range"},
@@ -87,7 +87,7 @@ START_TEST(test_malformed_strings_are_refused_naming_the_fault)
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     int b[8];
     GError *err = NULL;
-    ck_assert_msg(!pipeline_layout_bounds(bad[i].spec, bad[i].layers, bad[i].vstages, b, &err), "%s accepted",
+    ck_assert_msg(!pipeline_layout_bounds(bad[i].spec, bad[i].layers, 0, bad[i].vstages, b, &err), "%s accepted",
                   bad[i].spec);
     ck_assert_msg(strstr(err->message, bad[i].says), "%s: '%s' lacks '%s'", bad[i].spec, err->message, bad[i].says);
     g_error_free(err);

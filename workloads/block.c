@@ -16,7 +16,8 @@ static const char *const LABELS[BL_N] = {"comm",     "embed",  "norm",   "qkv", 
                                          "attention", "attn_out", "residual", "mlp_up", "swiglu",
                                          "mlp_down", "logits", "loss",   "optimizer", "bias",
                                          "gelu",     "dropout", "positions", "fp8_cast", "router", "topk", "permute",
-                                         "expert_up", "expert_act", "expert_down", "unpermute"};
+                                         "expert_up", "expert_act", "expert_down", "unpermute", "q_down", "kv_down",
+                                         "q_up", "kv_up", "mtp_embed", "mtp_proj"};
 
 const char *block_label_name(block_label b) { return LABELS[b]; }
 
@@ -37,6 +38,8 @@ static dims dims_of(const model *m, const layout *l)
   return d;
 }
 
+static double norm_params(const model *m);
+
 static block_op *add(block *b, block_kind kind, block_label label)
 {
   g_assert(b->n < BLOCK_MAX_OPS);
@@ -52,7 +55,9 @@ static double gemm_backward_bytes(double T, double k, double n, int count)
   return count * (T * n + T * k + k * n) * BF16;
 }
 
-static block_op *gemm(block *b, block_label label, const dims *d, double n, double k, int count, double saved)
+/* A GEMM of `rows` token rows (rows != T: its rows field says so, the emitter reads it). */
+static block_op *gemm_rows(block *b, block_label label, const dims *d, double rows, double n, double k, int count,
+                           double saved)
 {
   block_op *o = add(b, BLOCK_GEMM, label);
   o->dtype[0] = o->dtype[1] = DT_BF16;
@@ -60,8 +65,14 @@ static block_op *gemm(block *b, block_label label, const dims *d, double n, doub
   o->k = k;
   o->count = count;
   o->saved_bytes = saved;
-  o->transient_bytes[1] = gemm_backward_bytes(d->T, k, n, count);
+  o->transient_bytes[1] = gemm_backward_bytes(rows, k, n, count);
+  if (rows != d->T) o->rows = rows;
   return o;
+}
+
+static block_op *gemm(block *b, block_label label, const dims *d, double n, double k, int count, double saved)
+{
+  return gemm_rows(b, label, d, d->T, n, k, count, saved);
 }
 
 /* A memory pass whose backward reads the saved inputs and the output gradient and writes the input
@@ -155,14 +166,26 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
   layout_attn run = softmax_run(m, l, c);
   gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH;
   int kv_len = l->seq_len / l->cp; /* the keys one step sees */
+  /* widths over all heads: q and k, v, the output; MLA's q and k are heads x (d_nope + d_rope) wide, its v and
+   * output heads x d_v (every head its own key and value) */
+  double qw = h, kw = d->kvd, vw = d->kvd, ow = h;
   o->attn_kind = attn_kind(l->attn);
   o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp);
   o->attn_n = kv_len;
   o->attn_k = model_head_dim(m);
   o->flops = 4.0 * T * kv_len * hl;
+  if (model_has_mla(m)) {
+    double dqk = m->mla.qk_nope_head_dim + m->mla.qk_rope_head_dim, dv = m->mla.v_head_dim;
+    qw = kw = m->heads * dqk;
+    vw = ow = m->heads * dv;
+    /* QK^T of d_qk and PV of d_v per head: 2 T s (heads/t) (d_qk + d_v), the flash kernel's model FLOPs; its
+     * head size for the kernel's efficiency the FLOP-weighted mean (d_qk + d_v) / 2, so that 4 m n k holds */
+    o->flops = 2.0 * T * kv_len * m->heads / t * (dqk + dv);
+    o->attn_k = (int)((dqk + dv) / 2);
+  }
   o->ring_steps = l->cp;
-  o->kv_block_bytes = l->cp > 1 ? 2 * T * d->kvd / t * BF16 : 0;
-  double qkvo = T * (2 * h + 2 * d->kvd) / t * BF16, scores = (double)o->attn_m * l->seq_len / l->cp * kv_len;
+  o->kv_block_bytes = l->cp > 1 ? T * (kw + vw) / t * BF16 : 0;
+  double qkvo = T * (qw + ow + kw + vw) / t * BF16, scores = (double)o->attn_m * l->seq_len / l->cp * kv_len;
   for (int k = 0; k < 2; k++) {
     gboolean megatron_fwd = k == 0 && run == ATTN_FUSED_SOFTMAX && c->fused_softmax_batches > 0;
     o->bytes[k] = qkvo * (k + 1) +
@@ -171,15 +194,15 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
   }
   /* flash: q, k, v (after rotary), output and the fp32 log-sum-exp; unfused: q, k, v and the bf16
    * probabilities (torch also its fp32 softmax output) */
-  if (flash) o->saved_bytes = T * (2 * h + 2 * d->kvd) / t * BF16 + T * m->heads / t * FP32;
-  else o->saved_bytes = T * (h + 2 * d->kvd) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
+  if (flash) o->saved_bytes = T * (qw + ow + kw + vw) / t * BF16 + T * m->heads / t * FP32;
+  else o->saved_bytes = T * (qw + kw + vw) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
   o->score_bytes = flash ? 0 : B * (torch ? BF16 + FP32 : BF16);
   /* unfused: the raw scores (torch: and the masked copy and its fp32 cast) live until softmax ends */
   o->transient_bytes[0] = flash ? 0 : torch ? B * (BF16 + BF16 + FP32) : B * BF16;
   /* dO and dq (h/t), dk and dv (kvd/t); flash: its fp32 dq accumulator, unfused: the gradients of the
    * probabilities and of the scores */
-  double grads = T * h / t * (BF16 + BF16) + T * d->kvd / t * (BF16 + BF16);
-  o->transient_bytes[1] = flash ? grads + T * h / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
+  double grads = T * (qw + ow) / t * BF16 + T * (kw + vw) / t * BF16;
+  o->transient_bytes[1] = flash ? grads + T * qw / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
   if (l->cp > 1) {
     /* forward: the cp - 1 KV blocks received, held to its end; backward: two ring buffers, each a KV block and
      * its dKV */
@@ -216,26 +239,102 @@ static void tp_exit(block *b) { add(b, BLOCK_TP_EXIT, BL_COMM); }
  * quantization of its input (forward: T x k elements; the weights, k x n x count, once a step) and of its
  * output gradient (backward: T x n x count); the GEMM then runs in FP8 and saves its input in FP8 (the
  * transpose wgrad reads). `in_bytes`: the saved input's bytes per element under bf16 over what it saves. */
-static block_op *linear(block *b, const layout *l, block_label label, const dims *d, double n, double k, int count,
-                        double saved_el)
+static block_op *linear_rows(block *b, const layout *l, block_label label, const dims *d, double rows, double n,
+                             double k, int count, double saved_el)
 {
   precision pr = (precision)l->precision;
-  if (pr == PREC_BF16) return gemm(b, label, d, n, k, count, saved_el * BF16);
+  if (pr == PREC_BF16) return gemm_rows(b, label, d, rows, n, k, count, saved_el * BF16);
   block_op *c = add(b, BLOCK_MEMORY, BL_FP8_CAST);
-  c->elements = d->T * k;
-  c->bytes[0] = precision_cast_bytes_per_el(pr) * d->T * k;
-  c->bytes[1] = precision_cast_bytes_per_el(pr) * d->T * n * count;
+  c->elements = rows * k;
+  c->bytes[0] = precision_cast_bytes_per_el(pr) * rows * k;
+  c->bytes[1] = precision_cast_bytes_per_el(pr) * rows * n * count;
   c->launches[0] = c->launches[1] = precision_cast_kernels(pr);
   c->step_bytes = precision_cast_bytes_per_el(pr) * k * n * count;
-  block_op *o = gemm(b, label, d, n, k, count, saved_el * precision_operand_bytes(pr));
+  block_op *o = gemm_rows(b, label, d, rows, n, k, count, saved_el * precision_operand_bytes(pr));
   o->dtype[0] = precision_gemm_dtype(pr, FALSE);
   o->dtype[1] = precision_gemm_dtype(pr, TRUE);
   return o;
 }
 
+static block_op *linear(block *b, const layout *l, block_label label, const dims *d, double n, double k, int count,
+                        double saved_el)
+{
+  return linear_rows(b, l, label, d, d->T, n, k, count, saved_el);
+}
+
+/* A tensor-parallel entry of a tensor `width` elements per token wide (its sp all-gather forward; backward the
+ * reduce-scatter, or without sp `reduces` all-reduces of the input gradient). */
+static block_op *tp_enter_width(block *b, int reduces, double width)
+{
+  block_op *o = add(b, BLOCK_TP_ENTER, BL_COMM);
+  o->bwd_reduces = reduces;
+  o->width = width;
+  return o;
+}
+
+/* Multi-head latent attention as Megatron-Core's MLASelfAttention runs it (TE spec: multi_latent_attention.py,
+ * gpt_layer_specs.py), H heads, r_q, r_kv the ranks, d_nope, d_rope, d_v; docs/moe.md "MLA" derives each number.
+ * The down-projections are TELinear in 'duplicated' mode: replicated on every tp rank, each on its own Tl tokens
+ * (the sequence-parallel shard; T without sp), no collective. Their latents are normalised (the norm fused into
+ * TELayerNormColumnParallelLinear, on the Tl tokens) and all-gathered into the column-parallel up-projections: q
+ * r_q -> H/t x (d_nope + d_rope), kv r_kv -> H/t x (d_nope + d_v); the rotary key (d_rope, shared by the heads)
+ * is all-gathered beside. Then the rotary embedding (Megatron's fused MLA rope: q and k written in the attention's
+ * layout), core attention with d_qk = d_nope + d_rope and d_v, and the row-parallel output projection H/t x d_v ->
+ * h. Without q_lora_rank the queries are one column-parallel projection h -> H/t x d_qk. */
+static void mla_attention(const model *m, const layout *l, const block_code *c, const dims *dp, block *out)
+{
+  dims d = *dp;
+  const model_mla *a = &m->mla;
+  double T = d.T, Tl = d.Tl, h = d.h, t = d.t, H = m->heads;
+  double rq = a->q_lora_rank, rkv = a->kv_lora_rank, rope = a->qk_rope_head_dim, dv = a->v_head_dim;
+  double dqk = a->qk_nope_head_dim + rope, kvw = a->qk_nope_head_dim + dv;
+  gboolean fp8 = l->precision != PREC_BF16;
+  int up_first;
+  block_op *o;
+  norm(out, m, &d, c->fused_norm); /* input_layernorm, on the Tl tokens */
+  /* the down-projections read the norm's output (one tensor: saved once in bf16; under FP8 each linear layer
+   * quantizes and saves its own copy) */
+  if (rq > 0) linear_rows(out, l, BL_Q_DOWN, &d, Tl, rq, h, 1, Tl * h);
+  linear_rows(out, l, BL_KV_DOWN, &d, Tl, rkv + rope, h, 1, rq > 0 && !fp8 ? 0 : Tl * h);
+  up_first = out->n;
+  if (rq > 0) {
+    norm_of(out, m, Tl * rq, c->fused_norm); /* q_layernorm, fused into the up-projection's TE module */
+    tp_enter_width(out, 1, rq);
+    o = linear(out, l, BL_Q_UP, &d, H * dqk / t, rq, 1, c->sp_saves_shard ? Tl * rq : T * rq);
+    o->up_proj_bytes = o->saved_bytes; /* the normalised latent, inside the checkpointed function */
+  } else {
+    tp_enter_width(out, 1, h);
+    linear(out, l, BL_Q_UP, &d, H * dqk / t, h, 1, c->sp_saves_shard ? Tl * h : T * h);
+  }
+  tp_enter_width(out, 0, rope); /* k_pos_emb gathered from the sequence-parallel region */
+  norm_of(out, m, Tl * rkv, c->fused_norm); /* kv_layernorm */
+  tp_enter_width(out, 1, rkv);
+  o = linear(out, l, BL_KV_UP, &d, H * kvw / t, rkv, 1, c->sp_saves_shard ? Tl * rkv : T * rkv);
+  o->up_proj_bytes = o->saved_bytes;
+  /* rotary (fused_apply_mla_rope_for_q and _for_kv): reads q and the up-projected kv and the rotary key, writes q,
+   * k (the rotary key copied into every head) and v; backward the same traffic */
+  o = add(out, BLOCK_MEMORY, BL_ROTARY);
+  o->elements = T * H / t * dqk;
+  o->bytes[0] = o->bytes[1] = BF16 * (T * H / t * (dqk + kvw) + T * rope + T * H / t * (2 * dqk + dv));
+  o->launches[0] = o->launches[1] = 2;
+  for (int i = up_first; i < out->n; i++) out->op[i].up_proj = TRUE;
+  attention(out, m, l, c, &d);
+  o = &out->op[out->n - 1];
+  o->up_proj = TRUE;
+  o->up_proj_bytes = T * H / t * (2 * dqk + dv) * BF16; /* it saves q, k and v, the checkpoint's outputs (by reference) */
+  linear(out, l, BL_ATTN_OUT, &d, h, H * dv / t, 1, T * H * dv / t); /* its input, the attention's output */
+  tp_exit(out);
+  residual(out, m, &d);
+  norm(out, m, &d, c->fused_norm);
+}
+
 /* A layer's attention sub-block, its residual and the MLP's norm. */
 static void attention_block(const model *m, const layout *l, const block_code *c, const dims *dp, block *out)
 {
+  if (model_has_mla(m)) {
+    mla_attention(m, l, c, dp, out);
+    return;
+  }
   dims d = *dp;
   double T = d.T, h = d.h, t = d.t;
   block_op *o;
@@ -391,6 +490,42 @@ double block_moe_dense_params(const model *m, int tp)
   return p;
 }
 
+void block_mtp_entry(const model *m, const layout *l, const block_code *c, block *out)
+{
+  dims d = dims_of(m, l);
+  double T = d.T, h = d.h, t = d.t;
+  out->n = 0;
+  /* the next tokens' embedding: the lookup as the embedding's (the shared weights' copy on this stage), then its
+   * vocab-parallel collective, the region's exit (all-reduce, or reduce-scatter into the sequence-parallel region) */
+  block_op *o = add(out, BLOCK_MEMORY, BL_MTP_EMBED);
+  o->elements = T * h;
+  for (int k = 1; k <= 2; k++) o->bytes[k - 1] = k * 2 * BF16 * T * h + 8 * T;
+  o->launches[0] = o->launches[1] = 2;
+  o->transient_bytes[1] = T * h * BF16 + d.V / t * h * BF16;
+  tp_exit(out);
+  norm(out, m, &d, c->fused_norm); /* enorm, of the embedding */
+  norm(out, m, &d, c->fused_norm); /* hnorm, of the main model's last hidden state */
+  /* eh_proj, column-parallel over the concatenation [enorm; hnorm] (all-gathered, 2h wide): 2h -> h/t, its output
+   * gathered and scattered back into the sequence-parallel region (taken as the region's exit collective) */
+  tp_enter_width(out, 1, 2 * h);
+  linear(out, l, BL_MTP_PROJ, &d, h / t, 2 * h, 1, c->sp_saves_shard ? d.Tl * 2 * h : T * 2 * h);
+  tp_exit(out);
+}
+
+double block_mtp_dense_params(const model *m, const layout *l, gboolean has_embedding)
+{
+  if (!m->mtp_layers) return 0;
+  int last = m->layers - 1;
+  double layer = model_layer_is_moe(m, last) ? block_moe_dense_params(m, l->tp) : block_layer_params(m, l->tp);
+  double module = 3 * norm_params(m) + 2.0 * m->hidden * m->hidden / l->tp + layer; /* enorm, hnorm, final norm */
+  return m->mtp_layers * module + (has_embedding ? 0 : block_embedding_params(m, l->tp));
+}
+
+double block_mtp_expert_params(const model *m, const layout *l)
+{
+  return model_layer_is_moe(m, m->layers - 1) ? m->mtp_layers * block_moe_expert_params(m, l) : 0;
+}
+
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out)
 {
   dims d = dims_of(m, l);
@@ -453,12 +588,26 @@ double block_saved_bytes(const block *b)
 /* RMSNorm: a weight; LayerNorm: a weight and a bias. */
 static double norm_params(const model *m) { return m->norm == MODEL_NORM_LAYERNORM ? 2.0 * m->hidden : m->hidden; }
 
+/* MLA's linear layers on a rank (mla_attention): the replicated down-projections, the column-parallel
+ * up-projections and the row-parallel output projection over tp. */
+static double mla_linear_params(const model *m, int tp)
+{
+  const model_mla *a = &m->mla;
+  double h = m->hidden, H = m->heads, dqk = a->qk_nope_head_dim + a->qk_rope_head_dim;
+  double down = h * (a->q_lora_rank + a->kv_lora_rank + a->qk_rope_head_dim);
+  double q_up = (a->q_lora_rank ? a->q_lora_rank : h) * H * dqk;
+  double kv_up = a->kv_lora_rank * H * (a->qk_nope_head_dim + a->v_head_dim), o = H * a->v_head_dim * h;
+  return down + (q_up + kv_up + o) / tp;
+}
+
 double block_layer_params(const model *m, int tp)
 {
   double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
   double qd = m->head_dim ? (double)m->heads * m->head_dim : h;
   gboolean gelu = m->mlp == MODEL_MLP_GELU;
   double attention = h * (qd + 2 * kvd) + qd * h, mlp = (gelu ? 2.0 : 3.0) * h * f;
+  if (model_has_mla(m)) /* its latent norms replicated (MLA has no biases: model_check_simulable) */
+    return mla_linear_params(m, tp) + m->mla.q_lora_rank + m->mla.kv_lora_rank + mlp / tp + 2 * norm_params(m);
   double params = (attention + mlp) / tp + 2 * norm_params(m);
   /* biases: QKV's and the MLP input's split over tp (column-parallel), the output projections' replicated */
   if (m->bias) params += ((qd + 2 * kvd) + (gelu ? f : 2 * f)) / tp + 2 * h;
@@ -483,6 +632,7 @@ double block_layer_linear_params(const model *m, int tp)
 {
   double h = m->hidden, f = m->ffn, kvd = (double)m->kv_heads * model_head_dim(m);
   double qd = m->head_dim ? (double)m->heads * m->head_dim : h;
+  if (model_has_mla(m)) return mla_linear_params(m, tp) + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f / tp;
   return (h * (qd + 2 * kvd) + qd * h + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f) / tp;
 }
 

@@ -64,6 +64,12 @@ typedef enum {
   BL_EXPERT_ACT, /* their SwiGLU (GeLU) */
   BL_EXPERT_DOWN, /* their grouped output GEMMs */
   BL_UNPERMUTE, /* the experts' outputs weighted by the router's probabilities and summed per token */
+  BL_Q_DOWN,    /* MLA (docs/moe.md, "MLA"): the queries' down-projection h -> q_lora_rank, replicated over tp */
+  BL_KV_DOWN,   /* the keys' and values' down-projection h -> kv_lora_rank + qk_rope_head_dim, replicated */
+  BL_Q_UP,      /* q_lora_rank -> heads x (qk_nope + qk_rope), column-parallel (or h -> that without q_lora_rank) */
+  BL_KV_UP,     /* kv_lora_rank -> heads x (qk_nope + v), column-parallel */
+  BL_MTP_EMBED, /* multi-token prediction (docs/moe.md, "MTP"): the next tokens' embedding lookup */
+  BL_MTP_PROJ,  /* its projection of [norm(hidden); norm(embedding)] 2h -> h */
   BL_N
 } block_label;
 
@@ -100,6 +106,12 @@ typedef struct block_op {
   double scale;             /* GEMM: its FLOPs and bytes times this (the slowest EP rank's load under --moe-imbalance,
                              * docs/moe.md; 0: 1) */
   double etp_bytes;         /* EP_DISPATCH, EP_COMBINE: what each rank gathers over etp (0: etp 1) */
+  double width;             /* TP_ENTER: the width (elements per token) of the tensor gathered or reduced; 0: h
+                             * (MLA gathers its latents, q_lora_rank, kv_lora_rank and the rotary key) */
+  gboolean up_proj;         /* MLA: an operator of the up-projections and rotary, the function Megatron's
+                             * --recompute-modules mla_up_proj checkpoints (the attention core is marked too) */
+  double up_proj_bytes;     /* of saved_bytes, what mla_up_proj drops at the forward and its recompute brings back:
+                             * the up-projections' normalised inputs, the attention's q, k and v (docs/moe.md) */
 } block_op;
 
 #define BLOCK_MAX_OPS 48
@@ -130,6 +142,15 @@ double block_moe_expert_params(const model *m, const layout *l);
 /* The other parameters of an MoE layer on a rank (attention, norms, router, shared experts over tp): what dp-cp
  * replicates. */
 double block_moe_dense_params(const model *m, int tp);
+/* Multi-token prediction, one module (docs/moe.md, "MTP"), on the stage of the output head: the next tokens'
+ * embedding lookup, the norms of it and of the hidden state, the 2h -> h projection; then one transformer layer
+ * (the last layer's table), then the module's final norm and the shared head's logits and loss (block_head). */
+void block_mtp_entry(const model *m, const layout *l, const block_code *c, block *out);
+/* The parameters of the MTP modules on a rank of the head's stage, dense (what dp-cp replicates: norms, the
+ * projection over tp, its layer's dense parameters, and the embedding's copy the stage keeps unless it holds the
+ * embedding) and routed-expert ones (its layer's local experts, when that layer is MoE). */
+double block_mtp_dense_params(const model *m, const layout *l, gboolean has_embedding);
+double block_mtp_expert_params(const model *m, const layout *l);
 /* The embedding item: the lookup first (the generator puts its tp collective after it). */
 void block_embedding(const model *m, const layout *l, const block_code *c, block *out);
 /* The head items: [0] the final norm, [1] the logits GEMM, [2] the fp32 cross-entropy. */

@@ -26,6 +26,8 @@ void emit_tables(emit *x)
   block_layer(x->m, x->l, &bc, &x->layer_ops);
   if (model_has_experts(x->m)) block_moe_layer(x->m, x->l, &bc, &x->moe_ops);
   else x->moe_ops.n = 0;
+  if (x->m->mtp_layers) block_mtp_entry(x->m, x->l, &bc, &x->mtp_ops);
+  else x->mtp_ops.n = 0;
   block_embedding(x->m, x->l, &bc, &x->embed);
   block_head(x->m, x->l, &bc, &x->head);
 }

@@ -42,6 +42,7 @@ typedef struct emit {
   const partition *part;
   block layer_ops, embed, head; /* the operator tables of the items (block.h) */
   block moe_ops;   /* a mixture-of-experts layer's (models with experts) */
+  block mtp_ops;   /* a multi-token prediction module's entry (block_mtp_entry; models with mtp_layers) */
   GArray *ev;      /* the program being written; NULL: only count the events (gen_stage_events) */
   double counted;  /* events counted when ev is NULL */
   double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */

@@ -154,7 +154,8 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   partition part;
   if (!partition_make_for(&part, m, l, o->partition, err)) return NULL;
   graph *g = graph_new(l->gpus);
-  int labels = model_has_experts(m) ? BL_N : BL_N_DENSE; /* a dense model's graph lists the dense ops only */
+  /* a dense model's graph lists the dense ops only */
+  int labels = model_has_experts(m) || model_has_mla(m) || m->mtp_layers ? BL_N : BL_N_DENSE;
   for (int i = 0; i < labels; i++) { /* the block's labels are the graph's op ids (BL_COMM = GRAPH_OP_COMM) */
     int id = graph_op_id(g, block_label_name((block_label)i));
     g_assert(id == i);

@@ -21,7 +21,8 @@ int grad_sync_stage_units(const emit *x, double *out)
   for (int i = 0; i < count; i++) out[n++] = mem_layer_dense_params(x->m, x->l, first + i);
   /* tied embeddings on the embedding's stage: the head's weights are the embedding's, counted there */
   if (hn || hh)
-    out[n++] = (hn ? block_final_norm_params(x->m) : 0) + (hh && !(x->m->tied_embeddings && emb) ? block_head_params(x->m, x->l->tp) : 0);
+    out[n++] = (hn ? block_final_norm_params(x->m) : 0) + (hh && !(x->m->tied_embeddings && emb) ? block_head_params(x->m, x->l->tp) : 0) +
+               (hh ? block_mtp_dense_params(x->m, x->l, emb) : 0); /* MTP rides with the head (docs/moe.md) */
   return n;
 }
 

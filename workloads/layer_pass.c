@@ -1,6 +1,7 @@
 /* layer_pass -- the generator's passes of one item of a stage: the forward (or recompute) and backward of a
  * transformer layer (its block table, block.h, in order or reversed), core attention with the cp ring,
- * the embedding and the head, and the memory each operator records.
+ * the embedding and the head (with a model's multi-token prediction modules, docs/moe.md), and the memory each
+ * operator records.
  *
  * Owns: which events one item's pass emits and the activation memory they keep or free.
  * May not touch: units and gradient buckets (grad_sync.c), the schedule (stage_driver.c).
@@ -17,6 +18,7 @@ static double dropped_bytes(const layout *l, const block_op *o)
 {
   if (l->ckpt == CKPT_SELECTIVE) return o->score_bytes;
   if (l->ckpt == CKPT_MLP && o->mlp) return o->saved_bytes - o->mlp_input_bytes;
+  if (l->ckpt == CKPT_MLA_UP_PROJ) return o->up_proj_bytes;
   return 0;
 }
 
@@ -35,7 +37,7 @@ void layer_saves(emit *x, graph_event *e, const block_op *o)
     return;
   }
   /* selective and mlp: the forward keeps all but what they drop, which the recompute brings back */
-  gboolean partial = x->l->ckpt == CKPT_SELECTIVE || x->l->ckpt == CKPT_MLP;
+  gboolean partial = x->l->ckpt == CKPT_SELECTIVE || x->l->ckpt == CKPT_MLP || x->l->ckpt == CKPT_MLA_UP_PROJ;
   if (x->phase == PH_FORWARD && (x->l->ckpt == CKPT_NONE || partial)) e->mem_delta_bytes += saved - dropped_bytes(x->l, o);
   else if (x->phase == PH_RECOMPUTE) e->mem_delta_bytes += partial ? dropped_bytes(x->l, o) : saved;
   else if (bwd) e->mem_delta_bytes -= saved;
@@ -94,9 +96,26 @@ static graph_event *attention_emit(emit *x, const block_op *o)
   return first;
 }
 
+/* The table of layer x->layer; an MTP module's layer (x->layer >= layers) is built like the last one. */
 const block *layer_table(const emit *x)
 {
-  return x->moe_ops.n && x->layer >= 0 && model_layer_is_moe(x->m, x->layer) ? &x->moe_ops : &x->layer_ops;
+  int i = MIN(x->layer, x->m->layers - 1);
+  return x->moe_ops.n && i >= 0 && model_layer_is_moe(x->m, i) ? &x->moe_ops : &x->layer_ops;
+}
+
+/* A tensor-parallel region's entry over a tensor `width` elements per token wide (block.h: h unless MLA's
+ * latents): with sp its all-gather forward and reduce-scatter backward; without, backward `reduces` all-reduces
+ * of the input gradient. */
+static void tp_enter_emit(emit *x, const block_op *o)
+{
+  double w = o->width > 0 ? o->width : x->m->hidden, bytes = x->T * w * BF16;
+  gboolean bwd = emit_in_backward(x);
+  if (!emit_tp_on(x)) return;
+  if (!x->l->sp) {
+    for (int i = 0; bwd && i < o->bwd_reduces; i++) emit_collective(x, COLL_ALL_REDUCE, x->tp_group, bytes);
+    return;
+  }
+  tp_overlap_collective(x, bwd ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER, bytes, !bwd);
 }
 
 /* MoE's token exchange (docs/moe.md): dispatch forward = all-to-all over ep, then with etp > 1 an all-gather over
@@ -131,6 +150,10 @@ static graph_event *op_emit(emit *x, const block_op *o)
     break;
   case BLOCK_ATTENTION: return attention_emit(x, o);
   case BLOCK_TP_ENTER:
+    if (o->width > 0) {
+      tp_enter_emit(x, o);
+      return NULL;
+    }
     for (int i = 0; bwd && emit_tp_on(x) && !x->l->sp && i < o->bwd_reduces; i++) /* one per GEMM's input gradient */
       emit_collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * x->m->hidden * BF16);
     emit_sp_gather(x);
@@ -166,6 +189,15 @@ void layer_backward(emit *x)
       op_emit(x, o);
       x->phase = PH_BACKWARD;
     }
+    if (x->l->ckpt == CKPT_MLA_UP_PROJ && o->kind == BLOCK_ATTENTION && o->up_proj) {
+      /* mla_up_proj: the up-projections and rope run again before the attention's backward (its q, k, v back) */
+      int first = i;
+      while (first > 0 && b->op[first - 1].up_proj) first--;
+      x->phase = PH_RECOMPUTE;
+      for (int j = first; j < i; j++) op_emit(x, &b->op[j]);
+      emit_last_event(x)->mem_delta_bytes += o->up_proj_bytes;
+      x->phase = PH_BACKWARD;
+    }
     if (x->l->ckpt == CKPT_MLP && o->mlp && (i == b->n - 1 || !b->op[i + 1].mlp)) {
       int first = i;
       while (first > 0 && b->op[first - 1].mlp) first--;
@@ -195,7 +227,52 @@ void layer_embedding(emit *x)
  * stage's output: kept until the loss backward (on recompute they are a
  * temporary). The loss runs outside the checkpointed head, so its fp32
  * log-softmax is saved even with every-layer checkpointing. */
+static void head_forward(emit *x, gboolean has_norm, gboolean has_head);
+static void head_backward(emit *x, gboolean has_norm, gboolean has_head);
+
+/* Multi-token prediction (docs/moe.md, "MTP"), on the head's stage as Megatron places it: each module's entry
+ * (the next tokens' embedding, the two norms, the 2h -> h projection), its transformer layer (numbered layers + j,
+ * built like the last), its final norm and the shared head's logits and loss. Forward before the main head,
+ * backward after it; under a split backward (zbh1) the modules' backward is whole in B (their weight gradients
+ * are not deferred to W: a simplification). */
+static void mtp_forward(emit *x)
+{
+  for (int j = 0; j < x->m->mtp_layers; j++) {
+    for (int i = 0; i < x->mtp_ops.n; i++) op_emit(x, &x->mtp_ops.op[i]);
+    x->layer = x->m->layers + j;
+    layer_forward(x);
+    x->layer = -1;
+    head_forward(x, TRUE, TRUE);
+  }
+}
+
+static void mtp_backward(emit *x)
+{
+  bwd_part part = x->bpart;
+  x->bpart = BWD_WHOLE;
+  for (int j = x->m->mtp_layers - 1; j >= 0; j--) {
+    head_backward(x, TRUE, TRUE);
+    x->layer = x->m->layers + j;
+    layer_backward(x);
+    x->layer = -1;
+    for (int i = x->mtp_ops.n - 1; i >= 0; i--) op_emit(x, &x->mtp_ops.op[i]);
+  }
+  x->bpart = part;
+}
+
 void layer_head_forward(emit *x, gboolean has_norm, gboolean has_head)
+{
+  if (has_head && x->m->mtp_layers) mtp_forward(x);
+  head_forward(x, has_norm, has_head);
+}
+
+void layer_head_backward(emit *x, gboolean has_norm, gboolean has_head)
+{
+  head_backward(x, has_norm, has_head);
+  if (has_head && x->m->mtp_layers) mtp_backward(x);
+}
+
+static void head_forward(emit *x, gboolean has_norm, gboolean has_head)
 {
   const block_op *norm = &x->head.op[0], *logits_op = &x->head.op[1], *loss = &x->head.op[2];
   if (has_norm) op_emit(x, norm);
@@ -214,7 +291,7 @@ void layer_head_forward(emit *x, gboolean has_norm, gboolean has_head)
   e->mem_transient_bytes += loss->transient_bytes[0];
 }
 
-void layer_head_backward(emit *x, gboolean has_norm, gboolean has_head)
+static void head_backward(emit *x, gboolean has_norm, gboolean has_head)
 {
   if (has_head) {
     graph_event *e = op_emit(x, &x->head.op[2]);

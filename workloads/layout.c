@@ -9,7 +9,7 @@
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
                                                        "flash2", "flash2+rmsnorm"};
-static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp"};
+static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp", "mla_up_proj"};
 static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
@@ -68,8 +68,10 @@ gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
     *out = CKPT_EVERY_LAYER; /* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group) */
   else if (strcmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
   else if (strcmp(s, "mlp") == 0) *out = CKPT_MLP;
+  else if (strcmp(s, "mla_up_proj") == 0) *out = CKPT_MLA_UP_PROJ;
   else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp)", s);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp, mla_up_proj)", s);
     return FALSE;
   }
   return TRUE;
@@ -237,6 +239,9 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   for (int a = 0; a < AXIS_N; a++) /* dp: gpus / the other degrees' product */
     if (axis_get(a)->derived) axis_set_size(l, a, (int)(l->gpus / axis_product(l, AXIS_ALL & ~AXIS_BIT(a))));
   if (!check_experts(l, m, err)) return FALSE;
+  if (l->ckpt == CKPT_MLA_UP_PROJ && !model_has_mla(m))
+    return fail(err, "checkpointing: mla_up_proj recomputes latent attention's up-projections, which %s has not "
+                "(allowed: mla_up_proj with a model with kv_lora_rank, e.g. deepseek-v3)", m->name);
   gint64 per_step = (gint64)l->dp * l->micro_batch; /* sequences per micro-batch step over all replicas */
   if (l->global_batch % per_step != 0)
     return fail(err, "global_batch: %d is not a multiple of dp*micro_batch = %d*%d (allowed: multiples of %" G_GINT64_FORMAT ")",
@@ -256,7 +261,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   if (placed) {
     int vstages = l->pp * l->virtual_stages;
     g_autofree int *bounds = g_new(int, vstages + 1);
-    if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, vstages, bounds, err)) return FALSE;
+    if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, m->mtp_layers, vstages, bounds, err)) return FALSE;
   }
   return check_zero(l, err);
 }

@@ -17,7 +17,8 @@
 /* none; every layer recomputed in backward (its input kept); selective: the attention core's score-sized
  * tensors recomputed (Korthikanti et al. 2022), nothing else; mlp: the MLP sub-block recomputed (its input
  * kept), nothing else (Megatron-Core's --recompute-modules mlp) */
-typedef enum { CKPT_NONE, CKPT_EVERY_LAYER, CKPT_SELECTIVE, CKPT_MLP } layout_ckpt;
+/* CKPT_MLA_UP_PROJ: Megatron-Core's --recompute-modules mla_up_proj (a model with MLA; docs/moe.md) */
+typedef enum { CKPT_NONE, CKPT_EVERY_LAYER, CKPT_SELECTIVE, CKPT_MLP, CKPT_MLA_UP_PROJ } layout_ckpt;
 
 typedef enum {
   ATTN_TORCH,          /* plain PyTorch attention, materializes s x s scores */

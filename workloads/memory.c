@@ -55,6 +55,7 @@ double mem_stage_expert_params(const model *m, const layout *l, const partition 
     partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
     for (int i = first; i < first + count; i++)
       if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
+    if (partition_has_head(p, m, partition_vstage(p, stage, c))) params += block_mtp_expert_params(m, l);
   }
   return params;
 }
@@ -76,6 +77,8 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
   if (embedding) params += block_embedding_params(m, l->tp);
   /* tied embeddings: the head's stage keeps a copy of the embedding unless it is the embedding's stage */
   if (head && !(m->tied_embeddings && embedding)) params += block_head_params(m, l->tp);
+  /* multi-token prediction on the head's stage, with a copy of the embedding unless the stage holds it */
+  if (head) params += block_mtp_dense_params(m, l, embedding);
   return params;
 }
 
@@ -87,6 +90,7 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
     int first, count;
     partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
     layers += count;
+    if (partition_has_head(p, m, partition_vstage(p, stage, c))) layers += m->mtp_layers; /* each one layer */
   }
   /* ZeRO shards over the ranks that hold the same weights, Megatron's dp-cp group (dp with cp 1). ZeRO-3
    * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2

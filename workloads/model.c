@@ -356,15 +356,10 @@ gboolean model_has_mla(const model *m) { return m->mla.kv_lora_rank > 0; }
 
 gboolean model_check_simulable(const model *m, GError **err)
 {
-  const char *what = model_has_mla(m)   ? "has multi-head latent attention (kv_lora_rank): MLA not yet modelled"
-                     : m->mtp_layers     ? "has multi-token prediction layers (mtp_layers): MTP not yet modelled"
-                                         : NULL;
-  if (!what) return TRUE;
-  g_autofree char *mtp = m->mtp_layers ? g_strdup_printf(", %.2f B of them in the MTP modules", model_mtp_params(m, FALSE) / 1e9)
-                                       : g_strdup("");
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: %s %s (%.2f B parameters%s, %.2f B active per token; allowed: a "
-              "model without kv_lora_rank or mtp_layers, docs/moe.md)", m->name, what,
-              model_params(m) / 1e9, mtp, model_params_active(m) / 1e9);
+  /* MLA's operators (block.c mla_attention) have no biases: a model file with both is refused */
+  if (!model_has_mla(m) || !m->bias) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "model: %s has multi-head latent attention (kv_lora_rank) with bias true: "
+              "MLA's projections have no biases here (allowed: bias false with kv_lora_rank, docs/moe.md)", m->name);
   return FALSE;
 }
 

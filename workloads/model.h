@@ -111,8 +111,8 @@ gboolean model_layer_is_moe(const model *m, int i);
 int model_moe_layers(const model *m);
 gboolean model_has_experts(const model *m);
 gboolean model_has_mla(const model *m);
-/* Whether a simulation can run the model: FALSE with err (LSIM_ERROR_INVALID, exit 2) naming what is not yet
- * modelled (experts: expert parallelism; MLA; multi-token prediction), the model's parameter counts included. */
+/* Whether a simulation can run the model: FALSE with err (LSIM_ERROR_INVALID, exit 2) naming what is not modelled
+ * (MLA with biases: its operators, workloads/block.c, have none). */
 gboolean model_check_simulable(const model *m, GError **err);
 /* Whether the model is the study's Llama block (every architecture key at its default but kv_heads). */
 gboolean model_is_llama(const model *m);

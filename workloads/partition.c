@@ -148,7 +148,7 @@ gboolean partition_make_layout(partition *out, const model *m, int pp, int chunk
   out->chunks = chunks;
   out->method = PARTITION_LAYOUT;
   out->first_item = g_new(int, pp * chunks + 1);
-  if (!pipeline_layout_bounds(spec, m->layers, pp * chunks, out->first_item, err)) {
+  if (!pipeline_layout_bounds(spec, m->layers, m->mtp_layers, pp * chunks, out->first_item, err)) {
     partition_clear(out);
     return FALSE;
   }

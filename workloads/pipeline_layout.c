@@ -74,16 +74,13 @@ static gboolean item(parser *x, GString *out, GError **err)
     long n;
     return count(x, &n, err) && append(x, out, inner->str, inner->len, n, err);
   }
-  if (c == 'E' || c == 't' || c == 'L' || c == '|') {
+  if (c == 'E' || c == 't' || c == 'L' || c == '|' || c == 'm') {
     x->p++;
     long n;
     return count(x, &n, err) && append(x, out, &c, 1, n, err);
   }
-  if (c == 'm' || c == 'M')
-    return fail(err, "'%c' (a multi-token-prediction layer) at offset %d of '%s' is not modelled (allowed letters: "
-                "E, t, L, |)", c, (int)(x->p - x->s), x->s);
-  return fail(err, "'%c' at offset %d of '%s' is not a layout letter (allowed: E embedding, t layer, L loss, | "
-              "stage boundary, (...)*N, X*N)", c, (int)(x->p - x->s), x->s);
+  return fail(err, "'%c' at offset %d of '%s' is not a layout letter (allowed: E embedding, t layer, m MTP module, L "
+              "loss, | stage boundary, (...)*N, X*N)", c, (int)(x->p - x->s), x->s);
 }
 
 static gboolean seq(parser *x, GString *out, GError **err)
@@ -93,13 +90,31 @@ static gboolean seq(parser *x, GString *out, GError **err)
   return TRUE;
 }
 
-gboolean pipeline_layout_bounds(const char *spec, int layers, int vstages, int *first_item, GError **err)
+gboolean pipeline_layout_bounds(const char *spec, int layers, int mtp, int vstages, int *first_item, GError **err)
 {
   /* every item once, a boundary between stages, and slack for one misplaced letter to be named */
-  parser x = {.s = spec, .p = spec, .limit = (size_t)layers + 3 + (size_t)vstages + 1};
+  parser x = {.s = spec, .p = spec, .limit = (size_t)layers + (size_t)mtp + 3 + (size_t)vstages + 1};
   g_autoptr(GString) letters = g_string_new(NULL);
   if (!seq(&x, letters, err)) return FALSE;
   if (*x.p == ')') return fail(err, "')' without its '(' at offset %d of '%s'", (int)(x.p - spec), spec);
+  /* the MTP modules: exactly the model's, right before L; then taken out (they ride with the head item) */
+  int ms = 0;
+  for (size_t i = 0; i < letters->len; i++) {
+    if (letters->str[i] != 'm') continue;
+    ms++;
+    size_t j = i;
+    while (letters->str[j] == 'm') j++;
+    if (letters->str[j] != 'L')
+      return fail(err, "'m' of '%s' is not right before L in L's stage (allowed here: the model's MTP modules as "
+                  "'m' just before L)", spec);
+  }
+  if (ms != mtp)
+    return fail(err, "'%s' names %d MTP modules 'm', the model has %d (allowed: exactly %d m, right before L)", spec,
+                ms, mtp, mtp);
+  size_t w = 0;
+  for (size_t i = 0; i < letters->len; i++)
+    if (letters->str[i] != 'm') letters->str[w++] = letters->str[i];
+  g_string_truncate(letters, w);
   int stages = 1;
   for (size_t i = 0; i < letters->len; i++) stages += letters->str[i] == '|';
   if (stages != vstages)

@@ -7,8 +7,11 @@
  * chunk c of stage s, as with the interleaved schedule. Example: Llama 3 405B's 126 layers on pp 16 with 4
  * chunks, embedding and loss each in place of a layer: "Et|(tt|)*62,tL".
  *
- * Owns: parsing the string into item bounds. Letters this model has no block for (Megatron's 'm', MTP) are
- * refused by name. May not touch: schedules, hardware.
+ * 'm' is a multi-token prediction module (Megatron's LayerType.mtp): a model with mtp_layers names exactly that many,
+ * and here (docs/moe.md, "MTP") they stand right before L, in its stage (Megatron also lets them end the last chunk
+ * of another stage: refused by name). They ride with the head item; they are not items of their own.
+ *
+ * Owns: parsing the string into item bounds. May not touch: schedules, hardware.
  */
 #ifndef PIPELINE_LAYOUT_H
 #define PIPELINE_LAYOUT_H
@@ -23,6 +26,6 @@
  * first_item[v+1]) (vstages+1 entries). Fails (err: one line naming the string's fault and what is allowed)
  * unless the string names exactly `vstages` stages, E first in the first, L last in the last, exactly
  * `layers` t's, and every stage something. */
-gboolean pipeline_layout_bounds(const char *spec, int layers, int vstages, int *first_item, GError **err);
+gboolean pipeline_layout_bounds(const char *spec, int layers, int mtp, int vstages, int *first_item, GError **err);
 
 #endif

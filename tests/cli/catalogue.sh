@@ -48,9 +48,12 @@ while IFS=$'\t' read -r what setup args want; do
 done < "$table"
 [ -n "$print" ] && exit 0
 # every option of the option table (cli/option_table.c) has at least one refusal row: ARGS using --NAME
+# (the ARGS column read once: `cut | grep -q` under pipefail fails at random when grep stops reading early and
+# cut dies of SIGPIPE, which named random options as uncovered)
 uncovered=""
+all_args=$(cut -f3 "$table")
 for o in $(grep -o '{\.name = "[a-z0-9-]*"' "$SRC/cli/option_table.c" | sed 's/.*"\(.*\)"/\1/'); do
-  cut -f3 "$table" | grep -qE -- "--$o([ =]|\$)" || uncovered="$uncovered --$o"
+  grep -qE -- "--$o([ =]|\$)" <<< "$all_args" || uncovered="$uncovered --$o"
 done
 if [ -n "$uncovered" ]; then
   echo "not ok - options of cli/option_table.c without a refusal row in the catalogue:$uncovered"

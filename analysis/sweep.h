@@ -88,6 +88,10 @@ typedef struct sweep_spec {
 const char *const *sweep_columns(guint *n);
 /* Enumerate, check and simulate; returns the canonical table (NULL with err on a bad profile). */
 csv_table *sweep_run(const sweep_spec *s, GError **err);
+/* How many layouts the sweep enumerates (every shard's), counted per axis without enumerating them
+ * (docs/hardening.md); by_enumeration: by walking the enumeration without making rows (what the count
+ * must equal; for tests). -1 with err on a list or a profile refused. */
+double sweep_count_layouts(const sweep_spec *s, gboolean by_enumeration, GError **err);
 /* Check that t is a canonical sweep table (merge's input), naming path in the error. */
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err);
 /* A shard's columns (t has SWEEP_SHARD_COLUMN): every column of this version, the sweep's hash among

@@ -198,7 +198,8 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
 typedef struct enumeration {
   const sweep_spec *s;
   csv_table *t;
-  GArray *requests; /* sim_request of the rows to evaluate, parallel to `rows` */
+  GArray *layouts;  /* layout of the rows to evaluate, parallel to `rows` (their requests are rebuilt a window at
+                     * a time: request_at) */
   GArray *rows;     /* guint: their row in t */
   guint index;      /* next enumeration index */
   GArray *points;   /* int: the platform point of each request, parallel to `requests` */
@@ -219,6 +220,17 @@ static void set_num(csv_table *t, guint r, const char *col, double v)
 {
   g_autofree char *s = fmt_g(v);
   set(t, r, col, s);
+}
+
+/* The request of layout l on point pt, prepared: as add_row made it (its validity already known). */
+static sim_request request_at(const sweep_spec *s, const point *pt, const layout *l)
+{
+  gen_options gen = s->gen;
+  if (!s->partition_set) gen.partition = pt->prof.stack.partition;
+  sim_request rq = {.m = s->m, .l = *l, .gen = gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
+  gboolean ok = sim_request_prepare(&rq, NULL);
+  g_assert(ok);
+  return rq;
 }
 
 /* A row of t for layout l on point pt; in this shard only. */
@@ -277,7 +289,7 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_int(t, r, "vocab_padded", rq.m.vocab); /* as the stack's code embeds it at this tp (sim_request_prepare) */
   set_num(t, r, "params", model_params(&rq.m));
   set_num(t, r, "params_per_gpu", model_params_per_gpu(&rq.m, &rq.l, rq.gen.partition));
-  g_array_append_val(e->requests, rq);
+  g_array_append_val(e->layouts, *l);
   g_array_append_val(e->points, e->point);
   g_array_append_val(e->rows, r);
 }
@@ -989,40 +1001,55 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   pool_cfg pool = s->pool;
   zygote *own = pool.zygote || s->pool.memory_only ? NULL : pool_zygote_start(NULL);
   if (own) pool.zygote = own;
-  enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
+  enumeration e = {.s = s, .t = csv_new(cols, n), .layouts = g_array_new(FALSE, FALSE, sizeof(layout)),
                    .rows = g_array_new(FALSE, FALSE, sizeof(guint)), .points = g_array_new(FALSE, FALSE, sizeof(int))};
   for (guint i = 0; i < pts->len; i++) {
     e.point = (int)i;
     enumerate_point(&e, s, &g_array_index(pts, point, i));
   }
   g_assert(e.index == layouts); /* the count is the enumeration's (test_sweep holds them together) */
-  guint k = e.requests->len;
-  g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
-  g_autofree prediction *out = g_new0(prediction, k ? k : 1);
-  g_autofree double *bound = g_new0(double, k ? k : 1);
-  g_autofree gboolean *pruned = g_new0(gboolean, k ? k : 1);
-  for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
-  if (s->top > 0 && !pool.memory_only && pool.prune_oom) /* exact top-K: in order of the bound */
-    run_top_k(todo, k, (const int *)(void *)e.points->data, pts->len, s->top, &pool, out, bound, pruned);
-  else pool_run(todo, k, &pool, out);
-  zygote_stop(own);
-  for (guint i = 0; s->trusts && i < k; i++)
-    if (out[i].status != PRED_INVALID)
-      trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
-                            &out[i].trust);
-  for (guint i = 0; i < k; i++) {
-    guint r = g_array_index(e.rows, guint, i);
-    set_result(e.t, r, &out[i]);
-    if (!pruned[i]) continue;
-    /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
-    set(e.t, r, "status", "pruned");
-    set(e.t, r, "fidelity", "bound");
-    g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
-                                           "best replayed", bound[i], s->top);
-    set(e.t, r, "error", why);
+  /* The requests, a window of SWEEP_WINDOW at a time (2.4 KiB each, with its prediction 2.9 KiB: a run's
+   * rows keep only their layout, 0.35 KiB); exact top-K orders the whole run by its bound: one window. */
+  guint k = e.layouts->len;
+  gboolean top = s->top > 0 && !pool.memory_only && pool.prune_oom;
+  guint window = MAX(top ? k : MIN(k, s->window ? s->window : SWEEP_WINDOW), 1);
+  g_autofree sim_request *rqs = g_new(sim_request, window);
+  g_autofree sim_request **todo = g_new(sim_request *, window);
+  g_autofree prediction *out = g_new(prediction, window);
+  g_autofree double *bound = g_new(double, window);
+  g_autofree gboolean *pruned = g_new(gboolean, window);
+  for (guint at = 0; at < k; at += window) {
+    guint w = MIN(window, k - at);
+    for (guint j = 0; j < w; j++) {
+      int p = g_array_index(e.points, int, at + j);
+      rqs[j] = request_at(s, &g_array_index(pts, point, p), &g_array_index(e.layouts, layout, at + j));
+      todo[j] = &rqs[j];
+    }
+    memset(out, 0, w * sizeof *out);
+    memset(bound, 0, w * sizeof *bound);
+    memset(pruned, 0, w * sizeof *pruned);
+    if (top) /* exact top-K: in order of the bound */
+      run_top_k(todo, w, (const int *)(void *)e.points->data + at, pts->len, s->top, &pool, out, bound, pruned);
+    else pool_run(todo, w, &pool, out);
+    for (guint i = 0; s->trusts && i < w; i++)
+      if (out[i].status != PRED_INVALID)
+        trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
+                              &out[i].trust);
+    for (guint i = 0; i < w; i++) {
+      guint r = g_array_index(e.rows, guint, at + i);
+      set_result(e.t, r, &out[i]);
+      if (!pruned[i]) continue;
+      /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
+      set(e.t, r, "status", "pruned");
+      set(e.t, r, "fidelity", "bound");
+      g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
+                                             "best replayed", bound[i], s->top);
+      set(e.t, r, "error", why);
+    }
   }
+  zygote_stop(own);
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
-  g_array_free(e.requests, TRUE);
+  g_array_free(e.layouts, TRUE);
   g_array_free(e.rows, TRUE);
   g_array_free(e.points, TRUE);
   return e.t;

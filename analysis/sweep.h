@@ -66,6 +66,7 @@ typedef struct sweep_spec {
   GArray *gpus;           /* int, at least one */
   GArray *whatif[WHATIF_N]; /* double; NULL: the profile's own */
   int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
+  guint window;           /* requests handed to the pool at once; 0: SWEEP_WINDOW (tests set a small one) */
   pool_cfg pool;
   GHashTable *trusts;     /* trust tables by stack (trust_lookup): each prediction's band and flags; NULL: none */
 } sweep_spec;
@@ -77,6 +78,8 @@ typedef struct sweep_spec {
 #define SWEEP_MAX_LAYOUTS 100000000.0
 #define SWEEP_MAX_RUN_LAYOUTS 100000
 #define SWEEP_MAX_POINTS 100000.0
+/* The requests a sweep hands the pool at once (but exact top-K, which orders a run's by their bound). */
+#define SWEEP_WINDOW 8192
 /* The largest context-parallel degree the full space takes (--space full; a larger one where listed, --cp). */
 #define SWEEP_FULL_MAX_CP 8
 

@@ -284,6 +284,38 @@ START_TEST(test_a_huge_sweep_is_counted_at_once)
 }
 END_TEST
 
+/* A run hands the pool its requests a window at a time (SWEEP_WINDOW; the rows keep only their layouts):
+ * the table is the same, byte for byte, whatever the window, for the memory verdicts of 792 layouts and
+ * for the replays of 8 (windows of 7 and 3, not dividing the requests). */
+START_TEST(test_the_table_is_the_same_whatever_the_window)
+{
+  static const int eight[] = {8}, tp8[] = {8}, mbs[] = {1, 2}, none[] = {CKPT_NONE}, kernels[] = {0, 1};
+  for (int replay = 0; replay < 2; replay++) {
+    sweep_spec s = spec_of("llama-7b", 16, SWEEP_SPACE_DEFAULT, 1, eight);
+    s.pool = (pool_cfg){.jobs = 2, .memory_only = !replay, .prune_oom = TRUE};
+    if (replay) {
+      s.layout[AX_TP] = values(1, tp8);
+      s.layout[AX_MB] = values(2, mbs);
+      s.layout[AX_CKPT] = values(1, none);
+      s.layout[AX_ATTN] = values(2, kernels);
+    }
+    GError *err = NULL;
+    g_autoptr(csv_table) whole = sweep_run(&s, &err);
+    ck_assert_msg(whole != NULL, "%s", err ? err->message : "");
+    s.window = replay ? 3 : 7;
+    g_autoptr(csv_table) windowed = sweep_run(&s, &err);
+    ck_assert_msg(windowed != NULL, "%s", err ? err->message : "");
+    ck_assert_uint_gt(whole->rows->len, (guint)(replay ? 6 : 700));
+    g_autoptr(GString) a = g_string_new(NULL);
+    g_autoptr(GString) b = g_string_new(NULL);
+    csv_format(whole, a);
+    csv_format(windowed, b);
+    ck_assert_msg(g_string_equal(a, b), "the windowed table differs");
+    spec_clear(&s);
+  }
+}
+END_TEST
+
 /* Ranking: within a platform point by step time, the gap to the best and the category that grew. */
 START_TEST(test_rank_orders_by_step_time_and_names_the_grown_category)
 {
@@ -518,6 +550,7 @@ int main(void)
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_the_sweeps_count_is_its_enumerations);
   tcase_add_test(tc, test_a_huge_sweep_is_counted_at_once);
+  tcase_add_test(tc, test_the_table_is_the_same_whatever_the_window);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
   tcase_add_test(tc, test_labels_name_every_option_that_differs);
   tcase_add_test(tc, test_plot_draws_bands_near_oom_marks_and_round_ticks);

@@ -199,10 +199,18 @@ gboolean footprint_check(const footprint *fp, double budget_bytes, GError **err)
     if (fp->bytes[p] > fp->bytes[big]) big = (footprint_part)p;
   g_autofree char *head = NULL, *detail = NULL, *allowed = NULL;
   explain(fp, big, budget_bytes, &head, &detail, &allowed);
+  g_autofree char *total = footprint_format_bytes(fp->total_bytes, FALSE),
+                  *budget = footprint_format_bytes(budget_bytes, TRUE), *part = footprint_format_bytes(fp->bytes[big], FALSE);
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-              "%s would take about %.1f GiB of memory, more than the budget of %.0f GiB; %.1f GiB of it "
-              "are %s (%s) (allowed: %s)",
-              head, fp->total_bytes / GIB, budget_bytes / GIB, fp->bytes[big] / GIB, footprint_part_name(big), detail,
-              allowed);
+              "%s would take about %s of memory, more than the budget of %s%s; %s of it are %s (%s) (allowed: %s)",
+              head, total, budget, budget_bytes != FOOTPRINT_BUDGET_BYTES ? " (--max-memory)" : "", part,
+              footprint_part_name(big), detail, allowed);
   return FALSE;
+}
+
+char *footprint_format_bytes(double bytes, gboolean exact)
+{
+  double unit = bytes >= GIB ? GIB : 1024.0 * 1024;
+  const char *name = bytes >= GIB ? "GiB" : "MiB";
+  return g_strdup_printf(exact && fmod(bytes, unit) == 0 ? "%.0f %s" : "%.1f %s", bytes / unit, name);
 }

@@ -67,4 +67,7 @@ void footprint_of_graph(const graph *g, const gpu_profile *prof, const replay_op
  * budget_bytes. */
 gboolean footprint_check(const footprint *fp, double budget_bytes, GError **err);
 
+/* "27.8 GiB", "512.0 MiB" (exact: "8 GiB", "64 MiB" where whole): sizes in messages. Caller frees. */
+char *footprint_format_bytes(double bytes, gboolean exact);
+
 #endif

@@ -5,6 +5,7 @@
 #include "common/lsim_error.h"
 #include "common/lsim_input.h"
 #include "footprint.h"
+#include "run_cost.h"
 #include "platforms/cluster.h"
 #include "platforms/fabric.h"
 #include "platforms/plat_file_xml.h"
@@ -129,7 +130,7 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
     g_autofree char *text = NULL;
     gsize len;
     if (!lsim_input_read(ro->platform_file, LSIM_INPUT_PLATFORM, &text, &len, err)) return FALSE;
-    if (!plat_file_xml_validate(ro->platform_file, text, len, FOOTPRINT_BUDGET_BYTES, NULL, err)) return FALSE;
+    if (!plat_file_xml_validate(ro->platform_file, text, len, run_cost_budget_bytes(), NULL, err)) return FALSE;
     g_autoptr(GArray) pairs = talking_pairs(g);
     if (!plat_file_check_routes(ro->platform_file, prof->gpus_per_node, g->world_size, (const int *)pairs->data,
                                 (int)(pairs->len / 2), why, sizeof why)) {
@@ -142,7 +143,7 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
   }
   footprint fp; /* a graph file's replay (sim_run_layout checked its own before generating it) */
   footprint_of_graph(g, prof, ro, &fp);
-  if (!footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err)) return FALSE;
+  if (!run_cost_admit(&fp, err)) return FALSE;
   out->plat = plat_params_of(prof, g->world_size);
   out->res = replay_run(g, prof, &out->plat, ro, err);
   if (!out->res) return FALSE;
@@ -154,7 +155,7 @@ gboolean sim_run_graph(graph *g, const gpu_profile *prof, double capacity_gib, c
 gboolean sim_request_fits(const sim_request *rq, gboolean replay, GError **err)
 {
   footprint fp;
-  return footprint_of_request(rq, replay, &fp, err) && footprint_check(&fp, FOOTPRINT_BUDGET_BYTES, err);
+  return footprint_of_request(rq, replay, &fp, err) && run_cost_admit(&fp, err);
 }
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }

@@ -102,6 +102,14 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The data-parallel degree of tp x pp x cp on `gpus`: 0 where they do not divide it (in 64 bits: listed values
+ * of 100,000 each multiply past an int). */
+static int dp_of(int gpus, int tp, int pp, int cp)
+{
+  gint64 used = (gint64)tp * pp * cp;
+  return used > 0 && gpus % used == 0 ? (int)(gpus / used) : 0;
+}
+
 /* The values of a layout axis at (point, tp, pp, cp): the user's list, or every valid one. */
 static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int cp, int gb)
 {
@@ -152,7 +160,7 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   case AX_CP: /* the default space: cp 1 only (context parallelism where listed, --cp); the full space: every power
                * of two up to SWEEP_FULL_MAX_CP dividing gpus/(tp*pp) that splits the sequence into 2*cp chunks */
     for (int c = 1; c <= (s->space == SWEEP_SPACE_FULL ? SWEEP_FULL_MAX_CP : 1); c *= 2)
-      if (c == 1 || (tp * pp > 0 && pt->gpus % (tp * pp * c) == 0 && s->seq_len % (2 * c) == 0)) g_array_append_val(v, c);
+      if (c == 1 || (dp_of(pt->gpus, tp, pp, c) > 0 && s->seq_len % (2 * c) == 0)) g_array_append_val(v, c);
     break;
   case AX_PREC: /* the default space: bf16 (FP8 where listed, --precision); the full one: fp8 and fp8-cs too where
                  * the profile has FP8 tensor cores (mxfp8, Blackwell's, where listed) */
@@ -170,7 +178,7 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     break;
   }
   case AX_MB: {
-    int dp = tp * pp * cp > 0 && pt->gpus % (tp * pp * cp) == 0 ? pt->gpus / (tp * pp * cp) : 0;
+    int dp = dp_of(pt->gpus, tp, pp, cp);
     if (dp > 0 && gb % dp == 0)
       for (int mb = 1; mb <= gb / dp; mb++)
         if ((gb / dp) % mb == 0 && (gint64)mb * s->seq_len <= LAYOUT_MAX_MICRO_BATCH_TOKENS &&
@@ -190,7 +198,8 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
 typedef struct enumeration {
   const sweep_spec *s;
   csv_table *t;
-  GArray *requests; /* sim_request of the rows to evaluate, parallel to `rows` */
+  GArray *layouts;  /* layout of the rows to evaluate, parallel to `rows` (their requests are rebuilt a window at
+                     * a time: request_at) */
   GArray *rows;     /* guint: their row in t */
   guint index;      /* next enumeration index */
   GArray *points;   /* int: the platform point of each request, parallel to `requests` */
@@ -211,6 +220,17 @@ static void set_num(csv_table *t, guint r, const char *col, double v)
 {
   g_autofree char *s = fmt_g(v);
   set(t, r, col, s);
+}
+
+/* The request of layout l on point pt, prepared: as add_row made it (its validity already known). */
+static sim_request request_at(const sweep_spec *s, const point *pt, const layout *l)
+{
+  gen_options gen = s->gen;
+  if (!s->partition_set) gen.partition = pt->prof.stack.partition;
+  sim_request rq = {.m = s->m, .l = *l, .gen = gen, .prof = pt->prof, .capacity_gib = pt->capacity_gib};
+  gboolean ok = sim_request_prepare(&rq, NULL);
+  g_assert(ok);
+  return rq;
 }
 
 /* A row of t for layout l on point pt; in this shard only. */
@@ -269,21 +289,31 @@ static void add_row(enumeration *e, const point *pt, const layout *l)
   set_int(t, r, "vocab_padded", rq.m.vocab); /* as the stack's code embeds it at this tp (sim_request_prepare) */
   set_num(t, r, "params", model_params(&rq.m));
   set_num(t, r, "params_per_gpu", model_params_per_gpu(&rq.m, &rq.l, rq.gen.partition));
-  g_array_append_val(e->requests, rq);
+  g_array_append_val(e->layouts, *l);
   g_array_append_val(e->points, e->point);
   g_array_append_val(e->rows, r);
 }
 
 /* Whether schedule h at pp stages splits the backward (zb-h1's B and W): ZeRO 2/3 and the overlaps are not
- * modelled there (layout_validate). */
-static gboolean splits_backward(int h, int pp)
+ * modelled there (layout_validate). Above the model's layers no layout is valid whatever the schedule
+ * (layout_validate refuses pp > layers first): FALSE there, without building pp stages' instructions for a
+ * listed pp of 100,000. Remembered per (h, pp): the count asks it for every listed pp. */
+static gboolean splits_backward(int h, int pp, int layers)
 {
-  for (int st = 0; st < pp; st++) {
+  static GHashTable *memo; /* (pp << 8 | h) + 1 -> 1 + split */
+  if (pp > layers || pp < 1) return FALSE;
+  if (!memo) memo = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gpointer key = GSIZE_TO_POINTER(((gsize)pp << 8 | (gsize)h) + 1);
+  gpointer known = g_hash_table_lookup(memo, key);
+  if (known) return GPOINTER_TO_INT(known) - 1;
+  gboolean split = FALSE;
+  for (int st = 0; st < pp && !split; st++) {
     g_autoptr(GArray) in = sched_instructions(h, st, pp, 1, 2 * pp + 2);
     for (guint i = 0; i < in->len; i++)
-      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) return TRUE;
+      if (g_array_index(in, sched_instr, i).kind == SCHED_BACKWARD_W) split = TRUE;
   }
-  return FALSE;
+  g_hash_table_insert(memo, key, GINT_TO_POINTER(split + 1));
+  return split;
 }
 
 /* The option values of one layout beyond tp, pp and cp, as indices into their lists. */
@@ -316,7 +346,7 @@ static gboolean left_out(const sweep_spec *s, int dp, gboolean split, const comb
 static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt, int tp, int pp, int cp, int gb)
 {
   double n = 0;
-  int dp = tp * pp * cp > 0 && pt->gpus % (tp * pp * cp) == 0 ? pt->gpus / (tp * pp * cp) : 0;
+  int dp = dp_of(pt->gpus, tp, pp, cp);
   g_autoptr(GArray) sps = axis_values(s, AX_SP, pt, tp, pp, cp, gb);
   g_autoptr(GArray) cks = axis_values(s, AX_CKPT, pt, tp, pp, cp, gb);
   g_autoptr(GArray) ats = axis_values(s, AX_ATTN, pt, tp, pp, cp, gb);
@@ -331,7 +361,7 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
   gboolean split[64] = {0};     /* whether each schedule splits the backward (only the full space asks) */
   for (guint h = 0; h < scs->len; h++) {
     vss[h] = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
-    split[h] = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp);
+    split[h] = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp, s->m.layers);
   }
   for (guint z = 0; z < zs->len; z++)
     for (guint og = 0; og < ogs->len; og++)
@@ -573,8 +603,203 @@ static char *shrink_hint(const sweep_spec *s)
   return opt ? g_strdup_printf("fewer values of --%s (%u listed)", opt, len) : g_strdup("fewer values in the lists");
 }
 
-/* The layouts enumerate_point makes for pt, counted by the same loops without making a row. */
-static double count_point(const sweep_spec *s, const point *pt) { return enumerate_point(NULL, s, pt); }
+/* ---- counted arithmetically: per axis a product, coupled axes counted by value class ----
+ *
+ * The layouts of a point are, for each (tp, pp, cp), the product of the precisions, the (checkpointing,
+ * kernel) pairs left_out keeps, the sp values at tp, the micro-batches at the data-parallel degree and
+ * the (ZeRO, overlaps, schedule, virtual stages) combinations left_out keeps at pp, which depend on the
+ * layout only through pp and whether dp is 1 (and on a virtual-stage count only through whether it is
+ * above 1). A (tp, pp, cp) that does not divide the GPUs has no data-parallel degree: its count is that of
+ * a listed value the cluster does not take, the same for all of them, so a listed tp, pp or cp is walked
+ * only where it divides the GPUs (a divisor of theirs, looked up in the list) and the rest is counted by
+ * subtraction. Nothing is enumerated: a list of 100,000 values costs one pass over it, not one per
+ * combination (the enumeration counted 10^9 layouts in minutes). sweep_run checks the count against its
+ * enumeration's; test_sweep against enumerate_point's on spaces that exercise every coupling. */
+typedef struct sizer {
+  const sweep_spec *s;
+  const point *any;        /* a point: axis_values of the axes below does not depend on it */
+  GHashTable *listed[AX_N]; /* a listed tp, pp, cp as a set of its values; NULL where not listed */
+  double ckpt_attn;        /* (checkpointing, kernel) pairs left_out keeps */
+  double sum_sp_tp;        /* over a listed tp: its sp values */
+  double sum_inner_pp;     /* over a listed pp: count_inner(pp, dp not 1) */
+  GHashTable *inner;       /* pp * 2 + (dp == 1) -> 1 + count_inner */
+} sizer;
+
+static double count_sp(const sweep_spec *s, int tp)
+{
+  return s->layout[AX_SP] ? s->layout[AX_SP]->len : (tp > 1 && s->seq_len % tp == 0) ? 2 : 1;
+}
+
+/* The (ZeRO, overlap, overlap, schedule, virtual stages) combinations enumerate_tpc keeps at pp stages. */
+static double count_inner(sizer *z, int pp, gboolean dp_one)
+{
+  const sweep_spec *s = z->s;
+  gpointer key = GSIZE_TO_POINTER((gsize)pp * 2 + (gsize)dp_one);
+  double *known = g_hash_table_lookup(z->inner, key);
+  if (known) return *known;
+  const point *pt = z->any;
+  g_autoptr(GArray) scs = axis_values(s, AX_SCHED, pt, 0, pp, 1, 0);
+  g_autoptr(GArray) zs = axis_values(s, AX_ZERO, pt, 0, pp, 1, 0);
+  g_autoptr(GArray) ogs = axis_values(s, AX_OGR, pt, 0, pp, 1, 0);
+  g_autoptr(GArray) ops = axis_values(s, AX_OPG, pt, 0, pp, 1, 0);
+  double n = 0;
+  for (guint h = 0; h < scs->len; h++) {
+    g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, 1, 0);
+    double one = 0, more = 0; /* left_out asks only whether the virtual stages are above 1 */
+    for (guint k = 0; k < vss->len; k++) ival(vss, k) > 1 ? more++ : one++;
+    gboolean split = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp, s->m.layers);
+    for (guint zi = 0; zi < zs->len; zi++)
+      for (guint og = 0; og < ogs->len; og++)
+        for (guint op = 0; op < ops->len; op++) {
+          combo cb = {.ckpt = CKPT_NONE, .sched = ival(scs, h), .zero = ival(zs, zi), .ogr = ival(ogs, og) != 0,
+                      .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .vs = 1};
+          for (guint y = 0; y < zi && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
+          if (!left_out(s, dp_one ? 1 : 0, split, &cb)) n += one;
+          cb.vs = 2;
+          if (!left_out(s, dp_one ? 1 : 0, split, &cb)) n += more;
+        }
+  }
+  double *v = g_new(double, 1);
+  *v = n;
+  g_hash_table_insert(z->inner, key, v);
+  return n;
+}
+
+/* The micro-batches enumerate_tpc takes at (tp, pp, cp): the divisors of the per-replica batch that keep a
+ * micro-batch's tokens and the micro-batch count within the layout's limits, found in O(sqrt) (1 where none). */
+static double count_mb(const sweep_spec *s, const point *pt, int tp, int pp, int cp, int gb)
+{
+  if (s->layout[AX_MB]) return s->layout[AX_MB]->len;
+  int dp = dp_of(pt->gpus, tp, pp, cp);
+  double n = 0;
+  if (dp > 0 && gb % dp == 0) {
+    int q = gb / dp;
+    for (int a = 1; (gint64)a * a <= q; a++) {
+      if (q % a) continue;
+      int pair[2] = {a, q / a};
+      for (int i = 0; i < (a == q / a ? 1 : 2); i++)
+        n += (gint64)pair[i] * s->seq_len <= LAYOUT_MAX_MICRO_BATCH_TOKENS && q / pair[i] <= LAYOUT_MAX_MICRO_BATCHES;
+    }
+  }
+  return n > 0 ? n : 1;
+}
+
+static gboolean listed_has(const sizer *z, sweep_layout_axis ax, int v)
+{
+  return g_hash_table_contains(z->listed[ax], GINT_TO_POINTER(v));
+}
+
+/* The layouts at (tp, pp) over cp, per (precision, checkpointing, kernel, sp): divs are the GPUs' divisors. */
+static double count_tpp(sizer *z, const point *pt, const GArray *divs, int tp, int pp, int gb)
+{
+  const sweep_spec *s = z->s;
+  double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1; /* the micro-batches of no data-parallel degree */
+  if (!s->layout[AX_CP]) {
+    g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
+    double n = 0;
+    for (guint q = 0; q < cps->len; q++)
+      n += count_mb(s, pt, tp, pp, ival(cps, q), gb) * count_inner(z, pp, dp_of(pt->gpus, tp, pp, ival(cps, q)) == 1);
+    return n;
+  }
+  double none = mb0 * count_inner(z, pp, FALSE), n = s->layout[AX_CP]->len * none;
+  int rest = dp_of(pt->gpus, tp, pp, 1);
+  for (guint i = 0; rest > 0 && i < divs->len; i++) { /* a listed cp dividing the rest: counted apart */
+    int cp = ival(divs, i);
+    if (rest % cp || !listed_has(z, AX_CP, cp)) continue;
+    n += count_mb(s, pt, tp, pp, cp, gb) * count_inner(z, pp, rest / cp == 1) - none;
+  }
+  return n;
+}
+
+/* The layouts at tp over pp and cp, per (precision, checkpointing, kernel, sp). */
+static double count_tp(sizer *z, const point *pt, const GArray *divs, int tp, int gb)
+{
+  const sweep_spec *s = z->s;
+  if (!s->layout[AX_PP]) {
+    g_autoptr(GArray) pps = axis_values(s, AX_PP, pt, tp, 0, 1, gb);
+    double n = 0;
+    for (guint b = 0; b < pps->len; b++) n += count_tpp(z, pt, divs, tp, ival(pps, b), gb);
+    return n;
+  }
+  double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1, kcp = s->layout[AX_CP] ? s->layout[AX_CP]->len : 1;
+  double n = kcp * mb0 * z->sum_inner_pp; /* every listed pp as if it did not divide gpus / tp */
+  int rest = dp_of(pt->gpus, tp, 1, 1);
+  for (guint i = 0; rest > 0 && i < divs->len; i++) {
+    int pp = ival(divs, i);
+    if (rest % pp || !listed_has(z, AX_PP, pp)) continue;
+    n += count_tpp(z, pt, divs, tp, pp, gb) - kcp * mb0 * count_inner(z, pp, FALSE);
+  }
+  return n;
+}
+
+/* The divisors of n, ascending (n >= 1). */
+static GArray *divisors_of(int n)
+{
+  GArray *lo = g_array_new(FALSE, FALSE, sizeof(int)), *hi = g_array_new(FALSE, FALSE, sizeof(int));
+  for (int a = 1; (gint64)a * a <= n; a++)
+    if (n % a == 0) {
+      g_array_append_val(lo, a);
+      int b = n / a;
+      if (b != a) g_array_prepend_val(hi, b);
+    }
+  g_array_append_vals(lo, hi->data, hi->len);
+  g_array_free(hi, TRUE);
+  return lo;
+}
+
+/* The layouts enumerate_point makes for pt, counted without enumerating them. */
+static double count_point(sizer *z, const point *pt)
+{
+  const sweep_spec *s = z->s;
+  int gb = s->global_batch > 0 ? s->global_batch : MAX(1, 4194304 / s->seq_len);
+  g_autoptr(GArray) prs = axis_values(s, AX_PREC, pt, 1, 1, 1, gb);
+  g_autoptr(GArray) divs = divisors_of(MAX(pt->gpus, 1));
+  double n = 0;
+  if (!s->layout[AX_TP]) {
+    g_autoptr(GArray) tps = axis_values(s, AX_TP, pt, 0, 0, 1, gb);
+    for (guint a = 0; a < tps->len; a++) n += count_sp(s, ival(tps, a)) * count_tp(z, pt, divs, ival(tps, a), gb);
+  } else { /* a tp that does not divide the GPUs: pp 1 or each listed pp, cp 1 or each listed cp, no dp */
+    double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1, kcp = s->layout[AX_CP] ? s->layout[AX_CP]->len : 1;
+    double none = kcp * mb0 * (s->layout[AX_PP] ? z->sum_inner_pp : count_inner(z, 1, FALSE)), dividing_sp = 0;
+    for (guint i = 0; i < divs->len; i++) {
+      int tp = ival(divs, i);
+      if (!listed_has(z, AX_TP, tp)) continue;
+      dividing_sp += count_sp(s, tp);
+      n += count_sp(s, tp) * count_tp(z, pt, divs, tp, gb);
+    }
+    n += (z->sum_sp_tp - dividing_sp) * none;
+  }
+  return n * prs->len * z->ckpt_attn;
+}
+
+static void sizer_init(sizer *z, const sweep_spec *s, const point *any)
+{
+  *z = (sizer){.s = s, .any = any, .inner = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free)};
+  const sweep_layout_axis sets[] = {AX_TP, AX_PP, AX_CP};
+  for (size_t i = 0; i < G_N_ELEMENTS(sets); i++) {
+    const GArray *l = s->layout[sets[i]];
+    if (!l) continue;
+    z->listed[sets[i]] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint j = 0; j < l->len; j++) g_hash_table_add(z->listed[sets[i]], GINT_TO_POINTER(ival(l, j)));
+  }
+  g_autoptr(GArray) cks = axis_values(s, AX_CKPT, any, 1, 1, 1, 0);
+  g_autoptr(GArray) ats = axis_values(s, AX_ATTN, any, 1, 1, 1, 0);
+  for (guint d = 0; d < cks->len; d++)
+    for (guint f = 0; f < ats->len; f++) {
+      combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .vs = 1, .first_ogr = TRUE, .first_opg = TRUE};
+      z->ckpt_attn += !left_out(s, 0, FALSE, &cb);
+    }
+  for (guint i = 0; s->layout[AX_TP] && i < s->layout[AX_TP]->len; i++) z->sum_sp_tp += count_sp(s, ival(s->layout[AX_TP], i));
+  for (guint i = 0; s->layout[AX_PP] && i < s->layout[AX_PP]->len; i++)
+    z->sum_inner_pp += count_inner(z, ival(s->layout[AX_PP], i), FALSE);
+}
+
+static void sizer_clear(sizer *z)
+{
+  for (int a = 0; a < AX_N; a++)
+    if (z->listed[a]) g_hash_table_unref(z->listed[a]);
+  g_hash_table_unref(z->inner);
+}
 
 /* The platform points: profiles x stacks x gpus x each what-if's values. */
 static double count_points(const sweep_spec *s)
@@ -731,6 +956,34 @@ static void run_top_k(sim_request **todo, guint n, const int *point, guint n_poi
   g_free(t.best);
 }
 
+/* The layouts of every point: counted (by_enumeration: walked, for test_sweep). */
+static double count_layouts(const sweep_spec *s, const GArray *pts, gboolean by_enumeration)
+{
+  /* a point's count depends on its profile, stack and GPU count, not on the what-ifs that follow them in the
+   * points' order (bandwidths, memory): counted once per run of such points, so that a list of 100 what-if
+   * values does not enumerate 100 times before a refusal */
+  double layouts = 0, last = 0;
+  sizer z;
+  sizer_init(&z, s, &g_array_index(pts, point, 0));
+  for (guint i = 0; i < pts->len; i++) {
+    const point *pt = &g_array_index(pts, point, i), *prev = i ? &g_array_index(pts, point, i - 1) : NULL;
+    gboolean same = prev && prev->profile_name == pt->profile_name && prev->stack_name == pt->stack_name &&
+                    prev->gpus == pt->gpus && prev->prof.gpus_per_node == pt->prof.gpus_per_node &&
+                    profile_gpus_per_domain(&prev->prof) == profile_gpus_per_domain(&pt->prof);
+    if (!same) last = by_enumeration ? enumerate_point(NULL, s, pt) : count_point(&z, pt);
+    layouts += last;
+  }
+  sizer_clear(&z);
+  return layouts;
+}
+
+double sweep_count_layouts(const sweep_spec *s, gboolean by_enumeration, GError **err)
+{
+  if (!check_lists(s, err)) return -1;
+  g_autoptr(GArray) pts = platform_points(s, err);
+  return pts ? count_layouts(s, pts, by_enumeration) : -1;
+}
+
 csv_table *sweep_run(const sweep_spec *s, GError **err)
 {
   if (!model_check_simulable(&s->m, err)) return NULL; /* once, not as every layout's reason */
@@ -739,18 +992,7 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   if (n_points > SWEEP_MAX_POINTS) return refuse_size(s, n_points, "platform points", err), NULL;
   g_autoptr(GArray) pts = platform_points(s, err);
   if (!pts) return NULL;
-  /* a point's count depends on its profile, stack and GPU count, not on the what-ifs that follow them in the
-   * points' order (bandwidths, memory): counted once per run of such points, so that a list of 100 what-if
-   * values does not enumerate 100 times before a refusal */
-  double layouts = 0, last = 0;
-  for (guint i = 0; i < pts->len; i++) {
-    const point *pt = &g_array_index(pts, point, i), *prev = i ? &g_array_index(pts, point, i - 1) : NULL;
-    gboolean same = prev && prev->profile_name == pt->profile_name && prev->stack_name == pt->stack_name &&
-                    prev->gpus == pt->gpus && prev->prof.gpus_per_node == pt->prof.gpus_per_node &&
-                    profile_gpus_per_domain(&prev->prof) == profile_gpus_per_domain(&pt->prof);
-    if (!same) last = count_point(s, pt);
-    layouts += last;
-  }
+  double layouts = count_layouts(s, pts, FALSE);
   if (layouts > SWEEP_MAX_LAYOUTS || ceil(layouts / s->shard_n) > SWEEP_MAX_RUN_LAYOUTS)
     return refuse_size(s, layouts, "layouts", err), NULL;
   guint n;
@@ -759,39 +1001,55 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
   pool_cfg pool = s->pool;
   zygote *own = pool.zygote || s->pool.memory_only ? NULL : pool_zygote_start(NULL);
   if (own) pool.zygote = own;
-  enumeration e = {.s = s, .t = csv_new(cols, n), .requests = g_array_new(FALSE, FALSE, sizeof(sim_request)),
+  enumeration e = {.s = s, .t = csv_new(cols, n), .layouts = g_array_new(FALSE, FALSE, sizeof(layout)),
                    .rows = g_array_new(FALSE, FALSE, sizeof(guint)), .points = g_array_new(FALSE, FALSE, sizeof(int))};
   for (guint i = 0; i < pts->len; i++) {
     e.point = (int)i;
     enumerate_point(&e, s, &g_array_index(pts, point, i));
   }
-  guint k = e.requests->len;
-  g_autofree sim_request **todo = g_new(sim_request *, k ? k : 1);
-  g_autofree prediction *out = g_new0(prediction, k ? k : 1);
-  g_autofree double *bound = g_new0(double, k ? k : 1);
-  g_autofree gboolean *pruned = g_new0(gboolean, k ? k : 1);
-  for (guint i = 0; i < k; i++) todo[i] = &g_array_index(e.requests, sim_request, i);
-  if (s->top > 0 && !pool.memory_only && pool.prune_oom) /* exact top-K: in order of the bound */
-    run_top_k(todo, k, (const int *)(void *)e.points->data, pts->len, s->top, &pool, out, bound, pruned);
-  else pool_run(todo, k, &pool, out);
-  zygote_stop(own);
-  for (guint i = 0; s->trusts && i < k; i++)
-    if (out[i].status != PRED_INVALID)
-      trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
-                            &out[i].trust);
-  for (guint i = 0; i < k; i++) {
-    guint r = g_array_index(e.rows, guint, i);
-    set_result(e.t, r, &out[i]);
-    if (!pruned[i]) continue;
-    /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
-    set(e.t, r, "status", "pruned");
-    set(e.t, r, "fidelity", "bound");
-    g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
-                                           "best replayed", bound[i], s->top);
-    set(e.t, r, "error", why);
+  g_assert(e.index == layouts); /* the count is the enumeration's (test_sweep holds them together) */
+  /* The requests, a window of SWEEP_WINDOW at a time (2.4 KiB each, with its prediction 2.9 KiB: a run's
+   * rows keep only their layout, 0.35 KiB); exact top-K orders the whole run by its bound: one window. */
+  guint k = e.layouts->len;
+  gboolean top = s->top > 0 && !pool.memory_only && pool.prune_oom;
+  guint window = MAX(top ? k : MIN(k, s->window ? s->window : SWEEP_WINDOW), 1);
+  g_autofree sim_request *rqs = g_new(sim_request, window);
+  g_autofree sim_request **todo = g_new(sim_request *, window);
+  g_autofree prediction *out = g_new(prediction, window);
+  g_autofree double *bound = g_new(double, window);
+  g_autofree gboolean *pruned = g_new(gboolean, window);
+  for (guint at = 0; at < k; at += window) {
+    guint w = MIN(window, k - at);
+    for (guint j = 0; j < w; j++) {
+      int p = g_array_index(e.points, int, at + j);
+      rqs[j] = request_at(s, &g_array_index(pts, point, p), &g_array_index(e.layouts, layout, at + j));
+      todo[j] = &rqs[j];
+    }
+    memset(out, 0, w * sizeof *out);
+    memset(bound, 0, w * sizeof *bound);
+    memset(pruned, 0, w * sizeof *pruned);
+    if (top) /* exact top-K: in order of the bound */
+      run_top_k(todo, w, (const int *)(void *)e.points->data + at, pts->len, s->top, &pool, out, bound, pruned);
+    else pool_run(todo, w, &pool, out);
+    for (guint i = 0; s->trusts && i < w; i++)
+      if (out[i].status != PRED_INVALID)
+        trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
+                              &out[i].trust);
+    for (guint i = 0; i < w; i++) {
+      guint r = g_array_index(e.rows, guint, at + i);
+      set_result(e.t, r, &out[i]);
+      if (!pruned[i]) continue;
+      /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
+      set(e.t, r, "status", "pruned");
+      set(e.t, r, "fidelity", "bound");
+      g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
+                                             "best replayed", bound[i], s->top);
+      set(e.t, r, "error", why);
+    }
   }
+  zygote_stop(own);
   if (s->shard_n > 1) mark_shard(e.t, s, e.index);
-  g_array_free(e.requests, TRUE);
+  g_array_free(e.layouts, TRUE);
   g_array_free(e.rows, TRUE);
   g_array_free(e.points, TRUE);
   return e.t;

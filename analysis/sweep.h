@@ -66,6 +66,7 @@ typedef struct sweep_spec {
   GArray *gpus;           /* int, at least one */
   GArray *whatif[WHATIF_N]; /* double; NULL: the profile's own */
   int shard_i, shard_n;   /* this run's slice (1-based I of N); 1 of 1: all */
+  guint window;           /* requests handed to the pool at once; 0: SWEEP_WINDOW (tests set a small one) */
   pool_cfg pool;
   GHashTable *trusts;     /* trust tables by stack (trust_lookup): each prediction's band and flags; NULL: none */
 } sweep_spec;
@@ -77,6 +78,8 @@ typedef struct sweep_spec {
 #define SWEEP_MAX_LAYOUTS 100000000.0
 #define SWEEP_MAX_RUN_LAYOUTS 100000
 #define SWEEP_MAX_POINTS 100000.0
+/* The requests a sweep hands the pool at once (but exact top-K, which orders a run's by their bound). */
+#define SWEEP_WINDOW 8192
 /* The largest context-parallel degree the full space takes (--space full; a larger one where listed, --cp). */
 #define SWEEP_FULL_MAX_CP 8
 
@@ -88,6 +91,10 @@ typedef struct sweep_spec {
 const char *const *sweep_columns(guint *n);
 /* Enumerate, check and simulate; returns the canonical table (NULL with err on a bad profile). */
 csv_table *sweep_run(const sweep_spec *s, GError **err);
+/* How many layouts the sweep enumerates (every shard's), counted per axis without enumerating them
+ * (docs/hardening.md); by_enumeration: by walking the enumeration without making rows (what the count
+ * must equal; for tests). -1 with err on a list or a profile refused. */
+double sweep_count_layouts(const sweep_spec *s, gboolean by_enumeration, GError **err);
 /* Check that t is a canonical sweep table (merge's input), naming path in the error. */
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err);
 /* A shard's columns (t has SWEEP_SHARD_COLUMN): every column of this version, the sweep's hash among

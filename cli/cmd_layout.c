@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/footprint.h"
+#include "analysis/run_cost.h"
 #include "analysis/export.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
@@ -128,6 +129,7 @@ int cli_cmd_simulate(cli_opts *o)
   if (!cli_resolve(o, TRUE, &err)) return cli_fail(err);
   if (o->export_target) return cmd_export(o);
   if (!tl_ranks_spec_check(o->trace_ranks, o->rq.l.gpus, &err) || !cli_outputs_writable(o, &err)) return cli_fail(err);
+  run_cost_start(o->max_seconds, o->max_memory_bytes, TRUE);
   lsim_outset set;
   lsim_outset_init(&set);
   sim_outcome out = {0};
@@ -158,7 +160,8 @@ int cli_cmd_replay(cli_opts *o)
   GError *err = NULL;
   if (o->positional->len != 1) return cli_fail_msg("replay: expects exactly one graph file (layoutsim replay G.json)");
   if (!cli_resolve(o, FALSE, &err)) return cli_fail(err);
-  graph *g = graph_load_within(o->positional->pdata[0], FOOTPRINT_BUDGET_BYTES, &err);
+  run_cost_start(o->max_seconds, o->max_memory_bytes, TRUE);
+  graph *g = graph_load_within(o->positional->pdata[0], run_cost_budget_bytes(), &err);
   if (!g) return cli_fail(err);
   if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err) || !cli_outputs_writable(o, &err)) {
     graph_free(g);

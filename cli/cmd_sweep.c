@@ -9,6 +9,7 @@
 
 #include "analysis/export.h"
 #include "analysis/predict.h"
+#include "analysis/run_cost.h"
 #include "analysis/sweep.h"
 #include "analysis/sweep_plot.h"
 #include "analysis/sweep_report.h"
@@ -118,6 +119,7 @@ int cli_cmd_sweep(cli_opts *o)
       return cli_fail_msg(msg);
     }
   }
+  run_cost_start(o->max_seconds, o->max_memory_bytes, FALSE); /* before the workers' zygote: they inherit the budget */
   g_autoptr(csv_table) t = sweep_run(&spec, &err);
   cli_sweep_spec_clear(&spec);
   if (!t) return cli_fail(err);

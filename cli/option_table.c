@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/run_cost.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
 #include "sim/collective.h"
@@ -84,6 +85,23 @@ static gboolean set_log(cli_opts *o, const char *arg, GError **err)
       return TRUE;
     }
   return cli_bad_value(err, "log", arg, "trace, debug, verbose, info, warning, error, critical");
+}
+
+/* --max-seconds S: a number of seconds above 0, at most a week. */
+static gboolean set_max_seconds(cli_opts *o, const char *arg, GError **err)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 604800)
+    return cli_bad_value(err, "max-seconds", arg, "a number of seconds above 0, at most 604800 (a week)");
+  o->max_seconds = v;
+  return TRUE;
+}
+
+static gboolean set_max_memory(cli_opts *o, const char *arg, GError **err)
+{
+  return run_cost_parse_size(arg, &o->max_memory_bytes, err);
 }
 
 static gboolean set_prior_weight(cli_opts *o, const char *arg, GError **err)
@@ -482,6 +500,17 @@ const cli_option CLI_OPTIONS[] = {
              "text format: layouts whose lower bound on the step time exceeds\n"
              "the K-th best replayed are not replayed; the top K is the same;\n"
              "docs/sweep.md, \"Exact top-K\")"},
+    {.name = "max-seconds", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = CMD_SIMULATE | CMD_REPLAY | CMD_SWEEP,
+     .value = CLI_V_CUSTOM, .set = set_max_seconds, .example = "600", .section = CLI_SEC_RUN,
+     .help = "simulate, replay, sweep: stop the run after S seconds (exit\n"
+             "status 2, one line, no output written); a run estimated above\n"
+             "30 s says so on stderr first (docs/hardening.md)"},
+    {.name = "max-memory", .arg = CLI_ARG_REQUIRED, .metavar = "SIZE", .commands = CMD_SIMULATE | CMD_REPLAY | CMD_SWEEP,
+     .value = CLI_V_CUSTOM, .set = set_max_memory, .example = "4G", .section = CLI_SEC_RUN,
+     .help = "simulate, replay, sweep: the memory budget of one simulation\n"
+             "(default 8G; K, M, G, T): one estimated above it is refused\n"
+             "before it starts (a sweep's layout: invalid), and the run is\n"
+             "stopped (exit status 2) if its resident set passes it"},
     {.name = "no-symmetry", .arg = CLI_ARG_NONE, .commands = ANY_RUN | CMD_GRAPH, .value = CLI_V_FLAG,
      .field = F(rq.gen.symmetry), .flag_value = FALSE, .section = CLI_SEC_RUN,
      .help = "simulate every rank explicitly (slower; same result; automatic\n"

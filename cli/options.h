@@ -47,6 +47,7 @@ typedef struct cli_opts {
   gboolean paje_links;   /* --paje-links: link variables in both Paje traces */
   const char *trace_ranks; /* --trace-ranks / --chrome-ranks; NULL: default selection */
   const char *svg_window;  /* --svg-window START:END for --timeline-svg; NULL: the whole step */
+  double max_seconds, max_memory_bytes; /* simulate, replay, sweep: --max-seconds, --max-memory (0: none; run_cost.h) */
   int jobs;              /* predict, validate, calibrate -j */
   int max_evals;         /* calibrate: 0 = default */
   gboolean calib_full;   /* calibrate: full simulations, no fast mode */

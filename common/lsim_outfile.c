@@ -110,6 +110,8 @@ static void remove_pending(void)
     if (pending_pid[i] == self) unlink(pending_name[i]);
 }
 
+void lsim_outfile_remove_pending(void) { remove_pending(); }
+
 static void remove_pending_and_die(int sig)
 {
   remove_pending();

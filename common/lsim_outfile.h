@@ -104,6 +104,9 @@ void lsim_outset_abort(lsim_outset *set);
  * (simgrid_init replaces SIGINT's with one that calls exit). A signal ignored the first time this
  * runs stays ignored. */
 void lsim_outfile_guard_signals(void);
+/* Remove every temporary file this process has not committed, as a signal does (async-signal-safe): for
+ * a run stopped by its limits (analysis/run_cost.h) before it _exits. */
+void lsim_outfile_remove_pending(void);
 /* Check, before any work, that `path` could be opened as above, without touching it: no FIFO is
  * opened (that would hand its reader an empty stream), no file created but a removed probe. */
 gboolean lsim_outfile_check(const char *path, GError **err);

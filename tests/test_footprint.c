@@ -230,6 +230,125 @@ START_TEST(test_requests_over_the_budget_are_refused_at_once_naming_the_option)
 }
 END_TEST
 
+/* Read file NAME of the test's directory (stderr captures); "" when absent. */
+static char *slurp(const char *path)
+{
+  char *text = NULL;
+  return g_file_get_contents(path, &text, NULL, NULL) ? text : g_strdup("");
+}
+
+/* Whether the test's directory holds a file whose name starts with one of `prefixes` (an output, or
+ * its temporary file NAME.XXXXXX). */
+static gboolean left_behind(const char *const *prefixes)
+{
+  g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
+  for (const char *name; (name = g_dir_read_name(dir));)
+    for (const char *const *p = prefixes; *p; p++)
+      if (g_str_has_prefix(name, *p)) return TRUE;
+  return FALSE;
+}
+
+/* A sweep of 10^9 layouts and more is refused from its count alone (analysis/sweep.c counts per axis):
+ * within a second (0.5 to 0.9 s on this shared machine, most of it the process starting; bound loose)
+ * and 100 MB, where counting by enumeration took 10 s to minutes. */
+START_TEST(test_a_sweep_of_a_billion_layouts_is_refused_in_a_second_under_100_mb)
+{
+  static const char *const cases[] = {
+      "sweep --model llama-7b --gpus 1-64 --micro-batch 1-100000",
+      "sweep --model llama-7b --gpus 8 --tp 1-1000 --pp 1-1000 --micro-batch 1-1000",
+      "sweep --model llama-7b --gpus 8 --micro-batch 1-100000 --ib-gbps 100,200,400,800 --nvlink-gbps 300,600,900,1800 "
+      "--nics-per-node 1,2,4,8",
+  };
+  g_autofree char *errors = tmp_path("stderr");
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double rss, seconds;
+    int rc = run(cases[i], 4000000.0 * 1024, &rss, &seconds, errors);
+    g_autofree char *msg = slurp(errors);
+    printf("%-80s %.2f s, %.1f MiB\n", cases[i], seconds, rss / MIB);
+    ck_assert_msg(rc == 2 && strstr(msg, " layouts to enumerate (allowed: ") && strstr(msg, "fewer values of --"),
+                  "%s: exit status %d: %s", cases[i], rc, msg);
+    ck_assert_msg(rss < 100 * MIB, "%s: refused at a peak of %.0f MiB", cases[i], rss / MIB);
+    ck_assert_msg(seconds < (UNDER_ASAN ? 15.0 : 4.0), "%s: refused after %.2f s", cases[i], seconds);
+  }
+}
+END_TEST
+
+/* --max-seconds and --max-memory stop a run that passes them (analysis/run_cost.h): exit status 2, the
+ * last line of standard error saying which limit and what was estimated, no output replaced and no
+ * temporary file; soon after the limit (the watchdog looks every 20 ms; loose bounds, the machine is
+ * shared). The simulation estimated at about 38 s of CPU says so first. */
+START_TEST(test_limits_stop_a_run_cleanly_with_nothing_written)
+{
+  static const struct {
+    const char *args, *line;
+    double within_s;
+  } cases[] = {
+      {"simulate --model llama-7b --gpus 64 --global-batch 65536 --no-symmetry --max-seconds 1 -o @s.txt "
+       "--chrome-trace @c.json",
+       "layoutsim: --max-seconds: 1: the run was stopped unfinished after ", 8},
+      {"sweep --model llama-7b --gpus 8 -j 2 --max-seconds 1.5 -o @s.txt", "layoutsim: --max-seconds: 1.5: the run "
+       "was stopped unfinished after ", 8},
+      {"sweep --model llama-7b --gpus 8 --micro-batch 1-400 -j 2 --max-memory 60M -o @s.txt",
+       "layoutsim: --max-memory: 60 MiB: the run was stopped unfinished at ", 20},
+  };
+  static const char *const outputs[] = {"s.txt", "c.json", NULL};
+  g_autofree char *errors = tmp_path("stderr");
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double rss, seconds;
+    int rc = run(cases[i].args, 16.0 * 1024 * MIB, &rss, &seconds, errors);
+    g_autofree char *msg = slurp(errors);
+    printf("%.60s... %.2f s, %.1f MiB: %s", cases[i].args, seconds, rss / MIB, msg);
+    const char *last = g_strrstr_len(msg, (gssize)strlen(msg) - 1, "\n");
+    last = last ? last + 1 : msg;
+    ck_assert_msg(rc == 2 && g_str_has_prefix(last, cases[i].line) && strstr(last, "nothing written (allowed: a larger --"),
+                  "%s: exit status %d: %s", cases[i].args, rc, msg);
+    ck_assert_msg(seconds < cases[i].within_s, "%s: stopped after %.2f s", cases[i].args, seconds);
+    ck_assert_msg(!left_behind(outputs), "%s: an output or its temporary file left behind", cases[i].args);
+  }
+  /* the estimate, said before the run */
+  run(cases[0].args, 16.0 * 1024 * MIB, &(double){0}, &(double){0}, errors);
+  g_autofree char *msg = slurp(errors);
+  ck_assert_msg(g_str_has_prefix(msg, "layoutsim: this run will take about ") && strstr(msg, "4.67e+07 events on 64 "),
+                "%s", msg);
+}
+END_TEST
+
+/* The memory budget is --max-memory's: a request estimated above it is refused before it starts,
+ * naming the option to change and the limit, at once; and a table row (predict, validate) whose graph
+ * would exceed the budget is refused by name in its row, not run (its worker would need 28 GiB). */
+START_TEST(test_the_budget_guards_simulate_and_every_table_row)
+{
+  g_autofree char *errors = tmp_path("stderr");
+  double rss, seconds;
+  int rc = run("simulate --model llama-7b --gpus 64 --global-batch 4096 --no-symmetry --max-memory 100M", 4000000.0 * 1024,
+               &rss, &seconds, errors);
+  g_autofree char *msg = slurp(errors);
+  ck_assert_msg(rc == 2 && g_str_has_prefix(msg, "layoutsim: global_batch: 4096 would take about ") &&
+                    strstr(msg, "more than the budget of 100 MiB (--max-memory)") && strstr(msg, "(allowed: at most about "),
+                "exit status %d: %s", rc, msg);
+  ck_assert_msg(rss < 100 * MIB && seconds < (UNDER_ASAN ? 15.0 : 4.0), "refused after %.2f s at %.0f MiB", seconds,
+                rss / MIB);
+  g_autofree char *table = tmp_path("t.csv");
+  ck_assert(g_file_set_contents(table,
+                                "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,sp,"
+                                "status,step_time_s\n"
+                                "llama-7b,2048,524288,32000,64,none,flash2,1,1,1,0,ok,5000\n"
+                                "llama-7b,2048,64,32000,64,none,flash2,1,1,1,0,ok,1\n", -1, NULL));
+  rc = run("predict @t.csv --no-symmetry --fidelity full -j 1 -o @p.csv", 4000000.0 * 1024, &rss, &seconds, errors);
+  ck_assert_int_eq(rc, 0);
+  g_autofree char *pred = tmp_path("p.csv"), *out = slurp(pred);
+  ck_assert_msg(strstr(out, ",invalid,") && strstr(out, "\"global_batch: 524288 would take about 27.8 GiB of memory, "
+                                                        "more than the budget of 8 GiB"), "%s", out);
+  ck_assert_msg(rss < 400 * MIB && seconds < (UNDER_ASAN ? 60.0 : 30.0), "predicted in %.2f s at %.0f MiB", seconds,
+                rss / MIB);
+  rc = run("validate @t.csv --no-symmetry --fidelity full -j 1", 4000000.0 * 1024, &rss, &seconds, errors);
+  g_autofree char *said = slurp(errors);
+  ck_assert_msg(rc == 0 && strstr(said, "t.csv line 2: global_batch: 524288 would take about 27.8 GiB of memory") &&
+                    strstr(said, "(row left out)"), "exit status %d: %s", rc, said);
+  ck_assert_msg(rss < 400 * MIB, "validated at %.0f MiB", rss / MIB);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("footprint");
@@ -241,6 +360,9 @@ int main(void)
     tcase_add_test(tc, test_reading_a_graph_file_is_estimated_within_a_factor_of_two);
   }
   tcase_add_test(tc, test_requests_over_the_budget_are_refused_at_once_naming_the_option);
+  tcase_add_test(tc, test_a_sweep_of_a_billion_layouts_is_refused_in_a_second_under_100_mb);
+  tcase_add_test(tc, test_limits_stop_a_run_cleanly_with_nothing_written);
+  tcase_add_test(tc, test_the_budget_guards_simulate_and_every_table_row);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -189,6 +189,134 @@ START_TEST(test_default_space_is_every_valid_layout)
 }
 END_TEST
 
+/* A list of the values lo..hi. */
+static GArray *range(int lo, int hi)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+  for (int v = lo; v <= hi; v++) g_array_append_val(a, v);
+  return a;
+}
+
+static GArray *values(int n, const int *v)
+{
+  GArray *a = g_array_new(FALSE, FALSE, sizeof(int));
+  g_array_append_vals(a, v, (guint)n);
+  return a;
+}
+
+static void spec_clear(sweep_spec *s)
+{
+  for (int a = 0; a < AX_N; a++)
+    if (s->layout[a]) g_array_unref(s->layout[a]);
+  g_array_unref(s->gpus);
+  g_ptr_array_unref(s->profiles);
+  g_ptr_array_unref(s->stacks);
+}
+
+static sweep_spec spec_of(const char *model, int gb, sweep_space space, int n_gpus, const int *gpus)
+{
+  sweep_spec s = {.seq_len = 1024, .global_batch = gb, .zero = 1, .space = space, .gen = gen_default_options(),
+                  .shard_i = 1, .shard_n = 1, .pool = {.jobs = 1, .memory_only = TRUE}};
+  GError *err = NULL;
+  ck_assert_msg(model_load_named(model, &s.m, &err), "%s", err ? err->message : "");
+  s.profiles = g_ptr_array_new();
+  g_ptr_array_add(s.profiles, "h100-sxm5-80gb");
+  s.stacks = g_ptr_array_new();
+  g_ptr_array_add(s.stacks, "study");
+  s.gpus = values(n_gpus, gpus);
+  return s;
+}
+
+/* The size of a sweep is counted per axis, without enumerating (analysis/sweep.c, "counted
+ * arithmetically"): on spaces that exercise every coupling of the enumeration (dp 1 and the overlaps'
+ * and ZeRO's first values, the full space's rules of ZeRO, the overlaps, split backwards and virtual
+ * stages, selective checkpointing with flash kernels, listed tp, pp and cp that do not divide the GPUs,
+ * micro-batches at each data-parallel degree), the count is what walking the enumeration gives. */
+START_TEST(test_the_sweeps_count_is_its_enumerations)
+{
+  static const int gpus[] = {8, 12, 16, 48};
+  static const int tps[] = {1, 2, 3, 4, 8, 16}, pps[] = {1, 2, 3, 4, 5, 8, 64}, cps[] = {1, 2, 3, 4};
+  static const int mbs[] = {1, 2, 4, 5}, zeros[] = {0, 1, 2, 3}, both[] = {0, 1}, vss[] = {1, 2, 4};
+  for (int c = 0; c < 8; c++) {
+    sweep_spec s = spec_of("llama-7b", c % 2 ? 96 : 64, c < 4 ? SWEEP_SPACE_FULL : SWEEP_SPACE_DEFAULT, 4, gpus);
+    if (c % 4 >= 1) { /* listed tp, pp and cp: values that do not divide the GPUs among them */
+      s.layout[AX_TP] = values(6, tps);
+      s.layout[AX_PP] = values(7, pps);
+      s.layout[AX_CP] = values(4, cps);
+    }
+    if (c % 4 == 2) s.layout[AX_MB] = values(4, mbs);
+    if (c % 4 == 3 || c == 4) { /* ZeRO, the overlaps, every schedule and virtual stages listed */
+      s.layout[AX_ZERO] = values(4, zeros);
+      s.layout[AX_OGR] = values(2, both);
+      s.layout[AX_OPG] = values(2, both);
+      s.layout[AX_SCHED] = range(0, sched_count() - 1);
+      s.layout[AX_VS] = values(3, vss);
+    }
+    GError *err = NULL;
+    double counted = sweep_count_layouts(&s, FALSE, &err), walked = sweep_count_layouts(&s, TRUE, &err);
+    ck_assert_msg(walked > 0, "case %d: %s", c, err ? err->message : "");
+    ck_assert_msg(counted == walked, "case %d: counted %.0f, the enumeration has %.0f", c, counted, walked);
+    spec_clear(&s);
+  }
+}
+END_TEST
+
+/* Lists that do not interact (sp, tp, pp, cp and micro-batch listed, the default space's one value of
+ * ZeRO and the overlaps): the count is the product of the lists' lengths, checkpointing's 2 values,
+ * the (listed) kernels and the points, here 1000 x 1000 x 8 x 100000 x 2 x 2 x 2 x 6 x 8 = 1.5e16, counted in
+ * well under a second (the enumeration walked each of them: centuries). */
+START_TEST(test_a_huge_sweep_is_counted_at_once)
+{
+  static const int gpus[] = {1, 2, 3, 4, 5, 6, 7, 8}, sps[] = {0, 1};
+  sweep_spec s = spec_of("llama-7b", 64, SWEEP_SPACE_DEFAULT, 8, gpus);
+  s.layout[AX_TP] = range(1, 1000);
+  s.layout[AX_PP] = range(1, 1000);
+  s.layout[AX_CP] = range(1, 8);
+  s.layout[AX_MB] = range(1, 100000);
+  s.layout[AX_SP] = values(2, sps);
+  s.layout[AX_ATTN] = range(0, ATTN_N_KERNELS - 1); /* every kernel, listed: the product is the lists' */
+  gint64 t0 = g_get_monotonic_time();
+  GError *err = NULL;
+  double n = sweep_count_layouts(&s, FALSE, &err);
+  double seconds = (g_get_monotonic_time() - t0) / 1e6;
+  ck_assert_msg(n == 1000.0 * 1000 * 8 * 100000 * 2 * 2 * ATTN_N_KERNELS * 8, "counted %.17g", n);
+  ck_assert_msg(seconds < 5, "counted in %.2f s", seconds); /* about 0.05 s; loose on a shared machine */
+  spec_clear(&s);
+}
+END_TEST
+
+/* A run hands the pool its requests a window at a time (SWEEP_WINDOW; the rows keep only their layouts):
+ * the table is the same, byte for byte, whatever the window, for the memory verdicts of the default space's layouts and
+ * for the replays of 8 (windows of 7 and 3, not dividing the requests). */
+START_TEST(test_the_table_is_the_same_whatever_the_window)
+{
+  static const int eight[] = {8}, tp8[] = {8}, mbs[] = {1, 2}, none[] = {CKPT_NONE}, kernels[] = {0, 1};
+  for (int replay = 0; replay < 2; replay++) {
+    sweep_spec s = spec_of("llama-7b", 16, SWEEP_SPACE_DEFAULT, 1, eight);
+    s.pool = (pool_cfg){.jobs = 2, .memory_only = !replay, .prune_oom = TRUE};
+    if (replay) {
+      s.layout[AX_TP] = values(1, tp8);
+      s.layout[AX_MB] = values(2, mbs);
+      s.layout[AX_CKPT] = values(1, none);
+      s.layout[AX_ATTN] = values(2, kernels);
+    }
+    GError *err = NULL;
+    g_autoptr(csv_table) whole = sweep_run(&s, &err);
+    ck_assert_msg(whole != NULL, "%s", err ? err->message : "");
+    s.window = replay ? 3 : 7;
+    g_autoptr(csv_table) windowed = sweep_run(&s, &err);
+    ck_assert_msg(windowed != NULL, "%s", err ? err->message : "");
+    ck_assert_uint_gt(whole->rows->len, (guint)(replay ? 6 : 200));
+    g_autoptr(GString) a = g_string_new(NULL);
+    g_autoptr(GString) b = g_string_new(NULL);
+    csv_format(whole, a);
+    csv_format(windowed, b);
+    ck_assert_msg(g_string_equal(a, b), "the windowed table differs");
+    spec_clear(&s);
+  }
+}
+END_TEST
+
 /* Ranking: within a platform point by step time, the gap to the best and the category that grew. */
 START_TEST(test_rank_orders_by_step_time_and_names_the_grown_category)
 {
@@ -421,6 +549,9 @@ int main(void)
   tcase_add_test(tc, test_fast_equals_full_and_memory_verdict_for_every_schedule);
   tcase_add_test(tc, test_memory_verdict_without_replay_is_the_replays);
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
+  tcase_add_test(tc, test_the_sweeps_count_is_its_enumerations);
+  tcase_add_test(tc, test_a_huge_sweep_is_counted_at_once);
+  tcase_add_test(tc, test_the_table_is_the_same_whatever_the_window);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
   tcase_add_test(tc, test_labels_name_every_option_that_differs);
   tcase_add_test(tc, test_plot_draws_bands_near_oom_marks_and_round_ticks);

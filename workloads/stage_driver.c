@@ -117,13 +117,24 @@ static void stage_weight(emit *x)
   }
 }
 
-/* Point the emitter at chunk c of its stage: the virtual stage and its neighbours. */
+/* The rank holding virtual stage v, a neighbour of the emitter's: the stage before or after it around the
+ * pipeline; -1 where there is none or it is this stage (DualPipeV's turn of the V: no send). */
+static int neighbour_rank(const emit *x, int v)
+{
+  const layout *l = x->l;
+  int s = sched_vstage_holder(l->schedule, v, l->pp, l->virtual_stages, NULL);
+  if (s < 0 || s == x->stage) return -1;
+  return s == (x->stage + l->pp - 1) % l->pp ? x->up_rank : x->down_rank;
+}
+
+/* Point the emitter at chunk c of its stage: the virtual stage (the schedule's chunk map) and its neighbours. */
 void stage_at_chunk(emit *x, int c)
 {
-  int last = x->l->pp * x->l->virtual_stages - 1;
-  x->vstage = c * x->l->pp + x->stage;
-  x->prev_rank = x->vstage > 0 ? x->up_rank : -1;
-  x->next_rank = x->vstage < last ? x->down_rank : -1;
+  const layout *l = x->l;
+  x->chunk = c;
+  x->vstage = sched_vstage(l->schedule, x->stage, c, l->pp, l->virtual_stages);
+  x->prev_rank = neighbour_rank(x, x->vstage - 1);
+  x->next_rank = neighbour_rank(x, x->vstage + 1);
 }
 
 /* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the

@@ -294,21 +294,25 @@ const cli_option CLI_OPTIONS[] = {
      .value = CLI_V_CUSTOM, .set = set_pipeline_layout, .example = "Et|(tt|)*62,tL", .section = CLI_SEC_LAYOUT,
      .help = "which (virtual) stage holds which layers, as Megatron-Core's\n"
              "--pipeline-model-parallel-layout: stages split by |, E embedding,\n"
-             "t layer, L loss, X*N and (...)*N repeat; pp*V stages, chunk c of\n"
-             "stage s the (c*pp+s)-th; e.g. 126 layers on pp 16, V 4:\n"
-             "'Et|(tt|)*62,tL' (instead of --partition; docs/schedules.md)"},
+             "t layer, L loss, X*N and (...)*N repeat; pp*V stages in the\n"
+             "model's order (chunk c of stage s the (c*pp+s)-th; dualpipev:\n"
+             "stage s holds the s-th and (2pp-1-s)-th); e.g. 126 layers on pp\n"
+             "16, V 4: 'Et|(tt|)*62,tL' (instead of --partition;\n"
+             "docs/schedules.md)"},
     {.name = "schedule", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
      .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b (every schedule with --space full)",
      .example = "gpipe", .section = CLI_SEC_LAYOUT,
      .help = "pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
-             "gpipe | interleaved | zb-h1 (backward split into B and W); any case;\n"
-             "docs/schedules.md"},
+             "gpipe | interleaved | zb-h1 (backward split into B and W) |\n"
+             "dualpipev (DeepSeek's V: 2 chunks per stage, loss on stage 0);\n"
+             "any case; docs/schedules.md"},
     {.name = "virtual-stages", .arg = CLI_ARG_REQUIRED, .metavar = "V", .commands = LAYOUT_OPT, .value = CLI_V_INT,
      .lo = 1, .hi = 1024, .field = F(rq.l.virtual_stages), .list = CLI_LIST_LAYOUT, .axis = AX_VS, .ranges = TRUE,
      .left_out = "1, and with interleaved every V >= 2 dividing layers/pp", .example = "2",
      .section = CLI_SEC_LAYOUT,
      .help = "model chunks per stage for --schedule interleaved (V >= 2; layers\n"
-             "divisible by pp*V, micro-batches per step a multiple of pp)"},
+             "divisible by pp*V, micro-batches per step a multiple of pp) and\n"
+             "dualpipev (V 2; micro-batches per step at least 2*pp)"},
 
     /* PLATFORM */
     {.name = "profile", .arg = CLI_ARG_REQUIRED, .metavar = "NAME|FILE", .commands = ANY_RUN | CMD_GRAPH | CMD_REPLAY,

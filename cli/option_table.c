@@ -282,6 +282,12 @@ const cli_option CLI_OPTIONS[] = {
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
              "next step's forward, each layer waiting for its own bucket\n"
              "(alone: on); default: the stack's (shipped stacks: off)"},
+    {.name = "overlap-moe-ep-comm", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_moe_ep_comm), .example = "1", .section = CLI_SEC_LAYOUT,
+     .help = "MoE with --schedule dualpipev and ep >= 2: each F&B pair's\n"
+             "all-to-alls on the communication stream beside the other\n"
+             "micro-batch's compute (Megatron's --overlap-moe-expert-\n"
+             "parallel-comm, DualPipe's overlap; alone: on; default off)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

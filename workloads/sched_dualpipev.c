@@ -18,9 +18,9 @@
  * them and issued together where it commits (batch_isend_irecv and wait),
  * before the next compute: the sends first (eager, Megatron-style isend),
  * then the receives, which that compute waits for. An F&B pair is a forward
- * then a backward on the compute stream (its overlap of one micro-batch's
- * all-to-all with the other's compute is --overlap-moe-ep-comm's, not the
- * schedule's).
+ * then a backward on the compute stream, the backward marked `paired` (the
+ * overlap of one micro-batch's all-to-all with the other's compute is
+ * --overlap-moe-ep-comm's, stage_driver.c).
  *
  * With F&B the time of an overlapped forward-backward pair, B a whole
  * backward and W its weight part, the README's bubble is
@@ -46,7 +46,7 @@ static gboolean last(const dpv *d) { return d->r == d->P - 1; }
 
 static void post(dpv *d, sched_kind k, int mb, int phase)
 {
-  sched_instr in = {k, mb, phase};
+  sched_instr in = {k, mb, phase, FALSE};
   g_array_append_val(d->posted, in);
 }
 
@@ -93,7 +93,7 @@ static void backward_compute(dpv *d, int ph, gboolean zb)
   int mb = d->b[ph]++;
   sched_push(d->out, zb ? SCHED_BACKWARD_B : SCHED_BACKWARD, mb, ph);
   if (zb) {
-    sched_instr w = {SCHED_BACKWARD_W, mb, ph};
+    sched_instr w = {SCHED_BACKWARD_W, mb, ph, FALSE};
     g_array_append_val(d->weights, w);
   }
 }
@@ -122,6 +122,7 @@ static void forward_backward_chunk(dpv *d, int ph0, int ph1, gboolean recv0)
   commit(d);
   forward_compute(d, ph0);
   backward_compute(d, ph1, FALSE);
+  g_array_index(d->out, sched_instr, d->out->len - 1).paired = TRUE;
   send_forward(d, ph0);
   send_backward(d, ph1);
 }

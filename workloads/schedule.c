@@ -91,7 +91,7 @@ GArray *sched_instructions(int id, int stage, int stages, int chunks, int m)
 
 void sched_push(GArray *out, sched_kind k, int mb, int chunk)
 {
-  sched_instr in = {k, mb, chunk};
+  sched_instr in = {k, mb, chunk, FALSE};
   g_array_append_val(out, in);
 }
 

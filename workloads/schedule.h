@@ -40,6 +40,8 @@ typedef struct sched_instr {
   sched_kind kind;
   int micro_batch; /* -1 for SCHED_OPTIMIZER */
   int chunk;       /* model chunk of the stage, 0..chunks-1 (0 for SCHED_OPTIMIZER) */
+  gboolean paired; /* SCHED_BACKWARD: one F&B pair with the forward just before it, run as one (DualPipe's
+                    * overlapped_forward_backward; what --overlap-moe-ep-comm overlaps) */
 } sched_instr;
 
 /* One schedule. Every function gets the pipeline depth `stages` (pp) and `chunks` (virtual stages per

@@ -84,7 +84,8 @@ static graph *hand_graph(const hand *h, const gpu_profile *prof)
       const sched_instr *in = &g_array_index(ins, sched_instr, i);
       /* the ranks of the virtual stages before and after this chunk's, as the schedule places them */
       int v = sched_vstage(id, s, in->chunk, h->p, h->V);
-      int up = sched_vstage_holder(id, v - 1, h->p, h->V, NULL), down = sched_vstage_holder(id, v + 1, h->p, h->V, NULL);
+      int up = sched_vstage_holder(id, v - 1, h->p, h->V, NULL);
+      int down = sched_vstage_holder(id, v + 1, h->p, h->V, NULL);
       graph_event e;
       switch (in->kind) {
       case SCHED_RECV_ACT: e = message(EV_RECV, up, 0); break;

@@ -12,7 +12,8 @@
 static gint dep_cmp(gconstpointer pa, gconstpointer pb)
 {
   const graph_dep *a = pa, *b = pb;
-  return a->event != b->event ? (a->event > b->event) - (a->event < b->event) : (a->after > b->after) - (a->after < b->after);
+  if (a->event != b->event) return (a->event > b->event) - (a->event < b->event);
+  return (a->after > b->after) - (a->after < b->after);
 }
 
 static double act_send_bytes(const emit *x)
@@ -201,10 +202,16 @@ static int ep_segments(const emit *x, int a, int b, GArray *seg, GArray *xch)
   g_array_append_val(seg, a);
   for (int i = a; i < b; i++) {
     if (!ep_exchange_event(x, i)) continue;
-    g_array_append_val(xch, i);
-    while (i < b && ep_exchange_event(x, i)) i++;
-    g_array_append_val(seg, i);
-    i--;
+    int j = i;
+    gboolean a2a = FALSE; /* a run of etp collectives alone (etp's group may be tp's) is no exchange */
+    for (; j < b && ep_exchange_event(x, j); j++)
+      a2a |= g_array_index(x->ev, graph_event, j).variant == COLL_ALL_TO_ALL && x->ep_group >= 0 &&
+             g_array_index(x->ev, graph_event, j).peer == x->ep_group;
+    if (a2a) {
+      g_array_append_val(xch, i);
+      g_array_append_val(seg, j);
+    }
+    i = j - 1;
   }
   g_array_append_val(xch, b);
   int n = (int)seg->len;

@@ -56,7 +56,8 @@ double mem_stage_expert_params(const model *m, const layout *l, const partition 
     partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
     for (int i = first; i < first + count; i++)
       if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
-    if (partition_has_head(p, m, partition_vstage(p, stage, c))) params += block_mtp_expert_params(m, l);
+    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
+      params += block_mtp_expert_params(m, l);
   }
   return params;
 }
@@ -91,7 +92,8 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
     int first, count;
     partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
     layers += count;
-    if (partition_has_head(p, m, partition_vstage(p, stage, c))) layers += m->mtp_layers; /* each one layer */
+    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
+      layers += m->mtp_layers; /* each one layer */
   }
   /* ZeRO shards over the ranks that hold the same weights, Megatron's dp-cp group (dp with cp 1). ZeRO-3
    * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2

@@ -24,7 +24,7 @@ gboolean export_parse_target(const char *s, export_target *out, GError **err)
 /* The schedule's kind: 1f1b, interleaved (virtual stages), gpipe or another (zero-bubble ...). */
 static const char *sched(const layout *l) { return sched_name(l->schedule); }
 static gboolean is_1f1b(const layout *l) { return !strcmp(sched(l), "1f1b"); }
-static gboolean is_interleaved(const layout *l) { return l->virtual_stages > 1; }
+static gboolean is_interleaved(const layout *l) { return l->virtual_stages > 1 && !strcmp(sched(l), "interleaved"); }
 static gboolean is_gpipe(const layout *l) { return !strcmp(sched(l), "gpipe"); }
 
 static void header(const sim_request *rq, const char *cm, export_target t, GString *o)

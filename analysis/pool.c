@@ -55,7 +55,7 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
   *m1 = *m2 = 0;
   if (!sched_get(l->schedule)->affine_counts(l->pp, l->virtual_stages, m1, m2)) return FALSE;
   /* the streams of ZeRO-2/3 and the overlaps (docs/schedules.md, "Overlap") are not shown affine: replayed whole */
-  if (l->zero >= 2 || l->overlap_grad_reduce || l->overlap_param_gather) return FALSE;
+  if (l->zero >= 2 || l->overlap_grad_reduce || l->overlap_param_gather || l->overlap_moe_ep_comm) return FALSE;
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
   return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */

@@ -300,6 +300,12 @@ const cli_option CLI_OPTIONS[] = {
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
              "next step's forward, each layer waiting for its own bucket\n"
              "(alone: on); default: the stack's (shipped stacks: off)"},
+    {.name = "overlap-moe-ep-comm", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_BOOL, .field = F(rq.l.overlap_moe_ep_comm), .example = "1", .section = CLI_SEC_LAYOUT,
+     .help = "MoE with --schedule dualpipev and ep >= 2: each F&B pair's\n"
+             "all-to-alls on the communication stream beside the other\n"
+             "micro-batch's compute (Megatron's --overlap-moe-expert-\n"
+             "parallel-comm, DualPipe's overlap; alone: on; default off)"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,
@@ -312,21 +318,25 @@ const cli_option CLI_OPTIONS[] = {
      .value = CLI_V_CUSTOM, .set = set_pipeline_layout, .example = "Et|(tt|)*62,tL", .section = CLI_SEC_LAYOUT,
      .help = "which (virtual) stage holds which layers, as Megatron-Core's\n"
              "--pipeline-model-parallel-layout: stages split by |, E embedding,\n"
-             "t layer, L loss, X*N and (...)*N repeat; pp*V stages, chunk c of\n"
-             "stage s the (c*pp+s)-th; e.g. 126 layers on pp 16, V 4:\n"
-             "'Et|(tt|)*62,tL' (instead of --partition; docs/schedules.md)"},
+             "t layer, L loss, X*N and (...)*N repeat; pp*V stages in the\n"
+             "model's order (chunk c of stage s the (c*pp+s)-th; dualpipev:\n"
+             "stage s holds the s-th and (2pp-1-s)-th); e.g. 126 layers on pp\n"
+             "16, V 4: 'Et|(tt|)*62,tL' (instead of --partition;\n"
+             "docs/schedules.md)"},
     {.name = "schedule", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
      .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b (every schedule with --space full)",
      .example = "gpipe", .section = CLI_SEC_LAYOUT,
      .help = "pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
-             "gpipe | interleaved | zb-h1 (backward split into B and W); any case;\n"
-             "docs/schedules.md"},
+             "gpipe | interleaved | zb-h1 (backward split into B and W) |\n"
+             "dualpipev (DeepSeek's V: 2 chunks per stage, loss on stage 0);\n"
+             "any case; docs/schedules.md"},
     {.name = "virtual-stages", .arg = CLI_ARG_REQUIRED, .metavar = "V", .commands = LAYOUT_OPT, .value = CLI_V_INT,
      .lo = 1, .hi = 1024, .field = F(rq.l.virtual_stages), .list = CLI_LIST_LAYOUT, .axis = AX_VS, .ranges = TRUE,
      .left_out = "1, and with interleaved every V >= 2 dividing layers/pp", .example = "2",
      .section = CLI_SEC_LAYOUT,
      .help = "model chunks per stage for --schedule interleaved (V >= 2; layers\n"
-             "divisible by pp*V, micro-batches per step a multiple of pp)"},
+             "divisible by pp*V, micro-batches per step a multiple of pp) and\n"
+             "dualpipev (V 2; micro-batches per step at least 2*pp)"},
 
     /* PLATFORM */
     {.name = "profile", .arg = CLI_ARG_REQUIRED, .metavar = "NAME|FILE", .commands = ANY_RUN | CMD_GRAPH | CMD_REPLAY,

@@ -79,10 +79,13 @@ static graph *hand_graph(const hand *h, const gpu_profile *prof)
   for (int s = 0; s < h->p; s++) {
     graph_program *pg = graph_program_of(g, s);
     g_autoptr(GArray) ins = sched_instructions(id, s, h->p, h->V, h->m);
-    int up = (s + h->p - 1) % h->p, down = (s + 1) % h->p;
     uint8_t eager = d->eager_sends ? GRAPH_P2P_EAGER : 0, grad = d->eager_sends ? GRAPH_P2P_GRAD_CHANNEL : 0;
     for (guint i = 0; i < ins->len; i++) {
       const sched_instr *in = &g_array_index(ins, sched_instr, i);
+      /* the ranks of the virtual stages before and after this chunk's, as the schedule places them */
+      int v = sched_vstage(id, s, in->chunk, h->p, h->V);
+      int up = sched_vstage_holder(id, v - 1, h->p, h->V, NULL);
+      int down = sched_vstage_holder(id, v + 1, h->p, h->V, NULL);
       graph_event e;
       switch (in->kind) {
       case SCHED_RECV_ACT: e = message(EV_RECV, up, 0); break;
@@ -161,6 +164,48 @@ START_TEST(test_zbh1_bubble_is_a_third_of_1f1b_with_equal_f_b_w)
 }
 END_TEST
 
+START_TEST(test_dualpipev_bubble_is_the_readmes_closed_form)
+{
+  /* deepseek-ai/DualPipe's README, DualPipeV on PP = 2p stages (p ranks, two chunks each): bubble
+   * (PP/2 - 1)(F&B + B - 3W), F a chunk's forward, B its whole backward, W the weight part, F&B a forward and a
+   * backward run as a pair (here one after the other: F + B). With F = W = 1 s, B = 2 s (ZB's unit, input
+   * gradient = weight gradient = forward) a rank's busy time is m * 2 (F + B) = 6m, the bubble (p - 1)(3 + 2 - 3):
+   * p 2, m 4: 24 + 2 = 26 s; p 4, m 8: 48 + 6 = 54 s; p 4, m 12: 72 + 6 = 78 s; p 8, m 16: 96 + 14 = 110 s;
+   * p 3, m 6: 36 + 4 = 40 s. The hand graph takes a stage's times, a chunk 1/2 of them. */
+  const int cases[][2] = {{2, 4}, {4, 8}, {4, 12}, {8, 16}, {3, 6}};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    int p = cases[i][0], m = cases[i][1];
+    double F = 1, B = 2, W = 1, FB = F + B;
+    EXACT(hand_step((hand){"dualpipev", p, 2, m, 2 * F, 2 * B, 2 * (B - W), 2 * W}),
+          m * 2 * (F + B) + (p - 1) * (FB + B - 3 * W));
+  }
+  /* against 1F1B on the same 2p stages (2p devices, one chunk each): (2p - 1)(F + B) = 21 s for p 4, 7x the V's */
+  EXACT(hand_step((hand){"1f1b", 8, 1, 8, 1, 2, 0, 0}), 8 * 3 + 7 * 3.0);
+}
+END_TEST
+
+START_TEST(test_dualpipev_places_a_v_with_the_loss_on_rank_0)
+{
+  int id = sched_id("dualpipev"), p = 4;
+  /* rank r holds virtual stages r and 2p - 1 - r: 0 and 7 on rank 0, 3 and 4 on rank 3 */
+  const int v0[] = {0, 1, 2, 3}, v1[] = {7, 6, 5, 4};
+  for (int r = 0; r < p; r++) {
+    ck_assert_int_eq(sched_vstage(id, r, 0, p, 2), v0[r]);
+    ck_assert_int_eq(sched_vstage(id, r, 1, p, 2), v1[r]);
+  }
+  ck_assert_int_eq(sched_vstage_holder(id, 2 * p - 1, p, 2, NULL), 0); /* the loss */
+  /* the default map is Megatron's: chunk 1 of stage 1 is virtual stage 5 under interleaved */
+  ck_assert_int_eq(sched_vstage(sched_id("interleaved"), 1, 1, p, 2), 5);
+  /* the last rank turns the V without a send: no activation out of chunk 0, none into chunk 1 */
+  g_autoptr(GArray) ins = sched_instructions(id, p - 1, p, 2, 8);
+  for (guint i = 0; i < ins->len; i++) {
+    const sched_instr *in = &g_array_index(ins, sched_instr, i);
+    ck_assert(!(in->kind == SCHED_SEND_ACT && in->chunk == 0) && !(in->kind == SCHED_RECV_ACT && in->chunk == 1));
+    ck_assert(!(in->kind == SCHED_RECV_GRAD && in->chunk == 0) && !(in->kind == SCHED_SEND_GRAD && in->chunk == 1));
+  }
+}
+END_TEST
+
 /* Most chunk passes a stage holds (forwards run, their B or backward not yet), and most W pending. */
 static void in_flight(const char *schedule, int s, int p, int V, int m, int *passes, int *pending_w)
 {
@@ -184,8 +229,8 @@ START_TEST(test_micro_batches_in_flight_for_p4_by_hand)
    * more: 11, 9, 7, 5 chunk passes. ZB-H1: p - s whole, and s + 1 pending W on stage s > 0 (s deferred in its FB
    * section, one more between each B and its W); stage 0 runs whole backwards. */
   const int f1b[] = {4, 3, 2, 1}, il[] = {11, 9, 7, 5};
+  int n, w;
   for (int s = 0; s < 4; s++) {
-    int n, w;
     in_flight("1f1b", s, 4, 1, 8, &n, &w);
     ck_assert_int_eq(n, f1b[s]);
     in_flight("gpipe", s, 4, 1, 8, &n, &w);
@@ -196,8 +241,13 @@ START_TEST(test_micro_batches_in_flight_for_p4_by_hand)
     ck_assert_int_eq(n, f1b[s]);
     ck_assert_int_eq(w, s ? s + 1 : 0); /* s deferred, and the one whose W follows its B; stage 0: whole backwards */
   }
+  /* DualPipeV (p 4, 8 virtual stages): PP + 1 = 9 chunk activations on every rank (the README's table) */
+  for (int s = 0; s < 4; s++)
+    for (int m = 8; m <= 12; m += 4) {
+      in_flight("dualpipev", s, 4, 2, m, &n, &w);
+      ck_assert_int_eq(n, 2 * 4 + 1);
+    }
   /* interleaved at m = p: every pass is a warm-up one (Megatron's all-warm-up case), m V = 8 of them */
-  int n, w;
   in_flight("interleaved", 0, 4, 2, 4, &n, &w);
   ck_assert_int_eq(n, 8);
 }
@@ -343,6 +393,175 @@ START_TEST(test_generated_pipeline_matches_the_closed_forms_within_half_a_percen
 }
 END_TEST
 
+/* out: [0] pipeline end, [1 + r] loss events of rank r, [5 + r] embedding events, [9 + r] activation sends from r to
+ * r + 1, [13] activation sends from any r to r - 1, [14] all activation sends, [15] peak bytes of stage 1 */
+static void run_gen_v(void *arg, double out[SIM_CHILD_MAX])
+{
+  const gen_case *c = arg;
+  sim_request rq = gen_request(c);
+  sim_outcome o = {0};
+  GError *err = NULL;
+  ck_assert_msg(sim_run_layout(&rq, &o, &err), "%s", err ? err->message : "");
+  for (int r = 0; r < o.g->world_size; r++) {
+    const graph_program *p = g_ptr_array_index(o.g->programs, r);
+    int n, first;
+    const graph_event *ev = graph_program_events(o.g, p, &n, &first);
+    double level = 0;
+    for (int i = 0; i < n; i++) {
+      const graph_event *e = &ev[i];
+      if (r == 1) out[15] = MAX(out[15], level + MAX(e->mem_delta_bytes, 0));
+      level += e->mem_delta_bytes;
+      if (e->phase == PH_DP || e->phase == PH_OPTIMIZER) continue;
+      out[0] = MAX(out[0], o.res->ranks[r].end_s[i]);
+      const char *op = graph_op_name(o.g, e->op);
+      out[1 + r] += !strcmp(op, "loss");
+      out[5 + r] += !strcmp(op, "embed");
+      if (e->kind == EV_SEND && e->phase == PH_FORWARD) {
+        out[14]++;
+        out[9 + r] += e->peer == r + 1;
+        out[13] += e->peer == r - 1;
+      }
+    }
+  }
+  sim_outcome_clear(&o);
+}
+
+START_TEST(test_generated_dualpipev_keeps_the_loss_on_rank_0_and_replays_its_order)
+{
+  int p = 4, m = 8;
+  double z[SIM_CHILD_MAX], v[SIM_CHILD_MAX];
+  gen_run((gen_case){"zb-h1", 1, m}, z); /* a stage of 4 layers: both chunks of a DualPipeV rank */
+  sim_child_run(run_gen_v, &(gen_case){"dualpipev", 2, m}, v);
+  /* the first and last virtual stages on rank 0: the embedding's and the loss's events there only (the loss
+   * forward and backward of each micro-batch) */
+  for (int r = 0; r < p; r++) {
+    ck_assert_msg(v[1 + r] == (r == 0 ? 2 * m : 0), "rank %d: %g loss events", r, v[1 + r]);
+    ck_assert_msg((v[5 + r] > 0) == (r == 0), "rank %d: %g embedding events", r, v[5 + r]);
+  }
+  /* chunk 0's activations flow r -> r + 1 on ranks 0..p-2, chunk 1's r -> r - 1 on ranks 1..p-1 (the last rank
+   * turns the V without a send): m each, 2 (p - 1) m in all */
+  for (int r = 0; r < p; r++) ck_assert_int_eq((int)v[9 + r], r < p - 1 ? m : 0);
+  ck_assert_int_eq((int)v[13], (p - 1) * m);
+  ck_assert_int_eq((int)v[14], 2 * (p - 1) * m);
+  /* the generated pipeline ends where the schedule's hand replay with the stage's kernel times does (itself the
+   * README's closed form where F = B - W = W) */
+  double want = hand_step((hand){"dualpipev", p, 2, m, z[1], z[2], z[3], z[4]});
+  WITHIN(v[0], want, 0.005);
+  /* PP + 1 = 9 chunk activations of 2 layers on stage 1 (as interleaved V 2's 9 passes there) */
+  gen_case c = {"dualpipev", 2, m};
+  sim_request rq = gen_request(&c);
+  mem_ctx mc;
+  mem_ctx_init(&mc, &rq.m, &rq.l);
+  double layer = mem_layer_bytes(&mc);
+  ck_assert_msg(fabs(v[15] - 9 * 2 * layer) < layer, "dualpipev stage 1: %g vs %g", v[15], 18 * layer);
+}
+END_TEST
+
+/* ---- --overlap-moe-ep-comm: the F&B pairs' all-to-alls beside the other pass ---- */
+
+typedef struct ep_case {
+  gboolean overlap;
+} ep_case;
+
+/* 4 MoE layers (8 experts, top 2) on 8 GPUs, ep 8, pp 1 (one rank holds both chunks of the V: no pipeline wait,
+ * so what the option saves is all-to-all time hidden), 4 micro-batches: 5 F&B pairs a rank. */
+static sim_request ep_request(const ep_case *c)
+{
+  sim_request rq = {.l = layout_default(), .gen = gen_default_options(), .prof = free_comm_profile()};
+  model m = {.layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8, .ffn = 4096, .vocab = 8};
+  g_strlcpy(m.name, "moe-4", sizeof m.name);
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn = 1024;
+  rq.m = m;
+  rq.capacity_gib = rq.prof.memory_gib;
+  rq.l.gpus = 8;
+  rq.l.pp = 1;
+  rq.l.ep = 8;
+  rq.l.seq_len = 4096;
+  rq.l.global_batch = 32;
+  rq.l.schedule = sched_id("dualpipev");
+  rq.l.virtual_stages = 2;
+  rq.l.overlap_moe_ep_comm = c->overlap;
+  return rq;
+}
+
+/* out: [0] step's compute end on rank 0 (before the optimizer), [1] the all-to-all time of the paired passes
+ * (their collectives on the compute stream, without the option), [2] every all-to-all's, [3] the shortest compute
+ * between two exchanges of a paired pass, [4] the longest exchange of one, [5] computes that start before the
+ * stream-1 exchange they follow ended */
+static void run_ep(void *arg, double out[SIM_CHILD_MAX])
+{
+  const ep_case *c = arg;
+  sim_request rq = ep_request(c);
+  sim_outcome o = {0};
+  GError *err = NULL;
+  ck_assert_msg(sim_run_layout(&rq, &o, &err), "%s", err ? err->message : "");
+  g_autoptr(GArray) ins = sched_instructions(rq.l.schedule, 0, 1, 2, rq.l.grad_accum);
+  /* the passes of the pairs: (phase, micro-batch, chunk); chunk c holds layers 2c, 2c + 1 */
+  gboolean paired[2][64][2] = {{{FALSE}}};
+  for (guint i = 1; i < ins->len; i++) {
+    const sched_instr *b = &g_array_index(ins, sched_instr, i), *f = &g_array_index(ins, sched_instr, i - 1);
+    if (!b->paired) continue;
+    paired[0][f->micro_batch][f->chunk] = paired[1][b->micro_batch][b->chunk] = TRUE;
+  }
+  const graph_program *p = g_ptr_array_index(o.g->programs, 0);
+  int n, first;
+  const graph_event *ev = graph_program_events(o.g, p, &n, &first);
+  double seg = 0;
+  out[3] = INFINITY;
+  for (int i = 0; i < n; i++) {
+    const graph_event *e = &ev[i];
+    if (e->phase == PH_DP || e->phase == PH_OPTIMIZER) continue;
+    out[0] = MAX(out[0], o.res->ranks[0].end_s[i]);
+    gboolean in_pair = e->micro_batch >= 0 && e->layer >= 0 && e->phase <= PH_BACKWARD &&
+                       paired[e->phase == PH_BACKWARD][e->micro_batch][e->layer / 2];
+    double d = o.res->ranks[0].end_s[i] - o.res->ranks[0].start_s[i];
+    gboolean a2a = e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_TO_ALL;
+    if (a2a) out[2] += d;
+    if (a2a && in_pair) {
+      out[1] += d;
+      out[4] = MAX(out[4], d);
+      if (seg > 0) out[3] = MIN(out[3], seg);
+      seg = 0;
+    } else if (e->kind == EV_COMPUTE && in_pair && e->stream == 0) {
+      seg += d;
+    }
+    /* [5]: the pass's next compute (same phase and micro-batch) that starts before a stream-1 exchange ended */
+    for (int j = i + 1; a2a && e->stream == 1 && j < n; j++)
+      if (ev[j].stream == 0 && ev[j].kind == EV_COMPUTE && ev[j].phase == e->phase &&
+          ev[j].micro_batch == e->micro_batch) {
+        out[5] += o.res->ranks[0].start_s[j] < o.res->ranks[0].end_s[i] - 1e-12;
+        break;
+      }
+  }
+  sim_outcome_clear(&o);
+}
+
+START_TEST(test_overlap_moe_ep_comm_hides_the_pairs_all_to_alls)
+{
+  double off[SIM_CHILD_MAX], on[SIM_CHILD_MAX];
+  sim_child_run(run_ep, &(ep_case){FALSE}, off);
+  sim_child_run(run_ep, &(ep_case){TRUE}, on);
+  double saved = off[0] - on[0];
+  if (getenv("TEST_SCHEDULE_DEBUG"))
+    fprintf(stderr, "ep overlap: %.6f -> %.6f s (saved %.6f s); paired a2a %.6f s, all a2a %.6f s, shortest segment "
+            "%.6f s, longest exchange %.6f s\n", off[0], on[0], saved, off[1], off[2], off[3], off[4]);
+  ck_assert(off[1] > 0 && off[1] < off[2]); /* the unpaired passes (warm-up, cool-down) have all-to-alls too */
+  /* at most the paired passes' all-to-all time: nothing else moves off the compute stream */
+  ck_assert_msg(saved <= off[1] * (1 + 1e-9), "saved %.6f s > the pairs' all-to-alls %.6f s", saved, off[1]);
+  /* at least a share: every compute segment of a pair is longer than any exchange, and each exchange (per pair
+   * 4: dispatch and combine, forward and backward) is followed on the compute stream by a segment of the other
+   * pass, so each can hide; asked: 3 of 4 (stream 1's all-to-alls load the simulated links, stream 0's take
+   * the closed form, so the two durations differ a little) */
+  ck_assert(off[3] > off[4]);
+  /* the experts need their tokens: a pass's compute after an exchange waits for it */
+  ck_assert_int_eq((int)on[5], 0);
+  ck_assert_msg(saved >= 0.75 * off[1] * (1 - 0.02), "saved %.6f s < 3/4 of the pairs' all-to-alls %.6f s", saved,
+                off[1]);
+}
+END_TEST
+
 START_TEST(test_each_schedule_memory_comes_from_its_timeline)
 {
   int m = 8;
@@ -375,10 +594,14 @@ Suite *schedule_suite(void)
   tcase_add_test(tc, test_1f1b_and_gpipe_steps_are_m_plus_p_minus_1_slots);
   tcase_add_test(tc, test_interleaved_bubble_shrinks_by_the_virtual_stages);
   tcase_add_test(tc, test_zbh1_bubble_is_a_third_of_1f1b_with_equal_f_b_w);
+  tcase_add_test(tc, test_dualpipev_bubble_is_the_readmes_closed_form);
+  tcase_add_test(tc, test_dualpipev_places_a_v_with_the_loss_on_rank_0);
   tcase_add_test(tc, test_micro_batches_in_flight_for_p4_by_hand);
   tcase_add_test(tc, test_interleaved_refuses_what_megatron_refuses);
   tcase_add_test(tc, test_generated_pipeline_matches_the_closed_forms_within_half_a_percent);
   tcase_add_test(tc, test_each_schedule_memory_comes_from_its_timeline);
+  tcase_add_test(tc, test_generated_dualpipev_keeps_the_loss_on_rank_0_and_replays_its_order);
+  tcase_add_test(tc, test_overlap_moe_ep_comm_hides_the_pairs_all_to_alls);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -83,7 +83,7 @@ END_TEST
 START_TEST(test_fast_equals_full_and_memory_verdict_for_every_schedule)
 {
   static const struct { const char *name; int V, m1, m2; } cases[] = {
-      {"1f1b", 1, 4, 5}, {"gpipe", 1, 0, 0}, {"interleaved", 2, 8, 12}, {"zb-h1", 1, 4, 5}};
+      {"1f1b", 1, 4, 5}, {"gpipe", 1, 0, 0}, {"interleaved", 2, 8, 12}, {"zb-h1", 1, 4, 5}, {"dualpipev", 2, 8, 9}};
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     layout l = test_layout(8, 1, 4, 1, CKPT_NONE);
     l.global_batch = 64;

@@ -48,7 +48,8 @@ typedef struct emit {
   double bucket_counted; /* of them, the gradient buckets' and the parameter all-gathers' */
   graph_event scratch; /* what a counted event is written to */
   int stage;
-  int vstage;      /* the virtual stage being emitted: chunk * pp + stage (the stage with one chunk) */
+  int vstage;      /* the virtual stage being emitted: the schedule's map of (stage, chunk) (sched_vstage) */
+  int chunk;       /* the chunk of the stage being emitted */
   bwd_part bpart;
   int tp_group, dp_group, pp_group; /* dp_group: Megatron's dp-cp group (dp * cp ranks) with cp > 1 */
   int ep_group, etp_group, edp_group; /* the expert layers' groups (mesh_init_expert; -1: none) */

@@ -55,7 +55,7 @@ void grad_sync_unit_begin(emit *x, const double *params, int n, int u, int dir)
     x->wait_for = mine;
   }
   if (x->param_wait && x->param_gathers && x->param_gathers->len) {
-    int c = x->vstage / x->l->pp, lo = x->gathers_from[c], buckets = x->gathers_from[c + 1] - lo;
+    int c = x->chunk, lo = x->gathers_from[c], buckets = x->gathers_from[c + 1] - lo;
     double per = x->pass_params / buckets, end = x->param_offset + params[u];
     int b = MIN(buckets - 1, MAX(0, (int)ceil(end / per * (1 - 1e-12)) - 1));
     x->wait_for = g_array_index(x->param_gathers, int, lo + b);

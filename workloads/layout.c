@@ -263,5 +263,15 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
     g_autofree int *bounds = g_new(int, vstages + 1);
     if (!pipeline_layout_bounds(l->pipeline_layout, m->layers, m->mtp_layers, vstages, bounds, err)) return FALSE;
   }
+  if (l->overlap_moe_ep_comm) { /* the F&B pairs' all-to-alls beside the other pass (docs/schedules.md) */
+    if (!model_has_experts(m))
+      return fail(err, "overlap_moe_ep_comm: %s has no experts, so no all-to-all to overlap (allowed: a model "
+                  "with experts, or without --overlap-moe-ep-comm)", m->name);
+    if (l->ep < 2)
+      return fail(err, "overlap_moe_ep_comm: ep %d moves no tokens between ranks (allowed: ep 2 or more)", l->ep);
+    if (strcmp(sched_name(l->schedule), "dualpipev") != 0)
+      return fail(err, "overlap_moe_ep_comm: schedule %s runs no forward-backward pairs (allowed: schedule "
+                  "dualpipev, whose F&B pairs it overlaps)", sched_name(l->schedule));
+  }
   return check_zero(l, err);
 }

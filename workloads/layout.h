@@ -52,6 +52,7 @@ typedef struct layout {
                          * gradients, 3 and parameters (gathered per layer, FSDP) */
   gboolean overlap_grad_reduce;  /* the gradient reduction overlapped with the backward (docs/schedules.md) */
   gboolean overlap_param_gather; /* ZeRO 1/2's parameter all-gather overlapped with the next step's forward */
+  gboolean overlap_moe_ep_comm;  /* MoE all-to-alls of an F&B pair beside the other pass's compute (docs/schedules.md) */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */

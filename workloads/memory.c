@@ -7,6 +7,7 @@
 
 #include "axes.h"
 #include "precision.h"
+#include "schedule.h"
 
 #define BF16 2.0
 #define FP32 4.0
@@ -52,10 +53,11 @@ double mem_stage_expert_params(const model *m, const layout *l, const partition 
   double params = 0;
   for (int c = 0; c < p->chunks; c++) {
     int first, count;
-    partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
+    partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
     for (int i = first; i < first + count; i++)
       if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
-    if (partition_has_head(p, m, partition_vstage(p, stage, c))) params += block_mtp_expert_params(m, l);
+    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
+      params += block_mtp_expert_params(m, l);
   }
   return params;
 }
@@ -65,7 +67,7 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
   double params = 0;
   gboolean embedding = FALSE, head = FALSE;
   for (int c = 0; c < p->chunks; c++) { /* one chunk unless interleaved */
-    int v = partition_vstage(p, stage, c), first, count;
+    int v = sched_vstage(l->schedule, stage, c, p->pp, p->chunks), first, count;
     partition_layers(p, m, v, &first, &count);
     if (model_has_experts(m))
       for (int i = first; i < first + count; i++) params += mem_layer_dense_params(m, l, i);
@@ -88,9 +90,10 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
   int layers = 0;
   for (int c = 0; c < p->chunks; c++) {
     int first, count;
-    partition_layers(p, m, partition_vstage(p, stage, c), &first, &count);
+    partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
     layers += count;
-    if (partition_has_head(p, m, partition_vstage(p, stage, c))) layers += m->mtp_layers; /* each one layer */
+    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
+      layers += m->mtp_layers; /* each one layer */
   }
   /* ZeRO shards over the ranks that hold the same weights, Megatron's dp-cp group (dp with cp 1). ZeRO-3
    * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2

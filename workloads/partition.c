@@ -164,8 +164,6 @@ gboolean partition_make_for(partition *out, const model *m, const layout *l, par
 
 void partition_clear(partition *p) { g_clear_pointer(&p->first_item, g_free); }
 
-int partition_vstage(const partition *p, int stage, int chunk) { return chunk * p->pp + stage; }
-
 
 gboolean partition_has_embedding(const partition *p, int stage) { return p->first_item[stage] == 0; }
 

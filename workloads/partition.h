@@ -13,8 +13,9 @@
  * evenly, embedding on the first stage, final norm and head on the last.
  *
  * With V chunks per stage (the interleaved schedule) the items are split
- * over pp*V virtual stages, chunk c of stage s being virtual stage c*pp + s,
- * as Megatron-LM does: EVEN (what AUTO resolves to there) gives every
+ * over pp*V virtual stages in the model's order (which virtual stage chunk c
+ * of stage s is, is the schedule's: sched_vstage; c*pp + s as Megatron-LM's
+ * interleaving): EVEN (what AUTO resolves to there) gives every
  * virtual stage L/(pp*V) layers, the embedding joining the first and the
  * final norm and head the last; UNIFORM and BALANCED split over the virtual
  * stages as they split over stages. The functions below that take a
@@ -53,8 +54,6 @@ gboolean partition_make_layout(partition *out, const model *m, int pp, int chunk
 /* As the layout says: its pipeline layout string where it has one, else partition_make_chunked with `method`. */
 gboolean partition_make_for(partition *out, const model *m, const struct layout *l, partition_method method,
                             GError **err);
-/* Virtual stage of chunk c of stage s: c*pp + s. */
-int partition_vstage(const partition *p, int stage, int chunk);
 void partition_clear(partition *p);
 
 /* Item kinds: item 0 is the embedding, 1..L the layers, L+1 the final norm, L+2 the head. */

@@ -7,7 +7,7 @@
 
 /* The schedules, the default first. Adding one: its file defines `const sched_def sched_def_NAME`, and
  * one X(NAME) here (docs/schedules.md). */
-#define SCHEDULES(X) X(1f1b) X(gpipe) X(interleaved) X(zbh1)
+#define SCHEDULES(X) X(1f1b) X(gpipe) X(interleaved) X(zbh1) X(dualpipev)
 
 #define DECLARE(n) extern const sched_def sched_def_##n;
 SCHEDULES(DECLARE)
@@ -60,6 +60,28 @@ gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError *
   return d->check ? d->check(stages, chunks, m, layers, err) : TRUE;
 }
 
+int sched_vstage(int id, int stage, int chunk, int stages, int chunks)
+{
+  const sched_def *d = sched_get(id);
+  return d->vstage ? d->vstage(stage, chunk, stages, chunks) : chunk * stages + stage;
+}
+
+int sched_vstage_holder(int id, int v, int stages, int chunks, int *chunk)
+{
+  if (v < 0 || v >= stages * chunks) return -1;
+  if (!sched_get(id)->vstage) { /* the default map, inverted */
+    if (chunk) *chunk = v / stages;
+    return v % stages;
+  }
+  for (int s = 0; s < stages; s++)
+    for (int c = 0; c < chunks; c++)
+      if (sched_vstage(id, s, c, stages, chunks) == v) {
+        if (chunk) *chunk = c;
+        return s;
+      }
+  return -1;
+}
+
 GArray *sched_instructions(int id, int stage, int stages, int chunks, int m)
 {
   GArray *out = g_array_new(FALSE, FALSE, sizeof(sched_instr));
@@ -69,7 +91,7 @@ GArray *sched_instructions(int id, int stage, int stages, int chunks, int m)
 
 void sched_push(GArray *out, sched_kind k, int mb, int chunk)
 {
-  sched_instr in = {k, mb, chunk};
+  sched_instr in = {k, mb, chunk, FALSE};
   g_array_append_val(out, in);
 }
 

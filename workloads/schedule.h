@@ -3,15 +3,17 @@
  * one stage: forward, backward (or backward split into B, the input
  * gradient, and W, the weight gradient, as zero-bubble schedules do), send
  * and receive of micro-batch i and model chunk c, and the optimizer step at
- * the end. A stage holds `chunks` chunks of layers: chunk c of stage s is
- * virtual stage c*stages + s (Megatron-LM's interleaving; one chunk
- * otherwise). Everything that depends on the schedule (the fast path's
+ * the end. A stage holds `chunks` chunks of layers; which virtual stage
+ * (the position in the model's order of layers) chunk c of stage s is, is
+ * the schedule's: c*stages + s by default (Megatron-LM's interleaving; one
+ * chunk otherwise), 2*stages - 1 - s for DualPipeV's second chunk (a V).
+ * Everything that depends on the schedule (the chunk map, the fast path's
  * micro-batch counts, where the memory peak is reached, the constraints on
  * m and layers, whether a send waits for its receive) is asked of its table
  * entry, never assumed elsewhere.
  *
  * One file per schedule (sched_1f1b.c, sched_gpipe.c, sched_interleaved.c,
- * sched_zbh1.c), each exporting one `sched_def`; schedule.c holds the table
+ * sched_zbh1.c, sched_dualpipev.c), each exporting one `sched_def`; schedule.c holds the table
  * and the helpers they share. Adding one: docs/schedules.md.
  *
  * Owns: the instruction lists and the schedule table. May not touch: costs, ranks, memory bytes.
@@ -38,6 +40,8 @@ typedef struct sched_instr {
   sched_kind kind;
   int micro_batch; /* -1 for SCHED_OPTIMIZER */
   int chunk;       /* model chunk of the stage, 0..chunks-1 (0 for SCHED_OPTIMIZER) */
+  gboolean paired; /* SCHED_BACKWARD: one F&B pair with the forward just before it, run as one (DualPipe's
+                    * overlapped_forward_backward; what --overlap-moe-ep-comm overlaps) */
 } sched_instr;
 
 /* One schedule. Every function gets the pipeline depth `stages` (pp) and `chunks` (virtual stages per
@@ -59,6 +63,9 @@ typedef struct sched_def {
   /* Constraints on m and on the layers; NULL: none. FALSE with err naming the option, its value and what is
    * allowed. */
   gboolean (*check)(int stages, int chunks, int m, int layers, GError **err);
+  /* The virtual stage (0 .. stages*chunks - 1, in the model's order) of chunk `chunk` of `stage`; NULL:
+   * chunk*stages + stage (Megatron-LM's interleaving). */
+  int (*vstage)(int stage, int chunk, int stages, int chunks);
 } sched_def;
 
 /* The table: index 0 is the default (1f1b, the study's). */
@@ -71,14 +78,20 @@ const char *sched_name(int id);
 char *sched_names(const char *sep);
 /* Check the schedule's own constraints and that chunks is 1 where it is not chunked. */
 gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError **err);
+/* The virtual stage of chunk `chunk` of `stage` under schedule `id` (its sched_def.vstage). */
+int sched_vstage(int id, int stage, int chunk, int stages, int chunks);
+/* The stage holding virtual stage v (and its chunk there, when chunk is not NULL); -1 when v is outside
+ * 0 .. stages*chunks - 1. */
+int sched_vstage_holder(int id, int v, int stages, int chunks, int *chunk);
 /* The instructions of `stage` under schedule `id`. Caller frees. */
 GArray *sched_instructions(int id, int stage, int stages, int chunks, int m);
 
 /* For schedules: append one instruction. */
 void sched_push(GArray *out, sched_kind k, int mb, int chunk);
-/* For schedules: append compute instruction `k` of micro-batch mb and chunk c with its communication: the
- * receive of its input before it (activation before a forward, gradient before a backward or B) and the send of
- * its output after it, where virtual stage c*stages + stage has a neighbour there. W has none. */
+/* For schedules with the default chunk map: append compute instruction `k` of micro-batch mb and chunk c with
+ * its communication: the receive of its input before it (activation before a forward, gradient before a
+ * backward or B) and the send of its output after it, where virtual stage c*stages + stage has a neighbour
+ * there. W has none. */
 void sched_push_with_p2p(GArray *out, sched_kind k, int mb, int chunk, int stage, int stages, int chunks);
 
 /* The study's 1F1B (sched_1f1b.c), one chunk. Caller frees. */

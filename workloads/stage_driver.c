@@ -7,6 +7,15 @@
  */
 #include "emit.h"
 
+#include <string.h>
+
+static gint dep_cmp(gconstpointer pa, gconstpointer pb)
+{
+  const graph_dep *a = pa, *b = pb;
+  if (a->event != b->event) return (a->event > b->event) - (a->event < b->event);
+  return (a->after > b->after) - (a->after < b->after);
+}
+
 static double act_send_bytes(const emit *x)
 {
   /* activations [b, s(/tp with sp), h] in bf16 plus int64 position ids */
@@ -117,13 +126,24 @@ static void stage_weight(emit *x)
   }
 }
 
-/* Point the emitter at chunk c of its stage: the virtual stage and its neighbours. */
+/* The rank holding virtual stage v, a neighbour of the emitter's: the stage before or after it around the
+ * pipeline; -1 where there is none or it is this stage (DualPipeV's turn of the V: no send). */
+static int neighbour_rank(const emit *x, int v)
+{
+  const layout *l = x->l;
+  int s = sched_vstage_holder(l->schedule, v, l->pp, l->virtual_stages, NULL);
+  if (s < 0 || s == x->stage) return -1;
+  return s == (x->stage + l->pp - 1) % l->pp ? x->up_rank : x->down_rank;
+}
+
+/* Point the emitter at chunk c of its stage: the virtual stage (the schedule's chunk map) and its neighbours. */
 void stage_at_chunk(emit *x, int c)
 {
-  int last = x->l->pp * x->l->virtual_stages - 1;
-  x->vstage = c * x->l->pp + x->stage;
-  x->prev_rank = x->vstage > 0 ? x->up_rank : -1;
-  x->next_rank = x->vstage < last ? x->down_rank : -1;
+  const layout *l = x->l;
+  x->chunk = c;
+  x->vstage = sched_vstage(l->schedule, x->stage, c, l->pp, l->virtual_stages);
+  x->prev_rank = neighbour_rank(x, x->vstage - 1);
+  x->next_rank = neighbour_rank(x, x->vstage + 1);
 }
 
 /* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the
@@ -163,6 +183,126 @@ void stage_first_and_final(const GArray *instrs, int V, int *first_fwd, int *fin
   }
 }
 
+/* ---- --overlap-moe-ep-comm: an F&B pair's all-to-alls beside the other micro-batch's compute ---- */
+
+/* Whether event i of the program is one of the MoE token exchange's collectives (the all-to-all over ep, and the
+ * all-gather or reduce-scatter over etp beside it). */
+static gboolean ep_exchange_event(const emit *x, int i)
+{
+  const graph_event *e = &g_array_index(x->ev, graph_event, i);
+  return e->kind == EV_COLLECTIVE && e->stream == 0 &&
+         ((x->ep_group >= 0 && e->peer == x->ep_group) || (x->etp_group >= 0 && e->peer == x->etp_group));
+}
+
+/* Split the events [a, b) of one pass into its compute segments and the exchanges after them: seg[k] is the
+ * first event of segment k, xch[k] the first event of the exchange ending it (== seg[k + 1]'s start when none),
+ * seg[n] == b. Returns n, the number of segments. */
+static int ep_segments(const emit *x, int a, int b, GArray *seg, GArray *xch)
+{
+  g_array_append_val(seg, a);
+  for (int i = a; i < b; i++) {
+    if (!ep_exchange_event(x, i)) continue;
+    int j = i;
+    gboolean a2a = FALSE; /* a run of etp collectives alone (etp's group may be tp's) is no exchange */
+    for (; j < b && ep_exchange_event(x, j); j++)
+      a2a |= g_array_index(x->ev, graph_event, j).variant == COLL_ALL_TO_ALL && x->ep_group >= 0 &&
+             g_array_index(x->ev, graph_event, j).peer == x->ep_group;
+    if (a2a) {
+      g_array_append_val(xch, i);
+      g_array_append_val(seg, j);
+    }
+    i = j - 1;
+  }
+  g_array_append_val(xch, b);
+  int n = (int)seg->len;
+  g_array_append_val(seg, b);
+  return n;
+}
+
+/* An F&B pair, Megatron-Core's --overlap-moe-expert-parallel-comm and DualPipe's overlapped_forward_backward:
+ * the forward's events [a, mid) and the backward's [mid, b) are interleaved segment by segment (a segment is
+ * the compute between two token exchanges), each exchange on stream 1 after its segment's last stream-0 event,
+ * and the pass's next segment waits for it; so the forward's dispatch runs while the backward's segment
+ * computes and the other way round. */
+static void ep_overlap_pair(emit *x, int a, int mid, int b)
+{
+  if (!x->ev) return; /* counting: the same events */
+  g_autoptr(GArray) sf = g_array_new(FALSE, FALSE, sizeof(int)), xf = g_array_new(FALSE, FALSE, sizeof(int));
+  g_autoptr(GArray) sb = g_array_new(FALSE, FALSE, sizeof(int)), xb = g_array_new(FALSE, FALSE, sizeof(int));
+  int nf = ep_segments(x, a, mid, sf, xf), nb = ep_segments(x, mid, b, sb, xb);
+  if (nf == 1 && nb == 1) return; /* no exchange in either pass */
+  int n = b - a;
+  g_autofree int *order = g_new(int, n), *to_new = g_new(int, n);
+  g_autoptr(GArray) extra = g_array_new(FALSE, FALSE, sizeof(graph_dep)); /* in new indices */
+  int k = 0, last_main = a - 1;
+  int pend[2] = {-1, -1}; /* per pass, the last exchange event (new index) its next segment waits for */
+  for (int j = 0; j < MAX(nf, nb); j++)
+    for (int pass = 0; pass < 2; pass++) {
+      GArray *seg = pass ? sb : sf, *xch = pass ? xb : xf;
+      if (j >= (pass ? nb : nf)) continue;
+      int s0 = g_array_index(seg, int, j), x0 = g_array_index(xch, int, j), s1 = g_array_index(seg, int, j + 1);
+      gboolean waits = pend[pass] >= 0;
+      for (int i = s0; i < x0; i++) {
+        order[k] = i;
+        if (g_array_index(x->ev, graph_event, i).stream == 0) {
+          if (waits) {
+            graph_dep d = {a + k, pend[pass]};
+            g_array_append_val(extra, d);
+            waits = FALSE;
+          }
+          last_main = a + k;
+        }
+        k++;
+      }
+      pend[pass] = -1;
+      for (int i = x0; i < s1; i++) { /* the exchange, on stream 1 after the segment */
+        order[k] = i;
+        g_array_index(x->ev, graph_event, i).stream = 1;
+        if (i == x0 && last_main >= 0) {
+          graph_dep d = {a + k, last_main};
+          g_array_append_val(extra, d);
+        }
+        pend[pass] = a + k;
+        k++;
+      }
+    }
+  g_assert(k == n);
+  for (int i = 0; i < n; i++) to_new[order[i] - a] = a + i;
+  g_autoptr(GArray) moved = g_array_sized_new(FALSE, FALSE, sizeof(graph_event), n);
+  for (int i = 0; i < n; i++) g_array_append_val(moved, g_array_index(x->ev, graph_event, order[i]));
+  memcpy(&g_array_index(x->ev, graph_event, a), moved->data, sizeof(graph_event) * (size_t)n);
+#define REMAP(idx) ((idx) >= a && (idx) < b ? to_new[(idx) - a] : (idx))
+  GArray *deps = x->prog->deps;
+  if (!deps) deps = x->prog->deps = g_array_new(FALSE, FALSE, sizeof(graph_dep));
+  for (guint i = 0; i < deps->len; i++) {
+    graph_dep *d = &g_array_index(deps, graph_dep, i);
+    d->event = REMAP(d->event);
+    d->after = REMAP(d->after);
+  }
+  x->wait_for = x->wait_for >= 0 ? REMAP(x->wait_for) : -1;
+  x->tp_pending = x->tp_pending >= 0 ? REMAP(x->tp_pending) : -1;
+#undef REMAP
+  g_array_append_vals(deps, extra->data, extra->len);
+  g_array_sort(deps, dep_cmp);
+  guint w = 0; /* one dependency per event: the later (as emit_depend keeps it) */
+  for (guint i = 0; i < deps->len; i++) {
+    graph_dep d = g_array_index(deps, graph_dep, i);
+    if (w && g_array_index(deps, graph_dep, w - 1).event == d.event) {
+      graph_dep *p = &g_array_index(deps, graph_dep, w - 1);
+      p->after = MAX(p->after, d.after);
+    } else {
+      g_array_index(deps, graph_dep, w++) = d;
+    }
+  }
+  g_array_set_size(deps, w);
+  x->last_main = x->last_side = -1;
+  for (int i = b - 1; i >= 0 && (x->last_main < 0 || x->last_side < 0); i--) {
+    int st = g_array_index(x->ev, graph_event, i).stream;
+    if (st == 0 && x->last_main < 0) x->last_main = i;
+    if (st == 1 && x->last_side < 0) x->last_side = i;
+  }
+}
+
 void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
 {
   const layout *l = x->l;
@@ -176,8 +316,12 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   g_autofree int *first_fwd = g_new(int, l->virtual_stages), *final_bwd = g_new(int, l->virtual_stages);
   stage_first_and_final(instrs, l->virtual_stages, first_fwd, final_bwd);
   grad_sync_param_gather_prologue(x);
+  int pass_start = -1, prev_fwd = -1; /* the events of the forward just emitted, when an F&B pair may follow */
   for (guint i = 0; i < instrs->len; i++) {
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
+    gboolean pair = l->overlap_moe_ep_comm && in->kind == SCHED_BACKWARD && in->paired && i > 0 &&
+                    g_array_index(instrs, sched_instr, i - 1).kind == SCHED_FORWARD;
+    pass_start = emit_last_index(x) + 1;
     stage_at_chunk(x, in->chunk);
     x->mb = in->micro_batch;
     x->layer = -1;
@@ -205,6 +349,7 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
     case SCHED_FORWARD:
       emit_pass(x, mc, in->kind, (int)i == first_fwd[in->chunk], FALSE);
       if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes += out_buf; /* stage output, kept until RecvGrad */
+      prev_fwd = pass_start;
       break;
     case SCHED_BACKWARD:
     case SCHED_BACKWARD_B:
@@ -212,6 +357,7 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       /* output and its gradient released; the input replaced by its gradient, sent next */
       if (x->next_rank >= 0) emit_last_event(x)->mem_delta_bytes -= out_buf + grad_buf;
       if (x->prev_rank >= 0) emit_last_event(x)->mem_delta_bytes += grad_buf - act_buf;
+      if (pair) ep_overlap_pair(x, prev_fwd, pass_start, emit_last_index(x) + 1);
       break;
     case SCHED_BACKWARD_W:
       emit_pass(x, mc, in->kind, FALSE, FALSE);

@@ -170,6 +170,34 @@ int tl_stage_of(const timeline *tl, int rank)
   return per > 0 ? MIN(rank / per, tl_stages(tl) - 1) : 0;
 }
 
+void tl_chunks_init(tl_chunks *c, const timeline *tl, int rank)
+{
+  int n, first;
+  const graph_event *ev = graph_program_events(tl->g, g_ptr_array_index(tl->g->programs, rank), &n, &first);
+  int top = -1;
+  for (int i = 0; i < n; i++)
+    if (ev[i].kind == EV_COMPUTE && ev[i].layer > top) top = ev[i].layer;
+  *c = (tl_chunks){.n_layers = top + 1, .chunk_of = g_new(int, top + 1)};
+  g_autofree gboolean *runs = g_new0(gboolean, top + 1);
+  for (int i = 0; i < n; i++)
+    if (ev[i].kind == EV_COMPUTE && ev[i].layer >= 0) runs[ev[i].layer] = TRUE;
+  for (int l = 0; l <= top; l++) {
+    if (runs[l] && (l == 0 || !runs[l - 1])) c->n++; /* a run starts: the next chunk */
+    c->chunk_of[l] = runs[l] ? c->n - 1 : -1;
+  }
+}
+
+int tl_chunk_of(const tl_chunks *c, const graph_event *e)
+{
+  return e && e->kind == EV_COMPUTE && e->layer >= 0 && e->layer < c->n_layers ? c->chunk_of[e->layer] : -1;
+}
+
+void tl_chunks_clear(tl_chunks *c)
+{
+  g_free(c->chunk_of);
+  *c = (tl_chunks){0};
+}
+
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
   return walk(tl, rank, TRUE, TRUE, fn, data);

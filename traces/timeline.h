@@ -100,6 +100,19 @@ const char *tl_stream_name(tl_stream s);
 /* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */
 const char *tl_event_op_name(const graph *g, const graph_event *e);
 
+/* A rank's model chunks (interleaved schedules: virtual stage chunk * pp + stage), found from its program: the
+ * layers its compute events run, sorted, in maximal runs of consecutive indices, chunk c the c-th run (the graph
+ * carries no chunk; a stage's chunks are pp - 1 virtual stages apart, so two of them are adjacent only where the
+ * stages between hold no layer). Events without a layer (embedding, head, communication) have none: -1. */
+typedef struct tl_chunks {
+  int n;             /* chunks the rank holds (0: no layer at all) */
+  int n_layers;      /* size of chunk_of */
+  int *chunk_of;     /* layer -> chunk, -1 for a layer the rank does not run */
+} tl_chunks;
+void tl_chunks_init(tl_chunks *c, const timeline *tl, int rank);
+int tl_chunk_of(const tl_chunks *c, const graph_event *e);
+void tl_chunks_clear(tl_chunks *c);
+
 /* Stage of a rank, from the graph meta (ranks_per_stage); 0 when unknown. */
 int tl_stage_of(const timeline *tl, int rank);
 int tl_stages(const timeline *tl);

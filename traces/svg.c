@@ -26,9 +26,9 @@
 #define MEM_PLOT_W 980
 #define DEFAULT_MAX_GPU_ROWS 64
 
-static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
+static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#9c755f",
                                           "#c9c9c9", "#b07aa1", "#edc948", "#f4f4f4"};
-static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm",
+static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
                                          "pp-wait (bubble)", "dp-comm", "optimizer", "idle"};
 
 typedef struct geom {
@@ -358,7 +358,7 @@ static void pass_track(row_w *w, const tl_interval *iv, double t0, double t1)
       w->pass_layer1 = MAX(w->pass_layer1, layer);
     }
     w->pass_t1 = t1;
-  } else if (adjacent && tl_stream_of(iv->cat) == TL_STREAM_TP && (mb < 0 || mb == w->pass_mb))
+  } else if (adjacent && (iv->cat == TL_TP_COMM || iv->cat == TL_CP_COMM) && (mb < 0 || mb == w->pass_mb))
     w->pass_t1 = t1; /* the layer's communication: part of the pass */
   else pass_close(w);
 }

@@ -98,7 +98,7 @@ while IFS= read -r line; do
     fi
     [ -n "$why" ] && break
     t0=$(date +%s.%N)
-    out=$(cd "$dir" && PATH="$work/bin:$PATH" timeout 120 bash -c "$cmd" 2>&1 < /dev/null)
+    out=$(cd "$dir" && PATH="$work/bin:$PATH" timeout 300 bash -c "$cmd" 2>&1 < /dev/null)
     rc=$?
     t1=$(date +%s.%N)
     [ -n "$timing" ] && printf '%6.2f s  %s\n' "$(echo "$t1 - $t0" | bc)" "$cmd"

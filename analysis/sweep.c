@@ -22,8 +22,8 @@ static const char *const COLUMNS[] = {
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "vocab_padded", "params", "params_per_gpu", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-    "t_idle_s", "error", "ep", "etp", "moe_imbalance"};
-G_STATIC_ASSERT(TL_N == 8);
+    "t_idle_s", "error", "ep", "etp", "moe_imbalance", "t_cp_comm_s"};
+G_STATIC_ASSERT(TL_N == 9); /* a t_<category>_s column each */
 
 /* The option that lists each layout axis. */
 static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
@@ -538,7 +538,8 @@ static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
 /* The columns of the result that hold a time or a figure: empty, or a finite number at least 0. */
 static const char *const NUMBERS[] = {"step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib",
                                       "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s",
-                                      "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s", "t_idle_s"};
+                                      "t_tp_comm_s", "t_cp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
+                                      "t_idle_s"};
 
 gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const csv_table *first, GError **err)
 {

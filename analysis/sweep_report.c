@@ -13,9 +13,9 @@
 static const char *const PLATFORM[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                        "fabric", "leaf_nodes", "oversubscription"};
 /* The breakdown columns and what a gap in each is called. */
-static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s",
+static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_cp_comm_s",
                                      "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
-static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm",
+static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
                                       "bubble",  "dp-comm",  "optimizer", "idle"};
 
 gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err)

@@ -170,11 +170,12 @@ static void mark_ended(lane *l, int i)
  * checks that SimGrid's trace and the timeline agree per category. */
 static const char *trace_state(const graph *g, const graph_event *e)
 {
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? "tp-comm" : "pp-wait";
+  if (e->kind == EV_SEND || e->kind == EV_RECV)
+    return (e->variant & GRAPH_P2P_LAYER) ? tc_info_of(TC_LAYER_P2P)->layer_category : "pp-wait";
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return "pp-wait";
-    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
+    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : tc_info_of(gr->tclass)->layer_category;
   }
   switch (e->phase) {
   case PH_FORWARD: return "forward";
@@ -442,7 +443,7 @@ static void declare_trace_states(void)
 {
   static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
                                           {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
-                                          {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
+                                          {"cp-comm", "0.6 0.45 0.35"}, {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
                                           {"optimizer", "0.9 0.9 0.2"}, {"idle", "1.0 1.0 1.0"}};
   TRACE_host_state_declare("gpu");
   for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);

@@ -29,9 +29,10 @@ typedef struct chrome_w {
   unsigned streams_used;    /* bit per tl_stream */
   GHashTable *sent, *received; /* peer -> count of sends to / receives from it */
   double act_bytes;
-  /* the (phase, micro-batch) block being collected on the compute track */
+  tl_chunks chunks; /* the rank's model chunks (interleaved schedules) */
+  /* the (phase, micro-batch, chunk) block being collected on the compute track */
   gboolean block_open;
-  int block_phase, block_mb;
+  int block_phase, block_mb, block_chunk;
   ns_t block_start, block_end;
   gboolean first; /* no event written yet: no comma before the next */
 } chrome_w;
@@ -59,28 +60,42 @@ static void slice(chrome_w *w, const char *name, const char *cat, tl_stream s, n
   w->streams_used |= 1u << s;
 }
 
+/* The virtual stage of chunk c of the rank's stage (chunk * pp + stage); -1 for none. */
+static int virtual_stage(const chrome_w *w, int chunk)
+{
+  return chunk < 0 ? -1 : chunk * tl_stages(w->tl) + tl_stage_of(w->tl, w->rank);
+}
+
 static void flush_block(chrome_w *w)
 {
   if (!w->block_open) return;
   w->block_open = FALSE;
   const char *ph = graph_phase_name((graph_phase)w->block_phase);
-  char name[48], args[64];
-  if (w->block_mb >= 0) snprintf(name, sizeof name, "%s mb %d", ph, w->block_mb);
+  char name[48], args[128];
+  gboolean chunked = w->chunks.n > 1 && w->block_chunk >= 0;
+  if (w->block_mb >= 0 && chunked) snprintf(name, sizeof name, "%s mb %d c%d", ph, w->block_mb, w->block_chunk);
+  else if (w->block_mb >= 0) snprintf(name, sizeof name, "%s mb %d", ph, w->block_mb);
   else snprintf(name, sizeof name, "%s", ph);
-  snprintf(args, sizeof args, "\"rank\":%d,\"micro_batch\":%d,\"block\":true", w->rank, w->block_mb);
+  snprintf(args, sizeof args, "\"rank\":%d,\"micro_batch\":%d,\"chunk\":%d,\"virtual_stage\":%d,\"block\":true", w->rank,
+           w->block_mb, w->block_chunk, virtual_stage(w, w->block_chunk));
   slice(w, name, ph, TL_STREAM_COMPUTE, w->block_start, w->block_end, args);
 }
 
 static void track_block(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
 {
   if (e->kind != EV_COMPUTE) return;
-  if (w->block_open && (w->block_phase != e->phase || w->block_mb != e->micro_batch)) flush_block(w);
+  int chunk = tl_chunk_of(&w->chunks, e);
+  if (w->block_open && (w->block_phase != e->phase || w->block_mb != e->micro_batch ||
+                        (chunk >= 0 && w->block_chunk >= 0 && chunk != w->block_chunk)))
+    flush_block(w);
   if (!w->block_open) {
     w->block_open = TRUE;
     w->block_phase = e->phase;
     w->block_mb = e->micro_batch;
+    w->block_chunk = -1;
     w->block_start = t0;
   }
+  if (chunk >= 0) w->block_chunk = chunk; /* the embedding and the head: their layers' chunk */
   w->block_end = t1;
 }
 
@@ -144,10 +159,13 @@ static gboolean write_interval(const tl_interval *iv, gpointer data)
   chrome_w *w = data;
   const graph_event *e = iv->ev;
   ns_t t0 = to_ns(iv->start_s), t1 = to_ns(iv->end_s);
-  char name[96], args[160];
+  char name[96], args[224];
   event_name(iv, w->tl, name, sizeof name);
-  snprintf(args, sizeof args, "\"rank\":%d,\"event\":%d,\"micro_batch\":%d,\"layer\":%d,\"gflop\":%.6g,\"mbytes\":%.6g",
-           w->rank, iv->index, e->micro_batch, e->layer, e->flops / 1e9, e->bytes / 1e6);
+  int chunk = tl_chunk_of(&w->chunks, e);
+  snprintf(args, sizeof args,
+           "\"rank\":%d,\"event\":%d,\"micro_batch\":%d,\"layer\":%d,\"chunk\":%d,\"virtual_stage\":%d,\"gflop\":%.6g,"
+           "\"mbytes\":%.6g",
+           w->rank, iv->index, e->micro_batch, e->layer, chunk, virtual_stage(w, chunk), e->flops / 1e9, e->bytes / 1e6);
   track_block(w, e, t0, t1);
   slice(w, name, tl_cat_name(iv->cat), tl_stream_of(iv->cat), t0, t1, args);
   if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, iv, t0, t1);
@@ -185,8 +203,10 @@ static void write_rank(chrome_w *w, int rank, int *last_pid)
     *last_pid = w->pid;
   }
   counter(w, 0, 0);
+  tl_chunks_init(&w->chunks, w->tl, rank);
   tl_foreach(w->tl, rank, write_interval, w);
   flush_block(w);
+  tl_chunks_clear(&w->chunks);
   counter(w, to_ns(w->tl->step_time_s), w->act_bytes);
   for (int s = 0; s < TL_STREAM_N; s++) {
     if (!(w->streams_used & (1u << s))) continue;

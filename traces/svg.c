@@ -26,9 +26,9 @@
 #define MEM_PLOT_W 980
 #define DEFAULT_MAX_GPU_ROWS 64
 
-static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
+static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#9c755f",
                                           "#c9c9c9", "#b07aa1", "#edc948", "#f4f4f4"};
-static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm",
+static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
                                          "pp-wait (bubble)", "dp-comm", "optimizer", "idle"};
 
 typedef struct geom {
@@ -104,7 +104,8 @@ static double text_lines(FILE *f, const char *cls, double x, double y, const cha
 static void style(FILE *f)
 {
   fprintf(f, "<style>\ntext{font-family:sans-serif;font-size:%dpx;fill:#222}\n.title{font-size:%dpx;font-weight:bold}\n"
-             ".grid{stroke:#ddd;stroke-width:1}\n.axis{stroke:#444;stroke-width:1}\n",
+             ".grid{stroke:#ddd;stroke-width:1}\n.axis{stroke:#444;stroke-width:1}\n"
+             ".pass{fill:#000;fill-opacity:0;stroke:#fff;stroke-width:1}\n.mb{fill:#fff}\n",
           FONT_PX, TITLE_PX);
   for (int c = 0; c < TL_N; c++) fprintf(f, ".%s{fill:%s}\n", tl_cat_name((tl_cat)c), COLOURS[c]);
   fputs("</style>\n", f);
@@ -179,6 +180,14 @@ typedef struct row_w {
   gboolean block_open;
   double block_x0, block_x1, block_s[TL_N];
   int block_q[TL_N];
+  /* the pass being collected: a forward, or a backward with its recompute, of one micro-batch and chunk, the
+   * communication inside it included (docs/timelines.md, "Micro-batch labels") */
+  const tl_chunks *chunks;
+  int stage, stages;
+  gboolean pass_open;
+  int pass_kind, pass_mb, pass_chunk, pass_layer0, pass_layer1;
+  double pass_t0, pass_t1;
+  GString *passes; /* the row's pass boxes and labels, drawn over its bars */
 } row_w;
 
 /* q[c] of `levels` steps for the shares s[c] / sum(s), largest remainders: they add up to levels. */
@@ -292,6 +301,68 @@ static void run_flush(row_w *w)
           (w->run_t1 - w->run_t0) * 1e3, w->run_n);
 }
 
+/* A pass's box at least PASS_MIN_PX wide gets an outline (the white edges part it from the pass beside it) with a
+ * tooltip; its label, the micro-batch and (a stage with more than one chunk) the chunk, "3 c1", or the micro-batch
+ * alone, where it fits inside with a pixel either side and the row is a line of text high. */
+#define PASS_MIN_PX 4.0
+static void pass_close(row_w *w)
+{
+  if (!w->pass_open) return;
+  w->pass_open = FALSE;
+  double x0 = x_at(w->g, w->pass_t0), x1 = x_at(w->g, w->pass_t1);
+  if (x1 - x0 < PASS_MIN_PX || w->pass_mb < 0) return;
+  GString *s = w->passes;
+  const char *what = w->pass_kind ? "backward" : "forward";
+  g_string_append_printf(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"pass\" data-mb=\"%d\" "
+                            "data-chunk=\"%d\"", x0, w->y, x1 - x0, w->h, w->pass_mb, w->pass_chunk);
+  if (w->chunks->n > 1 && w->pass_chunk > 0) /* a later chunk a shade darker, as Megatron's figures draw them */
+    g_string_append_printf(s, " style=\"fill-opacity:%.2f\"", MIN(0.15 * w->pass_chunk, 0.45));
+  g_string_append_printf(s, "><title>%s micro-batch %d", what, w->pass_mb);
+  if (w->chunks->n > 1 && w->pass_chunk >= 0)
+    g_string_append_printf(s, ", chunk %d (virtual stage %d)", w->pass_chunk, w->pass_chunk * w->stages + w->stage);
+  if (w->pass_layer0 >= 0) g_string_append_printf(s, ", layers %d-%d", w->pass_layer0, w->pass_layer1);
+  g_string_append_printf(s, ": %.6f-%.6f s</title></rect>\n", w->pass_t0, w->pass_t1);
+  if (w->h < FONT_PX + 1) return;
+  char full[32], mb_only[16];
+  snprintf(mb_only, sizeof mb_only, "%d", w->pass_mb);
+  if (w->chunks->n > 1 && w->pass_chunk >= 0) snprintf(full, sizeof full, "%d c%d", w->pass_mb, w->pass_chunk);
+  else g_strlcpy(full, mb_only, sizeof full);
+  const char *text = text_w(full, FONT_PX, FALSE) + 2 <= x1 - x0 ? full : text_w(mb_only, FONT_PX, FALSE) + 2 <= x1 - x0 ? mb_only : NULL;
+  if (text)
+    g_string_append_printf(s, "<text class=\"mb\" x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (x0 + x1) / 2,
+                           w->y + w->h / 2 + 0.35 * FONT_PX, text);
+}
+
+/* Follow the passes: a forward (or backward and recompute) interval of another micro-batch or chunk, or anything
+ * but a communication interval inside the pass, ends the one being collected. */
+static void pass_track(row_w *w, const tl_interval *iv, double t0, double t1)
+{
+  int kind = iv->cat == TL_FORWARD ? 0 : iv->cat == TL_BACKWARD || iv->cat == TL_RECOMPUTE ? 1 : -1;
+  const graph_event *e = iv->ev;
+  int mb = e ? e->micro_batch : -1, chunk = tl_chunk_of(w->chunks, e), layer = e && e->kind == EV_COMPUTE ? e->layer : -1;
+  gboolean adjacent = w->pass_open && t0 - w->pass_t1 < 1e-12;
+  if (kind >= 0 && e) {
+    if (!(adjacent && kind == w->pass_kind && mb == w->pass_mb &&
+          (chunk < 0 || w->pass_chunk < 0 || chunk == w->pass_chunk))) {
+      pass_close(w);
+      w->pass_open = TRUE;
+      w->pass_kind = kind;
+      w->pass_mb = mb;
+      w->pass_chunk = -1;
+      w->pass_layer0 = w->pass_layer1 = -1;
+      w->pass_t0 = t0;
+    }
+    if (chunk >= 0) w->pass_chunk = chunk;
+    if (layer >= 0) {
+      if (w->pass_layer0 < 0 || layer < w->pass_layer0) w->pass_layer0 = layer;
+      w->pass_layer1 = MAX(w->pass_layer1, layer);
+    }
+    w->pass_t1 = t1;
+  } else if (adjacent && (iv->cat == TL_TP_COMM || iv->cat == TL_CP_COMM) && (mb < 0 || mb == w->pass_mb))
+    w->pass_t1 = t1; /* the layer's communication: part of the pass */
+  else pass_close(w);
+}
+
 /* An interval of the row, cut to the span drawn; the walk stops after the span. */
 static gboolean row_interval(const tl_interval *iv, gpointer data)
 {
@@ -299,6 +370,7 @@ static gboolean row_interval(const tl_interval *iv, gpointer data)
   if (iv->start_s > w->g->t1_s) return FALSE;
   if (iv->end_s < w->g->t0_s) return TRUE;
   double t0 = MAX(iv->start_s, w->g->t0_s), t1 = MIN(iv->end_s, w->g->t1_s);
+  pass_track(w, iv, t0, t1);
   int mb = iv->ev ? iv->ev->micro_batch : -1;
   w->cat_s[iv->cat] += t1 - t0;
   if (w->run_open && iv->cat == w->run_cat && t0 - w->run_t1 < 1e-12) {
@@ -508,6 +580,15 @@ static void header_texts(const timeline *tl, const trace_svg_info *info, const s
     out[2] = g_strdup_printf("%d rows for %d GPUs: the GPUs of a stage with the same intervals share a row", rows->n,
                              tl->g->world_size);
   else out[2] = g_strdup("one row per GPU (no two GPUs have the same intervals)");
+  /* what the numbers in the boxes are (pass_close) */
+  tl_chunks chunks;
+  tl_chunks_init(&chunks, tl, rows->row[0].rank);
+  char *rows_line = out[2];
+  out[2] = g_strdup_printf("%s; in a box: its micro-batch%s", rows_line,
+                           chunks.n > 1 ? " and model chunk (3 c1: micro-batch 3 in chunk 1, virtual stage 1 * pp + stage; a "
+                                         "later chunk a shade darker)" : "");
+  g_free(rows_line);
+  tl_chunks_clear(&chunks);
   out[3] = info->window ? g_strdup_printf("window: %.6f to %.6f s of the %.3f s step", g->t0_s, g->t1_s,
                                           tl->step_time_s)
                         : g_strdup("");
@@ -654,11 +735,18 @@ void trace_svg_timeline_put(const timeline *tl, const trace_svg_info *info, FILE
         fputs("</text>\n", f);
       }
       double h = row_h > 4 ? row_h - 2 : row_h;
+      tl_chunks chunks;
+      tl_chunks_init(&chunks, tl, row->rank);
       row_w w = {.f = f, .g = &g, .y = ry + 1, .h = h, .levels = MAX(1, (int)floor(h)), .cat_s = cat_s,
-                 .col_s = col_s};
+                 .col_s = col_s, .chunks = &chunks, .stage = row->stage, .stages = tl_stages(tl),
+                 .passes = g_string_new(NULL)};
       tl_foreach_tiled(tl, row->rank, row_interval, &w);
       run_flush(&w);
       zone_flush(&w);
+      pass_close(&w);
+      fputs(w.passes->str, f);
+      g_string_free(w.passes, TRUE);
+      tl_chunks_clear(&chunks);
       fputs("</g>\n", f);
     }
     gboolean present[TL_N];

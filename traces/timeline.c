@@ -7,10 +7,32 @@
 
 #include "common/lsim_error.h"
 
-static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm",
+static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
                                         "pp-wait", "dp-comm",  "optimizer", "idle"};
 
 const char *tl_cat_name(tl_cat c) { return NAMES[c]; }
+
+int tl_cat_from_name(const char *name)
+{
+  for (int c = 0; c < TL_N; c++)
+    if (name && !strcmp(name, NAMES[c])) return c;
+  return -1;
+}
+
+/* The category of a class's traffic in a layer (traffic_class.c's layer_category), looked up once. */
+static tl_cat layer_category(traffic_class tc)
+{
+  static gsize done;
+  static tl_cat of[TC_N];
+  if (g_once_init_enter(&done)) {
+    for (int c = 0; c < TC_N; c++) {
+      int cat = tl_cat_from_name(tc_info_of((traffic_class)c)->layer_category);
+      of[c] = cat >= 0 ? (tl_cat)cat : TL_TP_COMM;
+    }
+    g_once_init_leave(&done, 1);
+  }
+  return of[(unsigned)tc < TC_N ? tc : TC_OTHER];
+}
 
 timeline tl_make(const graph *g, const replay_result *res)
 {
@@ -20,12 +42,12 @@ timeline tl_make(const graph *g, const replay_result *res)
 
 tl_cat tl_category(const graph *g, const graph_event *e)
 {
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? TL_TP_COMM : TL_PP_WAIT;
+  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? layer_category(TC_LAYER_P2P) : TL_PP_WAIT;
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     /* e.g. the grad-norm all-reduce over the pipeline group: it waits for the pipeline to drain */
     if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return TL_PP_WAIT;
-    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : TL_TP_COMM;
+    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : layer_category(gr->tclass);
   }
   switch (e->phase) {
   case PH_FORWARD: return TL_FORWARD;
@@ -170,6 +192,34 @@ int tl_stage_of(const timeline *tl, int rank)
   return per > 0 ? MIN(rank / per, tl_stages(tl) - 1) : 0;
 }
 
+void tl_chunks_init(tl_chunks *c, const timeline *tl, int rank)
+{
+  int n, first;
+  const graph_event *ev = graph_program_events(tl->g, g_ptr_array_index(tl->g->programs, rank), &n, &first);
+  int top = -1;
+  for (int i = 0; i < n; i++)
+    if (ev[i].kind == EV_COMPUTE && ev[i].layer > top) top = ev[i].layer;
+  *c = (tl_chunks){.n_layers = top + 1, .chunk_of = g_new(int, top + 1)};
+  g_autofree gboolean *runs = g_new0(gboolean, top + 1);
+  for (int i = 0; i < n; i++)
+    if (ev[i].kind == EV_COMPUTE && ev[i].layer >= 0) runs[ev[i].layer] = TRUE;
+  for (int l = 0; l <= top; l++) {
+    if (runs[l] && (l == 0 || !runs[l - 1])) c->n++; /* a run starts: the next chunk */
+    c->chunk_of[l] = runs[l] ? c->n - 1 : -1;
+  }
+}
+
+int tl_chunk_of(const tl_chunks *c, const graph_event *e)
+{
+  return e && e->kind == EV_COMPUTE && e->layer >= 0 && e->layer < c->n_layers ? c->chunk_of[e->layer] : -1;
+}
+
+void tl_chunks_clear(tl_chunks *c)
+{
+  g_free(c->chunk_of);
+  *c = (tl_chunks){0};
+}
+
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
   return walk(tl, rank, TRUE, TRUE, fn, data);
@@ -179,6 +229,7 @@ tl_stream tl_stream_of(tl_cat c)
 {
   switch (c) {
   case TL_TP_COMM: return TL_STREAM_TP;
+  case TL_CP_COMM: return TL_STREAM_CP;
   case TL_PP_WAIT: return TL_STREAM_PP;
   case TL_DP_COMM: return TL_STREAM_DP;
   default: return TL_STREAM_COMPUTE;
@@ -187,7 +238,7 @@ tl_stream tl_stream_of(tl_cat c)
 
 const char *tl_stream_name(tl_stream s)
 {
-  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "pp-comm", "dp-comm"};
+  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "cp-comm", "pp-comm", "dp-comm"};
   return N[s];
 }
 
@@ -269,17 +320,41 @@ gboolean tl_ranks_spec_check(const char *spec, int world, GError **err)
   return parts[0] != NULL || bad_ranks(err, spec, world);
 }
 
+/* Data-parallel replica 0: rank 0 and every rank it reaches through groups inside one replica (traffic_class.c's
+ * in_replica: tensor, context and pipeline parallel), so every partner of the ranks shown but their data-parallel
+ * replicas' is shown too. */
+static void replica0(const timeline *tl, GArray *r)
+{
+  int world = tl->g->world_size;
+  g_autofree gboolean *in = g_new0(gboolean, world);
+  in[0] = TRUE;
+  for (gboolean grew = TRUE; grew;) {
+    grew = FALSE;
+    for (guint i = 0; i < tl->g->groups->len; i++) {
+      const graph_group *gr = g_ptr_array_index(tl->g->groups, i);
+      if (!tc_info_of(gr->tclass)->in_replica) continue;
+      gboolean touches = FALSE;
+      for (guint k = 0; k < gr->ranks->len && !touches; k++) touches = in[g_array_index(gr->ranks, int, k)];
+      for (guint k = 0; k < gr->ranks->len && touches; k++) {
+        int m = g_array_index(gr->ranks, int, k);
+        if (!in[m]) in[m] = grew = TRUE;
+      }
+    }
+  }
+  for (int i = 0; i < world; i++)
+    if (in[i]) g_array_append_val(r, i);
+}
+
 gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err)
 {
   int world = tl->g->world_size;
   g_autoptr(GArray) r = g_array_new(FALSE, FALSE, sizeof(int));
   g_autofree gboolean *seen = g_new0(gboolean, world);
   const char *s = spec ? spec : world <= all_limit ? "all" : "dp0";
-  if (!strcmp(s, "all") || !strcmp(s, "dp0")) {
-    gboolean dp0 = !strcmp(s, "dp0");
-    for (int i = 0; i < world; i++)
-      if (!dp0 || tl_dp_replica_of(tl, i) == 0) g_array_append_val(r, i);
-  } else {
+  if (!strcmp(s, "dp0")) replica0(tl, r);
+  else if (!strcmp(s, "all"))
+    for (int i = 0; i < world; i++) g_array_append_val(r, i);
+  else {
     g_auto(GStrv) parts = g_strsplit(s, ",", -1);
     for (char **p = parts; *p; p++) {
       int lo, hi;

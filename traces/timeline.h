@@ -24,6 +24,7 @@ typedef enum {
   TL_BACKWARD,
   TL_RECOMPUTE,
   TL_TP_COMM,
+  TL_CP_COMM,
   TL_PP_WAIT,
   TL_DP_COMM,
   TL_OPTIMIZER,
@@ -49,10 +50,13 @@ typedef struct timeline {
 
 timeline tl_make(const graph *g, const replay_result *res);
 /* Category of an event: send/recv and collectives over a "pp" group are
- * pp-wait (waiting for the pipeline), other collectives tp-comm or dp-comm by phase; a layer's
- * send/recv (GRAPH_P2P_LAYER: the context-parallel KV ring) is tp-comm. */
+ * pp-wait (waiting for the pipeline), other collectives dp-comm in the dp and optimizer phases and
+ * in a layer their class's layer_category (traffic_class.c: tp-comm, cp-comm); a layer's send/recv
+ * (GRAPH_P2P_LAYER: the context-parallel KV ring) is its class's, cp-comm. */
 tl_cat tl_category(const graph *g, const graph_event *e);
 const char *tl_cat_name(tl_cat c);
+/* The category named `name`, or -1. */
+int tl_cat_from_name(const char *name);
 
 /* A rank's intervals one at a time, in time order: what tl_foreach yields or, `tiled`, what
  * tl_foreach_tiled yields. A position in the rank's program, never a list of its intervals: a writer
@@ -94,11 +98,24 @@ gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer
 
 /* Streams a GPU runs its events on, as drawn by the trace writers: compute
  * kernels, and one stream per communication kind. */
-typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_N } tl_stream;
+typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_CP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_N } tl_stream;
 tl_stream tl_stream_of(tl_cat c);
 const char *tl_stream_name(tl_stream s);
 /* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */
 const char *tl_event_op_name(const graph *g, const graph_event *e);
+
+/* A rank's model chunks (interleaved schedules: virtual stage chunk * pp + stage), found from its program: the
+ * layers its compute events run, sorted, in maximal runs of consecutive indices, chunk c the c-th run (the graph
+ * carries no chunk; a stage's chunks are pp - 1 virtual stages apart, so two of them are adjacent only where the
+ * stages between hold no layer). Events without a layer (embedding, head, communication) have none: -1. */
+typedef struct tl_chunks {
+  int n;             /* chunks the rank holds (0: no layer at all) */
+  int n_layers;      /* size of chunk_of */
+  int *chunk_of;     /* layer -> chunk, -1 for a layer the rank does not run */
+} tl_chunks;
+void tl_chunks_init(tl_chunks *c, const timeline *tl, int rank);
+int tl_chunk_of(const tl_chunks *c, const graph_event *e);
+void tl_chunks_clear(tl_chunks *c);
 
 /* Stage of a rank, from the graph meta (ranks_per_stage); 0 when unknown. */
 int tl_stage_of(const timeline *tl, int rank);
@@ -114,8 +131,9 @@ typedef struct tl_ranks {
   int n;
   int *rank; /* ascending, owned */
 } tl_ranks;
-/* Parse "all", "dp0" (data-parallel replica 0) or a list "0-7,16,24-25" naming each rank once;
- * NULL means the default: all ranks up to `all_limit` GPUs, else dp0. */
+/* Parse "all", "dp0" (data-parallel replica 0: rank 0 and every rank it reaches through the groups of a class
+ * inside one replica, traffic_class.h's in_replica: its tensor-, context- and pipeline-parallel partners) or a
+ * list "0-7,16,24-25" naming each rank once; NULL means the default: all ranks up to `all_limit` GPUs, else dp0. */
 /* Check a --trace-ranks spec against a world size before anything is simulated. */
 gboolean tl_ranks_spec_check(const char *spec, int world, GError **err);
 gboolean tl_ranks_parse(const timeline *tl, const char *spec, int all_limit, tl_ranks *out, GError **err);

@@ -63,12 +63,14 @@ gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
 
 gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
 {
-  if (strcmp(s, "none") == 0 || strcmp(s, "0") == 0 || strcmp(s, "false") == 0) *out = CKPT_NONE;
-  else if (strcmp(s, "every_layer") == 0 || strcmp(s, "every-layer") == 0 || strcmp(s, "full") == 0)
+  /* in any case, as --schedule: FULL, Selective (issue 27's papercut) */
+  if (g_ascii_strcasecmp(s, "none") == 0 || strcmp(s, "0") == 0 || g_ascii_strcasecmp(s, "false") == 0) *out = CKPT_NONE;
+  else if (g_ascii_strcasecmp(s, "every_layer") == 0 || g_ascii_strcasecmp(s, "every-layer") == 0 ||
+           g_ascii_strcasecmp(s, "full") == 0)
     *out = CKPT_EVERY_LAYER; /* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group) */
-  else if (strcmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
-  else if (strcmp(s, "mlp") == 0) *out = CKPT_MLP;
-  else if (strcmp(s, "mla_up_proj") == 0) *out = CKPT_MLA_UP_PROJ;
+  else if (g_ascii_strcasecmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
+  else if (g_ascii_strcasecmp(s, "mlp") == 0) *out = CKPT_MLP;
+  else if (g_ascii_strcasecmp(s, "mla_up_proj") == 0) *out = CKPT_MLA_UP_PROJ;
   else {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                 "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp, mla_up_proj)", s);

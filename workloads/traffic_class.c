@@ -4,10 +4,13 @@
 #include <string.h>
 
 static const tc_info TABLE[TC_N] = {
-    [TC_OTHER] = {"other", TC_COUNT_BY_PHASE, FALSE}, [TC_TP] = {"tp", TC_COUNT_BY_PHASE, TRUE},
-    [TC_CP] = {"cp", TC_COUNT_BY_PHASE, FALSE},       [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE},
-    [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE}, [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE},
-    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE},
+    [TC_OTHER] = {"other", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
+    [TC_TP] = {"tp", TC_COUNT_BY_PHASE, TRUE, "tp-comm", TRUE},
+    [TC_CP] = {"cp", TC_COUNT_BY_PHASE, FALSE, "cp-comm", TRUE},
+    [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE}, /* ZeRO-3's gathers in a layer */
+    [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
+    [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE, "pp-wait", TRUE},
+    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
 };
 
 const tc_info *tc_info_of(traffic_class c) { return &TABLE[(unsigned)c < TC_N ? c : TC_OTHER]; }

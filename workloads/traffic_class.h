@@ -22,7 +22,15 @@ typedef struct tc_info {
   const char *name;    /* the graph file's `class` and the generator's group label */
   tc_count count;      /* how the breakdown counts its collectives */
   gboolean tp_degree;  /* its group's size is the tensor-parallel degree (traces: the dp replica of a rank) */
+  /* BY_PHASE: the breakdown category (traces/timeline.h's names) of its traffic in a layer's forward, backward
+   * and recompute: its collectives and, for the class whose ring it is (context parallelism's KV ring,
+   * GRAPH_P2P_LAYER), its layer messages; the dp and optimizer phases' traffic is always dp-comm */
+  const char *layer_category;
+  gboolean in_replica; /* its groups lie inside one data-parallel replica: the default trace follows them */
 } tc_info;
+
+/* The class of a layer's point-to-point messages (graph.h, GRAPH_P2P_LAYER): context parallelism's ring. */
+#define TC_LAYER_P2P TC_CP
 
 const tc_info *tc_info_of(traffic_class c);
 const char *tc_name(traffic_class c);

@@ -532,8 +532,8 @@ START_TEST(test_old_graph_versions_are_converted_and_newer_refused)
   ck_assert_int_eq(g->meta.pp, 2);
   ck_assert_double_eq(g->meta.tokens_per_step, 4096);
   struct { const char *json, *want; } cases[] = {
-      {"{\"format\":\"layoutsim-graph\",\"version\":5,\"world_size\":1}",
-       "FILE: graph format version 5: this layoutsim reads version 4 (and converts 1 to 3); regenerate it with "
+      {"{\"format\":\"layoutsim-graph\",\"version\":6,\"world_size\":1}",
+       "FILE: graph format version 6: this layoutsim reads version 5 (and converts 1 to 4); regenerate it with "
        "`layoutsim graph` (docs/graph-format.md)"},
       {"{\"format\":\"layoutsim-graph\",\"version\":3,\"world_size\":1,\"programs\":[{\"rank\":0,\"events\":[{\"kind\":"
        "\"compute\",\"op\":\"x\",\"cost\":\"gemm\",\"phase\":\"forward\",\"dtype\":\"fp8_e4m3\"}]}]}",

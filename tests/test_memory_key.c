@@ -155,7 +155,7 @@ START_TEST(test_stack_defaults_are_the_study_code)
 END_TEST
 
 /* A stack file with only the keys without a default loads, and every default is what the table says; a shipped
- * stack round-trips through stack_save unchanged. */
+ * stack round-trips through stack_save unchanged; stack_show writes every key. */
 START_TEST(test_stack_save_writes_only_what_differs_and_reads_back)
 {
   GError *err = NULL;
@@ -176,6 +176,13 @@ START_TEST(test_stack_save_writes_only_what_differs_and_reads_back)
   ck_assert_ptr_nonnull(strstr(text, "fragmentation")); /* fitted: always written */
   ck_assert(stack_load_file(path, &back, &err));
   ck_assert_int_eq(memcmp(&st, &back, sizeof st), 0);
+  /* the effective stack shows every key, the defaulted ones with their values */
+  g_autofree char *shown = stack_show(&st);
+  size_t n;
+  const plat_field *f = stack_key_table(&n);
+  for (size_t i = 0; i < n; i++) ck_assert_msg(strstr(shown, f[i].key), "stack_show lacks %s", f[i].key);
+  ck_assert_ptr_nonnull(strstr(shown, "\"gemm_tile_m\":\t256"));
+  ck_assert_ptr_nonnull(strstr(shown, "\"scores\":"));
   g_unlink(path);
   g_rmdir(dir);
 }

@@ -165,27 +165,22 @@ static prediction run_job(const sim_request *req, int m)
 /* What the memory verdict depends on: the model, the layout, the generator and the profile's memory
  * (not its links or kernels), so that a platform sweep over bandwidths walks each layout once.
  * `symmetry` is the one the request's graph is generated with, as sim_request_prepare decides it (off
- * for shared NICs or uplinks, a platform file, a layout whose mirrors would not hold). Caller frees. */
-static char *memory_key(const sim_request *rq, gboolean symmetry)
+ * for shared NICs or uplinks, a platform file, a layout whose mirrors would not hold). The layout's part and the
+ * stack's come from their own tables (layout.c's fields with the axes, stack.c's keys tagged for the memory):
+ * a field added there is in the key without an edit here. Caller frees. */
+char *pool_memory_key(const sim_request *rq, gboolean symmetry)
 {
   const model *m = &rq->m;
-  const layout *l = &rq->l;
   const gpu_profile *p = &rq->prof;
-  const stack_profile *st = &p->stack;
   g_autofree char *arch = model_arch_string(m);
-  g_autoptr(GString) axes = g_string_new(NULL); /* every axis' degree (axes.h) */
-  for (int a = 0; a < AXIS_N; a++)
-    if (!axis_get(a)->derived) g_string_append_printf(axes, " %d", axis_size(l, a));
-  if (model_has_experts(m)) g_string_append_printf(axes, " imbalance %.17g", l->moe_imbalance); /* docs/moe.md */
-  return g_strdup_printf("%s %d %d %d %d %d %s|%d%s %d %d %d %d %d %d %d %d %d %d %d %d %d|%d %d|%d %.17g %.17g %.17g %.17g "
-                         "%.17g|%g %g %g %g %g %g|%s",
-                         m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch, l->gpus, axes->str, l->sp,
-                         l->micro_batch, l->global_batch, l->seq_len, l->ckpt, l->attn, l->norm_kernel, l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
-                         l->precision, l->schedule, l->virtual_stages, rq->gen.partition,
-                         symmetry, p->gpus_per_node, p->stack.cuda_context_gib,
-                         p->stack.nccl_buffers_gib, p->stack.fragmentation, rq->capacity_gib, p->memory_gib,
-                         st->mlp_in_gemms, st->fused_norm, st->grad_reduce_bytes, st->fused_softmax_batches,
-                         st->sp_saves_shard, st->pipe_tensors_shared, l->pipeline_layout);
+  GString *k = g_string_new(NULL);
+  g_string_append_printf(k, "%s %d %d %d %d %d %s|", m->name, m->layers, m->hidden, m->heads, m->ffn, m->vocab, arch);
+  layout_memory_key(&rq->l, k);
+  g_string_append_c(k, '|');
+  stack_memory_key(&p->stack, k);
+  g_string_append_printf(k, "|partition=%d symmetry=%d gpus_per_node=%d capacity=%.17g memory=%.17g",
+                         rq->gen.partition, symmetry, p->gpus_per_node, rq->capacity_gib, p->memory_gib);
+  return g_string_free(k, FALSE);
 }
 
 typedef struct job {
@@ -332,7 +327,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       const job *jb = &g_array_index(queue, job, next);
       if (jb->stage == 0 && (cfg->memory_only || cfg->prune_oom)) { /* the verdict first, here: no process */
         prediction p;
-        g_autofree char *key = memory_key(rqs[jb->req], sym[jb->req]);
+        g_autofree char *key = pool_memory_key(rqs[jb->req], sym[jb->req]);
         const prediction *known = g_hash_table_lookup(verdicts, key);
         gboolean ok = known ? known->status != PRED_INVALID : memory_verdict(rqs[jb->req], jb->m, &p, NULL);
         if (known) p = *known;
@@ -417,7 +412,7 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
     gboolean valid = sim_request_prepare(&rq, &err); /* as pool_run: the verdict at the first replay's count */
     g_clear_error(&err);
     if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
-    g_autofree char *mkey = memory_key(rqs[i], rq.gen.symmetry);
+    g_autofree char *mkey = pool_memory_key(rqs[i], rq.gen.symmetry);
     char *key = g_strdup_printf("%s|%s|%s|%.17g|%.17g|%d", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
                                 rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m);
     double *hit = g_hash_table_lookup(known, key);

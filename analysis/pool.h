@@ -49,6 +49,10 @@
 
 typedef enum { POOL_AUTO, POOL_FULL, POOL_FAST } pool_fidelity;
 
+/* What a memory verdict depends on, as text: two requests of one key get one verdict (pool_run computes it once).
+ * `symmetry` is the request's as sim_request_prepare decides it. Caller frees. */
+char *pool_memory_key(const sim_request *rq, gboolean symmetry);
+
 typedef enum { PRED_OK, PRED_OOM, PRED_INVALID } pred_status;
 /* How a prediction was made: not at all (invalid), full replay, fast extrapolation, memory alone. */
 typedef enum { PRED_HOW_NONE, PRED_HOW_FULL, PRED_HOW_FAST, PRED_HOW_MEMORY } pred_how;

@@ -43,9 +43,9 @@ double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
   return kcost_gemm_efficiency_of(p, DT_BF16, m, n, k);
 }
 
-double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim)
+double kcost_fused_attention_efficiency(const gpu_profile *p, int cls, double seq, double head_dim)
 {
-  double base = variant == GRAPH_ATTN_FLASH2 ? p->stack.flash2_efficiency : p->stack.flash1_efficiency;
+  double base = p->stack.attention[cls].efficiency;
   return base * seq / (seq + p->stack.attn_seq_half) * head_dim / (head_dim + p->stack.attn_head_dim_half);
 }
 
@@ -81,12 +81,13 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
   return max2(math, memory_s(p, e->bytes));
 }
 
-/* m = batch * heads (local), n = seq, k = head dim; flops are the full (non-causal) model FLOPs. */
+/* m = batch * heads (local), n = seq, k = head dim; flops are the full (non-causal) model FLOPs. The event's
+ * efficiency class (its variant) is looked up in the stack, which says how its kernel runs. */
 static double attention_s(const gpu_profile *p, const graph_event *e)
 {
-  if (e->variant == GRAPH_ATTN_FLASH1 || e->variant == GRAPH_ATTN_FLASH2) {
+  if (p->stack.attention[e->variant].model == STACK_ATTN_FUSED) {
     double work = e->flops * 0.5 * (e->phase == PH_BACKWARD ? 1.25 : 1.0);
-    double eff = kcost_flash_efficiency(p, e->variant, e->n, e->k);
+    double eff = kcost_fused_attention_efficiency(p, e->variant, e->n, e->k);
     return max2(work / (p->peak_flops * eff), memory_s(p, e->bytes));
   }
   /* QK^T and AV: batched (s x d).(d x s) and (s x s).(s x d) GEMMs over the full score matrix;

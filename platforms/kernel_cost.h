@@ -11,20 +11,22 @@
  *   x k / (k + gemm_k_half) (short reductions amortize the tile prologue and
  *   epilogue badly). A backward GEMM event is dgrad (m x k output, reduction
  *   n) plus wgrad (k x n output, reduction m), each half its flops.
- * - FlashAttention: the causal kernels skip the masked half; the work runs
- *   at flash{1,2}_efficiency x s / (s + attn_seq_half) x d / (d + attn_head_dim_half)
- *   of peak; the backward does 2.5x the forward's matmul work (it recomputes
- *   the scores) where the graph counts 2x.
- * - torch / fused-softmax attention: two batched GEMMs (s x s x d) over the
- *   full score matrix at GEMM efficiency, plus the memory passes over the
- *   scores at effective HBM bandwidth (workloads/ops.h says how many bytes).
+ * - attention: the event's efficiency class (graph.h GRAPH_ATTN_*, its variant) is an entry of the stack's
+ *   attention table (stack.h stack_attention), which says how the code's kernel of that class runs:
+ *   - fused (FlashAttention): the causal kernels skip the masked half; the work runs
+ *     at the entry's efficiency x s / (s + attn_seq_half) x d / (d + attn_head_dim_half)
+ *     of peak; the backward does 2.5x the forward's matmul work (it recomputes
+ *     the scores) where the graph counts 2x.
+ *   - materialized (torch, fused softmax): two batched GEMMs (s x s x d) over the
+ *     full score matrix at GEMM efficiency, plus the memory passes over the
+ *     scores at effective HBM bandwidth (workloads/ops.h says how many bytes).
  * - memory-bound operators: bytes / (hbm * hbm_efficiency).
  * - launch_overhead_s: the GPU-side gap per kernel. The host dispatch of eager
  *   PyTorch runs ahead of the GPU (asynchronous launches) and is hidden for
  *   the study's kernel sizes, so it is not added (docs/profile.md).
  *
- * It reads an event's cost class (graph.h: GEMM, attention of a kind, memory-bound pass), never which
- * transformer operator the event is.
+ * It reads an event's cost class (graph.h: GEMM, attention of an efficiency class, memory-bound pass), never which
+ * transformer operator or which attention kernel the event is: a new kernel is an entry of the stacks' tables.
  *
  * Owns: the time of one compute event. May not touch: SimGrid, schedules, models.
  */
@@ -42,7 +44,8 @@ double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k)
  * of the profile's FP8 peak (kcost_gemm_peak), with the same tile, wave and reduction terms. */
 double kcost_gemm_efficiency_of(const gpu_profile *p, graph_dtype dt, double m, double n, double k);
 double kcost_gemm_peak(const gpu_profile *p, graph_dtype dt);
-/* Fraction of peak a FlashAttention kernel (variant GRAPH_ATTN_FLASH1 or _FLASH2) reaches on its causal work. */
-double kcost_flash_efficiency(const gpu_profile *p, int variant, double seq, double head_dim);
+/* Fraction of peak the stack's fused attention kernel of efficiency class cls (graph.h GRAPH_ATTN_*) reaches on its
+ * causal work. */
+double kcost_fused_attention_efficiency(const gpu_profile *p, int cls, double seq, double head_dim);
 
 #endif

@@ -23,6 +23,10 @@ gboolean plat_file_read_fields(const cJSON *j, const plat_field *f, size_t n, vo
 {
   for (size_t i = 0; i < n; i++) {
     double *v = slot(base, &f[i]);
+    if (f[i].optional && !cJSON_GetObjectItemCaseSensitive(j, f[i].key)) {
+      *v = f[i].dflt;
+      continue;
+    }
     if (!lsim_json_number(j, f[i].key, v, path, err)) return FALSE;
     if (*v < f[i].lo || *v > f[i].hi || (f[i].integer && *v != floor(*v))) {
       plat_file_out_of_range(err, path, f[i].key, *v, f[i].lo, f[i].hi, f[i].integer);
@@ -35,6 +39,7 @@ gboolean plat_file_read_fields(const cJSON *j, const plat_field *f, size_t n, vo
 void plat_file_add_fields(cJSON *j, const plat_field *f, size_t n, const void *base)
 {
   for (size_t i = 0; i < n; i++) { /* as read back exactly: cJSON's 15 digits may lose the last bit */
+    if (f[i].optional && *slot((void *)base, &f[i]) == f[i].dflt) continue;
     g_autofree char *v = lsim_number(*slot((void *)base, &f[i]));
     cJSON_AddRawToObject(j, f[i].key, v);
   }

@@ -15,11 +15,16 @@ typedef struct plat_field {
   size_t off;       /* of a double in the struct */
   double lo, hi;    /* allowed range */
   gboolean integer; /* counts (SMs, tile sizes, GEMMs) */
+  gboolean optional; /* the key may be left out of a file: it then reads `dflt` (and is not written where equal) */
+  double dflt;
+  unsigned tags;     /* the owner's bits (stack.h: STACK_KEY_*); plat_file never reads them */
 } plat_field;
 
-/* Read every field of the table from j into the struct at base: FALSE with err naming the field. */
+/* Read every field of the table from j into the struct at base (an optional one absent: its default): FALSE with
+ * err naming the field. */
 gboolean plat_file_read_fields(const cJSON *j, const plat_field *f, size_t n, void *base, const char *path,
                                GError **err);
+/* Write the fields to j, all but the optional ones at their default. */
 void plat_file_add_fields(cJSON *j, const plat_field *f, size_t n, const void *base);
 /* "PATH: KEY = V is outside its allowed range [LO, HI]". */
 void plat_file_out_of_range(GError **err, const char *path, const char *key, double v, double lo, double hi,

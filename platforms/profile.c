@@ -12,8 +12,8 @@
 #include "workloads/layout.h"
 #include "workloads/precision.h"
 
-#define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE}
-#define FI(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, TRUE}
+#define F(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, FALSE, FALSE, 0, 0}
+#define FI(k, lo, hi) {#k, offsetof(gpu_profile, k), lo, hi, TRUE, FALSE, 0, 0}
 static const plat_field FIELDS[] = {
     F(peak_flops, 1e9, 1e18),       F(hbm_bytes_per_s, 1e9, 1e15),   F(memory_gib, 0.1, 1e5),
     F(nvlink_bytes_per_s, 1e6, 1e14), F(nvlink_latency_s, 0, 1e-2),  F(ib_bytes_per_s, 1e6, 1e14),

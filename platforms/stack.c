@@ -9,45 +9,183 @@
 #include "common/lsim_json.h"
 #include "plat_file.h"
 
-#define F(k, lo, hi) {#k, offsetof(stack_profile, k), lo, hi, FALSE}
-#define FI(k, lo, hi) {#k, offsetof(stack_profile, k), lo, hi, TRUE}
+/* The numeric keys. Each says whether a file must give it (a fitted constant: K) or what it is where a file
+ * leaves it out (D: a software or physical default, docs/stacks.md "Defaults of the keys"), and whether the memory
+ * verdict depends on it (MEMORY) or not (NOT_MEMORY): the macros take both, so a new key cannot leave either
+ * unsaid. The defaults of the code's graph are the study's code (workloads/generate.c gen_default_code; a test
+ * checks they agree). */
+#define K(k, lo, hi, tag) {#k, offsetof(stack_profile, k), lo, hi, FALSE, FALSE, 0, STACK_KEY_##tag}
+#define KI(k, lo, hi, tag) {#k, offsetof(stack_profile, k), lo, hi, TRUE, FALSE, 0, STACK_KEY_##tag}
+#define D(k, lo, hi, d, tag) {#k, offsetof(stack_profile, k), lo, hi, FALSE, TRUE, d, STACK_KEY_##tag}
+#define DI(k, lo, hi, d, tag) {#k, offsetof(stack_profile, k), lo, hi, TRUE, TRUE, d, STACK_KEY_##tag}
 static const plat_field FIELDS[] = {
-    /* kernels */
-    FI(gemm_tile_m, 8, 1024),        FI(gemm_tile_n, 8, 1024),        F(gemm_efficiency, 0.05, 1),
-    F(gemm_k_half, 0, 1e5),          F(hbm_efficiency, 0.05, 1),      F(flash1_efficiency, 0.05, 1),
-    F(flash2_efficiency, 0.05, 1),   F(attn_seq_half, 0, 1e6),        F(attn_head_dim_half, 0, 1e4),
-    F(launch_overhead_s, 0, 1e-2),   F(host_dispatch_s, 0, 1e-2),     F(fp8_gemm_efficiency, 0.05, 1),
+    /* kernels: the library's tile (cuBLAS's large bf16 kernels) and the fitted efficiencies */
+    DI(gemm_tile_m, 8, 1024, 256, NOT_MEMORY),
+    DI(gemm_tile_n, 8, 1024, 128, NOT_MEMORY),
+    K(gemm_efficiency, 0.05, 1, NOT_MEMORY),
+    K(gemm_k_half, 0, 1e5, NOT_MEMORY),
+    K(hbm_efficiency, 0.05, 1, NOT_MEMORY),
+    K(attn_seq_half, 0, 1e6, NOT_MEMORY),
+    K(attn_head_dim_half, 0, 1e4, NOT_MEMORY),
+    K(launch_overhead_s, 0, 1e-2, NOT_MEMORY),
+    D(host_dispatch_s, 0, 1e-2, 0, NOT_MEMORY), /* 0: the host always ahead of the GPU */
+    K(fp8_gemm_efficiency, 0.05, 1, NOT_MEMORY),
     /* collectives */
-    F(nccl_bw_efficiency_nvlink, 0.05, 1), F(nccl_bw_efficiency_ib, 0.05, 1), F(nccl_step_latency_s, 0, 1e-2),
-    /* memory */
-    F(cuda_context_gib, 0, 100),     F(nccl_buffers_gib, 0, 100),     F(fragmentation, 0, 1),
-    /* the code's graph */
-    FI(mlp_in_gemms, 1, 2),          FI(fused_norm, 0, 1),            F(grad_reduce_bytes, 2, 4),
-    FI(fused_softmax_batches, 0, 64), FI(vocab_pad_multiple, 0, 65536), FI(sp_saves_shard, 0, 1),
-    FI(pipe_tensors_shared, 0, 1),
-    /* what the code runs by default */
-    FI(zero, 0, 3),                  FI(overlap_grad_reduce, 0, 1),   FI(overlap_param_gather, 0, 1),
-    FI(tp_comm_overlap, 0, 1),       F(tp_overlap_sm_fraction, 0, 0.5),
+    K(nccl_bw_efficiency_nvlink, 0.05, 1, NOT_MEMORY),
+    K(nccl_bw_efficiency_ib, 0.05, 1, NOT_MEMORY),
+    K(nccl_step_latency_s, 0, 1e-2, NOT_MEMORY),
+    D(straggler_sigma, 0, 0.2, 0, NOT_MEMORY), /* 0: every GPU as fast as the profile says */
+    /* memory beside the model (docs/memory.md); fragmentation is fitted (calibrate --fit memory) */
+    D(cuda_context_gib, 0, 100, 0.75, MEMORY),
+    D(nccl_buffers_gib, 0, 100, 0.5, MEMORY),
+    K(fragmentation, 0, 1, MEMORY),
+    /* the code's graph: the study's code where a file does not say */
+    DI(mlp_in_gemms, 1, 2, 2, MEMORY),
+    DI(fused_norm, 0, 1, 0, MEMORY),
+    D(grad_reduce_bytes, 2, 4, 4, MEMORY),
+    DI(fused_softmax_batches, 0, 64, 0, MEMORY),
+    DI(vocab_pad_multiple, 0, 65536, 0, MEMORY),
+    DI(sp_saves_shard, 0, 1, 0, MEMORY),
+    DI(pipe_tensors_shared, 0, 1, 0, MEMORY),
+    DI(tp_comm_overlap, 0, 1, 0, MEMORY),
+    D(tp_overlap_sm_fraction, 0, 0.5, 0.15, NOT_MEMORY), /* NeMo's userbuffers configurations for H100 */
+    /* what the code runs by default (they reach the memory through the layout: stack_layout_defaults) */
+    DI(zero, 0, 3, 1, NOT_MEMORY),
+    DI(overlap_grad_reduce, 0, 1, 0, NOT_MEMORY),
+    DI(overlap_param_gather, 0, 1, 0, NOT_MEMORY),
 };
-#undef F
-#undef FI
+#undef K
+#undef KI
+#undef D
+#undef DI
 
-static const char *const OTHER_KEYS[] = {"name", "comment", "partition"};
-/* optional keys (absent: their defaults, docs/stacks.md) */
-static const char *const OPTIONAL_KEYS[] = {"nccl_latency", "straggler_sigma"};
+const plat_field *stack_key_table(size_t *n)
+{
+  *n = G_N_ELEMENTS(FIELDS);
+  return FIELDS;
+}
+
+/* The other keys: "partition" (default auto), "nccl_latency" (fitted | tuned; default fitted), and "attention",
+ * the table of attention kernels by efficiency class. */
+static const char *const OTHER_KEYS[] = {"name", "comment", "partition", "nccl_latency", "attention"};
+#define DEFAULT_PARTITION "auto"
+
+static const char *const ATTN_MODEL_NAMES[STACK_ATTN_N_MODELS] = {"materialized", "fused"};
+
+/* The attention classes a file may leave out of its "attention" table, and what they are then: the scores
+ * written to HBM need no constant of their own (the GEMM's and HBM's efficiencies). Every other class of
+ * graph.h needs an entry. */
+static const struct {
+  const char *cls;
+  stack_attention a;
+} ATTN_DEFAULTS[] = {{"scores", {STACK_ATTN_MATERIALIZED, 0}}};
+
+static const stack_attention *attn_default(int c)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(ATTN_DEFAULTS); i++)
+    if (!strcmp(ATTN_DEFAULTS[i].cls, graph_attn_name(c))) return &ATTN_DEFAULTS[i].a;
+  return NULL;
+}
+
+static char *attn_class_list(void)
+{
+  GString *s = g_string_new(NULL);
+  for (int c = 0; c < GRAPH_ATTN_N; c++) g_string_append_printf(s, "%s%s", c ? ", " : "", graph_attn_name(c));
+  return g_string_free(s, FALSE);
+}
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
-  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS) + G_N_ELEMENTS(OPTIONAL_KEYS)];
+  const char *keys[G_N_ELEMENTS(OTHER_KEYS) + G_N_ELEMENTS(FIELDS)];
   guint n = 0;
   for (size_t i = 0; i < G_N_ELEMENTS(OTHER_KEYS); i++) keys[n++] = OTHER_KEYS[i];
   for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) keys[n++] = FIELDS[i].key;
-  for (size_t i = 0; i < G_N_ELEMENTS(OPTIONAL_KEYS); i++) keys[n++] = OPTIONAL_KEYS[i];
+  /* a stack of before the attention table: say where its constants went */
+  static const char *const MOVED[] = {"flash1_efficiency", "flash2_efficiency"};
+  for (size_t i = 0; i < G_N_ELEMENTS(MOVED); i++)
+    if (cJSON_GetObjectItemCaseSensitive(j, MOVED[i])) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: key '%s' is now \"attention\": {\"%.6s\": {\"model\": "
+                  "\"fused\", \"efficiency\": ...}} (allowed: the keys of docs/stacks.md)", path, MOVED[i], MOVED[i]);
+      return FALSE;
+    }
   return lsim_json_known_keys(j, keys, n, path, err);
 }
 
-/* The optional keys: "nccl_latency" (fitted | tuned; default fitted), "straggler_sigma" (0 to 0.2; default 0). */
-static gboolean read_optional(const cJSON *j, stack_profile *out, const char *path, GError **err)
+/* One entry of the "attention" table: {"model": "fused", "efficiency": E} or {"model": "materialized"}. */
+static gboolean read_attention_entry(const cJSON *o, const char *cls, stack_attention *a, const char *path,
+                                     GError **err)
+{
+  g_autofree char *where = g_strdup_printf("%s: attention.%s", path, cls);
+  static const char *const KEYS[] = {"model", "efficiency"};
+  const char *model = NULL;
+  if (!cJSON_IsObject(o)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s is %s (allowed: an object with \"model\" and, for a fused "
+                "kernel, \"efficiency\")", where, lsim_json_type_name(o));
+    return FALSE;
+  }
+  if (!lsim_json_known_keys(o, KEYS, G_N_ELEMENTS(KEYS), where, err) || !lsim_json_string(o, "model", &model, where, err))
+    return FALSE;
+  a->model = -1;
+  for (int m = 0; m < STACK_ATTN_N_MODELS; m++)
+    if (!strcmp(model, ATTN_MODEL_NAMES[m])) a->model = m;
+  if (a->model < 0) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: model = '%s' (allowed: fused, materialized)", where, model);
+    return FALSE;
+  }
+  gboolean has_eff = cJSON_GetObjectItemCaseSensitive(o, "efficiency") != NULL;
+  if (a->model == STACK_ATTN_MATERIALIZED) {
+    a->efficiency = 0;
+    if (!has_eff) return TRUE;
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: a materialized kernel has no efficiency of its own (allowed: "
+                "none; it runs at gemm_efficiency and hbm_efficiency)", where);
+    return FALSE;
+  }
+  if (!lsim_json_number(o, "efficiency", &a->efficiency, where, err)) return FALSE;
+  if (a->efficiency < 0.05 || a->efficiency > 1) {
+    plat_file_out_of_range(err, where, "efficiency", a->efficiency, 0.05, 1, FALSE);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The "attention" table: an entry per efficiency class of graph.h, but those with a default. */
+static gboolean read_attention(const cJSON *j, stack_profile *out, const char *path, GError **err)
+{
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "attention"), *it;
+  if (t && !cJSON_IsObject(t)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: attention is %s (allowed: an object of kernels by class)",
+                path, lsim_json_type_name(t));
+    return FALSE;
+  }
+  gboolean seen[GRAPH_ATTN_N] = {FALSE};
+  cJSON_ArrayForEach(it, t)
+  {
+    int c = graph_attn_from_name(it->string);
+    if (c < 0) {
+      g_autofree char *list = attn_class_list();
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: attention: unknown class '%s' (allowed: %s)", path,
+                  it->string, list);
+      return FALSE;
+    }
+    if (!read_attention_entry(it, it->string, &out->attention[c], path, err)) return FALSE;
+    seen[c] = TRUE;
+  }
+  for (int c = 0; c < GRAPH_ATTN_N; c++) {
+    if (seen[c]) continue;
+    const stack_attention *d = attn_default(c);
+    if (!d) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: attention: no entry for class '%s' (allowed: an entry "
+                  "{\"model\": \"fused\", \"efficiency\": E} or {\"model\": \"materialized\"}; docs/stacks.md)", path,
+                  graph_attn_name(c));
+      return FALSE;
+    }
+    out->attention[c] = *d;
+  }
+  return TRUE;
+}
+
+/* "nccl_latency": fitted | tuned (default fitted). */
+static gboolean read_latency(const cJSON *j, stack_profile *out, const char *path, GError **err)
 {
   const char *lat = NULL;
   if (cJSON_GetObjectItemCaseSensitive(j, "nccl_latency") && !lsim_json_string(j, "nccl_latency", &lat, path, err))
@@ -57,12 +195,6 @@ static gboolean read_optional(const cJSON *j, stack_profile *out, const char *pa
     return FALSE;
   }
   out->nccl_latency_tuned = lat && !strcmp(lat, "tuned");
-  if (!cJSON_GetObjectItemCaseSensitive(j, "straggler_sigma")) return TRUE;
-  if (!lsim_json_number(j, "straggler_sigma", &out->straggler_sigma, path, err)) return FALSE;
-  if (out->straggler_sigma < 0 || out->straggler_sigma > 0.2) {
-    plat_file_out_of_range(err, path, "straggler_sigma", out->straggler_sigma, 0, 0.2, FALSE);
-    return FALSE;
-  }
   return TRUE;
 }
 
@@ -86,8 +218,9 @@ gboolean stack_load_file(const char *path, stack_profile *out, GError **err)
     g_free(shown);
     goto out;
   }
-  if (!read_optional(j, out, path, err)) goto out;
-  if (!lsim_json_string(j, "partition", &part, path, err)) goto out;
+  if (!read_latency(j, out, path, err) || !read_attention(j, out, path, err)) goto out;
+  if (!cJSON_GetObjectItemCaseSensitive(j, "partition")) part = DEFAULT_PARTITION;
+  else if (!lsim_json_string(j, "partition", &part, path, err)) goto out;
   if (!partition_parse_method(part, &out->partition, &perr)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s", path, perr->message);
     g_error_free(perr);
@@ -108,21 +241,65 @@ gboolean stack_load_named(const char *name, stack_profile *out, GError **err)
   return stack_load_file(path, out, err);
 }
 
-gboolean stack_save(const stack_profile *s, const char *path, GError **err)
+static void add_attention(cJSON *j, const stack_profile *s, gboolean all)
+{
+  cJSON *t = cJSON_CreateObject();
+  for (int c = 0; c < GRAPH_ATTN_N; c++) {
+    const stack_attention *a = &s->attention[c], *d = attn_default(c);
+    if (!all && d && d->model == a->model && d->efficiency == a->efficiency) continue;
+    cJSON *e = cJSON_AddObjectToObject(t, graph_attn_name(c));
+    cJSON_AddStringToObject(e, "model", ATTN_MODEL_NAMES[a->model]);
+    if (a->model == STACK_ATTN_FUSED) {
+      g_autofree char *v = lsim_number(a->efficiency);
+      cJSON_AddRawToObject(e, "efficiency", v);
+    }
+  }
+  cJSON_AddItemToObject(j, "attention", t);
+}
+
+/* The stack as JSON: every key (all), or as the shipped files hold it (those with a default only where they
+ * differ from it). */
+static cJSON *to_json(const stack_profile *s, gboolean all)
 {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "name", s->name);
   if (s->comment[0]) cJSON_AddStringToObject(j, "comment", s->comment);
-  cJSON_AddStringToObject(j, "partition", partition_method_name(s->partition));
-  plat_file_add_fields(j, FIELDS, G_N_ELEMENTS(FIELDS), s);
-  if (s->nccl_latency_tuned) cJSON_AddStringToObject(j, "nccl_latency", "tuned");
-  if (s->straggler_sigma > 0) {
-    g_autofree char *v = lsim_number(s->straggler_sigma);
-    cJSON_AddRawToObject(j, "straggler_sigma", v);
+  const char *part = partition_method_name(s->partition);
+  if (all || strcmp(part, DEFAULT_PARTITION)) cJSON_AddStringToObject(j, "partition", part);
+  if (all) {
+    for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++) {
+      g_autofree char *v = lsim_number(*(const double *)((const char *)s + FIELDS[i].off));
+      cJSON_AddRawToObject(j, FIELDS[i].key, v);
+    }
+  } else {
+    plat_file_add_fields(j, FIELDS, G_N_ELEMENTS(FIELDS), s);
   }
+  if (all || s->nccl_latency_tuned) cJSON_AddStringToObject(j, "nccl_latency", s->nccl_latency_tuned ? "tuned" : "fitted");
+  add_attention(j, s, all);
+  return j;
+}
+
+gboolean stack_save(const stack_profile *s, const char *path, GError **err)
+{
+  cJSON *j = to_json(s, FALSE);
   gboolean ok = lsim_json_write_file(j, path, err);
   cJSON_Delete(j);
   return ok;
+}
+
+char *stack_show(const stack_profile *s)
+{
+  cJSON *j = to_json(s, TRUE);
+  char *text = cJSON_Print(j);
+  cJSON_Delete(j);
+  return text;
+}
+
+void stack_memory_key(const stack_profile *s, GString *out)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(FIELDS); i++)
+    if (FIELDS[i].tags & STACK_KEY_MEMORY)
+      g_string_append_printf(out, " %s=%.17g", FIELDS[i].key, *(const double *)((const char *)s + FIELDS[i].off));
 }
 
 gen_code stack_gen_code(const stack_profile *s)

@@ -19,6 +19,16 @@
 #include "workloads/generate.h"
 #include "workloads/partition.h"
 
+/* How a stack's attention kernel of one efficiency class runs (platforms/kernel_cost.c): FUSED, a FlashAttention-like
+ * kernel that keeps the scores on chip and skips the causal mask's half, at `efficiency` of peak (for s, d -> inf);
+ * MATERIALIZED, the scores written to HBM: two batched GEMMs at the stack's GEMM efficiency plus the passes over
+ * the scores (the event's bytes); no efficiency of its own. */
+typedef enum { STACK_ATTN_MATERIALIZED, STACK_ATTN_FUSED, STACK_ATTN_N_MODELS } stack_attn_model;
+typedef struct stack_attention {
+  int model;         /* stack_attn_model */
+  double efficiency; /* FUSED: fraction of peak on its causal work, s, d -> inf; MATERIALIZED: 0 */
+} stack_attention;
+
 typedef struct stack_profile {
   char name[64];
   char comment[512];           /* free text, kept on save */
@@ -28,8 +38,11 @@ typedef struct stack_profile {
   double fp8_gemm_efficiency;  /* the same for an FP8 GEMM, of the profile's FP8 peak (docs/precision.md) */
   double gemm_k_half;          /* reduction length at which a GEMM loses half its efficiency */
   double hbm_efficiency;       /* fraction of HBM bandwidth a streaming kernel reaches */
-  double flash1_efficiency, flash2_efficiency; /* FlashAttention fraction of peak on its causal work, s, d -> inf */
-  double attn_seq_half, attn_head_dim_half;   /* sequence length, head dim at which it is halved */
+  /* attention kernels, by the graph's efficiency class (graph.h GRAPH_ATTN_*: an attention event's variant): how
+   * the code's kernel of each class runs (the JSON's "attention" table; a new kernel is an entry there) */
+  stack_attention attention[GRAPH_ATTN_N];
+  double attn_seq_half, attn_head_dim_half;   /* sequence length, head dim at which a fused kernel's efficiency is
+                                                * halved */
   double launch_overhead_s;    /* GPU-side gap per kernel launch */
   double host_dispatch_s;      /* host (Python, PyTorch) time to issue one kernel: a kernel cannot start before
                                 * the host has issued it (sim/replay.c); 0: the host is always ahead */
@@ -75,12 +88,28 @@ typedef struct stack_profile {
 /* The stack every command runs unless told otherwise. */
 #define STACK_DEFAULT "study"
 
+/* The bits of a stack key's tags (plat_field.tags): STACK_KEY_MEMORY, the memory verdict depends on it
+ * (analysis/pool.c's memory key, stack_memory_key); STACK_KEY_NOT_MEMORY, it moves only times (kernels, links, the
+ * host), or reaches the memory through the layout (the zero and overlap defaults, stack_layout_defaults, and the
+ * partition, through the request's). Every key of the table has exactly one of the two. */
+#define STACK_KEY_MEMORY 1u
+#define STACK_KEY_NOT_MEMORY 2u
+
 gboolean stack_load_file(const char *path, stack_profile *out, GError **err);
 gboolean stack_load_named(const char *name, stack_profile *out, GError **err);
 /* The file a --stack value names: itself if it looks like a path (a '/' or ".json"), else the shipped
  * stack of that name (which may not exist). Caller frees. */
 char *stack_path(const char *name);
+/* Written as the shipped files are: every key without a default, and those with one where they differ from it. */
 gboolean stack_save(const stack_profile *s, const char *path, GError **err);
+/* The effective stack, every key with its value (defaults included), as JSON text (`layoutsim stack NAME`). Caller
+ * frees. */
+char *stack_show(const stack_profile *s);
+/* The stack's part of a memory verdict's cache key: every key tagged STACK_KEY_MEMORY, with its name, appended to
+ * out (analysis/pool.c). */
+void stack_memory_key(const stack_profile *s, GString *out);
+/* The numeric key table (for tests): its entries and their count. */
+const struct plat_field *stack_key_table(size_t *n);
 /* What the generator does for this stack. */
 gen_code stack_gen_code(const stack_profile *s);
 /* A layout's ZeRO stage and overlaps as the stack's code runs them where `given` (STACK_GIVEN_* bits) does not

@@ -509,6 +509,57 @@ START_TEST(test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes)
 }
 END_TEST
 
+/* Graph format 5 names an attention event's efficiency class: every class comes back from the file by name (the
+ * generator's, one layout per attention kernel, and each class of the table), and a version 4 file's numeric
+ * variant 0, 1, 2 is read as scores, flash1, flash2. */
+START_TEST(test_attention_classes_round_trip_by_name_and_version_4_variants_convert)
+{
+  static const struct { layout_attn a; int cls; } kernels[] = {
+      {ATTN_TORCH, GRAPH_ATTN_SCORES}, {ATTN_FUSED_SOFTMAX, GRAPH_ATTN_SCORES}, {ATTN_FLASH1, GRAPH_ATTN_FLASH1},
+      {ATTN_FLASH1_LEGACY, GRAPH_ATTN_FLASH1}, {ATTN_FLASH2, GRAPH_ATTN_FLASH2}, {ATTN_FLASH2_RMSNORM, GRAPH_ATTN_FLASH2}};
+  model m = tiny();
+  for (size_t k = 0; k < G_N_ELEMENTS(kernels); k++) {
+    layout l = mk(2, 1, 2, 1, 4, 128, CKPT_NONE, FALSE);
+    l.attn = kernels[k].a;
+    g_autoptr(graph) g = gen(&m, &l, FALSE);
+    g_autoptr(graph) back = round_trip(g);
+    int n = 0;
+    for (int r = 0; r < g->world_size; r++) {
+      const graph_program *p = g_ptr_array_index(g->programs, r), *q = g_ptr_array_index(back->programs, r);
+      for (guint i = 0; i < p->events->len; i++) {
+        const graph_event *e = &g_array_index(p->events, graph_event, i), *f = &g_array_index(q->events, graph_event, i);
+        if (e->cost != COST_ATTENTION) continue;
+        n++;
+        ck_assert_int_eq(e->variant, kernels[k].cls);
+        ck_assert_int_eq(f->variant, kernels[k].cls);
+      }
+    }
+    ck_assert_int_gt(n, 0);
+  }
+  for (int c = 0; c < GRAPH_ATTN_N; c++) {
+    ck_assert_int_eq(graph_attn_from_name(graph_attn_name(c)), c);
+    g_autofree char *v4 = g_strdup_printf(
+        "{\"format\":\"layoutsim-graph\",\"version\":4,\"world_size\":1,\"programs\":[{\"rank\":0,\"events\":[{"
+        "\"kind\":\"compute\",\"op\":\"a\",\"cost\":\"attention\",\"variant\":%d,\"phase\":\"forward\",\"m\":1,"
+        "\"n\":128,\"k\":64,\"flops\":1e9}]}]}", c);
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+    close(fd);
+    ck_assert(g_file_set_contents(path, v4, -1, NULL));
+    GError *err = NULL;
+    g_autoptr(graph) g = graph_load(path, &err);
+    unlink(path);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    ck_assert_int_eq(g_array_index(((graph_program *)g->programs->pdata[0])->events, graph_event, 0).variant, c);
+    g_autoptr(graph) back = round_trip(g);
+    ck_assert_int_eq(g_array_index(((graph_program *)back->programs->pdata[0])->events, graph_event, 0).variant, c);
+  }
+  ck_assert_str_eq(graph_attn_name(GRAPH_ATTN_SCORES), "scores");
+  ck_assert_str_eq(graph_attn_name(GRAPH_ATTN_FLASH1), "flash1");
+  ck_assert_str_eq(graph_attn_name(GRAPH_ATTN_FLASH2), "flash2");
+}
+END_TEST
+
 /* Version 4 is written; 1 to 3 are converted (every event bf16, a group's class the one its label names,
  * meta numbers read from text), their files may not carry version 4's fields; a newer version is refused,
  * saying what to do. */
@@ -532,8 +583,8 @@ START_TEST(test_old_graph_versions_are_converted_and_newer_refused)
   ck_assert_int_eq(g->meta.pp, 2);
   ck_assert_double_eq(g->meta.tokens_per_step, 4096);
   struct { const char *json, *want; } cases[] = {
-      {"{\"format\":\"layoutsim-graph\",\"version\":5,\"world_size\":1}",
-       "FILE: graph format version 5: this layoutsim reads version 4 (and converts 1 to 3); regenerate it with "
+      {"{\"format\":\"layoutsim-graph\",\"version\":6,\"world_size\":1}",
+       "FILE: graph format version 6: this layoutsim reads version 5 (and converts 1 to 4); regenerate it with "
        "`layoutsim graph` (docs/graph-format.md)"},
       {"{\"format\":\"layoutsim-graph\",\"version\":3,\"world_size\":1,\"programs\":[{\"rank\":0,\"events\":[{\"kind\":"
        "\"compute\",\"op\":\"x\",\"cost\":\"gemm\",\"phase\":\"forward\",\"dtype\":\"fp8_e4m3\"}]}]}",
@@ -799,6 +850,7 @@ int main(void)
   tcase_add_test(tc, test_every_send_has_its_recv);
   tcase_add_test(tc, test_fp8_graph_types_linear_gemms_and_round_trips_dtypes_and_classes);
   tcase_add_test(tc, test_old_graph_versions_are_converted_and_newer_refused);
+  tcase_add_test(tc, test_attention_classes_round_trip_by_name_and_version_4_variants_convert);
   tcase_add_test(tc, test_class_table_decides_the_timeline_category_of_a_collective);
   tcase_add_test(tc, test_mirror_peers_are_the_explicit_programs_peers);
   tcase_add_test(tc, test_graph_check_rejects_an_unmatched_send);

@@ -19,8 +19,9 @@ static gpu_profile prof(void)
   p.stack.gemm_efficiency = 0.8;
   p.stack.gemm_k_half = 128;
   p.stack.hbm_efficiency = 0.8;
-  p.stack.flash1_efficiency = 0.3;
-  p.stack.flash2_efficiency = 0.6;
+  p.stack.attention[GRAPH_ATTN_SCORES] = (stack_attention){STACK_ATTN_MATERIALIZED, 0};
+  p.stack.attention[GRAPH_ATTN_FLASH1] = (stack_attention){STACK_ATTN_FUSED, 0.3};
+  p.stack.attention[GRAPH_ATTN_FLASH2] = (stack_attention){STACK_ATTN_FUSED, 0.6};
   p.stack.attn_seq_half = 300;
   p.stack.attn_head_dim_half = 24;
   p.stack.launch_overhead_s = 4e-6;
@@ -131,7 +132,7 @@ START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
                    .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 1};
   e.flops = 4.0 * s * s * d * bh;
   double eff2 = 0.6 * s / (s + 300) * d / (d + 24);
-  ck_assert_double_eq_tol(kcost_flash_efficiency(&p, GRAPH_ATTN_FLASH2, s, d), eff2, 1e-12);
+  ck_assert_double_eq_tol(kcost_fused_attention_efficiency(&p, GRAPH_ATTN_FLASH2, s, d), eff2, 1e-12);
   ck_assert_double_eq_tol(kcost_seconds(&p, &e), 0.5 * e.flops / (312e12 * eff2), 1e-15);
   /* backward: graph counts 2x forward, the kernel does 2.5x */
   graph_event b = e;
@@ -143,7 +144,7 @@ START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
   f1.variant = GRAPH_ATTN_FLASH1;
   ck_assert_double_eq_tol(kcost_seconds(&p, &f1), 2 * kcost_seconds(&p, &e), 1e-15);
   /* longer sequences are more efficient */
-  ck_assert(kcost_flash_efficiency(&p, GRAPH_ATTN_FLASH2, 8192, d) > eff2);
+  ck_assert(kcost_fused_attention_efficiency(&p, GRAPH_ATTN_FLASH2, 8192, d) > eff2);
 }
 END_TEST
 
@@ -157,6 +158,26 @@ START_TEST(test_unfused_attention_is_gemms_plus_score_traffic)
   e.bytes = 14.0 * bh * s * s;
   double want = 6 * 4e-6 + e.flops / (312e12 * 0.8 * d / (d + 128)) + e.bytes / (2.0e12 * 0.8);
   ck_assert_double_eq_tol(kcost_seconds(&p, &e), want, 1e-15);
+}
+END_TEST
+
+/* The graph names a class; how its kernel runs is the stack's: the same flash2 event under a stack whose flash2
+ * entry is materialized costs as the scores path (two batched GEMMs plus its bytes), and under a fused entry of
+ * another efficiency scales with it. */
+START_TEST(test_attention_class_cost_model_comes_from_the_stack_entry)
+{
+  gpu_profile p = prof();
+  double s = 2048, d = 128, bh = 40;
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_ATTENTION, .phase = PH_FORWARD, .variant = GRAPH_ATTN_FLASH2,
+                   .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 0};
+  e.flops = 4.0 * s * s * d * bh;
+  e.bytes = 8.0 * bh * s * s;
+  p.stack.attention[GRAPH_ATTN_FLASH2] = (stack_attention){STACK_ATTN_MATERIALIZED, 0};
+  double want = e.flops / (312e12 * 0.8 * d / (d + 128)) + e.bytes / (2.0e12 * 0.8);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), want, 1e-15);
+  p.stack.attention[GRAPH_ATTN_FLASH2] = (stack_attention){STACK_ATTN_FUSED, 0.45};
+  double eff = 0.45 * s / (s + 300) * d / (d + 24);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &e), fmax(0.5 * e.flops / (312e12 * eff), e.bytes / (2.0e12 * 0.8)), 1e-15);
 }
 END_TEST
 
@@ -181,6 +202,7 @@ Suite *kcost_suite(void)
   tcase_add_test(tc, test_flash_attention_runs_causal_half_at_its_efficiency);
   tcase_add_test(tc, test_unfused_attention_is_gemms_plus_score_traffic);
   tcase_add_test(tc, test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches);
+  tcase_add_test(tc, test_attention_class_cost_model_comes_from_the_stack_entry);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -134,12 +134,7 @@ static void bias_add(block *b, const model *m, double elements)
   o->bytes[1] = OPS_BIAS_BWD_BYTES_PER_EL * elements;
 }
 
-static int attn_kind(layout_attn a)
-{
-  return a == ATTN_FLASH2 || a == ATTN_FLASH2_RMSNORM ? GRAPH_ATTN_FLASH2
-         : layout_attn_is_flash(a)                    ? GRAPH_ATTN_FLASH1
-                                                      : GRAPH_ATTN_SCORES;
-}
+static int attn_kind(layout_attn a) { return layout_attn_class(a); }
 
 /* The softmax the code runs for fused-softmax: Megatron(-DeepSpeed)'s FusedScaleMaskSoftmax takes its
  * fused kernel only where seq_len is in (16, 2048], a multiple of 4, and micro-batch x heads/tp a multiple

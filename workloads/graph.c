@@ -17,7 +17,11 @@ const char *const GRAPH_COLL_NAMES[COLL_N] = {"all-reduce", "reduce-scatter", "a
 
 const char *const GRAPH_DTYPE_NAMES[DT_N] = {"bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "fp32"};
 
+/* the attention efficiency classes (graph.h GRAPH_ATTN_*): the graph file's "kernel", the stacks' "attention" keys */
+const char *const GRAPH_ATTN_NAMES[GRAPH_ATTN_N] = {"scores", "flash1", "flash2"};
+
 G_STATIC_ASSERT(DT_N <= 16); /* graph_event.dtype is 4 bits */
+G_STATIC_ASSERT(GRAPH_ATTN_N <= 16); /* and an attention event's variant */
 
 /* analysis/footprint.c counts 64 bytes an event */
 G_STATIC_ASSERT(sizeof(graph_event) == 64);
@@ -45,6 +49,15 @@ const char *graph_kind_name(graph_kind k) { return GRAPH_KIND_NAMES[k]; }
 const char *graph_coll_name(graph_coll c) { return GRAPH_COLL_NAMES[c]; }
 
 const char *graph_dtype_name(graph_dtype d) { return GRAPH_DTYPE_NAMES[d]; }
+
+const char *graph_attn_name(int c) { return c >= 0 && c < GRAPH_ATTN_N ? GRAPH_ATTN_NAMES[c] : "?"; }
+
+int graph_attn_from_name(const char *name)
+{
+  for (int c = 0; c < GRAPH_ATTN_N; c++)
+    if (!strcmp(GRAPH_ATTN_NAMES[c], name)) return c;
+  return -1;
+}
 
 gboolean graph_dtype_is_fp8(graph_dtype d) { return d == DT_FP8_E4M3 || d == DT_FP8_E5M2 || d == DT_MXFP8; }
 

@@ -33,9 +33,10 @@
 
 #include "traffic_class.h"
 
-/* The graph file format this layoutsim writes and reads (docs/graph-format.md); versions 1 to 3 are read
- * through a converter (bf16 events, groups classed by their label, meta strings read as numbers). */
-#define GRAPH_FORMAT_VERSION 4
+/* The graph file format this layoutsim writes and reads (docs/graph-format.md); versions 1 to 4 are read
+ * through a converter (bf16 events, groups classed by their label, meta strings read as numbers; an attention
+ * event's numeric variant as its class). */
+#define GRAPH_FORMAT_VERSION 5
 
 typedef enum { EV_COMPUTE, EV_COLLECTIVE, EV_SEND, EV_RECV, EV_N_KINDS } graph_kind;
 /* COLL_ALL_TO_ALL: `bytes` is what each rank sends in all, bytes/n to each member (itself included) */
@@ -48,9 +49,14 @@ typedef enum { PH_FORWARD, PH_BACKWARD, PH_RECOMPUTE, PH_DP, PH_OPTIMIZER, PH_N 
  * (m x k).(k x n), an attention kernel of a kind (variant), or a memory-bound pass (bytes; flops if any). */
 typedef enum { COST_NONE, COST_GEMM, COST_ATTENTION, COST_MEMORY, COST_N } graph_cost;
 
-/* An attention event's kind (its variant): the score matrix materialized in HBM (two batched GEMMs and the
- * passes over the scores, the event's bytes), or a FlashAttention kernel of the first or second generation. */
+/* An attention event's efficiency class (its variant; the file's "kernel", by name): which kernel the code runs,
+ * the score matrix materialized in HBM (torch, fused softmax) or a FlashAttention kernel of the first or second
+ * generation. The graph names the class only; the stack says how its kernel of the class runs and how fast (its
+ * "attention" table, platforms/stack.h): a new kernel is a row here and an entry in the stacks' tables. */
 enum { GRAPH_ATTN_SCORES, GRAPH_ATTN_FLASH1, GRAPH_ATTN_FLASH2, GRAPH_ATTN_N };
+/* The name of an attention class ("scores", "flash1", "flash2"), and the class of a name (-1: none). */
+const char *graph_attn_name(int c);
+int graph_attn_from_name(const char *name);
 
 /* The data type a compute event's math runs in (its GEMMs' inputs: FP8 GEMMs take FP8 operands and
  * accumulate in FP32) or a transfer's elements travel in. bf16 is the default and every version 1-3 file's. */
@@ -69,7 +75,7 @@ typedef struct graph_event {
   uint8_t kind;    /* graph_kind */
   uint8_t cost;    /* compute: graph_cost; COST_NONE for communication */
   uint8_t phase;   /* graph_phase */
-  uint8_t variant : 4; /* collective: graph_coll; attention: its efficiency class in the stack (GRAPH_ATTN_*);
+  uint8_t variant : 4; /* collective: graph_coll; attention: its efficiency class (GRAPH_ATTN_*);
                         * backward GEMM: 0 dgrad + wgrad, 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
   uint8_t dtype : 4;   /* graph_dtype (the event stays 64 bytes) */
   uint16_t op : 12;    /* label: index into the graph's op_names, < GRAPH_MAX_OPS (for people; the replay never reads it) */

@@ -1,5 +1,5 @@
 /* graph_load -- the task graph's JSON form read (graph_load, graph_load_within; docs/graph-format.md) with
- * cJSON: every field checked and refused with a message naming it, and files of format versions 1 to 3
+ * cJSON: every field checked and refused with a message naming it, and files of format versions 1 to 4
  * converted (bf16 events, groups classed by their label, meta strings read as numbers). The graph read is
  * then checked (graph_check.c).
  *
@@ -241,10 +241,26 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     e->peer = opt_int(o, "group", -1);
   } else if (ki == EV_COMPUTE) {
     int variant = opt_int(o, "variant", 0);
+    const cJSON *kern = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+    if (kern && (version < 5 || co != COST_ATTENTION))
+      return bad(err, where, rank, idx, "field 'kernel' needs an attention event of graph format version 5 (allowed "
+                 "here: none)");
+    if (version >= 5 && co == COST_ATTENTION && cJSON_GetObjectItemCaseSensitive(o, "variant")) {
+      allowed = names_list(GRAPH_ATTN_NAMES, GRAPH_ATTN_N);
+      return bad(err, where, rank, idx, "an attention event of version 5 names its class in 'kernel', not 'variant' "
+                 "(allowed: 'kernel' one of %s)", allowed);
+    }
     if (variant < 0 || variant > 5)
       return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to 5)", variant);
-    if (co == COST_ATTENTION && version == 1) variant /= 2; /* v1 kernel id -> GRAPH_ATTN_* */
-    else if (co == COST_ATTENTION && variant >= GRAPH_ATTN_N)
+    if (co == COST_ATTENTION && version >= 5) { /* the class by name */
+      variant = kern && cJSON_IsString(kern) ? graph_attn_from_name(kern->valuestring) : -1;
+      if (variant < 0) {
+        got = shown(o, "kernel");
+        allowed = names_list(GRAPH_ATTN_NAMES, GRAPH_ATTN_N);
+        return bad(err, where, rank, idx, "field 'kernel' is %s (allowed: %s)", got, allowed);
+      }
+    } else if (co == COST_ATTENTION && version == 1) variant /= 2; /* v1 kernel id -> GRAPH_ATTN_* */
+    else if (co == COST_ATTENTION && variant >= GRAPH_ATTN_N) /* versions 2-4: the class's id */
       return bad(err, where, rank, idx, "an attention event's 'variant' is %d (allowed: 0 scores, 1 flash1, 2 flash2)",
                  variant);
     else if (co == COST_MEMORY || (version == 1 && co != COST_ATTENTION)) variant = 0; /* v1: norm's 'fused' flag */
@@ -526,7 +542,7 @@ graph *graph_load_within(const char *path, double max_bytes, GError **err)
   if (version < 1 || version > GRAPH_FORMAT_VERSION || (ver && ver->valuedouble != version)) {
     g_autofree char *got = shown(j, "version");
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: graph format version %s: this layoutsim reads version %d (and "
-                "converts 1 to 3); regenerate it with `layoutsim graph` (docs/graph-format.md)", path, got,
+                "converts 1 to 4); regenerate it with `layoutsim graph` (docs/graph-format.md)", path, got,
                 GRAPH_FORMAT_VERSION);
     goto out;
   }

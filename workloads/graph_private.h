@@ -18,6 +18,7 @@ extern const char *const GRAPH_PHASE_NAMES[PH_N];
 extern const char *const GRAPH_KIND_NAMES[EV_N_KINDS];
 extern const char *const GRAPH_COLL_NAMES[COLL_N];
 extern const char *const GRAPH_DTYPE_NAMES[DT_N];
+extern const char *const GRAPH_ATTN_NAMES[GRAPH_ATTN_N];
 
 /* Place of `rank` in the ring order of `gr`, -1 when not a member. */
 int graph_group_place(const graph_group *gr, int rank);

@@ -25,6 +25,8 @@ static void write_event(FILE *f, const graph *g, const graph_event *e, int after
     fprintf(f, ",\"peer\":%d", e->peer);
     if (e->variant) fprintf(f, ",\"variant\":%d", e->variant);
   }
+  else if (e->cost == COST_ATTENTION) /* its efficiency class by name (version 5) */
+    fprintf(f, ",\"cost\":\"%s\",\"kernel\":\"%s\"", GRAPH_COST_NAMES[e->cost], GRAPH_ATTN_NAMES[e->variant]);
   else fprintf(f, ",\"cost\":\"%s\",\"variant\":%d", GRAPH_COST_NAMES[e->cost], e->variant);
   if (e->dtype != DT_BF16) fprintf(f, ",\"dtype\":\"%s\"", GRAPH_DTYPE_NAMES[e->dtype]);
   if (e->micro_batch >= 0) fprintf(f, ",\"micro_batch\":%d", e->micro_batch);

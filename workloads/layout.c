@@ -1,6 +1,7 @@
 /* layout -- see layout.h. */
 #include "layout.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "common/lsim_error.h"
@@ -9,6 +10,53 @@
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
                                                        "flash2", "flash2+rmsnorm"};
+/* each kernel's efficiency class (graph.h): the stack's attention table prices it */
+static const int ATTN_CLASSES[ATTN_N_KERNELS] = {GRAPH_ATTN_SCORES, GRAPH_ATTN_SCORES, GRAPH_ATTN_FLASH1,
+                                                 GRAPH_ATTN_FLASH1, GRAPH_ATTN_FLASH2, GRAPH_ATTN_FLASH2};
+
+#define FIELD(f, type, tag) {#f, offsetof(layout, f), sizeof(((layout *)0)->f), LAYOUT_FIELD_##type, LAYOUT_KEY_##tag}
+/* Every field of struct layout but the axes' degrees, with its type and its tag (the macro takes both). */
+static const layout_field LAYOUT_FIELDS[] = {
+    FIELD(gpus, INT, MEMORY),
+    FIELD(moe_imbalance, DOUBLE, MEMORY),
+    FIELD(sp, INT, MEMORY),
+    FIELD(micro_batch, INT, MEMORY),
+    FIELD(global_batch, INT, MEMORY),
+    FIELD(seq_len, INT, MEMORY),
+    FIELD(ckpt, INT, MEMORY),
+    FIELD(attn, INT, MEMORY),
+    FIELD(norm_kernel, INT, MEMORY),
+    FIELD(zero, INT, MEMORY),
+    FIELD(overlap_grad_reduce, INT, MEMORY),
+    FIELD(overlap_param_gather, INT, MEMORY),
+    FIELD(overlap_moe_ep_comm, INT, MEMORY),
+    FIELD(grad_accum, INT, DERIVED),
+    FIELD(schedule, INT, MEMORY),
+    FIELD(virtual_stages, INT, MEMORY),
+    FIELD(precision, INT, MEMORY),
+    FIELD(pipeline_layout, TEXT, MEMORY),
+};
+#undef FIELD
+
+const layout_field *layout_fields(gsize *n)
+{
+  *n = G_N_ELEMENTS(LAYOUT_FIELDS);
+  return LAYOUT_FIELDS;
+}
+
+void layout_memory_key(const layout *l, GString *out)
+{
+  for (int a = 0; a < AXIS_N; a++)
+    if (!axis_get(a)->derived) g_string_append_printf(out, " %s=%d", axis_get(a)->name, axis_size(l, a));
+  for (gsize i = 0; i < G_N_ELEMENTS(LAYOUT_FIELDS); i++) {
+    const layout_field *f = &LAYOUT_FIELDS[i];
+    const char *at = (const char *)l + f->offset;
+    if (f->tag != LAYOUT_KEY_MEMORY) continue;
+    if (f->type == LAYOUT_FIELD_INT) g_string_append_printf(out, " %s=%d", f->name, *(const int *)at);
+    else if (f->type == LAYOUT_FIELD_DOUBLE) g_string_append_printf(out, " %s=%.17g", f->name, *(const double *)at);
+    else g_string_append_printf(out, " %s='%.*s'", f->name, (int)f->size, at);
+  }
+}
 static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp", "mla_up_proj"};
 static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
@@ -28,6 +76,7 @@ double layout_tokens_per_rank(const layout *l) { return (double)l->micro_batch *
 int layout_dp_cp(const layout *l) { return (int)axis_product(l, axis_mask_sharding(AXIS_REPLICATES_WEIGHTS)); }
 const char *layout_ckpt_name(layout_ckpt c) { return CKPT_NAMES[c]; }
 gboolean layout_attn_is_flash(layout_attn a) { return a >= ATTN_FLASH1; }
+int layout_attn_class(layout_attn a) { return ATTN_CLASSES[a]; }
 const char *layout_norm_kernel_name(layout_norm_kernel k) { return NORMK_NAMES[k]; }
 
 gboolean layout_norm_fused(const layout *l, gboolean stack_fused)

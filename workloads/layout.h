@@ -61,6 +61,24 @@ typedef struct layout {
                                               * holds which layers; empty: the partition method's split */
 } layout;
 
+/* The layout's fields besides the axes' degrees (axes.h holds those), declared once (layout.c LAYOUT_FIELDS) with
+ * what the memory verdict makes of them, so that a cache key of what the memory depends on (analysis/pool.c) is
+ * derived and a new field cannot be left out of it: tests/test_memory_key.c checks the table and the axes cover
+ * every byte of struct layout but alignment padding. */
+typedef enum { LAYOUT_FIELD_INT, LAYOUT_FIELD_DOUBLE, LAYOUT_FIELD_TEXT } layout_field_type;
+/* A field's tag: MEMORY, the memory verdict depends on it; DERIVED, layout_validate computes it from the others. */
+typedef enum { LAYOUT_KEY_MEMORY = 1, LAYOUT_KEY_DERIVED } layout_key_tag;
+typedef struct layout_field {
+  const char *name;
+  gsize offset, size;
+  layout_field_type type; /* INT: an int, a gboolean or an enumeration */
+  layout_key_tag tag;
+} layout_field;
+const layout_field *layout_fields(gsize *n);
+/* The layout's part of a memory verdict's cache key: every non-derived axis' degree and every field tagged
+ * MEMORY, named, appended to out. */
+void layout_memory_key(const layout *l, GString *out);
+
 /* Highest ZeRO stage. */
 #define LAYOUT_MAX_ZERO 3
 
@@ -72,6 +90,8 @@ gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err);
 const char *layout_attn_name(layout_attn a);
 const char *layout_ckpt_name(layout_ckpt c);
 gboolean layout_attn_is_flash(layout_attn a);
+/* The efficiency class of the kernel (graph.h GRAPH_ATTN_*): what its attention events name, and the stack prices. */
+int layout_attn_class(layout_attn a);
 gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err);
 const char *layout_norm_kernel_name(layout_norm_kernel k);
 /* Whether the norms run as one fused kernel, for a stack whose code fuses them (stack_fused) or not. */

@@ -278,11 +278,20 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);
     for (char **p = w; *p; p++) fprintf(f, "warning: %s\n", *p);
   }
-  fprintf(f, "\nstage  bubble%%  fwd_s    bwd_s    recomp_s tp_s     pp_s     dp_s     opt_s    idle_s   mem_GiB\n");
+  /* a column per category; ep_s only where a stage has expert-parallel all-to-alls (docs/moe.md) */
+  static const char *const COLS[TL_N] = {"fwd_s", "bwd_s", "recomp_s", "tp_s", "ep_s", "pp_s", "dp_s", "opt_s", "idle_s"};
+  gboolean shown[TL_N];
+  for (int c = 0; c < TL_N; c++) shown[c] = c != TL_EP_COMM;
+  for (int s = 0; s < m->stages; s++) shown[TL_EP_COMM] |= m->stage[s].seconds[TL_EP_COMM] > 0;
+  fprintf(f, "\nstage  bubble%% ");
+  for (int c = 0; c < TL_N; c++)
+    if (shown[c]) fprintf(f, " %-8s", COLS[c]);
+  fprintf(f, " mem_GiB\n");
   for (int s = 0; s < m->stages; s++) {
     const stage_metrics *st = &m->stage[s];
     fprintf(f, "%5d  %7.1f", s, 100 * st->bubble_fraction);
-    for (int c = 0; c < TL_N; c++) fprintf(f, " %8.3f", st->seconds[c]);
+    for (int c = 0; c < TL_N; c++)
+      if (shown[c]) fprintf(f, " %8.3f", st->seconds[c]);
     fprintf(f, " %8.1f\n", st->mem_peak_bytes / GIB);
   }
   fprintf(f, "\nmemory (GiB)  params    grads optimizer activations  buffers overhead     peak\n");

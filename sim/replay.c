@@ -174,6 +174,7 @@ static const char *trace_state(const graph *g, const graph_event *e)
   if (e->kind == EV_COLLECTIVE) {
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return "pp-wait";
+    if (tc_info_of(gr->tclass)->category) return tc_info_of(gr->tclass)->category;
     return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : "tp-comm";
   }
   switch (e->phase) {
@@ -442,6 +443,7 @@ static void declare_trace_states(void)
 {
   static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
                                           {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
+                                          {"ep-comm", "1.0 0.6 0.7"},
                                           {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
                                           {"optimizer", "0.9 0.9 0.2"}, {"idle", "1.0 1.0 1.0"}};
   TRACE_host_state_declare("gpu");

@@ -7,10 +7,28 @@
 
 #include "common/lsim_error.h"
 
-static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm",
+static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "ep-comm",
                                         "pp-wait", "dp-comm",  "optimizer", "idle"};
 
 const char *tl_cat_name(tl_cat c) { return NAMES[c]; }
+
+/* The category a traffic class names as its own (tc_info.category), TL_N where it names none; looked up once. */
+static tl_cat class_category(traffic_class tc)
+{
+  static tl_cat own[TC_N];
+  static gsize done;
+  if (g_once_init_enter(&done)) {
+    for (int k = 0; k < TC_N; k++) {
+      own[k] = TL_N;
+      const char *name = tc_info_of((traffic_class)k)->category;
+      for (int c = 0; name && c < TL_N; c++)
+        if (!strcmp(name, NAMES[c])) own[k] = (tl_cat)c;
+      g_assert(!name || own[k] != TL_N); /* a class's category is one of the timeline's */
+    }
+    g_once_init_leave(&done, 1);
+  }
+  return (unsigned)tc < TC_N ? own[tc] : TL_N;
+}
 
 timeline tl_make(const graph *g, const replay_result *res)
 {
@@ -25,6 +43,8 @@ tl_cat tl_category(const graph *g, const graph_event *e)
     const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
     /* e.g. the grad-norm all-reduce over the pipeline group: it waits for the pipeline to drain */
     if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return TL_PP_WAIT;
+    tl_cat own = class_category(gr->tclass);
+    if (own != TL_N) return own;
     return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : TL_TP_COMM;
   }
   switch (e->phase) {
@@ -181,13 +201,14 @@ tl_stream tl_stream_of(tl_cat c)
   case TL_TP_COMM: return TL_STREAM_TP;
   case TL_PP_WAIT: return TL_STREAM_PP;
   case TL_DP_COMM: return TL_STREAM_DP;
+  case TL_EP_COMM: return TL_STREAM_EP;
   default: return TL_STREAM_COMPUTE;
   }
 }
 
 const char *tl_stream_name(tl_stream s)
 {
-  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "pp-comm", "dp-comm"};
+  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "pp-comm", "dp-comm", "ep-comm"};
   return N[s];
 }
 

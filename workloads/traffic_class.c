@@ -7,7 +7,7 @@ static const tc_info TABLE[TC_N] = {
     [TC_OTHER] = {"other", TC_COUNT_BY_PHASE, FALSE}, [TC_TP] = {"tp", TC_COUNT_BY_PHASE, TRUE},
     [TC_CP] = {"cp", TC_COUNT_BY_PHASE, FALSE},       [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE},
     [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE}, [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE},
-    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE},
+    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, "ep-comm"}, /* the all-to-all dispatch and combine (docs/moe.md) */
 };
 
 const tc_info *tc_info_of(traffic_class c) { return &TABLE[(unsigned)c < TC_N ? c : TC_OTHER]; }

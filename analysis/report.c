@@ -280,11 +280,15 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);
     for (char **p = w; *p; p++) fprintf(f, "warning: %s\n", *p);
   }
-  /* a column per category; cp-comm's only where a stage has some (a layout without cp keeps its table) */
-  static const char *const HEAD[TL_N] = {"fwd_s", "bwd_s", "recomp_s", "tp_s", "cp_s", "pp_s", "dp_s", "opt_s", "idle_s"};
+  /* a column per category; cp_s and ep_s only where a stage has some (a layout without cp or experts keeps its
+   * table; docs/moe.md) */
+  static const char *const HEAD[TL_N] = {"fwd_s", "bwd_s", "recomp_s", "tp_s", "cp_s", "ep_s", "pp_s", "dp_s", "opt_s", "idle_s"};
   gboolean shown[TL_N];
-  for (int c = 0; c < TL_N; c++) shown[c] = c != TL_CP_COMM;
-  for (int s = 0; s < m->stages; s++) shown[TL_CP_COMM] = shown[TL_CP_COMM] || m->stage[s].seconds[TL_CP_COMM] > 0;
+  for (int c = 0; c < TL_N; c++) shown[c] = c != TL_CP_COMM && c != TL_EP_COMM;
+  for (int s = 0; s < m->stages; s++) {
+    shown[TL_CP_COMM] = shown[TL_CP_COMM] || m->stage[s].seconds[TL_CP_COMM] > 0;
+    shown[TL_EP_COMM] = shown[TL_EP_COMM] || m->stage[s].seconds[TL_EP_COMM] > 0;
+  }
   fprintf(f, "\nstage  bubble%% ");
   for (int c = 0; c < TL_N; c++)
     if (shown[c]) fprintf(f, " %-8s", HEAD[c]);

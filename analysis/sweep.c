@@ -22,8 +22,8 @@ static const char *const COLUMNS[] = {
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "vocab_padded", "params", "params_per_gpu", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
     "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-    "t_idle_s", "error", "ep", "etp", "moe_imbalance", "t_cp_comm_s"};
-G_STATIC_ASSERT(TL_N == 9); /* a t_<category>_s column each */
+    "t_idle_s", "error", "ep", "etp", "moe_imbalance", "t_cp_comm_s", "t_ep_comm_s"};
+G_STATIC_ASSERT(TL_N == 10); /* a t_<category>_s column each */
 
 /* The option that lists each layout axis. */
 static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
@@ -43,7 +43,8 @@ const char *const *sweep_columns(guint *n)
 static gboolean optional_column(const char *col)
 {
   static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision",
-                                      "vocab_padded", "params", "params_per_gpu", "ep", "etp", "moe_imbalance"};
+                                      "vocab_padded", "params", "params_per_gpu", "ep", "etp", "moe_imbalance",
+                                      "t_cp_comm_s", "t_ep_comm_s"};
   for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
     if (!strcmp(col, later[i])) return TRUE;
   return FALSE;
@@ -316,6 +317,30 @@ static gboolean splits_backward(int h, int pp, int layers)
   return split;
 }
 
+/* The expert-parallel combinations of a sweep: every value of each folded axis (axes.h: ep, then etp) crossed
+ * with every --moe-imbalance, the imbalance fastest; each layout of the other axes is enumerated once per
+ * combination (docs/moe.md, "In a sweep"). */
+static guint expert_combos(const sweep_spec *s)
+{
+  guint n = s->moe_imbalance ? s->moe_imbalance->len : 1;
+  for (int a = 0; a < AXIS_N; a++)
+    if (s->folded[a]) n *= s->folded[a]->len;
+  return n;
+}
+
+/* Combination i of expert_combos into l. */
+static void expert_set(const sweep_spec *s, guint i, layout *l)
+{
+  guint ni = s->moe_imbalance ? s->moe_imbalance->len : 1;
+  l->moe_imbalance = s->moe_imbalance ? g_array_index(s->moe_imbalance, double, i % ni) : 1.0;
+  i /= ni;
+  for (int a = AXIS_N - 1; a >= 0; a--)
+    if (s->folded[a]) {
+      axis_set_size(l, (axis_id)a, ival(s->folded[a], i % s->folded[a]->len));
+      i /= s->folded[a]->len;
+    }
+}
+
 /* The option values of one layout beyond tp, pp and cp, as indices into their lists. */
 typedef struct combo {
   int ckpt, attn, sched, vs, zero, ogr, opg;
@@ -363,6 +388,8 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
     vss[h] = axis_values(s, AX_VS, pt, ival(scs, h), pp, cp, gb);
     split[h] = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp, s->m.layers);
   }
+  guint nx = expert_combos(s);
+  for (guint x = 0; x < nx; x++) /* outermost: a sweep with one expert layout keeps its indices */
   for (guint z = 0; z < zs->len; z++)
     for (guint og = 0; og < ogs->len; og++)
       for (guint op = 0; op < ops->len; op++)
@@ -399,9 +426,7 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
                       /* what the command gave or the full space enumerates stays; the rest is the stack's */
                       stack_layout_defaults(&pt->prof.stack, &l, s->space == SWEEP_SPACE_FULL ? ~0u : s->layout_given);
                       l.precision = ival(prs, pr);
-                      l.ep = MAX(s->ep, 1); /* one value for the sweep (docs/moe.md) */
-                      l.etp = MAX(s->etp, 1);
-                      l.moe_imbalance = s->moe_imbalance >= 1 ? s->moe_imbalance : 1.0;
+                      expert_set(s, x, &l);
                       add_row(e, pt, &l);
                     }
   for (guint h = 0; h < scs->len; h++) g_array_unref(vss[h]);
@@ -500,8 +525,14 @@ static char *sweep_id(const sweep_spec *s)
                          s->model_file ? s->model_file : "-", s->seq_len, s->global_batch, s->zero, s->overlap_grad_reduce,
                          s->overlap_param_gather, s->partition_set, (int)s->gen.partition, s->gen.symmetry);
   g_string_append_printf(d, "m %d %d %d %d\n", s->m.layers, s->m.hidden, s->m.heads, s->m.vocab);
-  if (s->ep > 1 || s->etp > 1 || s->moe_imbalance > 1) /* a sweep without experts keeps its id */
-    g_string_append_printf(d, "ep %d etp %d imbalance %.17g\n", s->ep, s->etp, s->moe_imbalance);
+  layout one = layout_default();
+  expert_set(s, 0, &one);
+  if (expert_combos(s) > 1 || one.ep > 1 || one.etp > 1 || one.moe_imbalance > 1) /* without experts: the id as before */
+    for (guint x = 0; x < expert_combos(s); x++) {
+      layout l = layout_default();
+      expert_set(s, x, &l);
+      g_string_append_printf(d, "ep %d etp %d imbalance %.17g\n", l.ep, l.etp, l.moe_imbalance);
+    }
   for (int ax = 0; ax < AX_N; ax++) {
     g_string_append_printf(d, "%s:", AXIS_OPTIONS[ax]);
     for (guint i = 0; s->layout[ax] && i < s->layout[ax]->len; i++) g_string_append_printf(d, " %d", ival(s->layout[ax], i));
@@ -539,7 +570,7 @@ static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
 static const char *const NUMBERS[] = {"step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib",
                                       "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s",
                                       "t_tp_comm_s", "t_cp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-                                      "t_idle_s"};
+                                      "t_idle_s", "t_ep_comm_s"};
 
 gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const csv_table *first, GError **err)
 {
@@ -770,7 +801,7 @@ static double count_point(sizer *z, const point *pt)
     }
     n += (z->sum_sp_tp - dividing_sp) * none;
   }
-  return n * prs->len * z->ckpt_attn;
+  return n * prs->len * z->ckpt_attn * expert_combos(s); /* each layout once per expert combination */
 }
 
 static void sizer_init(sizer *z, const sweep_spec *s, const point *any)

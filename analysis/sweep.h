@@ -32,6 +32,7 @@
 #include "csv.h"
 #include "platforms/whatif.h"
 #include "pool.h"
+#include "workloads/axes.h"
 
 /* The layout axes, in the enumeration's order (outer to inner). */
 /* AX_ZERO, AX_OGR, AX_OPG: the ZeRO stage and the two overlaps (--zero, --overlap-grad-reduce,
@@ -56,8 +57,9 @@ typedef struct sweep_spec {
                            * once K layouts of a point are faster than the next bound; 0: replay every layout */
   unsigned layout_given;  /* STACK_GIVEN_* bits: which of zero and the overlaps the command gave (else each
                            * stack's) */
-  int ep, etp;            /* every layout's expert parallelism (one value: --ep, --etp; docs/moe.md) */
-  double moe_imbalance;   /* every layout's --moe-imbalance */
+  GArray *folded[AXIS_N]; /* int degrees of each folded axis of workloads/axes.h (ep, etp: --ep, --etp): the list
+                           * given or the one value; NULL (the other axes, or no value: 1) */
+  GArray *moe_imbalance;  /* double: the values of --moe-imbalance; NULL: 1 (docs/moe.md) */
   gen_options gen;
   GArray *layout[AX_N];   /* int values (enums as ints); NULL: every valid value */
   GPtrArray *profiles;    /* profile names or files, at least one */

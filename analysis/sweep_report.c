@@ -14,8 +14,8 @@ static const char *const PLATFORM[] = {"profile", "stack", "gpus", "ib_gbps", "n
                                        "fabric", "leaf_nodes", "oversubscription"};
 /* The breakdown columns and what a gap in each is called. */
 static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_cp_comm_s",
-                                     "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
-static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
+                                     "t_ep_comm_s", "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
+static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
                                       "bubble",  "dp-comm",  "optimizer", "idle"};
 
 gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err)
@@ -573,7 +573,8 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
       cJSON *o = cJSON_CreateObject();
       static const char *const cols[] = {"index", "layout", "gpus", "tp", "pp", "cp", "dp", "micro_batch", "sp",
                                          "checkpointing", "attention_kernel", "schedule", "virtual_stages", "zero",
-                                         "overlap_grad_reduce", "overlap_param_gather", "precision", "error"};
+                                         "overlap_grad_reduce", "overlap_param_gather", "precision", "ep", "etp",
+                                         "moe_imbalance", "error"};
       for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
       cJSON_AddItemToArray(invalid, o);
       continue;
@@ -593,7 +594,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     cJSON *o = cJSON_CreateObject();
     static const char *const cols[] = {"rank", "index", "layout", "tp", "pp", "cp", "dp", "micro_batch", "sp",
                                        "checkpointing", "attention_kernel", "schedule", "virtual_stages", "zero",
-                                       "overlap_grad_reduce", "overlap_param_gather", "precision", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
+                                       "overlap_grad_reduce", "overlap_param_gather", "precision", "ep", "etp", "moe_imbalance", "status", "fidelity", "step_time_s", "mfu", "tokens_per_s",
                                        "bubble_fraction", "peak_mem_gib", "headroom_gib", "band_pct", "flags",
                                        "energy_j", "kwh_per_mtok", "gap_pct", "gap_cause", "same_as", "tie",
                                        "preferred", "vocab_padded", "params_per_gpu", "error"};

@@ -117,14 +117,14 @@ static gboolean set_prior_weight(cli_opts *o, const char *arg, GError **err)
   return TRUE;
 }
 
-static gboolean set_moe_imbalance(cli_opts *o, const char *arg, GError **err)
+static gboolean parse_moe_imbalance(const char *arg, double *out, GError **err)
 {
   char *end;
   errno = 0;
   double v = strtod(arg, &end);
   if (errno || end == arg || *end || !isfinite(v) || v < 1 || v > 1024)
     return cli_bad_value(err, "moe-imbalance", arg, "a number from 1 (balanced) to 1024");
-  o->rq.l.moe_imbalance = v;
+  *out = v;
   return TRUE;
 }
 
@@ -223,15 +223,18 @@ const cli_option CLI_OPTIONS[] = {
              "multiple of 2*cp, a flash kernel); docs/model.md"},
     /* which ep and etp fold onto the ranks: layout_validate (docs/moe.md) */
     {.name = "ep", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
-     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.ep), .example = "8", .section = CLI_SEC_LAYOUT,
+     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.ep), .list = CLI_LIST_FOLDED, .axis = AXIS_EP, .ranges = TRUE,
+     .left_out = ONE_VALUE, .example = "8", .section = CLI_SEC_LAYOUT,
      .help = "expert-parallel degree (default 1): a model with experts, ep divides\n"
              "them and etp*ep divides tp*cp*dp (Megatron's folding); docs/moe.md"},
     {.name = "etp", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
-     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.etp), .example = "2", .section = CLI_SEC_LAYOUT,
+     .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.etp), .list = CLI_LIST_FOLDED, .axis = AXIS_ETP, .ranges = TRUE,
+     .left_out = ONE_VALUE, .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "expert tensor-parallel degree (default 1): each expert split over etp\n"
              "ranks; docs/moe.md"},
-    {.name = "moe-imbalance", .arg = CLI_ARG_REQUIRED, .metavar = "F", .commands = LAYOUT_OPT, .value = CLI_V_CUSTOM,
-     .set = set_moe_imbalance, .example = "1.5", .section = CLI_SEC_LAYOUT,
+    {.name = "moe-imbalance", .arg = CLI_ARG_REQUIRED, .metavar = "F", .commands = LAYOUT_OPT, .value = CLI_V_REAL,
+     .parse_real = parse_moe_imbalance, .field = F(rq.l.moe_imbalance), .list = CLI_LIST_IMBALANCE,
+     .left_out = ONE_VALUE, .example = "1.5", .section = CLI_SEC_LAYOUT,
      .help = "max-over-mean tokens per expert, 1..1024 (default 1: balanced, as\n"
              "an auxiliary-loss-balanced router); scales the slowest EP rank's\n"
              "expert GEMMs and the all-to-all's largest message; docs/moe.md"},

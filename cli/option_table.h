@@ -27,6 +27,7 @@ typedef enum {
   CLI_V_ENUM,   /* a name that parse turns into an int at field */
   CLI_V_STRING, /* the argument itself, a const char * at field */
   CLI_V_WHATIF, /* a what-if of axis `axis` (platforms/whatif.h, its ranges), in cli_opts.whatif */
+  CLI_V_REAL,   /* a number that parse_real checks, a double at field */
   CLI_V_CUSTOM, /* set does it all */
 } cli_value;
 
@@ -35,6 +36,8 @@ typedef enum {
   CLI_LIST_NONE, /* the option takes one value in sweep too */
   CLI_LIST_LAYOUT, /* sweep_spec.layout[axis] (a sweep_layout_axis) */
   CLI_LIST_WHATIF, /* sweep_spec.whatif[axis] (a whatif_axis) */
+  CLI_LIST_FOLDED, /* sweep_spec.folded[axis] (a folded axis_id of workloads/axes.h: ep, etp) */
+  CLI_LIST_IMBALANCE, /* sweep_spec.moe_imbalance (doubles) */
   CLI_LIST_GPUS, CLI_LIST_PROFILES, CLI_LIST_STACKS,
 } cli_list;
 
@@ -49,7 +52,9 @@ typedef struct cli_option {
   cli_value value;
   long lo, hi;          /* CLI_V_INT: the range */
   gboolean (*parse)(const char *s, int *out, GError **err); /* CLI_V_ENUM */
-  int axis;             /* CLI_V_WHATIF and CLI_LIST_WHATIF: the whatif_axis; CLI_LIST_LAYOUT: the sweep_layout_axis */
+  gboolean (*parse_real)(const char *s, double *out, GError **err); /* CLI_V_REAL */
+  int axis;             /* CLI_V_WHATIF and CLI_LIST_WHATIF: the whatif_axis; CLI_LIST_LAYOUT: the sweep_layout_axis;
+                         * CLI_LIST_FOLDED: the axis_id */
   size_t field;         /* offsetof(cli_opts, ...) of the value */
   size_t given_field;   /* offsetof(cli_opts, ...) of a gboolean set when the option is given; 0: none */
   int flag_value;       /* CLI_V_FLAG: what it stores */

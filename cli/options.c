@@ -117,6 +117,7 @@ static gboolean parse_value(const cli_option *op, const char *s, int *iv, double
     g_autofree char *field = g_strconcat("--", op->name, NULL);
     return whatif_parse(op->axis, field, s, dv, err);
   }
+  case CLI_V_REAL: return op->parse_real(s, dv, err);
   default: return TRUE; /* a string, a flag: no check */
   }
 }
@@ -135,6 +136,7 @@ static gboolean set_option(cli_opts *o, const cli_option *op, const char *arg, G
   case CLI_V_FLAG: *(int *)field_of(o, op->field) = op->flag_value; break;
   case CLI_V_STRING: *(const char **)field_of(o, op->field) = arg; break;
   case CLI_V_WHATIF: o->whatif.v[op->axis] = dv; break;
+  case CLI_V_REAL: *(double *)field_of(o, op->field) = dv; break;
   default: *(int *)field_of(o, op->field) = iv; break; /* int, enum, bool */
   }
   return TRUE;
@@ -477,6 +479,9 @@ void cli_sweep_spec_clear(sweep_spec *s)
     if (s->layout[a]) g_array_unref(s->layout[a]);
   for (int a = 0; a < WHATIF_N; a++)
     if (s->whatif[a]) g_array_unref(s->whatif[a]);
+  for (int a = 0; a < AXIS_N; a++)
+    if (s->folded[a]) g_array_unref(s->folded[a]);
+  if (s->moe_imbalance) g_array_unref(s->moe_imbalance);
   if (s->gpus) g_array_unref(s->gpus);
   if (s->profiles) g_ptr_array_unref(s->profiles);
   if (s->stacks) g_ptr_array_unref(s->stacks);
@@ -492,9 +497,6 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
   s->seq_len = o->rq.l.seq_len;
   s->global_batch = o->global_batch_set ? o->rq.l.global_batch : 0;
   s->zero = o->rq.l.zero;
-  s->moe_imbalance = o->rq.l.moe_imbalance;
-  s->ep = o->rq.l.ep;
-  s->etp = o->rq.l.etp;
   s->overlap_grad_reduce = o->rq.l.overlap_grad_reduce;
   s->overlap_param_gather = o->rq.l.overlap_param_gather;
   s->space = (sweep_space)o->space;
@@ -521,7 +523,7 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
         g_ptr_array_add(op->list == CLI_LIST_PROFILES ? s->profiles : s->stacks, g_strdup(items->pdata[i]));
       continue;
     }
-    gboolean doubles = op->value == CLI_V_WHATIF;
+    gboolean doubles = op->value == CLI_V_WHATIF || op->value == CLI_V_REAL;
     GArray *arr = g_array_new(FALSE, FALSE, doubles ? sizeof(double) : sizeof(int));
     for (guint i = 0; i < items->len; i++) {
       int iv = 0;
@@ -535,6 +537,8 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
     }
     GArray **to = op->list == CLI_LIST_WHATIF ? &s->whatif[op->axis]
                   : op->list == CLI_LIST_LAYOUT ? &s->layout[op->axis]
+                  : op->list == CLI_LIST_FOLDED ? &s->folded[op->axis]
+                  : op->list == CLI_LIST_IMBALANCE ? &s->moe_imbalance
                                                 : &s->gpus;
     if (*to) g_array_unref(*to);
     *to = arr;
@@ -545,6 +549,16 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
       s->whatif[a] = g_array_new(FALSE, FALSE, sizeof(double));
       g_array_append_val(s->whatif[a], o->whatif.v[a]);
     }
+  for (int a = 0; a < AXIS_N; a++) /* a folded axis not listed: its one value (axes.h; docs/moe.md) */
+    if (axis_get(a)->folded && !s->folded[a]) {
+      int v = axis_size(&o->rq.l, a);
+      s->folded[a] = g_array_new(FALSE, FALSE, sizeof(int));
+      g_array_append_val(s->folded[a], v);
+    }
+  if (!s->moe_imbalance) {
+    s->moe_imbalance = g_array_new(FALSE, FALSE, sizeof(double));
+    g_array_append_val(s->moe_imbalance, o->rq.l.moe_imbalance);
+  }
   if (s->gpus->len == 0) g_array_append_val(s->gpus, o->rq.l.gpus);
   if (s->profiles->len == 0) g_ptr_array_add(s->profiles, g_strdup(o->profile_name));
   if (s->stacks->len == 0) /* NULL: each profile's default_stack */

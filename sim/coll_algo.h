@@ -37,6 +37,9 @@ struct coll_plan {
   double lat_s;   /* latency of the critical path, whole */
   int steps;
   double *alone;  /* per flow: seconds per byte alone, route latency; NULL: not yet */
+  double hop_s;   /* the longest route latency of its flows, once hop_known (a route look-up allocates: asked for
+                   * every member of a group at every collective, it dominated sweeps of all-to-alls over ep 64) */
+  gboolean hop_known;
 };
 
 /* coll_plan building: add `frac` towards member `to` (merged with an earlier flow to it). */

@@ -61,12 +61,16 @@ void coll_plans_clear(coll_group *g)
   }
 }
 
-/* The latency the caller still owes after me's flows, which paid their longest hop. */
+/* The latency the caller still owes after me's flows, which paid their longest hop (looked up once per plan). */
 static double owed(const coll_group *g, int me, const coll_plan *p, double overhead_s)
 {
-  double hop = 0;
-  for (int i = 0; i < p->n_to; i++) hop = MAX(hop, coll_hop_latency(g, me, p->to[i]));
-  return MAX(0, p->lat_s - hop) + p->steps * overhead_s;
+  coll_plan *q = (coll_plan *)p; /* the plan's cache: hop_s */
+  if (!q->hop_known) {
+    q->hop_s = 0;
+    for (int i = 0; i < p->n_to; i++) q->hop_s = MAX(q->hop_s, coll_hop_latency(g, me, p->to[i]));
+    q->hop_known = TRUE;
+  }
+  return MAX(0, p->lat_s - p->hop_s) + p->steps * overhead_s;
 }
 
 double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const int *active, int me, double bytes,

@@ -443,7 +443,8 @@ static void declare_trace_states(void)
 {
   static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
                                           {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
-                                          {"cp-comm", "0.6 0.45 0.35"}, {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
+                                          {"cp-comm", "0.6 0.45 0.35"}, {"ep-comm", "1.0 0.6 0.7"},
+                                          {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
                                           {"optimizer", "0.9 0.9 0.2"}, {"idle", "1.0 1.0 1.0"}};
   TRACE_host_state_declare("gpu");
   for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);

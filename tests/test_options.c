@@ -267,12 +267,14 @@ END_TEST
  * is filled by exactly one option's list, and cli_sweep_spec puts each option's list there. */
 START_TEST(test_each_sweep_axis_takes_the_list_of_exactly_one_option)
 {
-  int layout[AX_N] = {0}, whatif[WHATIF_N] = {0}, gpus = 0, profiles = 0, stacks = 0;
+  int layout[AX_N] = {0}, whatif[WHATIF_N] = {0}, folded[AXIS_N] = {0}, gpus = 0, profiles = 0, stacks = 0, imbalance = 0;
   for (size_t i = 0; i < CLI_N_OPTIONS; i++) {
     const cli_option *op = &CLI_OPTIONS[i];
     switch (op->list) {
     case CLI_LIST_LAYOUT: layout[op->axis]++; break;
     case CLI_LIST_WHATIF: whatif[op->axis]++; break;
+    case CLI_LIST_FOLDED: folded[op->axis]++; break;
+    case CLI_LIST_IMBALANCE: imbalance++; break;
     case CLI_LIST_GPUS: gpus++; break;
     case CLI_LIST_PROFILES: profiles++; break;
     case CLI_LIST_STACKS: stacks++; break;
@@ -286,6 +288,7 @@ START_TEST(test_each_sweep_axis_takes_the_list_of_exactly_one_option)
     g_autofree char *two = op->value == CLI_V_INT ? g_strdup_printf("%s,%ld", op->example, op->lo)
                            : op->value == CLI_V_BOOL ? g_strdup("0,1")
                            : op->value == CLI_V_WHATIF && op->axis != WHATIF_FABRIC ? g_strdup_printf("%s,%s0", op->example, op->example)
+                           : op->value == CLI_V_REAL ? g_strdup_printf("%s,2", op->example)
                            : op->list == CLI_LIST_PROFILES ? g_strdup("a100-sxm4-80gb,h100-sxm5-80gb")
                            : op->list == CLI_LIST_STACKS ? g_strdup("study,megatron-deepspeed")
                            : op->axis == AX_CKPT && op->list == CLI_LIST_LAYOUT ? g_strdup("none,every_layer")
@@ -305,6 +308,8 @@ START_TEST(test_each_sweep_axis_takes_the_list_of_exactly_one_option)
     ck_assert_msg(cli_sweep_spec(&o, &s, &err), "sweep --%s %s: %s", op->name, two, err ? err->message : "");
     guint len = op->list == CLI_LIST_LAYOUT ? s.layout[op->axis]->len
                 : op->list == CLI_LIST_WHATIF ? s.whatif[op->axis]->len
+                : op->list == CLI_LIST_FOLDED ? s.folded[op->axis]->len
+                : op->list == CLI_LIST_IMBALANCE ? s.moe_imbalance->len
                 : op->list == CLI_LIST_GPUS ? s.gpus->len
                 : op->list == CLI_LIST_PROFILES ? s.profiles->len
                                                 : s.stacks->len;
@@ -328,6 +333,10 @@ START_TEST(test_each_sweep_axis_takes_the_list_of_exactly_one_option)
   }
   for (int a = 0; a < AX_N; a++) ck_assert_msg(layout[a] == 1, "layout axis %d: %d options", a, layout[a]);
   for (int a = 0; a < WHATIF_N; a++) ck_assert_msg(whatif[a] == 1, "what-if %s: %d options", whatif_option(a), whatif[a]);
+  for (int a = 0; a < AXIS_N; a++) /* the folded axes of the axes table (ep, etp) each from one option */
+    ck_assert_msg(folded[a] == (axis_get(a)->folded && axis_get(a)->listable), "axis %s: %d options",
+                  axis_get(a)->name, folded[a]);
+  ck_assert_int_eq(imbalance, 1);
   ck_assert_int_eq(gpus, 1);
   ck_assert_int_eq(profiles, 1);
   ck_assert_int_eq(stacks, 1);

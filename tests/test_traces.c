@@ -96,7 +96,7 @@ static char *run_tool(char **argv, int *status)
   return out;
 }
 
-static const char *const CAT_NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
+static const char *const CAT_NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
                                             "pp-wait", "dp-comm",  "optimizer", "idle"};
 
 static int cat_index(const char *name)

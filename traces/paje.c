@@ -50,8 +50,8 @@ typedef long long ns_t;
 static ns_t to_ns(double s) { return llround(s * 1e9); }
 
 /* Colours of the states, as SimGrid's trace declares them (sim/replay.c). */
-static const char *const COLOURS[TL_N] = {"0.2 0.5 0.9", "0.1 0.7 0.3", "0.9 0.6 0.1", "0.8 0.2 0.2",
-                                          "0.6 0.45 0.35", "0.6 0.6 0.6", "0.6 0.2 0.7", "0.9 0.9 0.2", "1.0 1.0 1.0"};
+static const char *const COLOURS[TL_N] = {"0.2 0.5 0.9", "0.1 0.7 0.3", "0.9 0.6 0.1", "0.8 0.2 0.2", "0.6 0.45 0.35",
+                                          "1.0 0.6 0.7", "0.6 0.6 0.6", "0.6 0.2 0.7", "0.9 0.9 0.2", "1.0 1.0 1.0"};
 
 /* Type aliases. The container types, variable types and state type, as SimGrid names them. */
 enum {

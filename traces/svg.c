@@ -26,9 +26,9 @@
 #define MEM_PLOT_W 980
 #define DEFAULT_MAX_GPU_ROWS 64
 
-static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#9c755f",
+static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#9c755f", "#ff9da7",
                                           "#c9c9c9", "#b07aa1", "#edc948", "#f4f4f4"};
-static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
+static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
                                          "pp-wait (bubble)", "dp-comm", "optimizer", "idle"};
 
 typedef struct geom {

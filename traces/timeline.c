@@ -7,7 +7,7 @@
 
 #include "common/lsim_error.h"
 
-static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm",
+static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
                                         "pp-wait", "dp-comm",  "optimizer", "idle"};
 
 const char *tl_cat_name(tl_cat c) { return NAMES[c]; }
@@ -232,13 +232,14 @@ tl_stream tl_stream_of(tl_cat c)
   case TL_CP_COMM: return TL_STREAM_CP;
   case TL_PP_WAIT: return TL_STREAM_PP;
   case TL_DP_COMM: return TL_STREAM_DP;
+  case TL_EP_COMM: return TL_STREAM_EP;
   default: return TL_STREAM_COMPUTE;
   }
 }
 
 const char *tl_stream_name(tl_stream s)
 {
-  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "cp-comm", "pp-comm", "dp-comm"};
+  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "cp-comm", "pp-comm", "dp-comm", "ep-comm"};
   return N[s];
 }
 

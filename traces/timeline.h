@@ -25,6 +25,7 @@ typedef enum {
   TL_RECOMPUTE,
   TL_TP_COMM,
   TL_CP_COMM,
+  TL_EP_COMM, /* expert-parallel all-to-all (traffic class ep: its layer_category) */
   TL_PP_WAIT,
   TL_DP_COMM,
   TL_OPTIMIZER,
@@ -51,7 +52,7 @@ typedef struct timeline {
 timeline tl_make(const graph *g, const replay_result *res);
 /* Category of an event: send/recv and collectives over a "pp" group are
  * pp-wait (waiting for the pipeline), other collectives dp-comm in the dp and optimizer phases and
- * in a layer their class's layer_category (traffic_class.c: tp-comm, cp-comm); a layer's send/recv
+ * in a layer their class's layer_category (traffic_class.c: tp-comm, cp-comm, ep-comm); a layer's send/recv
  * (GRAPH_P2P_LAYER: the context-parallel KV ring) is its class's, cp-comm. */
 tl_cat tl_category(const graph *g, const graph_event *e);
 const char *tl_cat_name(tl_cat c);
@@ -98,7 +99,7 @@ gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer
 
 /* Streams a GPU runs its events on, as drawn by the trace writers: compute
  * kernels, and one stream per communication kind. */
-typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_CP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_N } tl_stream;
+typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_CP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_EP, TL_STREAM_N } tl_stream;
 tl_stream tl_stream_of(tl_cat c);
 const char *tl_stream_name(tl_stream s);
 /* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */

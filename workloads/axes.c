@@ -20,10 +20,10 @@ static const axis_info AXES[AXIS_N] = {
                          "TransformerEngine's ring (seq-len a multiple of 2*cp, a flash kernel); docs/model.md",
                  .sweep_default = "1 only", .shards = AXIS_SHARDS_ACTIVATIONS | AXIS_REPLICATES_WEIGHTS,
                  .group = B(CP), .offset = offsetof(layout, cp)},
-    [AXIS_EP] = {.name = "ep", .option = "--ep", .column = "ep", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE,
+    [AXIS_EP] = {.name = "ep", .option = "--ep", .column = "ep", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE, .listable = TRUE,
                  .help = "expert-parallel degree (default 1): each rank of an ep group holds experts/ep of an MoE "
                          "layer's routed experts, tokens reach them by all-to-all; folded onto tp*cp*dp; docs/moe.md",
-                 .sweep_default = "1 only", .shards = AXIS_SHARDS_PARAMS, .group = B(EP), .offset = offsetof(layout, ep)},
+                 .sweep_default = "the one value given (default 1)", .shards = AXIS_SHARDS_PARAMS, .group = B(EP), .offset = offsetof(layout, ep)},
     [AXIS_DP] = {.name = "dp", .derived = TRUE, .help = "data-parallel degree: gpus / (the other degrees' product)",
                  .sweep_default = "derived", .mirrored = TRUE, .shards = AXIS_REPLICATES_WEIGHTS,
                  .group = B(DP) | B(CP), .offset = offsetof(layout, dp)},
@@ -31,10 +31,10 @@ static const axis_info AXES[AXIS_N] = {
                  .help = "pipeline-parallel degree (default 1)",
                  .sweep_default = "the divisors of gpus/tp up to the layers", .shards = AXIS_SHARDS_PARAMS,
                  .group = B(PP), .offset = offsetof(layout, pp)},
-    [AXIS_ETP] = {.name = "etp", .option = "--etp", .column = "etp", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE,
+    [AXIS_ETP] = {.name = "etp", .option = "--etp", .column = "etp", .column_optional = TRUE, .max = LAYOUT_MAX_GPUS, .folded = TRUE, .listable = TRUE,
                   .help = "expert tensor-parallel degree (default 1): each routed expert split over etp ranks; "
                           "etp*ep divides tp*cp*dp; docs/moe.md",
-                  .sweep_default = "1 only", .shards = AXIS_SHARDS_PARAMS, .group = B(ETP),
+                  .sweep_default = "the one value given (default 1)", .shards = AXIS_SHARDS_PARAMS, .group = B(ETP),
                   .offset = offsetof(layout, etp)},
 };
 

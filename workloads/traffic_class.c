@@ -10,7 +10,7 @@ static const tc_info TABLE[TC_N] = {
     [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE}, /* ZeRO-3's gathers in a layer */
     [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
     [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE, "pp-wait", TRUE},
-    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
+    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, "ep-comm", FALSE}, /* the all-to-all dispatch and combine (docs/moe.md) */
 };
 
 const tc_info *tc_info_of(traffic_class c) { return &TABLE[(unsigned)c < TC_N ? c : TC_OTHER]; }

@@ -1,7 +1,7 @@
 /* traffic_class -- the one table of communication classes a task graph's groups carry (tp, cp, dp, dp-cp,
  * pp, ep, other): each class's name (the graph file's `class`, the group labels the generator writes), how
- * the time breakdown counts a collective of the class, and whether its group size is the tensor-parallel
- * degree. sim/ (SimGrid's Paje states), traces/ (the timeline's categories) and analysis/ read a group's
+ * the time breakdown counts a collective of the class (by phase, as pipeline waiting, or in a category of its
+ * own: ep's all-to-alls are ep-comm), and whether its group size is the tensor-parallel degree. sim/ (SimGrid's Paje states), traces/ (the timeline's categories) and analysis/ read a group's
  * class from here; nobody compares label strings.
  *
  * Owns: the class table. May not touch: models, layouts, hardware, SimGrid.

@@ -676,7 +676,7 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   g_clear_error(&err);
   l = mk(LAYOUT_MAX_GPUS, 1, 1, 65536, 8, 1, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 16384*65536"));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 1048576*65536"));
   g_clear_error(&err);
   l = mk(16, 8, 8, 1, 8, 128, CKPT_NONE, 0); /* tp * pp above the GPUs (it once wrapped in int) */
   ck_assert(!layout_validate(&l, &m, &err));

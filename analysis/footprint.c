@@ -7,6 +7,9 @@
 #include <math.h>
 
 #include "common/lsim_error.h"
+#include "platforms/cluster.h"
+#include "platforms/fabric.h"
+#include "platforms/plat_params.h"
 #include "workloads/axes.h"
 #include "workloads/partition.h"
 
@@ -34,6 +37,10 @@
  * 15% more with --paje-links' link variables. */
 #define TRACE_STATE_BYTES 1000.0
 #define TRACE_LINKS_FACTOR 1.15
+/* Memory mappings an actor takes (its stack and guard page: SimGrid aborts a little above 32,000 actors at
+ * Linux's default vm.max_map_count of 65530), and those the process keeps for itself. */
+#define ACTOR_MAPS 2.0
+#define ACTOR_MAPS_SPARE 1000.0
 
 static const char *const PART_NAMES[FP_N] = {"the process",      "the micro-batches' events",
                                              "the optimizer step's events", "the ranks",
@@ -61,7 +68,11 @@ static void platform_parts(footprint *fp, const gpu_profile *prof, gboolean repl
   int gpd = profile_gpus_per_domain(prof);
   double zones = ceil(fp->ranks / gpd), routes_in_zone = (double)gpd * (gpd - 1) + 2.0 * gpd;
   fp->bytes[FP_RANKS] += fp->ranks * RANK_REPLAY_BYTES + zones * routes_in_zone * ROUTE_BYTES;
-  fp->bytes[FP_ROUTES] = zones > 1 ? zones * (zones - 1) * ROUTE_BYTES : 0;
+  /* between the domains: a route per pair in a full root zone; a star root (no leaf uplinks) holds two per
+   * domain, and a rail fabric computes them (platforms/cluster.h plat_root_is_star) */
+  plat_params pp = plat_params_of(prof, (int)MIN(fp->ranks, (double)G_MAXINT));
+  gboolean star = plat_routes_computed(&pp) || plat_root_is_star(&pp);
+  fp->bytes[FP_ROUTES] = zones <= 1 ? 0 : star ? 2 * zones * ROUTE_BYTES : zones * (zones - 1) * ROUTE_BYTES;
   fp->bytes[FP_ACTORS] = fp->actors * ACTOR_BYTES;
   if (ro && ro->simgrid_paje_path) { /* a state when each event starts and one when it ends, on every GPU */
     fp->trace_states = 2 * all_events;
@@ -191,8 +202,25 @@ static void explain(const footprint *fp, footprint_part big, double budget_bytes
   *allowed = g_strdup("fewer --gpus");
 }
 
+double footprint_max_actors(void)
+{
+  double maps = 65530; /* Linux's default */
+  g_autofree char *text = NULL;
+  if (g_file_get_contents("/proc/sys/vm/max_map_count", &text, NULL, NULL) && g_ascii_strtod(text, NULL) > 0)
+    maps = g_ascii_strtod(text, NULL);
+  return floor((maps - ACTOR_MAPS_SPARE) / ACTOR_MAPS);
+}
+
 gboolean footprint_check(const footprint *fp, double budget_bytes, GError **err)
 {
+  double most = footprint_max_actors();
+  if (fp->actors > most) {
+    g_autofree char *head = NULL, *detail = NULL, *allowed = NULL;
+    explain(fp, FP_ACTORS, budget_bytes, &head, &detail, &allowed);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s would run %.0f SimGrid actors, more than the %.0f this system's "
+                "vm.max_map_count allows (%s) (allowed: %s)", head, fp->actors, most, detail, allowed);
+    return FALSE;
+  }
   if (fp->total_bytes <= budget_bytes) return TRUE;
   footprint_part big = FP_EVENTS;
   for (int p = FP_EVENTS; p < FP_N; p++)

@@ -63,7 +63,9 @@ const char *footprint_part_name(footprint_part p);
 gboolean footprint_of_request(const sim_request *rq, gboolean replay, footprint *out, GError **err);
 /* The estimate of replaying a graph that is already in memory (a graph file): counted from it. */
 void footprint_of_graph(const graph *g, const gpu_profile *prof, const replay_options *ro, footprint *out);
-/* FALSE (err naming the largest part, its size and the option that shrinks it) when fp exceeds
+/* The most actors one replay may run on this system (vm.max_map_count: two mappings per actor). */
+double footprint_max_actors(void);
+/* FALSE (err naming the actors, over footprint_max_actors, or the largest part, its size and the option that shrinks it) when fp exceeds
  * budget_bytes. */
 gboolean footprint_check(const footprint *fp, double budget_bytes, GError **err);
 

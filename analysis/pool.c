@@ -54,8 +54,12 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
    * shape and one more micro-batch adds one steady pair to every stage), or that it does not know */
   *m1 = *m2 = 0;
   if (!sched_get(l->schedule)->affine_counts(l->pp, l->virtual_stages, m1, m2)) return FALSE;
-  /* the streams of ZeRO-2/3 and the overlaps (docs/schedules.md, "Overlap") are not shown affine: replayed whole */
-  if (l->zero >= 2 || l->overlap_grad_reduce || l->overlap_param_gather || l->overlap_moe_ep_comm) return FALSE;
+  /* ZeRO-2/3 and the overlaps run on the same counts: their communication stream's work per micro-batch (a
+   * reduce-scatter after each backward, the gathers before each forward) is part of the steady pair, and the
+   * overlapped bucket reductions and parameter gathers belong to the last micro-batch and the step's end, the
+   * same events in every count (docs/sweep.md, "Overlaps and ZeRO-2/3 on the fast path"; tests/test_fast_path.c
+   * holds it to 1e-9 of the full replay) */
+  if (l->overlap_moe_ep_comm) return FALSE; /* dualpipev's F&B pairs with the all-to-all overlap: replayed whole */
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
   return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */

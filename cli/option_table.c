@@ -204,7 +204,7 @@ const cli_option CLI_OPTIONS[] = {
              "model's, 128000); a multiple of tp"},
     {.name = "gpus", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
      .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.gpus), .list = CLI_LIST_GPUS, .ranges = TRUE, .left_out = ONE_VALUE,
-     .example = "8", .section = CLI_SEC_LAYOUT, .help = "GPUs, 1..16384 (default 64); dp = gpus / (tp * cp * pp)"},
+     .example = "8", .section = CLI_SEC_LAYOUT, .help = "GPUs, 1..1048576 (default 64; what a run may take is its\nmemory estimate's: docs/model.md); dp = gpus / (tp * cp * pp)"},
     /* which tp a model and a node allow, layout_validate and sim_request_prepare say */
     {.name = "tp", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
      .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.tp), .list = CLI_LIST_LAYOUT, .axis = AX_TP, .ranges = TRUE,

@@ -8,6 +8,7 @@
 #include <simgrid/host.h>
 #include <simgrid/s4u.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -91,14 +92,55 @@ static sg4::NetZone *build_domain(const plat_params *p, sg4::NetZone *root, int 
   return zone->seal();
 }
 
+/* Whether every domain's traffic to another domain takes the core alone (no leaf groups with uplinks of
+ * their own between them): then the root zone is a star, one route per domain to and from the core, and
+ * the route between two domains is the core, as a full zone's route per pair of domains would be (the
+ * same links in the same order, so the same times). A full zone's routes grow with the square of the
+ * domains: 2.7e8 routes, about 28 GB, at 131,072 GPUs (docs/sweep.md, "131,072 GPUs"). */
+static bool core_only(const plat_params *p, int nd, int hpd)
+{
+  for (int d = 1; d < nd; d++)
+    if (topo_uplink_of(p, d * hpd, 0) != topo_uplink_of(p, 0, 0)) return false;
+  return true;
+}
+
+extern "C" int plat_root_is_star(const plat_params *p)
+{
+  return !fabric_is_rail(p->fabric) && core_only(p, topo_domains(p), topo_hosts_per_domain(p));
+}
+
+/* Above this many NVLink domains the fat-tree is built as one zone with computed routes (rail_zone.cpp's, whose
+ * topo_route gives the fat-tree's routes: the same links in the same order, the same latencies): SimGrid checks
+ * each new host and link name against every zone, so a zone per domain costs the square of the domains
+ * (23 s of CPU at 16,384 H100, docs/sweep.md "131,072 GPUs"). Below it, a zone per domain as SimGrid's own
+ * trace and traces/paje.c draw it. LAYOUTSIM_PLATFORM_ZONES_MAX overrides it (tests: the same step both ways). */
+#define PLAT_ZONES_MAX 512
+
+static int zones_max(void)
+{
+  const char *v = getenv("LAYOUTSIM_PLATFORM_ZONES_MAX");
+  return v && *v ? atoi(v) : PLAT_ZONES_MAX;
+}
+
+extern "C" int plat_routes_computed(const plat_params *p)
+{
+  return fabric_is_rail(p->fabric) || topo_domains(p) > zones_max();
+}
+
 extern "C" void plat_build(const plat_params *p)
 {
   built_hosts.clear();
-  if (fabric_is_rail(p->fabric)) return rail_zone_build(p);
-  auto *root = sg4::create_full_zone("cluster");
+  if (plat_routes_computed(p)) {
+    rail_zone_build(p);
+    for (int r = 0; r < p->nodes * p->gpus_per_node; r++) /* by rank, as a zone per domain records them */
+      built_hosts.push_back(sg4::Host::by_name(plat_gpu_name(r / p->gpus_per_node, r % p->gpus_per_node)));
+    return;
+  }
+  int nd = topo_domains(p), hpd = topo_hosts_per_domain(p);
+  bool star = core_only(p, nd, hpd);
+  auto *root = star ? sg4::create_star_zone("cluster") : sg4::create_full_zone("cluster");
   std::vector<sg4::NetZone *> domains;
   std::vector<simgrid::kernel::routing::NetPoint *> gws;
-  int nd = topo_domains(p), hpd = topo_hosts_per_domain(p);
   for (int d = 0; d < nd; d++) {
     simgrid::kernel::routing::NetPoint *gw;
     domains.push_back(build_domain(p, root, d, &gw));
@@ -117,6 +159,12 @@ extern "C" void plat_build(const plat_params *p)
       up.push_back(root->create_split_duplex_link(name, p->uplink_bytes_per_s));
     }
     using D = sg4::LinkInRoute::Direction;
+    if (star) { /* up to the core and down from it: the star drops the core's second appearance */
+      for (int a = 0; a < nd; a++) {
+        root->add_route(domains[a]->get_netpoint(), nullptr, gws[a], nullptr, {sg4::LinkInRoute(core)}, false);
+        root->add_route(nullptr, domains[a]->get_netpoint(), nullptr, gws[a], {sg4::LinkInRoute(core)}, false);
+      }
+    } else
     for (int a = 0; a < nd; a++)
       for (int b = a + 1; b < nd; b++) {
         int ua = topo_uplink_of(p, a * hpd, 0), ub = topo_uplink_of(p, b * hpd, 0);

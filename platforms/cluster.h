@@ -59,6 +59,12 @@ int plat_stripe_nodes(const plat_params *p);
 void plat_configure(void);
 /* Build the platform (once per process). */
 void plat_build(const plat_params *p);
+/* Whether plat_build's fat-tree root is a star zone (a route per domain: no leaf groups with uplinks of
+ * their own) rather than a full one (a route per pair of domains); 0 for a rail fabric (computed routes). */
+int plat_root_is_star(const plat_params *p);
+/* Whether plat_build makes the whole platform one zone whose routes are computed per pair (a rail fabric, or
+ * a fat-tree of more NVLink domains than SimGrid's per-zone name checks make cheap): no stored routes. */
+int plat_routes_computed(const plat_params *p);
 /* Host of GPU rank `rank`: n<node>_g<gpu>, node = rank / gpus_per_node, gpu = rank % gpus_per_node. */
 sg_host_t plat_host(const plat_params *p, int rank);
 

@@ -117,7 +117,7 @@ static const struct {
   const char *args;
 } SHAPES[] = {
     {"4096 micro-batches on 1 GPU", FP_EVENTS, "simulate --model llama-7b --gpus 1 --global-batch 4096 --seq-len 128"},
-    {"dp 768 tp 8: 768 nodes", FP_ROUTES,
+    {"dp 768 tp 8: 768 nodes (a star root: the ranks)", FP_RANKS,
      "simulate --model llama-7b --gpus 6144 --tp 8 --global-batch 768 --seq-len 128"},
     {"65b pp 80 tp 8, 256 micro-batches", FP_EVENTS,
      "simulate --model llama-65b --gpus 640 --tp 8 --pp 80 --global-batch 256"},

@@ -727,7 +727,7 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   g_clear_error(&err);
   l = mk(LAYOUT_MAX_GPUS, 1, 1, 65536, 8, 1, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 16384*65536"));
+  ck_assert_ptr_nonnull(strstr(err->message, "global_batch: 8 is not a multiple of dp*micro_batch = 1048576*65536"));
   g_clear_error(&err);
   l = mk(16, 8, 8, 1, 8, 128, CKPT_NONE, 0); /* tp * pp above the GPUs (it once wrapped in int) */
   ck_assert(!layout_validate(&l, &m, &err));
@@ -739,7 +739,7 @@ START_TEST(test_layout_validation_names_field_and_allowed_values)
   g_clear_error(&err);
   l = mk(LAYOUT_MAX_GPUS + 1, 1, 1, 1, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));
-  ck_assert_ptr_nonnull(strstr(err->message, "gpus: 16385 is more than the simulator can run (allowed: 1..16384"));
+  ck_assert_ptr_nonnull(strstr(err->message, "gpus: 1048577 is more than the simulator can run (allowed: 1..1048576"));
   g_clear_error(&err);
   l = mk(8, 1, 1, (LAYOUT_MAX_MICRO_BATCH_TOKENS / 128) + 1, 8, 128, CKPT_NONE, 0);
   ck_assert(!layout_validate(&l, &m, &err));

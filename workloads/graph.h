@@ -141,10 +141,12 @@ typedef struct graph {
   GPtrArray *op_names; /* char*, index = an event's op: labels for people, "comm" first */
 } graph;
 
-/* Largest world a graph file may declare: the replay runs one SimGrid actor per rank, each with its own
- * stack mapping, and Linux's default vm.max_map_count (65530) runs out a little above 32,000 actors
- * (SimGrid then aborts); 16,384 ranks (2,048 DGX nodes) take about 6 minutes and 2.3 GB. */
-#define GRAPH_MAX_RANKS 16384
+/* Largest world a graph or a layout may declare: a bound on the integers, not on what runs. What runs is
+ * guarded by the footprint estimate (analysis/footprint.h): its memory, and its actors (one SimGrid actor
+ * per explicitly simulated rank, each with its own stack mapping: Linux's vm.max_map_count, 65530 by
+ * default, runs out a little above 32,000 of them). With symmetry a step of 131,072 GPUs has a few dozen
+ * actors (docs/sweep.md, "131,072 GPUs"). */
+#define GRAPH_MAX_RANKS 1048576
 /* Largest byte count (transfers, memory) and FLOP count an event may carry: far above any real step,
  * and small enough that a byte count converts exactly to SimGrid's integral message sizes. */
 #define GRAPH_MAX_BYTES 1e18

@@ -243,7 +243,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   for (size_t i = 0; i < G_N_ELEMENTS(pos); i++)
     if (pos[i].v < 1) return fail(err, "%s: must be a positive integer (got %d)", pos[i].name, pos[i].v);
   if (l->gpus > LAYOUT_MAX_GPUS)
-    return fail(err, "gpus: %d is more than the simulator can run (allowed: 1..%d, one simulated process each)",
+    return fail(err, "gpus: %d is more than the simulator can run (allowed: 1..%d; what a run may take is its memory estimate's)",
                 l->gpus, LAYOUT_MAX_GPUS);
   if (m->heads % l->tp != 0) { /* how tp sits on the nodes is the profile's question (sim_request_prepare) */
     g_autofree char *tps = allowed_tp(m);

@@ -78,7 +78,10 @@ prediction pool_combine(const prediction *p1, const prediction *p2, int m)
   p.m1 = p1->m;
   p.m2 = p2->m;
   p.step_time_s = pool_extrapolate(p1->step_time_s, p1->m, p2->step_time_s, p2->m, m);
-  for (int c = 0; c < TL_N; c++) p.seconds[c] = pool_extrapolate(p1->seconds[c], p1->m, p2->seconds[c], p2->m, m);
+  /* a category's time is never below 0: one constant in m (idle 0 in both runs) extrapolates its two runs'
+   * rounding, -8.9e-15 s far out, which merge then refuses as a negative time */
+  for (int c = 0; c < TL_N; c++)
+    p.seconds[c] = MAX(0.0, pool_extrapolate(p1->seconds[c], p1->m, p2->seconds[c], p2->m, m));
   /* power times the seconds of each kind of work, each affine in m, and the nodes' share of the step time */
   p.energy_j = pool_extrapolate(p1->energy_j, p1->m, p2->energy_j, p2->m, m);
   p.bubble_fraction = p.step_time_s > 0 ? p.seconds[TL_PP_WAIT] / p.step_time_s : 0;

@@ -46,6 +46,11 @@ START_TEST(test_combine_extrapolates_every_time_affinely_and_rescales_mfu)
   /* model FLOPs per step x100/5, time 4.5 -> 52 s: MFU 0.4 * 20 * 4.5 / 52 */
   ck_assert_double_eq_tol(p.mfu, 0.4 * (100.0 / 5) * 4.5 / 52, 1e-12);
   ck_assert_double_eq_tol(p.tokens_per_s, 1000 * (100.0 / 5) * 4.5 / 52, 1e-9);
+  /* a time constant in m but for rounding (2e-15 then 1e-15 s) extrapolates below 0 (2e-15 - 95e-15): it is 0,
+   * never negative (merge refuses a negative time) */
+  p1.seconds[TL_IDLE] = 2e-15;
+  p2.seconds[TL_IDLE] = 1e-15;
+  ck_assert_double_eq(pool_combine(&p1, &p2, 100).seconds[TL_IDLE], 0);
 }
 END_TEST
 

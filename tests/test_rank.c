@@ -80,6 +80,17 @@ START_TEST(test_ties_inside_the_combined_band_and_the_preferred_has_no_oom_risk)
 }
 END_TEST
 
+/* table_of on a GPU of 80 GiB: each row's peak is 80 GiB less its headroom. */
+static csv_table *table_on_80(const row_spec *rows, int n)
+{
+  csv_table *t = table_of(rows, n);
+  for (int r = 0; r < n; r++) {
+    g_autofree char *peak = g_strdup_printf("%g", 80 - g_ascii_strtod(rows[r].headroom, NULL));
+    csv_set(t, (guint)r, csv_column(t, "peak_mem_gib"), peak);
+  }
+  return t;
+}
+
 /* The trial's case: #1 (6.5 GiB headroom of 80) ties with #2 (+0.6%, 29.4 GiB): four times the headroom and
  * 22.9 GiB more, above 10% of the 80 GiB: #2 is preferred and the line says why. #3 (+0.8%, 12 GiB: not twice
  * #1's) would not be; nor #2 at 14 GiB (7.5 GiB more: under 8 GiB). */
@@ -90,11 +101,7 @@ START_TEST(test_a_tie_with_far_more_headroom_is_preferred)
       {"10.06", "4.3", "29.4", "", "none", "flash2", "2"},
       {"10.08", "4.3", "12", "", "none", "flash2", "4"},
   };
-  g_autoptr(csv_table) t = table_of(rows, 3);
-  for (guint r = 0; r < 3; r++) { /* peak + headroom = 80 GiB */
-    g_autofree char *peak = g_strdup_printf("%g", 80 - g_ascii_strtod(rows[r].headroom, NULL));
-    csv_set(t, r, csv_column(t, "peak_mem_gib"), peak);
-  }
+  g_autoptr(csv_table) t = table_on_80(rows, 3);
   g_autoptr(csv_table) rk = sweep_rank(t);
   ck_assert_str_eq(at(rk, 0, "preferred"), "");
   ck_assert_str_eq(at(rk, 1, "preferred"), "1");
@@ -106,11 +113,7 @@ START_TEST(test_a_tie_with_far_more_headroom_is_preferred)
                                  "#1's 6.5 GiB"), "%s", out->str);
   g_string_free(out, TRUE);
   rows[1].headroom = "14"; /* 7.5 GiB more: under 10% of 80 */
-  g_autoptr(csv_table) t2 = table_of(rows, 3);
-  for (guint r = 0; r < 3; r++) {
-    g_autofree char *peak = g_strdup_printf("%g", 80 - g_ascii_strtod(rows[r].headroom, NULL));
-    csv_set(t2, r, csv_column(t2, "peak_mem_gib"), peak);
-  }
+  g_autoptr(csv_table) t2 = table_on_80(rows, 3);
   g_autoptr(csv_table) rk2 = sweep_rank(t2);
   ck_assert_str_eq(at(rk2, 0, "preferred"), "1");
 }

@@ -18,7 +18,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp"};
+                                      "precision", "ep", "etp", "moe_capacity_factor"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -191,6 +191,19 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     precision pr;
     if (!precision_parse("precision", prec, &pr, err)) return FALSE;
     l->precision = pr;
+  }
+  /* optional: the experts' capacity factor (docs/moe.md); empty = the model's (dropless unless it has one) */
+  const char *cf = row_opt(t, r, "moe_capacity_factor");
+  if (*cf) {
+    char *end;
+    errno = 0;
+    l->moe_capacity_factor = strtod(cf, &end);
+    if (errno || end == cf || *end || !(l->moe_capacity_factor > 0 && l->moe_capacity_factor <= 64)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                  "moe_capacity_factor: '%s' is not a capacity factor (allowed: a number above 0 up to 64; empty: "
+                  "dropless or the model's)", cf);
+      return FALSE;
+    }
   }
   if (!row_platform(t, r, cfg, rq, err)) return FALSE;
   stack_layout_defaults(&rq->prof.stack, l, given);

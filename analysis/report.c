@@ -240,6 +240,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
       fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),
               l->moe_imbalance);
+    if ((l->ep > 1 || l->etp > 1) && layout_moe_load(l, &rq->m) < l->moe_imbalance) /* the capacity caps it */
+      fprintf(f, " capped at capacity %g", layout_moe_load(l, &rq->m));
     if (l->pp > 1 && l->pipeline_layout[0]) fprintf(f, ", pipeline layout '%s'", l->pipeline_layout);
     else if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
     if (l->pp > 1 && rq->gen.partition == PARTITION_AUTO && part && !strcmp(part, "uniform"))

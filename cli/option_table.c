@@ -128,6 +128,17 @@ static gboolean parse_moe_imbalance(const char *arg, double *out, GError **err)
   return TRUE;
 }
 
+static gboolean parse_moe_capacity_factor(const char *arg, double *out, GError **err)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (errno || end == arg || *end || !isfinite(v) || !(v > 0) || v > 64)
+    return cli_bad_value(err, "moe-capacity-factor", arg, "a number above 0 up to 64");
+  *out = v;
+  return TRUE;
+}
+
 static gboolean set_fit(cli_opts *o, const char *arg, GError **err)
 {
   if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory") && strcmp(arg, "fp8"))
@@ -238,6 +249,13 @@ const cli_option CLI_OPTIONS[] = {
      .help = "max-over-mean tokens per expert, 1..1024 (default 1: balanced, as\n"
              "an auxiliary-loss-balanced router); scales the slowest EP rank's\n"
              "expert GEMMs and the all-to-all's largest message; docs/moe.md"},
+    {.name = "moe-capacity-factor", .arg = CLI_ARG_REQUIRED, .metavar = "C", .commands = LAYOUT_OPT,
+     .value = CLI_V_REAL, .parse_real = parse_moe_capacity_factor, .field = F(rq.l.moe_capacity_factor),
+     .list = CLI_LIST_NONE, .left_out = ONE_VALUE, .example = "1.0", .section = CLI_SEC_LAYOUT,
+     .help = "tokens an expert takes at most over its balanced share, (0, 64]\n"
+             "(default: the model's capacity_factor, else dropless); the\n"
+             "slowest EP rank's load is min(imbalance, C), the rest dropped\n"
+             "(Megatron's --moe-expert-capacity-factor); docs/moe.md"},
     {.name = "sp", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT, .value = CLI_V_BOOL,
      .field = F(rq.l.sp), .list = CLI_LIST_LAYOUT, .axis = AX_SP, .left_out = EVERY_VALID, .example = "1",
      .section = CLI_SEC_LAYOUT,

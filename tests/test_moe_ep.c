@@ -9,6 +9,9 @@
  *   expert GEMMs: E/ep local experts, etp*ep*k*T/E rows each when balanced; F times the FLOPs and bytes on the
  *   slowest rank, F times every all-to-all message;
  *   edp = tp*cp*dp/(etp*ep); the routed experts' gradients (E/ep * 3*h*fe/etp per MoE layer) all-reduced over it.
+ *   FP8 (fp8-cs, mxfp8): each expert GEMM is a dense FP8 GEMM of its shape (docs/precision.md's bytes), its input
+ *   cast (6 or 2 + 2(1 + 1/32) bytes an element) and its weights' once a step, 2 bytes a linear parameter of FP8
+ *   copies; a capacity factor c caps the slowest rank's load at min(F, c).
  * The expert groups were worked out from Megatron-Core's generate_masked_orthogonal_rank_groups for the expert
  * RankGenerator(tp=etp, ep=ep, dp=edp, pp=pp, cp=1, order "tp-cp-ep-dp-pp") (parallel_state.py).
  */
@@ -25,6 +28,7 @@
 #include "workloads/generate.h"
 #include "workloads/memory.h"
 #include "workloads/mesh.h"
+#include "workloads/precision.h"
 
 /* 4 MoE layers, 8 experts, top 2, each expert 128 wide (SwiGLU). */
 static model moe(void)
@@ -287,6 +291,156 @@ START_TEST(test_bad_ep_and_etp_are_refused_naming_the_field)
 }
 END_TEST
 
+/* A dense GEMM event of the shape and dtype given, its FLOPs and bytes by the documented formulas
+ * (docs/precision.md: FP8 operands 1 byte an element, mxfp8 1 + 1/32, the output bf16; backward dgrad + wgrad). */
+static graph_event dense_gemm(graph_phase ph, int m, int n, int k, int count, graph_dtype dt, double opnd)
+{
+  int mult = ph == PH_BACKWARD ? 2 : 1;
+  graph_event e = {.kind = EV_COMPUTE, .cost = COST_GEMM, .phase = ph, .dtype = dt, .m = m, .n = n, .k = k,
+                   .launches = count * mult};
+  e.flops = 2.0 * m * n * k * count * mult;
+  e.bytes = (opnd * ((double)m * k + (double)k * n) + 2.0 * m * n) * count * mult;
+  return e;
+}
+
+START_TEST(test_fp8_expert_gemm_costs_as_the_dense_fp8_gemm_of_its_shape)
+{
+  /* Transformer Engine's GroupedLinear under fp8_autocast: each local expert's GEMM in FP8 (E4M3 forward, E5M2
+   * backward; MXFP8 blocks), costed as a dense FP8 GEMM of (rows x k).(k x n); the router's GEMM stays bf16 */
+  model m = moe();
+  static const struct { const char *profile; precision pr; graph_dtype fwd, bwd; double opnd, cast; } CASES[] = {
+      {"h100-sxm5-80gb", PREC_FP8_CS, DT_FP8_E4M3, DT_FP8_E5M2, 1, 6},
+      {"b200", PREC_MXFP8, DT_MXFP8, DT_MXFP8, 1 + 1.0 / 32, 2 + 2 * (1 + 1.0 / 32)}};
+  for (size_t c = 0; c < G_N_ELEMENTS(CASES); c++) {
+    gpu_profile p;
+    ck_assert(profile_load_with_stack(CASES[c].profile, "nemo", &p, NULL));
+    for (int imb = 0; imb < 2; imb++) {
+      double F = imb ? 1.7 : 1.0;
+      layout l = lay(8, 1, 1, 4, 1);
+      l.precision = CASES[c].pr;
+      l.moe_imbalance = F;
+      g_autoptr(graph) g = generate(&m, &l);
+      double T = l.seq_len, h = m.hidden, fe = m.moe.expert_ffn, k = m.moe.top_k, E = m.moe.experts;
+      int rows = (int)(4 * k * T / E), local = (int)(E / 4); /* etp*ep*k*T/E balanced rows, E/ep experts */
+      for (int ph = PH_FORWARD; ph <= PH_BACKWARD; ph += PH_BACKWARD - PH_FORWARD) {
+        graph_dtype dt = ph == PH_BACKWARD ? CASES[c].bwd : CASES[c].fwd;
+        const graph_event *up = first_event(g, BL_EXPERT_UP, ph), *down = first_event(g, BL_EXPERT_DOWN, ph);
+        graph_event eu = dense_gemm(ph, rows, (int)(2 * fe), (int)h, local, dt, CASES[c].opnd);
+        graph_event ed = dense_gemm(ph, rows, (int)h, (int)fe, local, dt, CASES[c].opnd);
+        const graph_event *got[2] = {up, down};
+        graph_event *want[2] = {&eu, &ed};
+        for (int i = 0; i < 2; i++) {
+          ck_assert_int_eq(got[i]->dtype, dt);
+          ck_assert_int_eq(got[i]->m, want[i]->m);
+          ck_assert_int_eq(got[i]->launches, want[i]->launches);
+          ck_assert_double_eq_tol(got[i]->flops, F * want[i]->flops, 1e-12 * got[i]->flops);
+          ck_assert_double_eq_tol(got[i]->bytes, F * want[i]->bytes, 1e-12 * got[i]->bytes);
+          if (F == 1.0) /* the same time as the dense FP8 GEMM of that shape */
+            ck_assert_double_eq_tol(kcost_seconds(&p, got[i]), kcost_seconds(&p, want[i]),
+                                    1e-12 * kcost_seconds(&p, want[i]));
+        }
+        ck_assert_int_eq(first_event(g, BL_ROUTER, ph)->dtype, DT_BF16);
+      }
+      /* the casts: forward every expert's input (local x rows x h, F times on the slowest rank) before expert_up;
+       * the weights (local x h x 2fe) at the first micro-batch only; backward the output gradients */
+      const graph_program *pg = program(g, 0);
+      double cast_fwd0 = -1, cast_fwd1 = -1;
+      for (guint i = 1; i < pg->events->len; i++) {
+        const graph_event *e = &g_array_index(pg->events, graph_event, i), *prev = e - 1;
+        if (e->op != BL_EXPERT_UP || e->phase != PH_FORWARD || e->layer != 0 || prev->op != BL_FP8_CAST) continue;
+        if (e->micro_batch == 0) cast_fwd0 = prev->bytes;
+        if (e->micro_batch == 1) cast_fwd1 = prev->bytes;
+      }
+      ck_assert_double_eq_tol(cast_fwd1, CASES[c].cast * F * local * rows * h, 1e-9 * cast_fwd1);
+      ck_assert_double_eq_tol(cast_fwd0 - cast_fwd1, CASES[c].cast * local * h * 2 * fe, 1e-9 * cast_fwd0);
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_fp8_experts_keep_weight_copies_and_save_fp8_inputs)
+{
+  /* memory (docs/precision.md): TE keeps every linear weight's FP8 copy and its transpose for the step, 2 bytes a
+   * parameter (fp8-cs): per MoE layer the attention's h*(q + 2kv) + q*h and the E/ep local experts' 3*h*fe; the
+   * router (bf16) none. The experts' GEMMs save their inputs in FP8: 1 byte an element instead of 2 */
+  model m = moe();
+  layout lb = lay(8, 1, 1, 4, 1), lf = lay(8, 1, 1, 4, 1);
+  lf.precision = PREC_FP8_CS;
+  ck_assert(layout_validate(&lb, &m, NULL) && layout_validate(&lf, &m, NULL));
+  partition part;
+  ck_assert(partition_make_chunked(&part, &m, 1, 1, 1, PARTITION_BALANCED, NULL));
+  mem_states sb, sf;
+  mem_model_states(&m, &lb, &part, 0, &sb);
+  mem_model_states(&m, &lf, &part, 0, &sf);
+  double h = m.hidden, q = h, kv = 2 * 32, attention = h * (q + 2 * kv) + q * h;
+  double experts = 8 / 4 * 3 * h * m.moe.expert_ffn;
+  ck_assert_double_eq_tol(sf.buffers_bytes - sb.buffers_bytes, m.layers * (attention + experts) * 2,
+                          1e-9 * sf.buffers_bytes);
+  partition_clear(&part);
+  block bb, bf;
+  block_code code = {.mlp_in_gemms = 1};
+  block_moe_layer(&m, &lb, &code, &bb);
+  block_moe_layer(&m, &lf, &code, &bf);
+  double Tk = lb.seq_len * m.moe.top_k; /* the rank's token rows over its local experts (etp 1) */
+  for (int i = 0, n = 0; i < bf.n; i++) {
+    const block_op *o = &bf.op[i];
+    if (o->label != BL_EXPERT_UP && o->label != BL_EXPERT_DOWN) continue;
+    double width = o->label == BL_EXPERT_UP ? h : m.moe.expert_ffn;
+    ck_assert_double_eq_tol(o->saved_bytes, Tk * width * 1, 1e-9 * o->saved_bytes);
+    for (int j = 0; j < bb.n; j++)
+      if (bb.op[j].label == o->label) ck_assert_double_eq_tol(bb.op[j].saved_bytes, Tk * width * 2, 1e-9 * Tk);
+    ck_assert_int_le(++n, 2);
+  }
+  /* Megatron-Core's MoE saves (moe_utils.py, experts.py since its memory-efficient permutation): the weighted SwiGLU
+   * its input (2fe wide, bf16) and the rows' fp32 probabilities; unpermute no copies (probabilities applied before) */
+  for (int i = 0; i < bb.n; i++) {
+    if (bb.op[i].label == BL_EXPERT_ACT)
+      ck_assert_double_eq_tol(bb.op[i].saved_bytes, Tk * (2 * m.moe.expert_ffn * 2 + 4), 1e-9 * Tk);
+    if (bb.op[i].label == BL_UNPERMUTE) ck_assert_double_eq(bb.op[i].saved_bytes, 0);
+  }
+}
+END_TEST
+
+START_TEST(test_capacity_caps_the_slowest_rank_at_cf_times_the_mean)
+{
+  /* Megatron's --moe-expert-capacity-factor c: an expert takes at most c times its balanced share, the rest is
+   * dropped; the slowest rank's expert GEMMs and all-to-all messages are min(F, c) times the balanced ones */
+  model m = moe();
+  layout l1 = lay(8, 1, 1, 4, 1);
+  g_autoptr(graph) g1 = generate(&m, &l1);
+  static const struct { double F, cf, model_cf, load; } CASES[] = {
+      {3.0, 1.5, 0, 1.5}, {1.2, 1.5, 0, 1.2}, {3.0, 0, 1.25, 1.25}, {3.0, 2.0, 1.25, 2.0}, {3.0, 0, 0, 3.0}};
+  for (size_t c = 0; c < G_N_ELEMENTS(CASES); c++) {
+    model mc = moe();
+    mc.moe.capacity_factor = CASES[c].model_cf;
+    layout l = lay(8, 1, 1, 4, 1);
+    l.moe_imbalance = CASES[c].F;
+    l.moe_capacity_factor = CASES[c].cf;
+    g_autoptr(graph) g = generate(&mc, &l);
+    ck_assert_double_eq(layout_moe_load(&l, &mc), CASES[c].load);
+    double x = CASES[c].load;
+    for (block_label op = BL_EXPERT_UP; op <= BL_EXPERT_DOWN; op += BL_EXPERT_DOWN - BL_EXPERT_UP) {
+      const graph_event *a = first_event(g1, op, PH_FORWARD), *b = first_event(g, op, PH_FORWARD);
+      ck_assert_int_eq(b->m, a->m);
+      ck_assert_double_eq_tol(b->flops, x * a->flops, 1e-12 * b->flops);
+    }
+    double b1[8], bc[8];
+    int s = 0;
+    ck_assert_int_eq(forward_all_to_alls(g1, 0, b1, &s), 2);
+    ck_assert_int_eq(forward_all_to_alls(g, 0, bc, &s), 2);
+    for (int i = 0; i < 2; i++) ck_assert_double_eq_tol(bc[i], x * b1[i], 1e-12 * bc[i]);
+  }
+  model dense = moe();
+  dense.moe.experts = 0;
+  layout bad = lay(8, 1, 1, 1, 1);
+  bad.moe_capacity_factor = 1.0;
+  refused(&dense, bad, "moe_capacity_factor: 1 on moe, a model without experts");
+  layout neg = lay(8, 1, 1, 4, 1);
+  neg.moe_capacity_factor = 65;
+  refused(&m, neg, "moe_capacity_factor: 65");
+}
+END_TEST
+
 START_TEST(test_ep_does_not_change_the_world_or_dp)
 {
   model m = moe();
@@ -311,6 +465,9 @@ int main(void)
   tcase_add_test(tc, test_expert_gradients_reduce_over_edp_not_dp);
   tcase_add_test(tc, test_bad_ep_and_etp_are_refused_naming_the_field);
   tcase_add_test(tc, test_ep_does_not_change_the_world_or_dp);
+  tcase_add_test(tc, test_fp8_expert_gemm_costs_as_the_dense_fp8_gemm_of_its_shape);
+  tcase_add_test(tc, test_fp8_experts_keep_weight_copies_and_save_fp8_inputs);
+  tcase_add_test(tc, test_capacity_caps_the_slowest_rank_at_cf_times_the_mean);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -412,6 +412,36 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   residual(out, m, &d);
 }
 
+/* The routed experts' grouped GEMM (Megatron-Core's TEGroupedMLP, Transformer Engine's GroupedLinear): `count` local
+ * experts of `rows` balanced token rows each, (rows x k).(k x n), the slowest rank doing `scale` times that work at
+ * that shape. Under FP8 it is a linear layer as linear_rows's: TE quantizes every expert's input (split_quantize:
+ * count x rows x k elements forward, times scale), its output gradient (count x rows x n backward) and, at the first
+ * micro-batch (is_first_microbatch), the count experts' weights (k x n each, kept for the step's others); the GEMMs
+ * run in the layout's FP8 dtype and save their inputs in FP8 (docs/moe.md, "FP8 experts"). The router and the
+ * permutation stay bf16 (fp32 scores) as Megatron runs them. Each expert's input is its own tensor: the saved bytes
+ * are count x rows x k x scale (the shared input of a dense layer's gate and up is one). */
+static block_op *grouped_linear(block *b, const layout *l, block_label label, const dims *d, double rows, double n,
+                                double k, int count, double scale)
+{
+  precision pr = (precision)l->precision;
+  double in = scale * count * rows * k; /* the slowest rank's input elements */
+  if (pr != PREC_BF16) {
+    block_op *c = add(b, BLOCK_MEMORY, BL_FP8_CAST);
+    c->elements = in;
+    c->bytes[0] = precision_cast_bytes_per_el(pr) * in;
+    c->bytes[1] = precision_cast_bytes_per_el(pr) * scale * count * rows * n;
+    c->launches[0] = c->launches[1] = precision_cast_kernels(pr);
+    c->step_bytes = precision_cast_bytes_per_el(pr) * k * n * count;
+  }
+  block_op *o = gemm_rows(b, label, d, rows, n, k, count, in * (pr == PREC_BF16 ? BF16 : precision_operand_bytes(pr)));
+  o->rows = rows;
+  o->scale = scale;
+  o->transient_bytes[1] = scale * gemm_backward_bytes(rows, k, n, count);
+  o->dtype[0] = precision_gemm_dtype(pr, FALSE);
+  o->dtype[1] = precision_gemm_dtype(pr, TRUE);
+  return o;
+}
+
 /* The MoE block on a rank (docs/moe.md derives each number). Tm = the rank's tokens in the sequence-parallel
  * region (Megatron requires sp with tp > 1 and MoE), E experts, k = top_k, fe the expert width; F = --moe-imbalance.
  * Dispatch: each rank sends its k*Tm token copies (h wide, bf16) to the ranks of their experts, (ep-1)/ep of it off
@@ -421,7 +451,8 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
 static void moe_block(const model *m, const layout *l, const block_code *c, const dims *dp, block *out)
 {
   const model_moe *e = &m->moe;
-  double Tm = dp->Tl, h = dp->h, E = e->experts, k = e->top_k, fe = e->expert_ffn, F = l->moe_imbalance;
+  double Tm = dp->Tl, h = dp->h, E = e->experts, k = e->top_k, fe = e->expert_ffn;
+  double F = layout_moe_load(l, m); /* the imbalance, capped at the capacity factor (tokens beyond it dropped) */
   double etp = l->etp, ep = l->ep, local = E / ep;
   double rows = etp * Tm * k * F; /* token rows on the slowest rank's local experts */
   int first = out->n;
@@ -438,24 +469,22 @@ static void moe_block(const model *m, const layout *l, const block_code *c, cons
   o->transient_bytes[0] = o->transient_bytes[1] = F * k * Tm * h * BF16 * etp; /* the receive buffer */
   gboolean gelu = m->mlp == MODEL_MLP_GELU;
   double per_expert = rows / F / local; /* balanced rows of one expert */
-  o = gemm(out, BL_EXPERT_UP, dp, (gelu ? 1 : 2) * fe / etp, h, (int)local, rows * h * BF16);
-  o->rows = per_expert;
-  o->scale = F;
-  o->transient_bytes[1] = F * gemm_backward_bytes(per_expert, h, (gelu ? 1 : 2) * fe / etp, (int)local);
+  grouped_linear(out, l, BL_EXPERT_UP, dp, per_expert, (gelu ? 1 : 2) * fe / etp, h, (int)local, F);
   o = pass(out, BL_EXPERT_ACT, rows * fe / etp, gelu ? OPS_GELU_FWD_BYTES_PER_EL : OPS_SWIGLU_BYTES_PER_EL,
            gelu ? 1 : OPS_SWIGLU_KERNELS);
-  o->saved_bytes = (gelu ? 1 : 3) * rows * fe / etp * BF16;
+  /* Megatron-Core (since its memory-efficient permutation, NVIDIA/Megatron-LM 2659630, 2025-04) multiplies the
+   * router's probabilities in here (weighted_bias_swiglu_impl, the recipes' bias_activation_fusion): it saves its
+   * input, the up GEMM's output (2fe/etp wide for SwiGLU), and the rows' fp32 probabilities */
+  o->saved_bytes = (gelu ? 1 : 2) * rows * fe / etp * BF16 + rows * FP32;
   o->transient_bytes[1] = 4 * rows * fe / etp * BF16;
-  o = gemm(out, BL_EXPERT_DOWN, dp, h, fe / etp, (int)local, rows * fe / etp * BF16);
-  o->rows = per_expert;
-  o->scale = F;
-  o->transient_bytes[1] = F * gemm_backward_bytes(per_expert, fe / etp, h, (int)local);
+  grouped_linear(out, l, BL_EXPERT_DOWN, dp, per_expert, h, fe / etp, (int)local, F);
   o = add(out, BLOCK_EP_COMBINE, BL_COMM);
   o->bytes[0] = o->bytes[1] = F * k * Tm * h * BF16;
   o->etp_bytes = etp > 1 ? F * k * Tm * h * BF16 : 0;
   o->transient_bytes[0] = o->transient_bytes[1] = F * k * Tm * h * BF16 * etp;
-  o = pass(out, BL_UNPERMUTE, Tm * h, BF16 * (1 + k), 1); /* k copies read, weighted, summed per token */
-  o->saved_bytes = k * Tm * h * BF16; /* the combined copies (the probabilities' gradient reads them) */
+  /* k copies read, summed per token (the probabilities were applied in the activation): its backward scatters the
+   * gradient back by the saved index map, keeping no copies */
+  o = pass(out, BL_UNPERMUTE, Tm * h, BF16 * (1 + k), 1);
   mark_mlp(out, first); /* --recompute-modules mlp runs the MoE block again, its input (the router's) kept */
   if (e->shared_experts) mlp_block(m, l, c, dp, (double)e->shared_experts * e->shared_expert_ffn, out);
 }
@@ -629,6 +658,15 @@ double block_layer_linear_params(const model *m, int tp)
   double qd = m->head_dim ? (double)m->heads * m->head_dim : h;
   if (model_has_mla(m)) return mla_linear_params(m, tp) + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f / tp;
   return (h * (qd + 2 * kvd) + qd * h + (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * h * f) / tp;
+}
+
+double block_layer_linear_params_at(const model *m, const layout *l, int i)
+{
+  if (!model_layer_is_moe(m, MIN(i, m->layers - 1))) return block_layer_linear_params(m, l->tp);
+  model att = *m; /* the attention's linear layers: the layer's at ffn 0 */
+  att.ffn = 0;
+  double shared = (m->mlp == MODEL_MLP_GELU ? 2.0 : 3.0) * m->hidden * m->moe.shared_experts * m->moe.shared_expert_ffn;
+  return block_layer_linear_params(&att, l->tp) + block_moe_expert_params(m, l) + shared / l->tp;
 }
 
 double block_layer_buffer_bytes(const model *m, const layout *l)

@@ -166,6 +166,10 @@ double block_final_norm_params(const model *m);
 double block_head_params(const model *m, int tp);      /* the output projection (a copy when tied) */
 /* The parameters of one layer's linear layers on a rank (its GEMMs' weights: what FP8 copies). */
 double block_layer_linear_params(const model *m, int tp);
+/* The same for layer i of a model with experts (i >= layers: an MTP module's layer, built like the last): an MoE
+ * layer's attention linear layers, its E/ep local experts (1/etp each: TE's GroupedLinear weights) and its shared
+ * experts over tp; the router is not one (it runs in bf16). A dense layer's: block_layer_linear_params. */
+double block_layer_linear_params_at(const model *m, const layout *l, int i);
 /* Persistent non-parameter buffers of one layer (rotary cos/sin tables), bytes. */
 double block_layer_buffer_bytes(const model *m, const layout *l);
 

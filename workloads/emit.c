@@ -101,15 +101,16 @@ static graph_event *gemm(emit *x, block_label op, double m, double n, double k, 
 graph_event *emit_block_gemm(emit *x, const block_op *o)
 {
   graph_event *e = gemm(x, o->label, o->rows > 0 ? o->rows : x->T, o->n, o->k, o->count);
-  if (o->scale > 0) { /* the slowest EP rank's load (docs/moe.md): its shape, scale times the work */
+  graph_dtype dt = (graph_dtype)o->dtype[emit_in_backward(x)];
+  if (dt != DT_BF16) {
+    double opnd = precision_operand_bytes((precision)x->l->precision), m = e->m, n = e->n, k = e->k;
+    e->dtype = (uint8_t)dt;
+    e->bytes = (opnd * (m * k + k * n) + BF16 * m * n) * e->launches;
+  }
+  if (o->scale > 0) { /* the slowest EP rank's load (docs/moe.md): its shape, scale times the work (FP8 or not) */
     e->flops *= o->scale;
     e->bytes *= o->scale;
   }
-  graph_dtype dt = (graph_dtype)o->dtype[emit_in_backward(x)];
-  if (dt == DT_BF16) return e;
-  double opnd = precision_operand_bytes((precision)x->l->precision), m = e->m, n = e->n, k = e->k;
-  e->dtype = (uint8_t)dt;
-  e->bytes = (opnd * (m * k + k * n) + BF16 * m * n) * e->launches;
   return e;
 }
 

@@ -19,6 +19,7 @@ static const int ATTN_CLASSES[ATTN_N_KERNELS] = {GRAPH_ATTN_SCORES, GRAPH_ATTN_S
 static const layout_field LAYOUT_FIELDS[] = {
     FIELD(gpus, INT, MEMORY),
     FIELD(moe_imbalance, DOUBLE, MEMORY),
+    FIELD(moe_capacity_factor, DOUBLE, MEMORY),
     FIELD(sp, INT, MEMORY),
     FIELD(micro_batch, INT, MEMORY),
     FIELD(global_batch, INT, MEMORY),
@@ -71,6 +72,12 @@ layout layout_default(void)
 }
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
+double layout_moe_load(const layout *l, const model *m)
+{
+  double cf = l->moe_capacity_factor > 0 ? l->moe_capacity_factor : m->moe.capacity_factor;
+  return cf > 0 && cf < l->moe_imbalance ? cf : l->moe_imbalance;
+}
+
 double layout_tokens_per_rank(const layout *l) { return (double)l->micro_batch * l->seq_len / l->cp; }
 
 int layout_dp_cp(const layout *l) { return (int)axis_product(l, axis_mask_sharding(AXIS_REPLICATES_WEIGHTS)); }
@@ -210,6 +217,12 @@ static gboolean check_experts(const layout *l, const model *m, GError **err)
 {
   if (!(l->moe_imbalance >= 1.0 && l->moe_imbalance <= 1024.0))
     return fail(err, "moe_imbalance: %g is not a max-over-mean ratio (allowed: 1..1024, 1 balanced)", l->moe_imbalance);
+  if (!(l->moe_capacity_factor == 0 || (l->moe_capacity_factor > 0 && l->moe_capacity_factor <= 64)))
+    return fail(err, "moe_capacity_factor: %g is not a capacity factor (allowed: above 0 up to 64; 0 the model's)",
+                l->moe_capacity_factor);
+  if (l->moe_capacity_factor > 0 && !model_has_experts(m))
+    return fail(err, "moe_capacity_factor: %g on %s, a model without experts (allowed: 0)", l->moe_capacity_factor,
+                m->name);
   if (model_has_experts(m) && l->tp > 1 && !l->sp) /* Megatron-Core's check (arguments.py) */
     return fail(err, "sp: 0 with tp %d on %s, a model with experts; Megatron needs sequence parallelism with MoE and "
                 "tensor parallelism (allowed: --sp 1, or tp 1)", l->tp, m->name);

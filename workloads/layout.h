@@ -41,6 +41,9 @@ typedef struct layout {
                          * --expert-tensor-parallel-size), folded onto the tp*cp*dp ranks of a stage (axes.h) */
   double moe_imbalance; /* max-over-mean tokens per expert (--moe-imbalance, >= 1; docs/moe.md): the slowest EP
                          * rank's expert GEMMs and the all-to-all's largest message scale with it */
+  double moe_capacity_factor; /* tokens an expert takes at most over its balanced share (--moe-capacity-factor;
+                               * Megatron's --moe-expert-capacity-factor): the slowest rank's load is
+                               * min(moe_imbalance, it), the rest dropped; 0: the model's capacity_factor (0: dropless) */
   int cp;               /* context parallelism (Megatron's --context-parallel-size): each rank holds seq_len/cp
                          * tokens of every sequence, attention is TransformerEngine's ring (docs/model.md) */
   gboolean sp;          /* Megatron sequence parallelism */
@@ -109,6 +112,9 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused);
 
 /* Tokens of one micro-batch a rank holds: micro_batch * seq_len / cp. */
 double layout_tokens_per_rank(const layout *l);
+/* The slowest EP rank's expert load over the balanced one (docs/moe.md, "Capacity factor"): --moe-imbalance F,
+ * capped at the capacity factor c (the layout's, else the model's): min(F, c); dropless (no c): F. */
+double layout_moe_load(const layout *l, const model *m);
 /* Ranks that hold the same weights: the data-parallel replicas times the context-parallel ranks (Megatron's
  * dp-cp group), over which gradients are reduced and ZeRO shards. */
 int layout_dp_cp(const layout *l);

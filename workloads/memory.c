@@ -86,14 +86,17 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
 
 void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out)
 {
-  double n = mem_stage_params(m, l, p, stage);
+  double n = mem_stage_params(m, l, p, stage), moe_linear = 0; /* moe_linear: a model with experts' linear params */
   int layers = 0;
   for (int c = 0; c < p->chunks; c++) {
     int first, count;
     partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
     layers += count;
-    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
+    for (int i = first; model_has_experts(m) && i < first + count; i++) moe_linear += block_layer_linear_params_at(m, l, i);
+    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks))) {
       layers += m->mtp_layers; /* each one layer */
+      if (model_has_experts(m)) moe_linear += m->mtp_layers * block_layer_linear_params_at(m, l, m->layers);
+    }
   }
   /* ZeRO shards over the ranks that hold the same weights, Megatron's dp-cp group (dp with cp 1). ZeRO-3
    * keeps 1/shards of the bf16 weights (a layer's whole weights only while it runs: the events'), ZeRO-2
@@ -115,7 +118,8 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
    * of its linear layers' weights and their transposes Transformer Engine keeps for the step (docs/precision.md) */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
   if (l->precision != PREC_BF16)
-    out->buffers_bytes += layers * block_layer_linear_params(m, l->tp) * precision_weight_copy_bytes((precision)l->precision);
+    out->buffers_bytes += (model_has_experts(m) ? moe_linear : layers * block_layer_linear_params(m, l->tp)) *
+                          precision_weight_copy_bytes((precision)l->precision); /* the experts': docs/moe.md */
 }
 
 double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage)

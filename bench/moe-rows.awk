@@ -11,17 +11,27 @@
 # mxfp8), ep from notes ep=, etp 1 (not stated; Megatron-Bridge's MoE recipes set expert_tensor_parallel_size 1,
 # and every kept row has tp 1), imbalance 1 (the tables' runs force-balance the routing), cp from notes, the
 # schedule (interleaved-vN: N chunks), ZeRO 1 (the distributed optimizer; fsdp only on skipped rows), overlaps
-# off, recompute not stated -> none, release (NeMo container) from notes, sp on where tp > 1, flash2 attention, partition layers.
+# off, release (NeMo container) from notes, sp on where tp > 1, flash2 attention, partition layers.
+# Recompute, where the row leaves it blank (the tables never state it): the recipe's, RECIPE_RECOMPUTE below. Every
+# Megatron-Bridge perf config that produced a Qwen3-30B-A3B row sets recompute_granularity = None (no recomputation):
+# 25.09 scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml@fa0315a (recompute_granularity: null);
+# 25.11, 26.02, 26.04, 26.06 scripts/performance/configs/qwen/qwen3_llm_pretrain.py@97ad8cc, @c0b9a00, @74695a0,
+# @63b08b3 (the common Qwen3 settings); 26.06.01 and 26.08 src/megatron/bridge/perf_recipes/qwen/{h100,b200,b300,gb200,
+# gb300}/qwen3_moe.py@4ab94df (each qwen3_30b_a3b_pretrain_* config). So blank -> none, as the rows ran before.
+# Token-drop rows (25.09, label 'tokendrop'): scripts/performance/run_script.py@fa0315a applies
+# src/megatron/bridge/training/utils/moe_token_drop.py's apply_moe_token_drop with its defaults, capacity factor 1.0
+# padded to capacity: every expert computes exactly 1.0x its balanced share -> moe_capacity_factor 1 (docs/moe.md).
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
-# shipped: DeepSeek-V3's MLA attention), GPT-OSS-120B (its 128-token sliding window cuts the sequence: refused), token-drop runs (capacity-factor dropping not modelled), rows whose
+# shipped: DeepSeek-V3's MLA attention), GPT-OSS-120B (its 128-token sliding window cuts the sequence: refused), rows whose
 # gradient accumulation disagrees with GBS/(MBS*DP), nvfp4, mxfp8 on the H100.
 function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, FNR, cell("model_name"), reason >> skips }
 function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
 function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 function num(s) { sub(/^ */, "", s); sub(/[^0-9.+-].*/, "", s); return s }
+BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
-  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release"
+  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
 }
@@ -37,7 +47,7 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   got = cell("layers") " " cell("hidden") " " cell("heads") " " cell("vocab") " " num(note("num_experts")) " " num(note("top_k"))
   if (got != shape) { skip("shape " got " differs from the shipped " name "'s " shape); next }
   if (m == "GPT-OSS-120B") { skip("sliding-window attention (128 tokens) cuts the sequence: layoutsim refuses it (models a window only where it never cuts)"); next }
-  if (n ~ /token-drop/) { skip("token-drop routing: capacity-factor dropping not modelled"); next }
+  cf = n ~ /token-drop/ ? 1 : "" # apply_moe_token_drop's capacity factor (above)
   if (n ~ /GA_INCONSISTENT/) { skip("gradient accumulation disagrees with GBS/(MBS*DP)"); next }
   sys = g; sub(/[ (].*/, "", sys)
   prof = sys == "H100" ? "h100-sxm5-80gb" : sys == "B200" ? "b200" : sys == "B300" ? "b300" : sys == "GB200" ? "gb200-nvl72" : sys == "GB300" ? "gb300-nvl72" : ""
@@ -54,11 +64,12 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   if (t * cp * pp * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*cp*pp*dp"); next }
   ep = num(note("ep")); if (ep == "") { skip("ep not stated"); next }
   rc = cell("recompute")
+  if (rc == "") rc = m in RECIPE_RECOMPUTE ? RECIPE_RECOMPUTE[m] : "none"
   if (rc == "selective") { skip("selective recompute"); next }
   sp = cell("sp"); if (sp == "") sp = t > 1 ? 1 : 0
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
-  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s\n", name, cell("seq_len"),
+  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,
-    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel
+    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf
 }
 END { if (bad) exit 2 }

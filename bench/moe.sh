@@ -5,9 +5,10 @@
 # version at hand), converted by bench/moe-rows.awk, run with the shipped models, profiles and the nemo stack
 # (the H100-fitted one; the Blackwell profiles' GEMM scales from bench/calibrate-blackwell.sh). Nothing is fitted.
 #   1. `layoutsim validate` on the rows as stated (its summary: the OOM verdict, the timed rows' MAPE);
-#   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB: the tables do not state the recompute
-#      their recipes ran; the rows run with none), predicted with `layoutsim predict`: MAPE and bias of the step
-#      time per model and system, per model, system and precision; the mean share of the step the breakdown puts
+#   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB; the tables do not state the recompute,
+#      the rows run the recipes' documented one, none: bench/moe-rows.awk cites it), predicted with `layoutsim
+#      predict`: MAPE and bias of the step time per model and system, per model, system and precision, per release,
+#      per routing (dropless or token-drop) and per release era (up to 26.04.01, 26.06 on); the mean share of the step the breakdown puts
 #      in ep-comm (the all-to-all) and in the expert layers' GEMMs is not separable here: see docs/moe.md;
 #   3. the SimuMax rows (MoE ones only): layoutsim's mean |error| of time and memory next to SimuMax's own;
 #   4. the rows skipped and why.
@@ -42,13 +43,15 @@ AWK
 "$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
 echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"
 awk -v who=moe -f "$here/csv.awk" -f /dev/stdin "$work/pred.csv" "$work/pred-lifted.csv" <<'AWK'
-FNR == 1 { need("model system precision ep release pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
+FNR == 1 { need("model system precision ep release moe_capacity_factor pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
 f == 1 { oom[FNR] = cell("pred_status") == "oom"; next }
 cell("pred_status") == "ok" {
   e = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1); a = e < 0 ? -e : e
   k[1] = cell("model") " " cell("system"); k[2] = cell("model") " " cell("system") " " cell("precision") " ep" cell("ep")
   k[3] = cell("model") " (all)"; k[4] = "all"; k[5] = cell("model") " " cell("system") " release " cell("release")
-  for (i = 1; i <= 5; i++) { n[k[i]]++; A[k[i]] += a; B[k[i]] += e; O[k[i]] += oom[FNR]; if (a > M[k[i]]) M[k[i]] = a }
+  k[6] = cell("model") " " (cell("moe_capacity_factor") == "" ? "dropless" : "token-drop, capacity " cell("moe_capacity_factor"))
+  k[7] = "all, releases " (cell("release") >= "26.06" ? "26.06 on" : "up to 26.04.01")
+  for (i = 1; i <= 7; i++) { n[k[i]]++; A[k[i]] += a; B[k[i]] += e; O[k[i]] += oom[FNR]; if (a > M[k[i]]) M[k[i]] = a }
 }
 END {
   if (bad) exit 2

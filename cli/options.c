@@ -492,6 +492,14 @@ gboolean cli_sweep_spec(cli_opts *o, sweep_spec *s, GError **err)
 {
   memset(s, 0, sizeof *s);
   if (!resolve_model(o, &s->m, err)) return FALSE;
+  if (o->rq.l.moe_capacity_factor > 0) { /* one value: every layout's, as the model's own would be (docs/moe.md) */
+    if (!model_has_experts(&s->m)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "moe_capacity_factor: %g on %s, a model without experts "
+                  "(allowed: 0)", o->rq.l.moe_capacity_factor, s->m.name);
+      return FALSE;
+    }
+    s->m.moe.capacity_factor = o->rq.l.moe_capacity_factor;
+  }
   s->trusts = o->trusts;
   s->model_file = o->model_file;
   s->seq_len = o->rq.l.seq_len;

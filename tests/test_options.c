@@ -371,6 +371,36 @@ START_TEST(test_the_tp_maximum_is_the_same_for_one_value_and_a_list)
 }
 END_TEST
 
+/* --moe-capacity-factor takes one value in sweep: cli_sweep_spec makes it every layout's, as the model's own
+ * capacity_factor (docs/moe.md); on a model without experts it is refused naming the field. */
+START_TEST(test_sweep_capacity_factor_reaches_every_layout)
+{
+  static const char *const ok[] = {"--model", "qwen3-30b-a3b", "--moe-capacity-factor", "1.25"};
+  static const char *const dense[] = {"--moe-capacity-factor", "1"};
+  for (int c = 0; c < 2; c++) {
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    for (guint i = 0; i < (c ? G_N_ELEMENTS(dense) : G_N_ELEMENTS(ok)); i++)
+      g_ptr_array_add(argv, (gpointer)(c ? dense[i] : ok[i]));
+    cli_opts o;
+    g_autofree char *msg = parse_argv(6, argv, &o);
+    ck_assert_msg(msg == NULL, "%s", msg);
+    sweep_spec s;
+    GError *err = NULL;
+    gboolean done = cli_sweep_spec(&o, &s, &err);
+    if (!c) {
+      ck_assert(done);
+      ck_assert_double_eq(s.m.moe.capacity_factor, 1.25);
+      cli_sweep_spec_clear(&s);
+    } else {
+      ck_assert(!done);
+      ck_assert_str_eq(err->message, "moe_capacity_factor: 1 on llama-13b, a model without experts (allowed: 0)");
+      g_error_free(err);
+    }
+    cli_opts_clear(&o);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("options");
@@ -384,6 +414,7 @@ int main(void)
   tcase_add_test(tc, test_help_sweep_names_every_option_that_takes_a_list);
   tcase_add_test(tc, test_each_sweep_axis_takes_the_list_of_exactly_one_option);
   tcase_add_test(tc, test_the_tp_maximum_is_the_same_for_one_value_and_a_list);
+  tcase_add_test(tc, test_sweep_capacity_factor_reaches_every_layout);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

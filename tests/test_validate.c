@@ -286,6 +286,34 @@ START_TEST(test_zero_and_overlap_columns_are_the_rows_own)
 }
 END_TEST
 
+/* A table's moe_capacity_factor column is the row's capacity factor (docs/moe.md; empty: the model's, dropless for
+ * the shipped ones); a bad value is refused naming the column and what is allowed. */
+START_TEST(test_moe_capacity_factor_column_is_the_rows_own)
+{
+  static const char *const cols[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                     "attention_kernel", "micro_batch", "tp", "pp", "sp", "ep",
+                                     "moe_capacity_factor"};
+  const char *cells[][13] = {
+      {"qwen3-30b-a3b", "4096", "64", "151936", "8", "none", "flash2", "1", "1", "1", "0", "8", "1.25"},
+      {"qwen3-30b-a3b", "4096", "64", "151936", "8", "none", "flash2", "1", "1", "1", "0", "8", ""},
+      {"qwen3-30b-a3b", "4096", "64", "151936", "8", "none", "flash2", "1", "1", "1", "0", "8", "0"},
+  };
+  g_autoptr(csv_table) t = table_of(cols, G_N_ELEMENTS(cols), cells[0], G_N_ELEMENTS(cells));
+  predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
+  ck_assert(stack_load_named("nemo", &cfg.prof.stack, NULL));
+  sim_request rq;
+  GError *err = NULL;
+  ck_assert(predict_row_request(t, 0, &cfg, &rq, &err));
+  ck_assert_double_eq(rq.l.moe_capacity_factor, 1.25);
+  ck_assert(predict_row_request(t, 1, &cfg, &rq, &err));
+  ck_assert_double_eq(rq.l.moe_capacity_factor, 0);
+  ck_assert(!predict_row_request(t, 2, &cfg, &rq, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "moe_capacity_factor: '0'"));
+  ck_assert_ptr_nonnull(strstr(err->message, "allowed: a number above 0 up to 64"));
+  g_error_free(err);
+}
+END_TEST
+
 /* A temporary file holding the first len bytes of text (len < 0: up to its NUL); caller unlinks, frees. */
 static char *tmp_file(const char *text, gssize len)
 {
@@ -874,6 +902,7 @@ Suite *validate_suite(void)
   tcase_add_test(tc, test_fragmentation_limit_is_where_the_verdict_flips);
   tcase_add_test(tc, test_partition_column_overrides_the_command_default);
   tcase_add_test(tc, test_zero_and_overlap_columns_are_the_rows_own);
+  tcase_add_test(tc, test_moe_capacity_factor_column_is_the_rows_own);
   tcase_add_test(tc, test_append_row_maps_columns_by_name);
   tcase_add_test(tc, test_csv_read_refuses_a_nul_byte_naming_its_line);
   tcase_add_test(tc, test_csv_read_keeps_each_rows_file_line);

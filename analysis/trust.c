@@ -32,7 +32,7 @@ static const field FIELDS[] = {
     C(PP2, "pp2", rows, 0, 1e9),         C(PP2, "pp2", p90_pct, 0, 1e4),         C(PP2, "pp2", bias_pct, -1e4, 1e4),
     C(TP8_CKPT, "tp8_checkpointing", rows, 0, 1e9),    C(TP8_CKPT, "tp8_checkpointing", p90_pct, 0, 1e4),    C(TP8_CKPT, "tp8_checkpointing", bias_pct, -1e4, 1e4),
     F(score_block_gib, 0, 1e6),   F(scores_rows, 0, 1e9),          F(scores_oom, 0, 1e9),
-    F(fragmentation_margin, 0, 1), F(extrapolation_factor, 1, 100),
+    F(fragmentation_margin, 0, 1), F(oos_p90_pct, 0, 1e4), F(band_pct_per_doubling, 1e-6, 100),
 };
 #undef F
 #undef C
@@ -196,19 +196,12 @@ static gboolean platform_differs(const trust_table *t, const gpu_profile *p)
          whatif_profile_value(WHATIF_NICS_PER_NODE, p) != t->nics_per_node || blocking_fabric(p);
 }
 
-/* The doublings at which the extrapolation factor was measured: leave one model out, fitted on 65B and
- * validated on 13B, the study's model range 14.0B-66.9B: log2(66.9 / 14.0) (docs/trust.md). */
-#define TRUST_DOUBLINGS_MEASURED 2.2573
-
 /* How far v lies outside [lo, hi], in doublings (0 inside). */
 static double doublings_outside(double v, double lo, double hi)
 {
   if (v <= 0 || lo <= 0) return 0;
   return v < lo ? log2(lo / v) : v > hi ? log2(v / hi) : 0;
 }
-
-/* A dimension outside, in units of the measured jump: at least one (the measured factor's own case). */
-static double units_of(double doublings) { return MAX(1.0, doublings / TRUST_DOUBLINGS_MEASURED); }
 
 /* The calibration profile's peak (the trust table's `profile`), loaded once per name. */
 static double calibrated_peak_flops(const char *name)
@@ -229,42 +222,55 @@ static double calibrated_peak_flops(const char *name)
   return peak;
 }
 
-/* The dimensions flagged outside the calibration data, each by its own distance: model size, sequence
- * length, node count and links by their doublings, the others by one unit (0: inside). */
-static double outside_units(const trust_table *t, const sim_request *rq, const trust_assessment *a)
-{
-  const gpu_profile *p = &rq->prof;
-  double u = 0;
-  guint f = a->flags;
-  if (f & (1u << TRUST_OUT_MODEL)) u += units_of(doublings_outside(a->model_params, t->model_params_min, t->model_params_max));
-  if (f & (1u << TRUST_OUT_SEQ)) u += units_of(doublings_outside(a->seq_len, t->seq_len_min, t->seq_len_max));
-  if (f & (1u << TRUST_OUT_NODES)) u += units_of(doublings_outside(a->nodes, t->nodes_min, t->nodes_max));
-  if (f & (1u << TRUST_OUT_PLATFORM)) {
-    const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
-                          whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
-    const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};
-    double far = 0;
-    for (size_t i = 0; i < G_N_ELEMENTS(now); i++)
-      if (now[i] > 0 && then[i] > 0) far = MAX(far, fabs(log2(now[i] / then[i])));
-    u += units_of(far);
-  }
-  const trust_flag one[] = {TRUST_OUT_SCHEDULE, TRUST_OUT_CKPT, TRUST_OUT_CP, TRUST_OUT_MOE};
-  for (size_t i = 0; i < G_N_ELEMENTS(one); i++)
-    if (f & (1u << one[i])) u += 1;
-  return u;
-}
-
-/* An uncalibrated profile: the machine itself is one more dimension outside (its distance: the doublings
- * of its dense peak from the calibration GPU's). */
-static double machine_units(const trust_table *t, const sim_request *rq)
+/* The machine's distance: the doublings of its dense peak from the calibration GPU's (the trust table's
+ * `profile`), at least one for another profile (a categorical change); a profile not calibrated in the layout's
+ * precision (datasheet figures) one doubling more, so that it is never as close as a calibrated one
+ * (docs/trust.md, "Uncalibrated profiles"). */
+static double machine_doublings(const trust_table *t, const sim_request *rq)
 {
   double cal = calibrated_peak_flops(t->profile);
-  return units_of(cal > 0 ? fabs(log2(rq->prof.peak_flops / cal)) : 0);
+  double d = cal > 0 && rq->prof.peak_flops > 0 ? fabs(log2(rq->prof.peak_flops / cal)) : 0;
+  if (strcmp(rq->prof.name, t->profile)) d = MAX(1.0, d);
+  if (!profile_calibrated_for(&rq->prof, rq->l.precision)) d += 1;
+  return d;
 }
 
-#define OUTSIDE_FLAGS                                                                                           \
-  (1u << TRUST_OUT_MODEL | 1u << TRUST_OUT_SEQ | 1u << TRUST_OUT_NODES | 1u << TRUST_OUT_PLATFORM |              \
-   1u << TRUST_OUT_SCHEDULE | 1u << TRUST_OUT_CKPT | 1u << TRUST_OUT_CP | 1u << TRUST_OUT_MOE)
+/* The links' distance (outside:platform): the largest doublings among IB, NVLink and NICs per node against the
+ * table's; a platform file or a blocking fabric at least one. */
+static double links_doublings(const trust_table *t, const sim_request *rq)
+{
+  const gpu_profile *p = &rq->prof;
+  const double now[] = {whatif_profile_value(WHATIF_IB_GBPS, p), whatif_profile_value(WHATIF_NVLINK_GBPS, p),
+                        whatif_profile_value(WHATIF_NICS_PER_NODE, p)};
+  const double then[] = {t->ib_gbps, t->nvlink_gbps, t->nics_per_node};
+  double far = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(now); i++)
+    if (now[i] > 0 && then[i] > 0) far = MAX(far, fabs(log2(now[i] / then[i])));
+  if (rq->replay.platform_file || blocking_fabric(p)) far = MAX(far, 1.0);
+  return far;
+}
+
+/* The distance outside the calibration data: root-sum-square over the dimensions of their doublings (model
+ * size, sequence length, node count, cp, links, machine) or one (schedule, partial checkpointing, experts):
+ * independent dimensions add in quadrature (docs/trust.md, "Outside the calibration data"). */
+static double outside_distance(const trust_table *t, const sim_request *rq, const trust_assessment *a)
+{
+  guint f = a->flags;
+  double x[10];
+  size_t n = 0;
+  if (f & (1u << TRUST_OUT_MODEL)) x[n++] = doublings_outside(a->model_params, t->model_params_min, t->model_params_max);
+  if (f & (1u << TRUST_OUT_SEQ)) x[n++] = doublings_outside(a->seq_len, t->seq_len_min, t->seq_len_max);
+  if (f & (1u << TRUST_OUT_NODES)) x[n++] = doublings_outside(a->nodes, t->nodes_min, t->nodes_max);
+  if (f & (1u << TRUST_OUT_CP)) x[n++] = MAX(1.0, doublings_outside(a->cp, MAX(t->cp_min, 1), MAX(t->cp_max, 1)));
+  if (f & (1u << TRUST_OUT_PLATFORM)) x[n++] = links_doublings(t, rq);
+  x[n++] = machine_doublings(t, rq);
+  const trust_flag one[] = {TRUST_OUT_SCHEDULE, TRUST_OUT_CKPT, TRUST_OUT_MOE};
+  for (size_t i = 0; i < G_N_ELEMENTS(one); i++)
+    if (f & (1u << one[i])) x[n++] = 1;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += x[i] * x[i];
+  return sqrt(sum);
+}
 
 void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, double capacity_gib,
                   double fragmentation_limit, trust_assessment *out)
@@ -292,15 +298,15 @@ void trust_assess(const trust_table *t, const sim_request *rq, double peak_gib, 
   out->flags = f;
   out->cls = trust_class_of(f);
   const trust_class_stats *c = t->cls[out->cls].rows > 0 ? &t->cls[out->cls] : &t->cls[TRUST_CLASS_BASE];
-  if (!profile_calibrated_for(&rq->prof, rq->l.precision)) { /* never the calibrated profile's band: docs/trust.md, "Uncalibrated profiles" */
+  if (!profile_calibrated_for(&rq->prof, rq->l.precision)) /* never a calibrated profile's band: docs/trust.md */
     out->flags |= 1u << TRUST_UNCALIBRATED;
-    out->units = machine_units(t, rq) + outside_units(t, rq, out);
-  } else if (f & OUTSIDE_FLAGS) { /* one unit, or the node count's distance where it lies farther out
-                                  * (docs/trust.md, "Outside the calibration data") */
-    out->units = (f & (1u << TRUST_OUT_NODES)) ? units_of(doublings_outside(out->nodes, t->nodes_min, t->nodes_max)) : 1;
-  }
-  out->widening = pow(t->extrapolation_factor, out->units);
-  out->band_pct = c->p90_pct * out->widening;
+  /* the base: the class's P90 times the table's out-of-sample / in-sample ratio of the base class (never below 1) */
+  double in = t->cls[TRUST_CLASS_BASE].p90_pct;
+  out->base_pct = c->p90_pct * (in > 0 && t->oos_p90_pct > in ? t->oos_p90_pct / in : 1);
+  out->distance = outside_distance(t, rq, out);
+  double grow = t->band_pct_per_doubling * out->distance;
+  out->band_pct = sqrt(out->base_pct * out->base_pct + grow * grow);
+  out->widening = out->base_pct > 0 ? out->band_pct / out->base_pct : 1;
 }
 
 gboolean trust_assess_by_stack(GHashTable *cache, const trust_table *fallback, const sim_request *rq, double peak_gib,
@@ -398,17 +404,14 @@ char **trust_warnings(const trust_table *t, const sim_request *rq, const trust_a
                            out->len ? ", " : "", rq->l.ep, rq->l.moe_imbalance);
   if (a->flags & (1u << TRUST_UNCALIBRATED))
     g_ptr_array_add(w, g_strdup_printf("profile %s is not calibrated in %s (no fit on measured %s runs on it): the band is widened "
-                                       "%.3gx = %g^%.2f, one power per dimension outside the calibration data and per "
-                                       "%.2f doublings beyond it, the machine itself included (docs/trust.md)",
+                                       "%.3gx, %.2f doublings outside the calibration data, the machine itself included, at "
+                                       "%.2f points per doubling in quadrature with the base (docs/trust.md)",
                                        rq->prof.name, precision_name(rq->l.precision), precision_name(rq->l.precision),
-                                       a->widening, t->extrapolation_factor, a->units, TRUST_DOUBLINGS_MEASURED));
+                                       a->widening, a->distance, t->band_pct_per_doubling));
   else if (out->len)
-    g_ptr_array_add(w, a->units > 1 ? g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx = %g^%.2f, "
-                                                      "the node count %.2f doublings out (docs/trust.md)",
-                                                      out->str, a->widening, t->extrapolation_factor, a->units,
-                                                      a->units * TRUST_DOUBLINGS_MEASURED)
-                                    : g_strdup_printf("outside the calibration data: %s; the band is widened %gx (docs/trust.md)",
-                                                      out->str, t->extrapolation_factor));
+    g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s; the band is widened %.3gx, %.2f doublings out at "
+                                       "%.2f points per doubling in quadrature with the base (docs/trust.md)",
+                                       out->str, a->widening, a->distance, t->band_pct_per_doubling));
   if (out->len && (a->flags & (1u << TRUST_UNCALIBRATED)))
     g_ptr_array_add(w, g_strdup_printf("outside the calibration data: %s (docs/trust.md)", out->str));
   g_string_free(out, TRUE);

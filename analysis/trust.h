@@ -60,18 +60,21 @@ typedef struct trust_table {
   /* memory: unfused attention from this fp32 score block per rank (GiB) on; of the calibration rows
    * in that regime predicted to fit and labelled, how many ran out of memory */
   double score_block_gib, scores_rows, scores_oom;
-  /* the OOM-risk margin on the fragmentation (metrics.h) and the band's factor outside the data:
-   * not derived from the rows (validate --trust-out keeps them from the table it starts from) */
-  double fragmentation_margin, extrapolation_factor;
+  /* the OOM-risk margin on the fragmentation (metrics.h); the base class's P90 out of sample (leave one
+   * setting or model out; 0: not measured, the in-sample P90 stands); the band's growth per doubling
+   * outside the data (percentage points, in quadrature per dimension): not derived from the rows
+   * (validate --trust-out keeps them from the table it starts from; bench/bands.sh derives the last two) */
+  double fragmentation_margin, oos_p90_pct, band_pct_per_doubling;
 } trust_table;
 
 typedef struct trust_assessment {
   guint flags;          /* 1 << trust_flag */
   trust_class cls;
-  double band_pct;      /* +- step time: the class's P90, widened outside the calibration data */
-  double widening;      /* the factor band_pct carries over the P90 (1 inside the data) */
-  double units;         /* the dimensions outside, each weighted by its distance (and, for an uncalibrated
-                         * profile, the machine itself): band = P90 x extrapolation_factor^units */
+  double band_pct;      /* +- step time: sqrt(base^2 + (band_pct_per_doubling x distance)^2) */
+  double base_pct;      /* the class's P90, scaled by the table's out-of-sample / in-sample ratio */
+  double widening;      /* band_pct / base_pct (1 inside the data) */
+  double distance;      /* the dimensions outside, in doublings, root-sum-square over the dimensions (and,
+                         * for another or an uncalibrated machine, the machine itself): docs/trust.md */
   double headroom_gib;  /* capacity - peak (negative: over) */
   /* what the flags were decided on */
   double model_params, score_block_gib;

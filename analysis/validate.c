@@ -401,7 +401,8 @@ cJSON *val_json(const GArray *stats, const val_row *rows)
 static csv_table *rows_table(const val_row *rows, int n)
 {
   const char *cols[] = {"setting",          "layout",    "status",   "step_time_s", "pred_status",
-                        "pred_step_time_s", "error_pct", "left_out", "band_pct"};
+                        "pred_step_time_s", "error_pct", "left_out", "band_pct",
+                        "band_base_pct",    "band_distance"};
   g_autoptr(csv_table) t = csv_new(cols, G_N_ELEMENTS(cols));
   static const char *const MEAS[] = {"ok", "oom", "other"};
   for (int i = 0; i < n; i++) {
@@ -418,6 +419,10 @@ static csv_table *rows_table(const val_row *rows, int n)
     g_ptr_array_add(r, g_strdup(v->invalid)); /* why the row is out of every statistic ("" when it is in) */
     /* the prediction's band (trust.h), where it has one */
     g_ptr_array_add(r, v->trust.nodes > 0 && !isnan(v->pred_step_s) ? g_strdup_printf("%.2f", v->trust.band_pct) : g_strdup(""));
+    /* what the band is made of (docs/trust.md), also where the row was not replayed: bench/bands.sh re-derives
+     * the band from them */
+    g_ptr_array_add(r, v->trust.nodes > 0 ? g_strdup_printf("%.4f", v->trust.base_pct) : g_strdup(""));
+    g_ptr_array_add(r, v->trust.nodes > 0 ? g_strdup_printf("%.4f", v->trust.distance) : g_strdup(""));
     csv_append_row(t, r, 0);
   }
   return g_steal_pointer(&t);

@@ -20,7 +20,8 @@ static trust_table table(void)
   trust_table t = {.name = "t", .profile = "a100-sxm4-80gb", .schedule = "1f1b", .ib_gbps = 200, .nvlink_gbps = 2400, .nics_per_node = 8,
                    .model_params_min = 13e9, .model_params_max = 70e9, .seq_len_min = 2048, .seq_len_max = 2048,
                    .nodes_min = 4, .nodes_max = 16, .score_block_gib = 2, .scores_rows = 10, .scores_oom = 7,
-                   .cp_min = 1, .cp_max = 1, .fragmentation_margin = 0.05, .extrapolation_factor = 1.5};
+                   .cp_min = 1, .cp_max = 1, .fragmentation_margin = 0.05, .oos_p90_pct = 0,
+                   .band_pct_per_doubling = 4};
   t.cls[TRUST_CLASS_BASE] = (trust_class_stats){100, 6, -0.3};
   t.cls[TRUST_CLASS_PP2] = (trust_class_stats){50, 15, -3.5};
   t.cls[TRUST_CLASS_TP8_CKPT] = (trust_class_stats){18, 10, -4.6};
@@ -70,7 +71,7 @@ START_TEST(test_context_parallelism_is_outside_the_calibration_and_widens_the_ba
   rq.l.cp = 2;
   trust_assessment a = assess(&t, &rq);
   ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_CP);
-  ck_assert_double_eq(a.band_pct, 6 * 1.5); /* the base P90 times the extrapolation factor */
+  ck_assert_double_eq_tol(a.band_pct, sqrt(6 * 6 + 4 * 4), 1e-9); /* one doubling (cp 2 against 1) at 4 points */
   g_autofree char *s = trust_flags_string(a.flags);
   ck_assert_str_eq(s, "outside:cp");
   g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
@@ -162,70 +163,128 @@ START_TEST(test_oom_risk_flips_at_the_fragmentation_margin)
 }
 END_TEST
 
-/* An uncalibrated profile never gets the calibrated profile's band: the machine is one dimension outside
- * (by its peak's doublings from the calibration GPU's, at least one unit), each flagged dimension adds one
- * unit or its doublings / 2.2573 (the jump the factor was measured on), band = P90 * factor^units. */
+/* An uncalibrated profile never gets a calibrated profile's band: the machine is one dimension outside, as far
+ * as its peak's doublings from the calibration GPU's, plus one; band = sqrt(base^2 + (4 points x distance)^2),
+ * distance the root-sum-square of the dimensions' doublings (hand-computed below). */
 START_TEST(test_uncalibrated_profile_widens_by_dimension_and_distance)
 {
-  trust_table t = table(); /* factor 1.5, calibrated on a100-sxm4-80gb, 13B-70B, seq 2048, 4-16 nodes */
+  trust_table t = table(); /* 4 points per doubling, calibrated on a100-sxm4-80gb, 13B-70B, seq 2048, 4-16 nodes */
   sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
   trust_assessment cal = assess(&t, &rq);
   ck_assert_double_eq(cal.band_pct, 6);
-  rq.prof.calibrated_precisions = 0; /* the same figures, marked uncalibrated: the machine alone, 1 unit */
+  rq.prof.calibrated_precisions = 0; /* the same figures, marked uncalibrated: the machine alone, 0 + 1 doubling */
   trust_assessment a = assess(&t, &rq);
   ck_assert(a.flags & (1u << TRUST_UNCALIBRATED));
-  ck_assert_double_eq_tol(a.band_pct, 6 * 1.5, 1e-9);
-  ck_assert(a.band_pct > cal.band_pct);
+  ck_assert_double_eq_tol(a.band_pct, sqrt(36 + 16), 1e-9);
+  ck_assert_double_eq_tol(a.distance, 1, 1e-12);
   g_autofree char *s = trust_flags_string(a.flags);
   ck_assert_str_eq(s, "uncalibrated-profile");
   g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
   ck_assert_ptr_nonnull(strstr(w[0], "is not calibrated"));
-  /* 8x the peak: 3 doublings = 1.329 units; and 64 nodes: 2 doublings beyond 16 = 1 unit */
+  /* 8x the peak: 3 + 1 doublings; and 64 nodes: 2 doublings beyond 16: distance sqrt(16 + 4) */
   rq.prof.peak_flops *= 8;
   a = assess(&t, &rq);
-  ck_assert_double_eq_tol(a.band_pct, 6 * pow(1.5, 3 / 2.2573), 1e-9);
+  ck_assert_double_eq_tol(a.band_pct, sqrt(36 + 16 * 16), 1e-9);
   rq.l.gpus = 512;
   a = assess(&t, &rq);
-  ck_assert_double_eq_tol(a.band_pct, 6 * pow(1.5, 3 / 2.2573 + 1), 1e-9);
-  /* 2048 nodes: 7 doublings beyond 16 = 3.101 units, farther than 64 */
+  ck_assert_double_eq_tol(a.band_pct, sqrt(36 + 16 * (16 + 4)), 1e-9);
+  /* 2048 nodes: 7 doublings beyond 16, farther than 64 */
   rq.l.gpus = 16384;
   trust_assessment far = assess(&t, &rq);
-  ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 3 / 2.2573 + 7 / 2.2573), 1e-9);
+  ck_assert_double_eq_tol(far.band_pct, sqrt(36 + 16 * (16 + 49)), 1e-9);
   ck_assert(far.band_pct > a.band_pct);
-  /* the same layout on a calibrated profile: the same distance rule without the machine's unit (node count 7
-   * doublings out: 3.101 units) */
+  /* the same layout calibrated: one doubling less on the machine (3, the peak's) */
   rq.prof.calibrated_precisions = 1u << PREC_BF16;
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 7 / 2.2573), 1e-9);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, sqrt(36 + 16 * (9 + 49)), 1e-9);
   /* calibration is per precision: the same profile, fitted in bf16 only, runs an fp8 layout as an uncalibrated
-   * machine (the machine's unit added: its FP8 constants are no fit's); marked fp8 too, it is calibrated again */
+   * machine (its FP8 constants are no fit's); marked fp8 too, it is calibrated again */
   rq.l.precision = PREC_FP8;
   trust_assessment fp8 = assess(&t, &rq);
   ck_assert(fp8.flags & (1u << TRUST_UNCALIBRATED));
-  ck_assert(fp8.band_pct > 6 * pow(1.5, 7 / 2.2573) * 1.4);
+  ck_assert_double_eq_tol(fp8.band_pct, sqrt(36 + 16 * (16 + 49)), 1e-9);
   g_auto(GStrv) wf = trust_warnings(&t, &rq, &fp8, 1.0);
   ck_assert_ptr_nonnull(strstr(wf[0], "is not calibrated in fp8"));
   rq.prof.calibrated_precisions |= 1u << PREC_FP8;
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 7 / 2.2573), 1e-9);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, sqrt(36 + 16 * (9 + 49)), 1e-9);
 }
 END_TEST
 
-/* A calibrated profile's band grows with the node count's distance outside the calibration data: 32 nodes
- * (1 doubling beyond 16: one unit, the measured jump's own case), 512 nodes (5 doublings: 2.215 units); other
- * dimensions outside count one unit and do not compound (512 nodes at seq 8192: the same band). */
-START_TEST(test_calibrated_band_grows_with_the_node_distance)
+/* Never narrower: over a grid of layouts inside and outside the data (nodes, sequence, model, schedule, cp, links,
+ * class), the request on an uncalibrated profile has a strictly wider band than the same request calibrated, and
+ * than the table's own calibrated profile; and the shipped H200 (uncalibrated) against the shipped H100 (calibrated,
+ * the nemo table's machine, the same peak and links) on every layout of the grid. */
+START_TEST(test_uncalibrated_band_is_never_narrower_than_a_calibrated_one)
+{
+  trust_table t = table();
+  trust_table h = t; /* a table calibrated on the H100, as the nemo table */
+  g_strlcpy(h.profile, "h100-sxm5-80gb", sizeof h.profile);
+  h.ib_gbps = 400, h.nvlink_gbps = 3600;
+  GError *err = NULL;
+  gpu_profile h100, h200;
+  ck_assert_msg(profile_load_with_stack("h100-sxm5-80gb", "study", &h100, &err), "%s", err ? err->message : "");
+  ck_assert_msg(profile_load_with_stack("h200-sxm-141gb", "study", &h200, &err), "%s", err ? err->message : "");
+  ck_assert(profile_calibrated_for(&h100, PREC_BF16) && !profile_calibrated_for(&h200, PREC_BF16));
+  const int gpus[] = {8, 64, 256, 4096};
+  const int seqs[] = {1024, 2048, 8192};
+  const int pps[] = {1, 2, 4};
+  int n = 0;
+  for (size_t g = 0; g < G_N_ELEMENTS(gpus); g++)
+    for (size_t q = 0; q < G_N_ELEMENTS(seqs); q++)
+      for (size_t p = 0; p < G_N_ELEMENTS(pps); p++)
+        for (int cp = 1; cp <= 2; cp++) {
+          sim_request rq = request(1, pps[p], 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+          rq.l.gpus = gpus[g], rq.l.seq_len = seqs[q], rq.l.cp = cp;
+          if (pps[p] == 4) ck_assert(sched_parse("zb-h1", &rq.l.schedule, NULL));
+          trust_assessment own = assess(&t, &rq);
+          sim_request un = rq;
+          un.prof.calibrated_precisions = 0;
+          trust_assessment u = assess(&t, &un);
+          ck_assert_msg(u.band_pct > own.band_pct, "gpus %d seq %d pp %d cp %d: %g <= %g", gpus[g], seqs[q], pps[p], cp,
+                        u.band_pct, own.band_pct);
+          sim_request on100 = rq, on200 = rq;
+          on100.prof = h100, on200.prof = h200;
+          trust_assessment a100 = assess(&h, &on100), a200 = assess(&h, &on200);
+          ck_assert(a200.flags & (1u << TRUST_UNCALIBRATED) && !(a100.flags & (1u << TRUST_UNCALIBRATED)));
+          ck_assert_msg(a200.band_pct > a100.band_pct, "gpus %d seq %d: h200 %g <= h100 %g", gpus[g], seqs[q],
+                        a200.band_pct, a100.band_pct);
+          n++;
+        }
+  ck_assert_int_eq(n, 72);
+}
+END_TEST
+
+/* A calibrated profile's band grows with the distance outside the data and with the number of dimensions out:
+ * nodes x2, x8, x32 beyond 16 (1, 3, 5 doublings) and 2 doublings below 4; then the sequence 2 doublings out too. */
+START_TEST(test_calibrated_band_grows_with_the_number_and_distance_of_dimensions)
 {
   trust_table t = table();
   sim_request rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
-  rq.l.gpus = 256;
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * 1.5, 1e-9);
-  rq.l.gpus = 4096;
-  trust_assessment far = assess(&t, &rq);
-  ck_assert_double_eq_tol(far.band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
-  ck_assert_double_eq_tol(far.units, 5 / 2.2573, 1e-9);
+  const struct { int gpus; double doublings; } nodes[] = {{256, 1}, {1024, 3}, {4096, 5}, {8, 2}};
+  double last = 6;
+  for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+    rq.l.gpus = nodes[i].gpus;
+    trust_assessment a = assess(&t, &rq);
+    ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_NODES);
+    ck_assert_double_eq_tol(a.distance, nodes[i].doublings, 1e-12);
+    ck_assert_double_eq_tol(a.band_pct, sqrt(36 + 16 * nodes[i].doublings * nodes[i].doublings), 1e-9);
+    if (i < 3) ck_assert(a.band_pct > last); /* x2 < x8 < x32 */
+    last = a.band_pct;
+  }
+  rq.l.gpus = 4096, rq.l.seq_len = 8192; /* two dimensions: 5 and 2 doublings in quadrature */
+  trust_assessment two = assess(&t, &rq);
+  ck_assert_double_eq_tol(two.band_pct, sqrt(36 + 16 * (25 + 4)), 1e-9);
+  ck_assert(two.band_pct > last);
+  /* the table's out-of-sample P90 scales every class by its ratio to the in-sample base (9 / 6), never below 1 */
+  t.oos_p90_pct = 9;
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 9, 1e-9);
+  rq = request(1, 2, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 22.5, 1e-9);
   rq.l.seq_len = 8192;
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * pow(1.5, 5 / 2.2573), 1e-9);
-  rq.l.gpus = 64; /* nodes inside, sequence outside: one unit */
-  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6 * 1.5, 1e-9);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, sqrt(22.5 * 22.5 + 64), 1e-9);
+  t.oos_p90_pct = 4; /* below the in-sample P90: the in-sample stands */
+  rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
+  ck_assert_double_eq_tol(assess(&t, &rq).band_pct, 6, 1e-9);
 }
 END_TEST
 
@@ -236,7 +295,7 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
   rq.l.seq_len = 8192;
   trust_assessment a = assess(&t, &rq);
   ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_SEQ);
-  ck_assert_double_eq(a.band_pct, 9); /* 6 * 1.5 */
+  ck_assert_double_eq_tol(a.band_pct, 10, 1e-9); /* 2 doublings at 4 points: sqrt(6^2 + 8^2) */
   rq = request(1, 1, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
   rq.l.gpus = 256; /* 32 nodes */
   ck_assert_uint_eq(assess(&t, &rq).flags, 1u << TRUST_OUT_NODES);
@@ -248,20 +307,21 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
   rq.prof.ib_bytes_per_s *= 2; /* the what-if --ib-gbps 400 */
   a = assess(&t, &rq);
   ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_PLATFORM);
+  ck_assert_double_eq_tol(a.band_pct, sqrt(52), 1e-9); /* IB one doubling out */
   g_auto(GStrv) w = trust_warnings(&t, &rq, &a, 1.0);
   ck_assert_ptr_nonnull(strstr(w[0], "ib_gbps 400 (calibrated 200)"));
   rq = request(1, 2, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
   g_strlcpy(rq.prof.name, "h100", sizeof rq.prof.name);
   a = assess(&t, &rq);
   ck_assert_uint_eq(a.flags, 1u << TRUST_PP2 | 1u << TRUST_OUT_PLATFORM);
-  ck_assert_double_eq(a.band_pct, 22.5); /* the pp2 band, widened */
+  ck_assert_double_eq_tol(a.band_pct, sqrt(15 * 15 + 4 * 4), 1e-9); /* the pp2 band, another machine (same peak): 1 */
   g_autofree char *s = trust_flags_string(a.flags);
   ck_assert_str_eq(s, "pp2-cost;outside:platform");
   rq = request(1, 4, 1, CKPT_NONE, ATTN_FLASH2_RMSNORM);
   ck_assert(sched_parse("zb-h1", &rq.l.schedule, NULL));
   a = assess(&t, &rq);
   ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_SCHEDULE);
-  ck_assert_double_eq(a.band_pct, 9);
+  ck_assert_double_eq_tol(a.band_pct, sqrt(52), 1e-9); /* a schedule: one */
   g_auto(GStrv) ws = trust_warnings(&t, &rq, &a, 1.0);
   ck_assert_ptr_nonnull(strstr(ws[0], "schedule zb-h1 (calibrated 1f1b)"));
   /* at pp 1 there is no pipeline to schedule: every schedule runs the same program, none is outside */
@@ -275,7 +335,7 @@ START_TEST(test_outside_the_calibration_data_widens_the_band)
     rq = request(1, 1, 1, partial[i], ATTN_FLASH2_RMSNORM);
     a = assess(&t, &rq);
     ck_assert_uint_eq(a.flags, 1u << TRUST_OUT_CKPT);
-    ck_assert_double_eq(a.band_pct, 9);
+    ck_assert_double_eq_tol(a.band_pct, sqrt(52), 1e-9);
     g_autofree char *fs = trust_flags_string(a.flags);
     ck_assert_str_eq(fs, "outside:checkpointing");
     g_auto(GStrv) wc = trust_warnings(&t, &rq, &a, 1.0);
@@ -301,6 +361,7 @@ START_TEST(test_table_file_round_trips_and_is_strict)
       {"\"pp2_p90_pct\":", "\"pp2_p09_pct\":", "pp2_p09_pct"},               /* a misspelt key */
       {"\"fragmentation_margin\":\t0.05", "\"fragmentation_margin\":\t2", "fragmentation_margin: 2 is out of range"},
       {"\"nodes_min\":\t4", "\"nodes_min\":\t40", "a *_min above its *_max"},
+      {"\"band_pct_per_doubling\":\t4", "\"band_pct_per_doubling\":\t0", "band_pct_per_doubling: 0 is out of range"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
     ck_assert_ptr_nonnull(strstr(text, bad[i].from));
@@ -387,7 +448,8 @@ static Suite *trust_suite(void)
   tcase_add_test(tc, test_oom_risk_flips_at_the_fragmentation_margin);
   tcase_add_test(tc, test_outside_the_calibration_data_widens_the_band);
   tcase_add_test(tc, test_uncalibrated_profile_widens_by_dimension_and_distance);
-  tcase_add_test(tc, test_calibrated_band_grows_with_the_node_distance);
+  tcase_add_test(tc, test_uncalibrated_band_is_never_narrower_than_a_calibrated_one);
+  tcase_add_test(tc, test_calibrated_band_grows_with_the_number_and_distance_of_dimensions);
   tcase_add_test(tc, test_shipped_table_loads);
   tcase_add_test(tc, test_validate_table_statistics_by_hand);
   suite_add_tcase(s, tc);

@@ -2,7 +2,8 @@
 # Trust at scale (issue 25): per shared multi-node file of ../shared/validation (a file with a row above
 # 8 GPUs) and per node-count bucket (1, 2-16, 17-64, 65-512, >512 nodes of 8 GPUs), the rows, MAPE and
 # mean signed error (bias) of the step time, one column group per mechanism switched on cumulatively, so
-# the effect of each is visible (docs/trust.md, "Mechanisms that grow with scale"):
+# the effect of each is visible, and the last column group's band coverage (rows whose |error| lies inside their
+# band) with the bands' widths (bench/bands.sh derives the band's constants and its leave-one-source-out coverage) (docs/trust.md, "Mechanisms that grow with scale"):
 #   baseline   the shipped stacks as they are;
 #   +nccl-lat  "nccl_latency": "tuned": NCCL's own latency per collective (platforms/nccl_tune.h);
 #   +straggler "straggler_sigma": SIGMA (default 0.015, docs/trust.md "Stragglers"): compute waits for the
@@ -83,20 +84,21 @@ for v in $variants; do # variant-major: the baseline of every file first
 done
 
 # the table: per file and bucket, per variant: rows, MAPE, bias
-echo "| file | nodes | rows |$(for v in $variants; do printf ' %s mape%% | %s bias%% |' "$v" "$v"; done) in band |"
-echo "|---|---|---|$(for v in $variants; do printf -- '---|---|'; done)---|"
+echo "| file | nodes | rows |$(for v in $variants; do printf ' %s mape%% | %s bias%% |' "$v" "$v"; done) in band | band +-% median (min-max) |"
+echo "|---|---|---|$(for v in $variants; do printf -- '---|---|'; done)---|---|"
 for name in "${names[@]}"; do
   args=()
   for v in $variants; do # each file to the columns the table needs (validate -o's columns grew: band_pct)
     awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR == 1 { need("setting layout error_pct", "as validate -o writes"); print "setting,layout,error_pct,band_pct"; next }
-      { q = "\""; s = cell("setting"); gsub(q, q q, s); printf "%s%s%s,%s,%s,%s\n", q, s, q, cell("layout"), cell("error_pct"), ("band_pct" in col) ? cell("band_pct") : "" }') \
+      { q = "\""; s = cell("setting"); gsub(q, q q, s); l = cell("layout"); gsub(q, q q, l)
+        printf "%s%s%s,%s%s%s,%s,%s\n", q, s, q, q, l, q, cell("error_pct"), ("band_pct" in col) ? cell("band_pct") : "" }') \
       "$work/$name-$v-rows.csv" > "$work/$name-$v-rows.norm"
     args+=("$work/$name-$v-rows.norm")
   done
   awk -v who=scale -v file="$name" -v nv="$(echo $variants | wc -w)" -f "$here/csv.awk" -f /dev/stdin "${args[@]}" <<'AWK'
 FNR == 1 { vi++; next }
-{ # a row by its setting and layout; kept where every variant timed it
-  key = cell("setting") "|" cell("layout")
+{ # a row by its place in the file (the files repeat runs of one layout); kept where every variant timed it
+  key = FNR
   if (cell("error_pct") == "") next
   err[vi, key] = cell("error_pct") + 0; cnt[key]++; setting[key] = cell("setting")
   if (cell("band_pct") != "") band[vi, key] = cell("band_pct") + 0
@@ -112,7 +114,10 @@ END {
       e = err[i, key]
       n[i, b]++; a[i, b] += e < 0 ? -e : e; s2[i, b] += e
       n[i, "all"]++; a[i, "all"] += e < 0 ? -e : e; s2[i, "all"] += e
-      if ((i, key) in band) { nb[i, b]++; nb[i, "all"]++; if ((e < 0 ? -e : e) <= band[i, key]) { cov[i, b]++; cov[i, "all"]++ } }
+      if ((i, key) in band) {
+        nb[i, b]++; nb[i, "all"]++; if ((e < 0 ? -e : e) <= band[i, key]) { cov[i, b]++; cov[i, "all"]++ }
+        if (i == nv) { w[b, nb[i, b]] = band[i, key]; w["all", nb[i, "all"]] = band[i, key] }
+      }
     }
   }
   split("1 2-16 17-64 65-512 >512 all", order, " ")
@@ -123,6 +128,11 @@ END {
     for (i = 1; i <= nv; i++) line = line sprintf(" %.2f | %+.2f |", n[i, b] ? a[i, b] / n[i, b] : 0, n[i, b] ? s2[i, b] / n[i, b] : 0)
     # the band's coverage (the last variant's bands: the share of rows whose |error| lies inside their band)
     line = line (nb[nv, b] ? sprintf(" %d/%d |", cov[nv, b], nb[nv, b]) : " - |")
+    # the bands' widths: median (min-max) of +-%, beside the coverage (a band that covers by being wide is no win)
+    m = nb[nv, b]; delete x
+    for (j = 1; j <= m; j++) x[j] = w[b, j]
+    for (j = 1; j <= m; j++) for (q = j + 1; q <= m; q++) if (x[q] < x[j]) { t = x[j]; x[j] = x[q]; x[q] = t }
+    line = line (m ? sprintf(" %.1f (%.1f-%.1f) |", m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2, x[1], x[m]) : " - |")
     print line
   }
 }

@@ -47,6 +47,8 @@ static const plat_field FIELDS[] = {
     DI(vocab_pad_multiple, 0, 65536, 0, MEMORY),
     DI(sp_saves_shard, 0, 1, 0, MEMORY),
     DI(pipe_tensors_shared, 0, 1, 0, MEMORY),
+    DI(grad_buffer, 0, 1, 0, MEMORY),
+    D(vocab_parallel_loss_bytes, 0, 4, 0, MEMORY),
     DI(tp_comm_overlap, 0, 1, 0, MEMORY),
     D(tp_overlap_sm_fraction, 0, 0.5, 0.15, NOT_MEMORY), /* NeMo's userbuffers configurations for H100 */
     /* what the code runs by default (they reach the memory through the layout: stack_layout_defaults) */
@@ -312,6 +314,8 @@ gen_code stack_gen_code(const stack_profile *s)
   c.fused_softmax_batches = (int)s->fused_softmax_batches;
   c.sp_saves_shard = s->sp_saves_shard != 0;
   c.pipe_tensors_shared = s->pipe_tensors_shared != 0;
+  c.grad_buffer = s->grad_buffer != 0;
+  c.vocab_parallel_loss_bytes = s->vocab_parallel_loss_bytes;
   c.tp_comm_overlap = s->tp_comm_overlap != 0;
   return c;
 }

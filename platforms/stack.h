@@ -66,6 +66,12 @@ typedef struct stack_profile {
   double pipe_tensors_shared;  /* 0 or 1: a stage's received input is the tensor its first layer saves (no copy, no
                                 * position ids) and its output is freed once sent (Megatron's
                                 * deallocate_output_tensor); 0: both kept apart until the backward (the study) */
+  double grad_buffer;          /* 0 or 1: gradients accumulate in a persistent buffer of grad_reduce_bytes an element,
+                                * reduced in place, stepped by a fused Adam (Megatron's DDP and optimizers;
+                                * docs/memory.md section 2); 0: bf16 param.grad, bucket copies, torch AdamW (the study) */
+  double vocab_parallel_loss_bytes; /* 0: the study's loss on all-gathered logits; 4 or 2: Megatron's vocab-parallel
+                                     * cross-entropy, keeping an fp32 softmax (4) or a fused kernel's bf16 gradient
+                                     * (2) of the rank's logits shard (workloads/generate.h, docs/memory.md) */
   double vocab_pad_multiple;   /* 0: the code does not pad its vocabulary (the study's asserts tp divides it); k: it
                                 * pads a vocabulary tp does not divide to a multiple of k * tp (Megatron's
                                 * --make-vocab-size-divisible-by, 128): workloads/model.h model_padded_vocab */

@@ -9,6 +9,7 @@
 #include "test_layout.h"
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "workloads/block.h"
@@ -45,7 +46,7 @@ START_TEST(test_llama13b_dp64_model_states_with_zero1_are_4N_plus_12N_over_64)
   partition p;
   ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
   mem_states s;
-  mem_model_states(&m, &l, &p, 0, &s);
+  mem_model_states(&m, &l, NULL, &p, 0, &s);
   double N = n13b();
   ck_assert_double_eq_tol(s.params_bytes, 2 * N, 1);
   ck_assert_double_eq_tol(s.grads_bytes, 2 * N, 1);
@@ -66,11 +67,11 @@ START_TEST(test_fp8_model_states_add_two_bytes_per_linear_parameter)
   partition p;
   ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
   mem_states bf, f8, mx;
-  mem_model_states(&m, &l, &p, 0, &bf);
+  mem_model_states(&m, &l, NULL, &p, 0, &bf);
   l.precision = PREC_FP8;
-  mem_model_states(&m, &l, &p, 0, &f8);
+  mem_model_states(&m, &l, NULL, &p, 0, &f8);
   l.precision = PREC_MXFP8;
-  mem_model_states(&m, &l, &p, 0, &mx);
+  mem_model_states(&m, &l, NULL, &p, 0, &mx);
   double linear = 40.0 * (4.0 * 5120 * 5120 + 3.0 * 5120 * 13824);
   ck_assert_double_eq_tol(f8.buffers_bytes - bf.buffers_bytes, 2 * linear, 1);
   ck_assert_double_eq_tol(mx.buffers_bytes - bf.buffers_bytes, (2 + 2.0 / 32) * linear, 1);
@@ -89,7 +90,7 @@ START_TEST(test_llama13b_dp64_model_states_without_zero1_are_20N)
   partition p;
   ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
   mem_states s;
-  mem_model_states(&m, &l, &p, 0, &s);
+  mem_model_states(&m, &l, NULL, &p, 0, &s);
   double N = n13b();
   /* bf16 weights 2N + bf16 grads 2N + fp32 master, grads, exp_avg, exp_avg_sq 16N */
   ck_assert_double_eq_tol(s.params_bytes + s.grads_bytes + s.optimizer_bytes, 20 * N, 1);
@@ -493,6 +494,127 @@ START_TEST(test_megatron_pipe_buffers_share_the_input_and_free_the_output)
 }
 END_TEST
 
+/* Megatron's model states (stack grad_buffer: its DDP's gradient buffer, its optimizers), bytes per parameter as
+ * Megatron-LM's docs/source/distrib_optimizer.md tabulates them, d the data-parallel size:
+ *   bf16 params, fp32 grads   18 without the distributed optimizer, 6 + 12/d with it
+ *   fp16 params, fp16 grads   20 without,                           4 + 16/d with it
+ * The fp16 rows count the fp32 copy of the (owned) gradients the optimizer makes at its step (main_grad.float()),
+ * which does not persist through the forward and backward: the persistent part is 16 and 4 + 12/d, and the step's
+ * transient 4 and 4/d. The fused Adam allocates nothing; the gradient buckets are reduced in place.
+ * llama-13b on one stage, dp 8. */
+START_TEST(test_megatron_model_states_follow_the_distributed_optimizer_table)
+{
+  model m = load13b();
+  double N = n13b(), d = 8;
+  const struct {
+    double grad_bytes;
+    int zero;
+    double at_step, persistent; /* bytes per parameter */
+  } rows[] = {{4, 0, 18, 18}, {4, 1, 6 + 12 / d, 6 + 12 / d}, {2, 0, 20, 16}, {2, 1, 4 + 16 / d, 4 + 12 / d}};
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    layout l = make_layout(&m, 8, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+    l.zero = rows[i].zero;
+    ck_assert(layout_validate(&l, &m, NULL));
+    gen_code code = gen_default_code();
+    code.grad_buffer = TRUE;
+    code.grad_reduce_bytes = rows[i].grad_bytes;
+    partition p;
+    ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
+    mem_states s;
+    mem_model_states(&m, &l, &code, &p, 0, &s);
+    double states = s.params_bytes + s.grads_bytes + s.optimizer_bytes;
+    double step = mem_adam_transient_bytes(&code, &l, l.zero >= 1 ? N / d : N);
+    ck_assert_msg(fabs(states - rows[i].persistent * N) < 1e-9 * states, "row %zu: %.4f bytes a parameter, want %.4f",
+                  i, states / N, rows[i].persistent);
+    ck_assert_msg(fabs(states + step - rows[i].at_step * N) < 1e-9 * states, "row %zu at the step: %.4f, want %.4f", i,
+                  (states + step) / N, rows[i].at_step);
+    ck_assert_double_eq(mem_bucket_transient_bytes(&code, 5e8), 0); /* reduced in place */
+    partition_clear(&p);
+  }
+  /* the study's code: bf16 param.grad and, at the step, its fp32 slice and torch's AdamW temporary */
+  layout l = make_layout(&m, 8, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  ck_assert_int_eq(l.zero, 1);
+  gen_code study = gen_default_code();
+  ck_assert_double_eq_tol(mem_adam_transient_bytes(&study, &l, N / d), 8 * N / d, 1);
+  ck_assert_double_eq_tol(mem_bucket_transient_bytes(&study, 5e8), 5e8 * 6, 1);
+}
+END_TEST
+
+/* The same through the generated graph: with Megatron's fp32 buffer no event of the gradient reduction or the
+ * optimizer step allocates anything, the reduction at the step's end or overlapped with the backward; the
+ * program's gradients are 4 bytes a parameter. */
+START_TEST(test_megatron_fp32_grad_buffer_step_allocates_nothing)
+{
+  model m = load13b();
+  m.layers = 2;
+  for (int overlap = 0; overlap < 2; overlap++) {
+    layout l = make_layout(&m, 8, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+    l.global_batch = 8;
+    l.overlap_grad_reduce = overlap;
+    ck_assert(layout_validate(&l, &m, NULL));
+    gen_options o = gen_default_options();
+    o.code.grad_buffer = TRUE;
+    o.code.grad_reduce_bytes = 4;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+    const graph_program *p = g_ptr_array_index(g->programs, 0);
+    double params = p->mem_params_bytes / 2, step = 0;
+    int reduced = 0;
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->phase == PH_OPTIMIZER || e->phase == PH_DP) step = MAX(step, e->mem_transient_bytes + fabs(e->mem_delta_bytes));
+      reduced += e->phase == PH_DP && e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_REDUCE && e->bytes > 1e6;
+    }
+    ck_assert_int_gt(reduced, 0);
+    ck_assert_msg(step == 0, "overlap %d: the reduction or the step holds %.0f bytes", overlap, step);
+    ck_assert_double_eq_tol(p->mem_grads_bytes, 4 * params, 1);
+  }
+}
+END_TEST
+
+/* Megatron's vocab-parallel cross-entropy (stack vocab_parallel_loss_bytes; tensor_parallel/cross_entropy.py):
+ * each of t ranks keeps its logits shard, T V / t elements, never gathered: 4 bytes an element as the fp32 softmax
+ * it computes in place in logits.float(), 2 as the bf16 gradient a fused kernel writes over the logits
+ * (--cross-entropy-loss-fusion); the study's head all-gathers the T V bf16 logits and keeps them beside its fp32
+ * log-softmax, 6 T V bytes on every rank. Over tp go three all-reduces of one fp32 number a token (the max, the sum
+ * of exponentials, the target's logit). llama-13b (V 128000), one layer, s 2048, tp 4: what the forward of
+ * micro-batch 0 keeps at its loss. */
+START_TEST(test_vocab_parallel_loss_keeps_the_logits_shard)
+{
+  model m = load13b();
+  m.layers = 1;
+  double T = 2048, V = 128000, t = 4;
+  const double keep[] = {0, 4, 2}, want[] = {6 * T * V, 4 * T * V / t, 2 * T * V / t};
+  for (size_t k = 0; k < G_N_ELEMENTS(keep); k++) {
+    layout l = make_layout(&m, 4, 4, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+    l.global_batch = 1;
+    ck_assert(layout_validate(&l, &m, NULL));
+    gen_options o = gen_default_options();
+    o.code.vocab_parallel_loss_bytes = keep[k];
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+    const graph_program *p = g_ptr_array_index(g->programs, 0);
+    double before = 0, at_loss = NAN, gathered = 0;
+    int small_reduces = 0;
+    mem_walk w;
+    mem_walk_init(&w);
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      gboolean logits = !strcmp(graph_op_name(g, e->op), "logits") && e->phase == PH_FORWARD;
+      if (logits) before = w.act_bytes;
+      mem_walk_event(&w, e, (int)i);
+      if (e->phase == PH_FORWARD && !strcmp(graph_op_name(g, e->op), "loss")) at_loss = w.act_bytes - before;
+      if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && e->bytes >= T * V * 2) gathered += e->bytes;
+      if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_REDUCE && e->bytes == T * 4) small_reduces++;
+    }
+    ck_assert_double_eq_tol(w.act_bytes, 0, 1); /* back to the model states at the end */
+    /* the logits GEMM keeps its input (T h bf16: no sp) in both */
+    double got = at_loss - T * 5120 * 2;
+    ck_assert_msg(fabs(got - want[k]) < 1, "keep %g: %.0f bytes at the loss, want %.0f", keep[k], got, want[k]);
+    ck_assert_double_eq(gathered, keep[k] > 0 ? 0 : T * V * 2);
+    ck_assert_int_eq(small_reduces, keep[k] > 0 ? 3 : 0);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("memory");
@@ -516,6 +638,9 @@ int main(void)
   tcase_add_test(tc, test_korthikanti_table2_tp_sp_selective_is_sbh_34_over_t);
   tcase_add_test(tc, test_korthikanti_table2_full_recompute_keeps_the_layer_input_2sbh);
   tcase_add_test(tc, test_megatron_pipe_buffers_share_the_input_and_free_the_output);
+  tcase_add_test(tc, test_megatron_model_states_follow_the_distributed_optimizer_table);
+  tcase_add_test(tc, test_megatron_fp32_grad_buffer_step_allocates_nothing);
+  tcase_add_test(tc, test_vocab_parallel_loss_keeps_the_logits_shard);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

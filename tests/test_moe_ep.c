@@ -253,7 +253,7 @@ START_TEST(test_expert_gradients_reduce_over_edp_not_dp)
   ck_assert_double_eq_tol(dp_bytes, dense * c.grad_reduce_bytes, 1e-9 * dp_bytes);
   /* the distributed optimizer: dense states over dp-cp (4), the experts' over edp (2) */
   mem_states st;
-  mem_model_states(&m, &l, &part, 0, &st);
+  mem_model_states(&m, &l, NULL, &part, 0, &st);
   ck_assert_double_eq_tol(st.optimizer_bytes, 12.0 * (dense / 4 + experts / 2), 1e-9 * st.optimizer_bytes);
   ck_assert_double_eq_tol(st.params_bytes, 2.0 * (dense + experts), 1e-9 * st.params_bytes);
   partition_clear(&part);

@@ -58,7 +58,7 @@ START_TEST(test_llama7b_dp8_model_states_by_zero_stage_are_16N_over_its_shards)
   for (int z = 0; z <= 3; z++) {
     layout l = small(&m, 8, z, 1);
     mem_states s;
-    mem_model_states(&m, &l, &p, 0, &s);
+    mem_model_states(&m, &l, NULL, &p, 0, &s);
     ck_assert_msg(fabs(s.params_bytes - want[z][0]) < 1, "zero %d params %.0f, want %.0f", z, s.params_bytes, want[z][0]);
     ck_assert_msg(fabs(s.grads_bytes - want[z][1]) < 1, "zero %d grads %.0f, want %.0f", z, s.grads_bytes, want[z][1]);
     ck_assert_msg(fabs(s.optimizer_bytes - want[z][2]) < 1, "zero %d optimizer %.0f, want %.0f", z, s.optimizer_bytes,

@@ -585,6 +585,24 @@ void block_head(const model *m, const layout *l, const block_code *c, block *out
   out->n = 0;
   norm(out, m, &d, c->fused_norm);
   block_op *o = gemm(out, BL_LOGITS, &d, V / t, h, 1, T * h * BF16);
+  double keep = c->vocab_parallel_loss_bytes;
+  if (keep > 0) {
+    /* Megatron's vocab-parallel cross-entropy on the rank's shard: its bf16 logits live until the loss has cast
+     * them (keep 4: logits.float(), the softmax computed in place and saved) or are themselves what it keeps
+     * (keep 2: a fused kernel writes the gradient over them); backward the shard's gradient in bf16 */
+    o->transient_bytes[0] = keep < FP32 ? 0 : T * V / t * BF16;
+    o->transient_bytes[1] = gemm_backward_bytes(T, h, V / t, 1);
+    o = add(out, BLOCK_MEMORY, BL_LOSS);
+    o->elements = T * V / t;
+    o->bytes[0] = T * V / t * OPS_LOSS_FWD_BYTES_PER_EL;
+    o->bytes[1] = T * V / t * OPS_LOSS_BWD_BYTES_PER_EL;
+    o->launches[0] = OPS_LOSS_FWD_KERNELS;
+    o->launches[1] = OPS_LOSS_BWD_KERNELS;
+    o->saved_bytes = T * V / t * keep;
+    o->transient_bytes[0] = 0;
+    o->transient_bytes[1] = keep < FP32 ? 0 : T * V / t * BF16; /* the gradient cast back to bf16 */
+    return;
+  }
   /* the rank's vocab shard, and the all-gather list before torch.cat; backward the full d logits */
   o->transient_bytes[0] = t > 1 ? T * V / t * BF16 + T * V * BF16 : 0;
   o->transient_bytes[1] = gemm_backward_bytes(T, h, V / t, 1) - T * V / t * BF16 + T * V * BF16;

@@ -49,7 +49,7 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
   g_array_free(x.param_gathers, TRUE);
   g_free(x.gathers_from);
   mem_states st;
-  mem_model_states(m, l, part, s, &st);
+  mem_model_states(m, l, code, part, s, &st);
   p->mem_params_bytes = st.params_bytes;
   p->mem_grads_bytes = st.grads_bytes;
   p->mem_optimizer_bytes = st.optimizer_bytes;

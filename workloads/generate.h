@@ -38,6 +38,17 @@ typedef struct gen_code {
                              * the all-gathered one (Megatron, Transformer Engine; docs/memory.md); FALSE: the study */
   gboolean pipe_tensors_shared; /* the received stage input is what its first layer saves, and the stage output is
                                  * freed once sent (Megatron's deallocate_output_tensor; docs/memory.md section 5) */
+  gboolean grad_buffer;     /* Megatron's DDP: gradients accumulate in one persistent buffer of grad_reduce_bytes an
+                             * element (--accumulate-allreduce-grads-in-fp32 / grad_reduce_in_fp32: 4), reduced in place;
+                             * the optimizer a fused Adam with no temporaries, whose fp32 gradients are that buffer
+                             * (4) or a copy of the owned ones made at the step (2). FALSE: the study's bf16
+                             * param.grad, bucket copies cast for the reduction, torch's AdamW (docs/memory.md) */
+  double vocab_parallel_loss_bytes; /* 0: the study's head: logits all-gathered over tp, fp32 cross-entropy on all of
+                                     * them on every rank. Else Megatron's vocab-parallel cross-entropy: each rank's
+                                     * logits shard stays where it is (3 all-reduces of a number per token) and the
+                                     * loss keeps this many bytes per element of it for the backward: 4, the fp32
+                                     * softmax (logits.float(), tensor_parallel/cross_entropy.py); 2, a fused kernel's
+                                     * bf16 gradient written over the logits (--cross-entropy-loss-fusion) */
   gboolean tp_comm_overlap; /* with sp: each tensor-parallel all-gather and reduce-scatter beside its GEMM, on a
                              * stream of its own (TransformerEngine's userbuffers; workloads/tp_overlap.h) */
 } gen_code;

@@ -70,7 +70,7 @@ void grad_sync_unit_begin(emit *x, const double *params, int n, int u, int dir)
 void grad_sync_reduce_bucket(emit *x, double elements)
 {
   gboolean overlap = x->l->overlap_grad_reduce, rs = x->l->zero >= 2;
-  double g = x->code->grad_reduce_bytes, held = elements * (BF16 + g);
+  double g = x->code->grad_reduce_bytes, held = x->code->grad_buffer ? 0 : elements * (BF16 + g); /* in place */
   graph_phase ph = x->phase;
   x->phase = PH_DP;
   graph_event *e = emit_stream(x, BL_OPTIMIZER, elements, elements * (BF16 + g), 1);

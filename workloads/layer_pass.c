@@ -278,6 +278,16 @@ static void head_forward(emit *x, gboolean has_norm, gboolean has_head)
   if (has_norm) op_emit(x, norm);
   if (!has_head) return;
   emit_sp_gather(x);
+  if (x->code->vocab_parallel_loss_bytes > 0) { /* Megatron's vocab-parallel loss (generate.h) */
+    op_emit(x, logits_op);
+    if (x->phase == PH_RECOMPUTE) return;
+    graph_event *e = emit_stream(x, loss->label, loss->elements, loss->bytes[0], loss->launches[0]);
+    e->mem_delta_bytes += loss->saved_bytes;
+    e->mem_transient_bytes += logits_op->transient_bytes[0]; /* the bf16 logits while cast */
+    for (int i = 0; emit_tp_on(x) && i < 3; i++) /* the max, the sum of exponentials, the target's logit */
+      emit_collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * FP32);
+    return;
+  }
   op_emit(x, logits_op);
   double logits = x->T * x->m->vocab * BF16;
   if (emit_tp_on(x)) emit_collective(x, COLL_ALL_GATHER, x->tp_group, logits);
@@ -295,7 +305,8 @@ static void head_backward(emit *x, gboolean has_norm, gboolean has_head)
 {
   if (has_head) {
     graph_event *e = op_emit(x, &x->head.op[2]);
-    e->mem_delta_bytes -= x->T * x->m->vocab * BF16; /* the logits (stage output) are released */
+    if (x->code->vocab_parallel_loss_bytes == 0)
+      e->mem_delta_bytes -= x->T * x->m->vocab * BF16; /* the logits (stage output) are released */
     op_emit(x, &x->head.op[1]);
     if (emit_tp_on(x) && !x->l->sp) emit_collective(x, COLL_ALL_REDUCE, x->tp_group, x->T * x->m->hidden * BF16);
     emit_sp_gather(x);

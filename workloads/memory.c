@@ -84,8 +84,11 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
   return params;
 }
 
-void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out)
+void mem_model_states(const model *m, const layout *l, const gen_code *code, const partition *p, int stage,
+                      mem_states *out)
 {
+  gen_code study = gen_default_code();
+  if (!code) code = &study;
   double n = mem_stage_params(m, l, p, stage), moe_linear = 0; /* moe_linear: a model with experts' linear params */
   int layers = 0;
   for (int c = 0; c < p->chunks; c++) {
@@ -103,17 +106,22 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
    * and 3 1/shards of the bf16 gradients (each micro-batch's reduce-scattered as its backward completes
    * them) */
   double shards = (double)layout_dp_cp(l);
+  /* the study: param.grad, accumulated over micro-batches in bf16; Megatron: its DDP's buffer, in the reduction's
+   * precision (fp32 with --accumulate-allreduce-grads-in-fp32, which bf16 training implies) */
+  double grad = code->grad_buffer ? code->grad_reduce_bytes : BF16;
   out->params_bytes = BF16 * n / (l->zero >= 3 ? shards : 1);
-  out->grads_bytes = BF16 * n / (l->zero >= 2 ? shards : 1); /* param.grad, accumulated over micro-batches in bf16 */
-  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them.
-   * Without ZeRO the optimizer also keeps full fp32 gradients. */
-  out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / shards : 4 * FP32 * n;
+  out->grads_bytes = grad * n / (l->zero >= 2 ? shards : 1);
+  /* fp32 master weights + exp_avg + exp_avg_sq; ZeRO-1 and up keep 1/shards of them. Without ZeRO the study's
+   * optimizer also keeps full fp32 gradients; Megatron's uses its buffer (fp32) or copies them at the step (the
+   * step's transient, mem_adam_transient_bytes) */
+  double states = code->grad_buffer ? 3 : 4;
+  out->optimizer_bytes = l->zero >= 1 ? 3 * FP32 * n / shards : states * FP32 * n;
   /* the routed experts (docs/moe.md): on a rank experts/ep of them, each 1/etp; the distributed optimizer shards
    * their states over the expert data-parallel ranks edp (Megatron's expert_data_parallel group) */
   double ne = mem_stage_expert_params(m, l, p, stage), eshards = axis_edp(l);
   out->params_bytes += BF16 * ne / (l->zero >= 3 ? eshards : 1);
-  out->grads_bytes += BF16 * ne / (l->zero >= 2 ? eshards : 1);
-  out->optimizer_bytes += l->zero >= 1 ? 3 * FP32 * ne / eshards : 4 * FP32 * ne;
+  out->grads_bytes += grad * ne / (l->zero >= 2 ? eshards : 1);
+  out->optimizer_bytes += l->zero >= 1 ? 3 * FP32 * ne / eshards : states * FP32 * ne;
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any; under FP8 the FP8 copies
    * of its linear layers' weights and their transposes Transformer Engine keeps for the step (docs/precision.md) */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
@@ -122,18 +130,25 @@ void mem_model_states(const model *m, const layout *l, const partition *p, int s
                           precision_weight_copy_bytes((precision)l->precision); /* the experts': docs/moe.md */
 }
 
-double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage)
+double mem_static_bytes(const model *m, const layout *l, const gen_code *code, const partition *p, int stage)
 {
   mem_states s;
-  mem_model_states(m, l, p, stage, &s);
+  mem_model_states(m, l, code, p, stage, &s);
   return s.params_bytes + s.grads_bytes + s.optimizer_bytes + s.buffers_bytes;
 }
 
-double mem_bucket_transient_bytes(double bucket_elements) { return bucket_elements * (BF16 + FP32); }
-
-double mem_adam_transient_bytes(const layout *l, double shard)
+double mem_bucket_transient_bytes(const gen_code *code, double bucket_elements)
 {
-  /* ZeRO-1: the fp32 gradient of the owned slice; torch's foreach AdamW: one
+  return code->grad_buffer ? 0 : bucket_elements * (BF16 + FP32);
+}
+
+double mem_adam_transient_bytes(const gen_code *code, const layout *l, double shard)
+{
+  /* Megatron (Float16OptimizerWithFloat16Params, DistributedOptimizer): main_param.grad = main_grad.float(), a copy
+   * of the owned gradients unless the buffer is fp32 already; apex's / Transformer Engine's FusedAdam (multi-tensor
+   * apply) allocates nothing */
+  if (code->grad_buffer) return code->grad_reduce_bytes < FP32 ? FP32 * shard : 0;
+  /* the study's ZeRO-1: the fp32 gradient of the owned slice; torch's foreach AdamW: one
    * fp32 temporary per parameter (the denominator sqrt(v)+eps) */
   return (l->zero >= 1 ? FP32 * shard : 0) + FP32 * shard;
 }

@@ -21,6 +21,7 @@
 #define MEMORY_H
 
 #include "block.h"
+#include "generate.h"
 #include "graph.h"
 #include "layout.h"
 #include "model.h"
@@ -57,13 +58,17 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
  * the routed experts' parameters a rank of the stage holds (docs/moe.md; mem_stage_params leaves them out). */
 double mem_layer_dense_params(const model *m, const layout *l, int i);
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage);
-void mem_model_states(const model *m, const layout *l, const partition *p, int stage, mem_states *out);
+/* `code` (NULL: the study's, gen_default_code) says how the gradients are held (gen_code grad_buffer). */
+void mem_model_states(const model *m, const layout *l, const gen_code *code, const partition *p, int stage,
+                      mem_states *out);
 /* Sum of the model states (what a program's mem_static_bytes holds). */
-double mem_static_bytes(const model *m, const layout *l, const partition *p, int stage);
-/* Transient of one gradient bucket in the optimizer step: flattened bf16 copy + fp32 copy. */
-double mem_bucket_transient_bytes(double bucket_elements);
-/* Transient of the AdamW step on `shard` parameters (fp32 grad slice with ZeRO-1, foreach temporaries). */
-double mem_adam_transient_bytes(const layout *l, double shard);
+double mem_static_bytes(const model *m, const layout *l, const gen_code *code, const partition *p, int stage);
+/* Transient of one gradient bucket reduced over dp: the study's flattened bf16 copy + its cast for the reduction;
+ * 0 with a gradient buffer (reduced in place). */
+double mem_bucket_transient_bytes(const gen_code *code, double bucket_elements);
+/* Transient of the optimizer step on `shard` parameters: the study's fp32 grad slice (ZeRO-1) and torch's foreach
+ * AdamW temporary; with a gradient buffer, the fp32 copy of the owned gradients where the buffer is not fp32. */
+double mem_adam_transient_bytes(const gen_code *code, const layout *l, double shard);
 
 /* Walking a program's events in execution order. The level is what persists
  * between events (saved activations, checkpoints, pipe buffers); at each event

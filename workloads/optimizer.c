@@ -27,7 +27,7 @@ void optimizer_step(emit *x, double stage_params)
     double per = stage_params / buckets;
     for (int b = 0; x->ev && b < (int)buckets; b++) {
       /* bf16 gradients are flattened (cast to fp32 in the study's code), all-reduced, and copied back */
-      double held = mem_bucket_transient_bytes(MIN(stage_params, GRAD_BUCKET_ELEMENTS)), g = x->code->grad_reduce_bytes;
+      double held = mem_bucket_transient_bytes(x->code, MIN(stage_params, GRAD_BUCKET_ELEMENTS)), g = x->code->grad_reduce_bytes;
       emit_stream(x, BL_OPTIMIZER, per, per * (BF16 + g), 1)->mem_transient_bytes = held;
       emit_collective(x, COLL_ALL_REDUCE, x->dp_group, per * g);
       emit_last_event(x)->mem_transient_bytes = held;
@@ -44,7 +44,7 @@ void optimizer_step(emit *x, double stage_params)
     }
     for (int b = 0; x->ev && b < (int)buckets; b++) {
       emit_collective(x, l->zero >= 2 ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, x->edp_group, per * g);
-      emit_last_event(x)->mem_transient_bytes = mem_bucket_transient_bytes(per);
+      emit_last_event(x)->mem_transient_bytes = mem_bucket_transient_bytes(x->code, per);
     }
   }
   emit_collective(x, COLL_ALL_REDUCE, x->tp_group, FP32); /* grad norm over tp, then pp */
@@ -54,7 +54,7 @@ void optimizer_step(emit *x, double stage_params)
   if (experts > 0) shard += l->zero >= 1 ? experts / axis_edp(l) : experts; /* the experts' over edp */
   /* copy grad slice to fp32, AdamW (master, m, v read+write, grad read), copy back to bf16 */
   emit_stream(x, BL_OPTIMIZER, shard, shard * OPS_ADAMW_BYTES_PER_PARAM, OPS_ADAMW_KERNELS)->mem_transient_bytes =
-      mem_adam_transient_bytes(l, shard);
+      mem_adam_transient_bytes(x->code, l, shard);
   if ((l->zero == 1 || l->zero == 2) && layout_dp_cp(l) > 1 && !l->overlap_param_gather) {
     x->phase = PH_DP;
     double shards = MAX(1, floor(shard * layout_dp_cp(l) / GRAD_BUCKET_ELEMENTS));

@@ -220,6 +220,14 @@ gboolean stack_load_file(const char *path, stack_profile *out, GError **err)
     g_free(shown);
     goto out;
   }
+  if (out->vocab_parallel_loss_bytes != 0 && out->vocab_parallel_loss_bytes != 2 && out->vocab_parallel_loss_bytes != 4) {
+    /* inside the range, but what the loss keeps is the study's (0), a bf16 (2) or an fp32 (4) tensor */
+    char *shown = lsim_number(out->vocab_parallel_loss_bytes);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                "%s: vocab_parallel_loss_bytes = %s is not 0 or a precision (allowed: 0, 2, 4)", path, shown);
+    g_free(shown);
+    goto out;
+  }
   if (!read_latency(j, out, path, err) || !read_attention(j, out, path, err)) goto out;
   if (!cJSON_GetObjectItemCaseSensitive(j, "partition")) part = DEFAULT_PARTITION;
   else if (!lsim_json_string(j, "partition", &part, path, err)) goto out;

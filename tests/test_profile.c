@@ -262,6 +262,8 @@ START_TEST(test_bad_stack_fields_are_refused_naming_the_field)
       {"mlp_in_gemms", 3, NULL, "P: mlp_in_gemms = 3 is outside its allowed range [1, 2] or not an integer"},
       {"fused_norm", 0.5, NULL, "P: fused_norm = 0.5 is outside its allowed range [0, 1] or not an integer"},
       {"grad_reduce_bytes", 3, NULL, "P: grad_reduce_bytes = 3 is not a precision (allowed: 2, 4)"},
+      {"vocab_parallel_loss_bytes", 1, NULL, "P: vocab_parallel_loss_bytes = 1 is not 0 or a precision (allowed: 0, 2, 4)"},
+      {"grad_buffer", 0.5, NULL, "P: grad_buffer = 0.5 is outside its allowed range [0, 1] or not an integer"},
       {"fragmentation", -0.1, NULL, "P: fragmentation = -0.1 is outside its allowed range [0, 1]"},
       {"partition", 0, "halves", "P: partition: unknown 'halves' (allowed: auto, balanced, uniform, layers)"},
       {"partition", 0, NULL, "P: field 'partition' must be a string (got a number)"},

@@ -17,7 +17,9 @@
 # 37.83 s gives 56.0%, both as the README says; the full-recompute rows (no README figure) give 43.2% for
 # 530B, beside the abstract's 42.1% for its 2,240-GPU run.
 #
-# Prints per row: the predicted step time, the published one, the error, the peak memory and its verdict.
+# Prints per row: the predicted step time, the published one, the error, the peak memory and its verdict, and the
+# allocated part of the peak (without the stack's CUDA context, NCCL buffers and fragmentation: what torch's
+# max_memory_allocated would report; docs/memory.md sections 5b and 6).
 # Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 2 minutes on 2 cores)
 set -euo pipefail
 die() { echo "korthikanti: $*" >&2; exit 2; }
@@ -34,7 +36,7 @@ gpt-175b 96 12288 96 8 64 64 18.13 13.75
 gpt-530b 105 20480 128 35 280 280 49.05 37.83
 gpt-1t 128 25600 160 64 512 512 94.42 71.49"
 
-printf '%-9s %-22s %-13s %9s %9s %8s %9s %s\n' model method schedule pred_s paper_s error peak_GiB verdict
+printf '%-9s %-22s %-13s %9s %9s %8s %9s %-7s %s\n' model method schedule pred_s paper_s error peak_GiB verdict alloc_GiB
 echo "$rows" | while read -r name layers hidden heads pp gpus gb t_full t_sel; do
   cat > "$work/$name.json" <<EOF
 { "name": "$name", "layers": $layers, "hidden": $hidden, "heads": $heads, "ffn": $((4 * hidden)), "vocab": 51200,
@@ -59,10 +61,13 @@ EOF
         { s = s $0 }
         END {
           match(s, /"step_time_s":[ \t]*[0-9.eE+-]+/); t = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", t)
+          # the whole step's memory object (the peak stage's), after the per-stage ones
+          while ((i = index(s, "\"memory\":")) > 0) s = substr(s, i + 9)
           match(s, /"peak_gib":[ \t]*[0-9.eE+-]+/); p = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", p)
           match(s, /"capacity_gib":[ \t]*[0-9.eE+-]+/); c = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", c)
-          printf "%-9s %-22s %-13s %9.2f %9.2f %+7.1f%% %9.1f %s\n", name, method, sch, t, paper,
-                 100 * (t / paper - 1), p, (p + 0 <= c + 0 ? "fits" : "OOM")
+          match(s, /"overhead":[ \t]*[0-9.eE+-]+/); o = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", o)
+          printf "%-9s %-22s %-13s %9.2f %9.2f %+7.1f%% %9.1f %-7s %9.1f\n", name, method, sch, t, paper,
+                 100 * (t / paper - 1), p, (p + 0 <= c + 0 ? "fits" : "OOM"), p - o
         }' "$work/$name-$method-$sch.json"
     done
   done

@@ -370,8 +370,8 @@ START_TEST(test_fp8_experts_keep_weight_copies_and_save_fp8_inputs)
   partition part;
   ck_assert(partition_make_chunked(&part, &m, 1, 1, 1, PARTITION_BALANCED, NULL));
   mem_states sb, sf;
-  mem_model_states(&m, &lb, &part, 0, &sb);
-  mem_model_states(&m, &lf, &part, 0, &sf);
+  mem_model_states(&m, &lb, NULL, &part, 0, &sb);
+  mem_model_states(&m, &lf, NULL, &part, 0, &sf);
   double h = m.hidden, q = h, kv = 2 * 32, attention = h * (q + 2 * kv) + q * h;
   double experts = 8 / 4 * 3 * h * m.moe.expert_ffn;
   ck_assert_double_eq_tol(sf.buffers_bytes - sb.buffers_bytes, m.layers * (attention + experts) * 2,

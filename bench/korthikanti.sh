@@ -61,7 +61,7 @@ EOF
         { s = s $0 }
         END {
           match(s, /"step_time_s":[ \t]*[0-9.eE+-]+/); t = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", t)
-          # the whole step's memory object (the peak stage's), after the per-stage ones
+          # the memory object of the whole step (the peak stage), after the per-stage ones
           while ((i = index(s, "\"memory\":")) > 0) s = substr(s, i + 9)
           match(s, /"peak_gib":[ \t]*[0-9.eE+-]+/); p = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", p)
           match(s, /"capacity_gib":[ \t]*[0-9.eE+-]+/); c = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", c)

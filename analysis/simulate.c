@@ -218,9 +218,7 @@ gboolean sim_request_prepare(sim_request *rq, GError **err)
   rq->gen.code = stack_gen_code(&rq->prof.stack); /* what the stack's code runs */
   /* mirrors stand for ranks with links of their own; GPUs sharing a NIC contend, so emit every rank */
   /* a user's platform may make any two ranks contend: every rank is simulated */
-  /* and a layout whose mirrors would not hold (gen_symmetry_holds): every rank, as the graph will be */
-  if (rq->prof.nics_per_node < node || shared_uplinks(&rq->prof, rq->l.gpus) || rq->replay.platform_file ||
-      !gen_symmetry_holds(&rq->l))
+  if (rq->prof.nics_per_node < node || shared_uplinks(&rq->prof, rq->l.gpus) || rq->replay.platform_file)
     rq->gen.symmetry = FALSE;
   return TRUE;
 }

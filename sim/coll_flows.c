@@ -89,6 +89,8 @@ double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const 
       comms[k++] = sg_mailbox_get_async(g->members[me].inbox, &got[in++]); /* it sends me as much */
     } else {
       comms[k++] = net_sendto_async(g->members[me].host, to->host, bytes * p->frac[i]);
+      if (g->members[me].streamed) /* what it sends me, into my links beside my other streams' traffic */
+        comms[k++] = net_sendto_async(to->host, g->members[me].host, bytes * p->frac[i]);
     }
   }
   sg_comm_wait_all(comms, (size_t)k);

@@ -145,15 +145,19 @@ static double ring_alone(graph_coll c, coll_group *g, int me, double bytes, doub
 static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
 {
   int ch = g->channels, n = g->n;
-  g_autofree sg_comm_t *comms = g_new(sg_comm_t, ch);
+  g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
   double hop = 0;
+  int nc = ch;
   for (int k = 0; k < ch; k++) {
     const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
     comms[k] = net_sendto_async(g->members[me].host, next->host, bytes_per_step * steps / ch);
+    if (g->members[me].streamed) /* its passive predecessor's hop, into its links (see the header) */
+      comms[nc++] = net_sendto_async(g->members[coll_ring_prev(me, n, ch, k)].host, g->members[me].host,
+                                     bytes_per_step * steps / ch);
     double lat = sg_host_get_route_latency(g->members[me].host, next->host);
     if (lat > hop) hop = lat;
   }
-  sg_comm_wait_all(comms, ch);
+  sg_comm_wait_all(comms, nc);
   return (steps - 1) * hop + steps * overhead_s;
 }
 
@@ -176,28 +180,33 @@ static double run_pipelined(const coll_group *g, int me, double bytes_per_step, 
   return (steps - 1) * hop + steps * overhead_s;
 }
 
-/* Some members passive: the textbook ring, step by step, skipping passive predecessors. */
-static double run_stepwise(const coll_group *g, const int *active, int me, double bytes_per_step, int steps,
-                           double overhead_s)
+/* Several members active, some passive (the mirrors of several explicit programs, e.g. one per cp index in a
+ * dp-cp group): the pipelined ring with its channels, as every member active runs it. An active member
+ * streams each channel's bytes to its successor: as a message to an active one, as a direct host-to-host
+ * transfer to a passive one (nobody receives it; its links carry it as the full ring's would); it receives
+ * from an active predecessor and skips a passive one, whose hop is the mirror of one an active member
+ * sends. Then the active members meet at their barrier (the passive ones' flows are mirrors of theirs, so
+ * the slowest simulated hop is the ring's slowest) and pay the remaining per-step latencies. */
+static double run_mixed(coll_group *g, const int *active, int n_active, int me, double bytes_per_step, int steps,
+                        double overhead_s)
 {
-  void *got;
-  int n = g->n, inext = (me + 1) % n, iprev = (me + n - 1) % n;
-  for (int s = 0; s < steps; s++) {
-    if (!active[inext]) { /* passive successor: the hop's transfer alone */
-      if (active[iprev]) {
-        sg_comm_t in = sg_mailbox_get_async(g->members[me].inbox, &got);
-        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
-        sg_comm_wait(in);
-      } else {
-        sg_host_sendto(g->members[me].host, g->members[inext].host, bytes_per_step);
-      }
-      continue;
-    }
-    sg_comm_t out = sg_mailbox_put_async(g->members[inext].inbox, &payload, (long)bytes_per_step);
-    if (active[iprev]) sg_mailbox_get(g->members[me].inbox);
-    sg_comm_wait(out);
+  int ch = g->channels, n = g->n, k_comm = 0;
+  g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
+  g_autofree void **got = g_new(void *, ch);
+  double hop = 0, each = bytes_per_step * steps / ch;
+  for (int k = 0; k < ch; k++) {
+    int inext = coll_ring_next(me, n, ch, k), iprev = coll_ring_prev(me, n, ch, k);
+    const coll_member *next = &g->members[inext];
+    comms[k_comm++] = active[inext] ? sg_mailbox_put_async(next->inbox, &payload, (long)each)
+                                    : net_sendto_async(g->members[me].host, next->host, each);
+    if (active[iprev]) comms[k_comm++] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
+    else if (g->members[me].streamed) comms[k_comm++] = net_sendto_async(g->members[iprev].host, g->members[me].host, each);
+    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
+    if (lat > hop) hop = lat;
   }
-  return steps * overhead_s;
+  sg_comm_wait_all(comms, (size_t)k_comm);
+  sg_barrier_wait(coll_group_barrier(g, n_active));
+  return (steps - 1) * hop + steps * overhead_s;
 }
 
 static double ring_run(graph_coll c, coll_group *g, const int *active, int me, double bytes, double step_overhead_s)
@@ -209,7 +218,7 @@ static double ring_run(graph_coll c, coll_group *g, const int *active, int me, d
   for (int i = 0; i < g->n; i++) n_active += active[i] != 0;
   if (n_active == 1) return run_alone(g, me, per_step, steps, step_overhead_s);
   if (n_active == g->n) return run_pipelined(g, me, per_step, steps, step_overhead_s);
-  return run_stepwise(g, active, me, per_step, steps, step_overhead_s);
+  return run_mixed(g, active, n_active, me, per_step, steps, step_overhead_s);
 }
 
 const coll_algo_def coll_ring_def = {

@@ -57,9 +57,20 @@ void coll_group_init(coll_group *g)
   if (g->tune && g->tune->forced == COLL_ALGO_HIER) coll_hier_make_subs(g);
 }
 
+sg_bar_t coll_group_barrier(coll_group *g, int k)
+{
+  if (k >= g->n) return g->barrier;
+  if (!g->barriers) g->barriers = g_new0(sg_bar_t, g->n);
+  if (!g->barriers[k]) g->barriers[k] = sg_barrier_init((unsigned)k);
+  return g->barriers[k];
+}
+
 void coll_group_clear(coll_group *g)
 {
   if (g->barrier) sg_barrier_destroy(g->barrier);
+  for (int k = 0; g->barriers && k < g->n; k++)
+    if (g->barriers[k]) sg_barrier_destroy(g->barriers[k]);
+  g_free(g->barriers);
   coll_plans_clear(g);
   if (g->sub) {
     for (int i = 0; i < g->domains + g->per_domain; i++) coll_group_clear(&g->sub[i]);

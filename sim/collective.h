@@ -46,6 +46,8 @@ typedef struct coll_member {
   sg_mailbox_t inbox; /* where the predecessor's chunks arrive */
   sg_host_t host;
   int node;           /* the member's NVLink domain (the replay sets it: today its node) */
+  gboolean streamed;  /* its rank runs other streams beside this collective's (graph.h): what its passive
+                       * neighbours send it must load its links (coll_algo.h) */
 } coll_member;
 
 /* How a group's algorithm is chosen: what --nccl-algo forces, and the communicator NCCL's tuner sees
@@ -69,6 +71,7 @@ typedef struct coll_group {
   /* the ring's */
   int channels;       /* rings across nodes (members per node), 1 inside a node */
   sg_bar_t barrier;   /* all n members, for the pipelined ring and the other algorithms */
+  sg_bar_t *barriers; /* per count k < n of active members: theirs (coll_group_barrier); NULL: none yet */
   double *alone;      /* per member: channels x (seconds per byte, latency) of its lone hops; NAN: not yet */
   /* the domain shape: domains in order of first member; per_domain members in each (0: not the same
    * in all); dom and loc per member; at[d * per_domain + l]: member l of domain d */
@@ -81,6 +84,9 @@ typedef struct coll_group {
 /* Prepare a group (members filled in by the caller). */
 void coll_group_init(coll_group *g);
 void coll_group_clear(coll_group *g);
+/* The barrier of k active members of g (k = n: g->barrier; else made on first use, shared by the calls with
+ * k active: a group's calls are sequential on every member, and the active set of a call is the same on all). */
+sg_bar_t coll_group_barrier(coll_group *g, int k);
 
 /* Algorithm names ("ring", ...) and the value of one (-1: none such). */
 const char *coll_algo_name(coll_algo a);

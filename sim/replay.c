@@ -91,6 +91,12 @@ struct rank_rt {
    * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
   int *dep;
   guint8 *wanted;
+  /* with mirrors in the graph (else NULL): per event of the program (an explicit rank's own, a mirror's its
+   * source's), a collective's ordinal among the program's calls on its group (coll_ordinals) */
+  int *ord;
+  /* a mirror: per group it runs (its own ids), the calls on it before its active_from (coll_ordinals) */
+  int n_before;
+  int *before_gid, *before_calls;
   int last_of[GRAPH_STREAMS]; /* per stream: its last event, -1: none */
   int done[GRAPH_STREAMS]; /* per stream: the latest waited-for event this rank has ended */
   sg_mutex_t mu;
@@ -307,6 +313,14 @@ static sg_mailbox_t p2p_mailbox(rank_rt *r, int src, int dst, const graph_event 
   return mb;
 }
 
+/* Whether rank rt is passive in the call of ordinal `ordinal` on group gid (its own id). */
+static gboolean passive_in(const rank_rt *rt, int gid, int ordinal)
+{
+  for (int k = 0; k < rt->n_before; k++)
+    if (rt->before_gid[k] == gid) return ordinal < rt->before_calls[k];
+  return FALSE;
+}
+
 static void run_comm(lane *l, int i)
 {
   rank_rt *r = l->r;
@@ -329,14 +343,13 @@ static void run_comm(lane *l, int i)
     for (guint k = 0; k < gr->ranks->len; k++)
       if (g_array_index(gr->ranks, int, k) == r->rank) me = (int)k;
     xbt_assert(me >= 0, "rank %d runs a collective of group %d it is not a member of", r->rank, gid);
-    /* A member is passive for this call iff it mirrors the program this
-     * event comes from and has not reached its active part at this index. */
-    int src = r->prog->mirror_of >= 0 ? r->prog->mirror_of : r->rank;
+    /* A member is passive for this call iff it is a mirror that has not reached its active part, whichever
+     * explicit program it mirrors: the call's ordinal among the group's calls (the same on every member,
+     * whatever its program's indices) against the calls the mirror leaves to its source (coll_ordinals). */
     g_autofree int *active = g_new(int, gr->ranks->len);
-    for (guint k = 0; k < gr->ranks->len; k++) {
-      const graph_program *mp = r->eng->ranks[g_array_index(gr->ranks, int, k)].prog;
-      active[k] = !(mp->mirror_of == src && i < mp->active_from);
-    }
+    int ordinal = r->ord ? r->ord[i] : 0;
+    for (guint k = 0; k < gr->ranks->len; k++)
+      active[k] = !passive_in(&r->eng->ranks[g_array_index(gr->ranks, int, k)], gid, ordinal);
     int first_active = 0;
     while (!active[first_active]) first_active++;
     coll_algo a = algo_of(r->eng, gid, e, first_active == me);
@@ -450,6 +463,61 @@ static void declare_trace_states(void)
   for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);
 }
 
+/* rank_rt.ord of every explicit program (shared with its mirrors) and each mirror's calls before its
+ * active_from (rank_rt.before_*), where the graph has mirrors. A group's members call its collectives in the
+ * same order, so a call's ordinal names it on every member whatever the index of its event in each program
+ * (the explicit programs of a mirrored group, one per cp index, need not have the same indices). */
+static void coll_ordinals(engine *eng)
+{
+  const graph *g = eng->g;
+  int w = g->world_size, ng = (int)g->groups->len;
+  gboolean mirrored = FALSE;
+  for (int r = 0; r < w && !mirrored; r++) mirrored = eng->ranks[r].prog->mirror_of >= 0;
+  if (!mirrored || ng == 0) return;
+  g_autofree int *count = g_new0(int, ng);
+  g_autoptr(GArray) used = g_array_new(FALSE, FALSE, sizeof(int)); /* groups with a count, to reset */
+  for (int r = 0; r < w; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of >= 0) continue;
+    rt->ord = g_new(int, MAX(rt->n, 1));
+    for (int i = 0; i < rt->n; i++) {
+      const graph_event *e = &rt->ev[i];
+      rt->ord[i] = -1;
+      if (e->kind != EV_COLLECTIVE) continue;
+      if (count[e->peer] == 0) g_array_append_val(used, e->peer);
+      rt->ord[i] = count[e->peer]++;
+    }
+    for (guint k = 0; k < used->len; k++) count[g_array_index(used, int, k)] = 0;
+    g_array_set_size(used, 0);
+    /* its mirrors, by active_from: the calls per group before it, counted once per distinct active_from */
+    int upto = 0;
+    for (guint m = 0; rt->mirrors && m < rt->mirrors->len; m++) {
+      rank_rt *mr = g_ptr_array_index(rt->mirrors, m);
+      int from = MIN(mr->prog->active_from, rt->n);
+      for (; upto < from; upto++) {
+        const graph_event *e = &rt->ev[upto];
+        if (e->kind != EV_COLLECTIVE) continue;
+        if (count[e->peer] == 0) g_array_append_val(used, e->peer);
+        count[e->peer]++;
+      }
+      mr->n_before = (int)used->len;
+      mr->before_gid = g_new(int, MAX(mr->n_before, 1));
+      mr->before_calls = g_new(int, MAX(mr->n_before, 1));
+      for (int k = 0; k < mr->n_before; k++) {
+        int sg = g_array_index(used, int, k);
+        mr->before_gid[k] = graph_group_for(mr->prog, sg);
+        mr->before_calls[k] = count[sg];
+      }
+    }
+    for (guint k = 0; k < used->len; k++) count[g_array_index(used, int, k)] = 0;
+    g_array_set_size(used, 0);
+  }
+  for (int r = 0; r < w; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of >= 0) rt->ord = eng->ranks[rt->prog->mirror_of].ord;
+  }
+}
+
 static void setup_ranks(engine *eng, replay_result *res)
 {
   const graph *g = eng->g;
@@ -517,6 +585,7 @@ static void setup_ranks(engine *eng, replay_result *res)
   }
   for (int r = 0; r < g->world_size; r++)
     if (eng->ranks[r].mirrors) g_ptr_array_sort(eng->ranks[r].mirrors, mirror_cmp);
+  coll_ordinals(eng);
 }
 
 /* The NVLink domain of a rank: today its node. */
@@ -576,6 +645,7 @@ static void setup_groups(engine *eng)
       ms[k].inbox = sg_mailbox_by_name(name);
       ms[k].host = eng->ranks[rank].host;
       ms[k].node = domain_of(eng, rank); /* channels cross between NVLink domains */
+      ms[k].streamed = eng->ranks[rank].dep != NULL;
     }
     eng->groups[gi].tune = &eng->tune;
     eng->groups[gi].members = ms;
@@ -669,7 +739,10 @@ static void engine_clear(engine *eng)
     if (rt->prog->mirror_of < 0) {
       g_free(rt->dep);
       g_free(rt->wanted);
+      g_free(rt->ord);
     }
+    g_free(rt->before_gid);
+    g_free(rt->before_calls);
   }
   g_free(eng->ranks);
 }

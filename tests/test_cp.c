@@ -277,17 +277,20 @@ START_TEST(test_cp_replay_with_mirrors_equals_every_rank_explicit)
 }
 END_TEST
 
-/* ZeRO-2/3 and the overlapped reductions put dp-cp collectives inside the backward, where the mirrors of cp
- * explicit programs cannot join them: such a layout is generated with every rank explicit, whatever the
- * options ask, and its replay ends (mirrored, it deadlocks) with the step of an explicit run. */
-START_TEST(test_cp_with_zero2_or_overlap_emits_every_rank_and_replays)
+/* ZeRO-2/3 and the overlapped reductions put dp-cp collectives inside the backward, where the mirrors of the cp
+ * explicit programs are all passive: the layout is mirrored (one explicit program per cp index) and its replay
+ * gives the step of the replay with every rank explicit (the passive members of a dp-cp call are every mirror
+ * before its active part, whichever cp index it mirrors: sim/replay.c). tests/test_fast_path.c holds more. */
+START_TEST(test_cp_with_zero2_or_overlap_is_mirrored_and_replays_as_every_rank)
 {
   layout l = cp_layout(16, 2, 2, 2048);
   model m = gqa();
   l.zero = 2;
   g_autoptr(graph) g = generate(&m, &l);
+  int explicit_ranks = 0;
   for (int r = 0; r < g->world_size; r++)
-    ck_assert_int_eq(((const graph_program *)g_ptr_array_index(g->programs, r))->mirror_of, -1);
+    explicit_ranks += ((const graph_program *)g_ptr_array_index(g->programs, r))->mirror_of == -1;
+  ck_assert_int_eq(explicit_ranks, 2); /* one per cp index (pp 1) */
   const replay_case cases[][2] = {{{TRUE, 2, FALSE}, {FALSE, 2, FALSE}}, {{TRUE, 3, FALSE}, {FALSE, 3, FALSE}},
                                   {{TRUE, 1, TRUE}, {FALSE, 1, TRUE}}};
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -295,7 +298,7 @@ START_TEST(test_cp_with_zero2_or_overlap_emits_every_rank_and_replays)
     sim_child_run(run_cp, (void *)&cases[i][0], sym);
     sim_child_run(run_cp, (void *)&cases[i][1], all);
     ck_assert_double_gt(all[0], 0);
-    ck_assert_double_eq_tol(sym[0], all[0], 1e-12 * all[0]);
+    ck_assert_double_eq_tol(sym[0], all[0], 1e-9 * all[0]);
   }
 }
 END_TEST
@@ -336,7 +339,7 @@ int main(void)
   tcase_add_test(tc, test_gradient_all_reduce_runs_over_the_dp_cp_group);
   tcase_add_test(tc, test_activation_bytes_per_rank_shrink_by_cp);
   tcase_add_test(tc, test_cp_replay_with_mirrors_equals_every_rank_explicit);
-  tcase_add_test(tc, test_cp_with_zero2_or_overlap_emits_every_rank_and_replays);
+  tcase_add_test(tc, test_cp_with_zero2_or_overlap_is_mirrored_and_replays_as_every_rank);
   tcase_add_test(tc, test_bad_cp_layouts_name_the_field_and_allowed_values);
   suite_add_tcase(s, tc);
   return check_run(s);

@@ -1,4 +1,9 @@
-/* test_fast_path -- the fast path (analysis/pool.h: two replays at the schedule's affine counts, extrapolated)
+/* test_fast_path -- the replay's two shortcuts against the full replay of every rank. Mirrors (graph.h):
+ * with cp 2 the dp-cp group holds the mirrors of two explicit programs (one per cp index), and ZeRO-2/3 and
+ * the overlaps put its collectives inside the micro-batches, where every mirror is still passive: the
+ * symmetric replay (one explicit rank per stage and cp index) gives the step time of the replay of every
+ * rank explicit (--no-symmetry), within 1e-9 relative, on 1F1B and interleaved, ZeRO 0-3, with and without
+ * the overlaps; one combination is not exact and is held to a documented bound (see below). The fast path (analysis/pool.h: two replays at the schedule's affine counts, extrapolated)
  * gives the full replay's step time, within 1e-9 relative, where the step has a communication stream: ZeRO 0-3
  * with and without the overlapped gradient reduction and parameter gather, on 1F1B, with tensor
  * parallelism and without, and a slow network (communication the overlaps cannot hide). The expected value
@@ -74,12 +79,76 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
 }
 END_TEST
 
+/* The symmetric and the every-rank replay of llama-7b with cp 2: 1F1B (pp 2) and interleaved (pp 2, 2 virtual
+ * stages), tp 2 (two dp-cp members per node: 4 channels) and tp 1 (8), ZeRO 0-3, the overlaps, a slow network
+ * (25 Gbit/s: communication the overlaps cannot hide). */
+START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero)
+{
+  int inter = -1;
+  ck_assert(sched_parse("interleaved", &inter, NULL));
+  GArray *rqs = g_array_new(FALSE, FALSE, sizeof(sim_request));
+  /* exact: 1e-9; else held to 5e-3 (measured 2.8e-3 at most), see below */
+  struct { int tp, zero, ogr, opg, v; double ib_gbps; gboolean exact; } cases[] = {
+      {2, 0, 0, 0, 1, 0, TRUE},  {2, 1, 0, 0, 1, 0, TRUE},  {2, 2, 0, 0, 1, 0, TRUE},   {2, 3, 0, 0, 1, 0, TRUE},
+      {2, 0, 1, 0, 1, 0, TRUE},  {2, 1, 1, 1, 1, 0, TRUE},  {2, 2, 1, 1, 1, 0, TRUE},   {2, 2, 1, 0, 1, 25, FALSE},
+      {1, 1, 1, 1, 1, 25, TRUE}, {1, 2, 1, 0, 1, 0, TRUE},  {1, 3, 0, 0, 1, 25, TRUE},  {2, 1, 1, 1, 2, 0, TRUE},
+      {2, 1, 1, 1, 2, 25, FALSE}, {2, 0, 1, 0, 2, 0, TRUE}, {1, 1, 1, 1, 2, 0, TRUE},   {2, 1, 0, 0, 2, 0, TRUE},
+      {2, 3, 1, 0, 1, 0, FALSE}, {1, 3, 1, 0, 1, 25, TRUE}, {1, 2, 1, 0, 1, 25, TRUE},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    int tp = cases[i].tp, pp = 2, cp = 2, dp = 2;
+    layout l = test_layout(tp * pp * cp * dp * 2, tp, pp, 1, CKPT_NONE); /* dp 4 */
+    l.cp = cp;
+    l.seq_len = 1024;
+    l.global_batch = 4 * 6; /* 6 micro-batches */
+    l.zero = cases[i].zero;
+    l.overlap_grad_reduce = cases[i].ogr;
+    l.overlap_param_gather = cases[i].opg;
+    if (cases[i].v > 1) {
+      l.schedule = inter;
+      l.virtual_stages = cases[i].v;
+      l.global_batch = 4 * 8; /* interleaved: a multiple of pp micro-batches */
+    }
+    sim_request rq = request(l, cases[i].ib_gbps);
+    g_array_append_val(rqs, rq);
+  }
+  guint n = rqs->len;
+  g_autofree sim_request **sym = g_new(sim_request *, n), **every = g_new(sim_request *, n);
+  g_autofree sim_request *copies = g_new(sim_request, n);
+  for (guint i = 0; i < n; i++) {
+    sym[i] = &g_array_index(rqs, sim_request, i);
+    copies[i] = *sym[i];
+    copies[i].gen.symmetry = FALSE;
+    every[i] = &copies[i];
+  }
+  g_autofree prediction *a = g_new0(prediction, n), *b = g_new0(prediction, n);
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FULL};
+  pool_run(sym, n, &cfg, a);
+  pool_run(every, n, &cfg, b);
+  for (guint i = 0; i < n; i++) {
+    const layout *l = &sym[i]->l;
+    ck_assert_msg(a[i].status == PRED_OK && b[i].status == PRED_OK, "case %u: %s %s", i, a[i].error, b[i].error);
+    double rel = fabs(a[i].step_time_s - b[i].step_time_s) / b[i].step_time_s;
+    /* Not exact where a communication stream's ring shares NVLink with tensor parallelism's collectives (tp 2)
+     * while a slow network or ZeRO-3's gathers keep it busy: the flow an active member sends its passive
+     * successor (a direct transfer) is limited by the sender's links and by the successor's, which carry
+     * none of that rank's own traffic, whereas in the full ring they carry its mirror's (docs/sweep.md) */
+    double tol = cases[i].exact ? 1e-9 : 5e-3;
+    ck_assert_msg(rel < tol, "case %u: tp%d cp%d %s v%d zero%d ogr%d opg%d: mirrored %.15g s, every rank %.15g s (rel %.3g)",
+                  i, l->tp, l->cp, sched_name(l->schedule), l->virtual_stages, l->zero, l->overlap_grad_reduce,
+                  l->overlap_param_gather, a[i].step_time_s, b[i].step_time_s, rel);
+  }
+  g_array_free(rqs, TRUE);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("fast_path");
   TCase *tc = tcase_create("fast_path");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_fast_path_equals_the_full_replay_with_overlaps_and_zero);
+  tcase_add_test(tc, test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -15,12 +15,7 @@ gen_options gen_default_options(void)
   return o;
 }
 
-gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { return o->mirrors_active_in_step || l->cp > 1; }
-
-gboolean gen_symmetry_holds(const layout *l)
-{
-  return l->cp == 1 || (l->zero < 2 && !l->overlap_grad_reduce && !l->overlap_param_gather);
-}
+gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l) { (void)l; return o->mirrors_active_in_step; }
 
 static void emit_rank(graph *g, const model *m, const layout *l, const gen_code *code, const partition *part,
                       const gen_groups *gs, int rank)
@@ -163,7 +158,7 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
   gen_groups gs;
   gen_groups_make(g, l, model_has_experts(m), &gs);
   set_meta(g, m, l, o, &part);
-  gboolean symmetry = o->symmetry && gen_symmetry_holds(l);
+  gboolean symmetry = o->symmetry;
   /* symmetry: one explicit program per coordinates along the axes that are not mirrored (stage, cp index)
    * -- the cp ring's ranks talk to each other inside a layer -- and mirrors for the ranks along the mirrored
    * axes (the other replicas and tensor-parallel ranks), each of its source with 0 along them */

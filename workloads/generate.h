@@ -66,14 +66,10 @@ typedef struct gen_options {
 
 gen_options gen_default_options(void);
 
-/* Whether the mirrors of a graph run the optimizer step themselves: as the options say, and always with cp > 1,
- * whose dp-cp group holds the mirrors of cp explicit programs (the replay's passive members are one source's). */
+/* Whether the mirrors of a graph run the optimizer step themselves: as the options say (any layout may be
+ * mirrored, cp > 1 with ZeRO-2/3 and the overlaps included: the replay's passive members are every mirror
+ * before its active part, whichever explicit program it mirrors; docs/sweep.md). */
 gboolean gen_mirrors_active_in_step(const gen_options *o, const layout *l);
-/* Whether a layout's graph may mirror ranks at all: not with cp > 1 where the dp-cp group also communicates
- * outside the optimizer step (ZeRO-2/3's reduce-scatters and gathers, the overlapped reductions): mirrors
- * active from there would join collectives their explicit sources reach at different events. gen_graph emits
- * every rank for such a layout whatever o->symmetry says. */
-gboolean gen_symmetry_holds(const layout *l);
 
 /* Rank of coordinates (stage, data-parallel, context-parallel, tensor-parallel index): Megatron's order, tp
  * fastest, then cp, dp, pp. gen_rank: of context-parallel index 0. */

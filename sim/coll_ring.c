@@ -19,12 +19,15 @@
  * for a mixed one it is bounded by the slowest hop, as a pipelined ring is.
  *
  * Passive members (mirrors of a symmetric rank, see graph.h) do not run:
- * an active member still sends each step to its successor's host (a direct
- * host-to-host transfer, nobody needs to receive it),
- * and skips the receive from a passive predecessor, whose hop is identical.
- * When a member is the only active one, the ring is sent as one flow of
- * all steps' bytes plus the remaining per-step latencies: the same time as
- * the step-by-step ring in the symmetric case, with far fewer activities.
+ * an active member still sends each channel's bytes to its successor's host
+ * (a direct host-to-host transfer, nobody needs to receive it), and skips
+ * the receive from a passive predecessor, whose hop is identical; a member
+ * whose rank runs other streams (coll_member.streamed) takes that hop as a
+ * direct transfer into its own host, so that its links carry the ring beside
+ * its other traffic. When a member is the only active one, its flows are all
+ * (run_alone); with several (one per cp index of a dp-cp group) the ring is
+ * the pipelined one with its channels, the active members meeting at their
+ * own barrier (run_mixed). docs/sweep.md says where this is exact.
  *
  * Owns: the ring algorithm. May not touch: graphs' meaning, metrics.
  */

@@ -16,7 +16,8 @@
  *
  * Every algorithm supports passive members (mirrors of a symmetric rank, graph.h) and the lone fast
  * path (coll_alone_seconds): a passive member does not run, an active one sends towards it as a
- * direct host-to-host transfer and skips what it would receive from it.
+ * direct host-to-host transfer and skips what it would receive from it (a streamed member receives
+ * it as a direct transfer too: coll_member.streamed).
  *
  * Owns: the algorithm table, the group's domain shape, the dispatch. May not touch: graphs' meaning,
  * metrics.

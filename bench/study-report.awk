@@ -1,0 +1,597 @@
+# study-report.awk -- the study report's analysis (owner: the study report, docs/study-report.md). Reads, tab-
+# separated, as bench/study-report.sh writes them:
+#   1. settings.tsv   part name model seq_len gpus global_batch profile space kind
+#   2. simulated.tsv  part setting stack variant, then the sweep's columns in the order of study-report.sh's COLS
+#   3. measured.tsv   model seq_len gpus tp pp micro_batch sp checkpointing attention_kernel status step_time_s mfu
+#                     (empty without PAPER_DIR)
+# and writes out/report.md and out/img/*.svg. Every verdict is computed here from those rows by the rules the
+# report states (the thresholds in BEGIN); nothing of the study's findings is assumed. Needs -v out=DIR,
+# -v paper=yes (or empty) and study-svg.awk before it. POSIX awk (mawk): no iteration over a hash.
+
+BEGIN {
+  PAIR_SHARE = 0.90   # finding 2: share of the checkpointing pairs that must go the finding's way
+  PAIR_TP_PP = 0.75   # finding 3: share of the tp/pp pairs
+  SP_GAIN = 1.0       # finding 4: sp "helps" when the best layout with it is more than this many percent faster
+  RMS_POINTS = 2.0    # finding 5: "many MFU points"
+  OOM_MANY = 0.20     # finding 6: "many configurations do not fit": at least this share of a setting's space
+  NCOL = split("compute recompute tp-comm bubble dp-comm optimizer+idle", COLNAME, " ")
+  COLDESC["compute"] = "forward and backward kernels (t_forward_s + t_backward_s)"
+  COLDESC["recompute"] = "recomputation (t_recompute_s)"
+  COLDESC["tp-comm"] = "exposed tensor-parallel communication (t_tp_comm_s)"
+  COLDESC["bubble"] = "pipeline wait, the bubble (t_pp_wait_s)"
+  COLDESC["dp-comm"] = "exposed data-parallel communication (t_dp_comm_s)"
+  COLDESC["optimizer+idle"] = "optimizer and idle time (t_optimizer_s + t_idle_s)"
+  NKEALL = split("torch fused-softmax flash1 flash2 flash2+rmsnorm", KEALL, " ")
+  fileno = 0
+}
+FNR == 1 { fileno++ }
+
+fileno == 1 {
+  ns++; SN[ns] = $2; SPART[$2] = $1; SMODEL[$2] = $3; SSEQ[$2] = $4; SGPUS[$2] = $5; SGB[$2] = $6
+  SPROF[$2] = $7; SSPACE[$2] = $8; SKIND[$2] = $9
+  if ($1 == 1) P1[++np1] = $2; else P2[++np2] = $2
+  BYKEY[$3, $4, $5] = $2
+  next
+}
+fileno == 2 {
+  if (NF != 37) die("simulated.tsv line " FNR ": " NF " fields, 37 expected")
+  if ($1 == 2) { part2_row(); next }
+  s = $2; i = ++N["s"]
+  R["s", i, "set"] = s; R["s", i, "tp"] = $10; R["s", i, "pp"] = $11; R["s", i, "mb"] = $12
+  R["s", i, "sp"] = $13; R["s", i, "ck"] = $14; R["s", i, "ke"] = $15; R["s", i, "st"] = $21
+  R["s", i, "t"] = $21 == "ok" ? $22 + 0 : 0; R["s", i, "mfu"] = $21 == "ok" ? 100 * $23 : 0
+  PEAK[i] = $25 + 0; CAP[i] = $26 + 0; BAND[i] = $27 + 0
+  C[i, 1] = $30 + $31; C[i, 2] = $32 + 0; C[i, 3] = $33 + 0; C[i, 4] = $34 + 0; C[i, 5] = $35 + 0; C[i, 6] = $36 + $37
+  k = rkey(s, $10, $11, $12, $13, $14, $15)
+  if (("s", k) in ID) die(s " " lay("s", i) " simulated twice")
+  ID["s", k] = i
+  seen("s", s, "ke", $15); seen("s", s, "mb", $12); seen("s", s, "ck", $14); seen("s", s, "sp", $13)
+  next
+}
+fileno == 3 {
+  s = BYKEY[$1, $2, $3]
+  if (s == "" || SPART[s] != 1) { MSKIP++; next }
+  sp = $4 == 1 ? 0 : $7   # sp changes nothing at tp 1: the simulator refuses it there, the study ran it
+  k = rkey(s, $4, $5, $6, sp, $8, $9)
+  if (("m", k) in ID) { MDUP++; next }
+  i = ++N["m"]
+  R["m", i, "set"] = s; R["m", i, "tp"] = $4; R["m", i, "pp"] = $5; R["m", i, "mb"] = $6; R["m", i, "sp"] = sp
+  R["m", i, "ck"] = $8; R["m", i, "ke"] = $9; R["m", i, "st"] = $10
+  R["m", i, "t"] = ($10 == "ok" && $11 != "-") ? $11 + 0 : 0
+  R["m", i, "mfu"] = ($10 == "ok" && $12 != "-") ? 100 * $12 : 0
+  ID["m", k] = i
+  MSETS[s]++
+  seen("m", s, "ke", $9); seen("m", s, "mb", $6); seen("m", s, "ck", $8); seen("m", s, "sp", sp)
+  next
+}
+
+function die(msg) { print "study-report: " msg > "/dev/stderr"; bad = 1; exit 2 }
+function rkey(s, tp, pp, mb, sp, ck, ke) { return s "|" tp "|" pp "|" mb "|" sp "|" ck "|" ke }
+function seen(w, s, f, v) { if (!((w, s, f, v) in HAS)) { HAS[w, s, f, v] = 1; NV[w, s, f]++; VAL[w, s, f, NV[w, s, f]] = v } }
+function lay(w, i) { return "tp" R[w, i, "tp"] " pp" R[w, i, "pp"] " mb" R[w, i, "mb"] " sp" R[w, i, "sp"] " " R[w, i, "ck"] " " R[w, i, "ke"] }
+function ok(w, i) { return i > 0 && R[w, i, "t"] > 0 }
+# the row of side w like row i but with field f set to v (0 if none)
+function partner(w, i, f, v,    x, k, q) {
+  split("tp pp mb sp ck ke", x, " ")
+  k = R[w, i, "set"]
+  for (q = 1; q <= 6; q++) k = k "|" (x[q] == f ? v : R[w, i, x[q]])
+  return ((w, k) in ID) ? ID[w, k] : 0
+}
+# does row i of side w match filt ("mb=1,ck=none", "mb!1": equal or not equal)
+function matches(w, i, filt,    a, na, q, f, v, neg) {
+  if (filt == "") return 1
+  na = split(filt, a, ",")
+  for (q = 1; q <= na; q++) {
+    neg = index(a[q], "!") > 0
+    f = neg ? substr(a[q], 1, index(a[q], "!") - 1) : substr(a[q], 1, index(a[q], "=") - 1)
+    v = neg ? substr(a[q], index(a[q], "!") + 1) : substr(a[q], index(a[q], "=") + 1)
+    if (neg ? R[w, i, f] == v : R[w, i, f] != v) return 0
+  }
+  return 1
+}
+# the fastest row of side w in setting s matching filt that fits (0: none)
+function best(w, s, filt,    i, b) {
+  b = 0
+  for (i = 1; i <= N[w]; i++)
+    if (R[w, i, "set"] == s && ok(w, i) && matches(w, i, filt) && (!b || R[w, i, "t"] < R[w, b, "t"])) b = i
+  return b
+}
+function count(w, s, filt, st,    i, c) {
+  c = 0
+  for (i = 1; i <= N[w]; i++) if (R[w, i, "set"] == s && (st == "" || R[w, i, "st"] == st) && matches(w, i, filt)) c++
+  return c
+}
+# the breakdown column in which (simulated) row b spends most more than row a: sets DK (its index) and DV (seconds)
+function dcol(a, b,    k) {
+  DK = 1; DV = C[b, 1] - C[a, 1]
+  for (k = 2; k <= NCOL; k++) if (C[b, k] - C[a, k] > DV) { DK = k; DV = C[b, k] - C[a, k] }
+}
+function pct(x) { return sprintf("%.1f%%", x) }
+function mfu(w, i) { return i ? sprintf("%.1f%%", R[w, i, "mfu"]) : "none fits" }
+function bestcell(w, s, filt,    i) { i = best(w, s, filt); return i ? sprintf("%.1f (%s)", R[w, i, "mfu"], shortlay(w, i, filt)) : "none fits" }
+# the layout without the fields the filter fixes
+function shortlay(w, i, filt,    x, r, q) {
+  split("tp pp mb sp ck ke", x, " "); r = ""
+  for (q = 1; q <= 6; q++) if (index("," filt, "," x[q] "=") == 0) r = r (r == "" ? "" : " ") (q <= 4 ? x[q] : "") R[w, i, x[q]]
+  return r
+}
+function verdict(k, tot) { return tot == 0 ? "not testable" : (k == tot ? "reproduced" : (2 * k >= tot ? "partly reproduced" : "not reproduced")) }
+function hasm(s) { return paper == "yes" && MSETS[s] > 0 }
+# a value for a chart: the best MFU of side w at filt in s, "x" when the value is in the space but none fits, ""
+# when it is not in the space
+function chartv(w, s, f, v, extra,    i) {
+  if (!((w, s, f, v) in HAS)) return ""
+  i = best(w, s, f "=" v (extra == "" ? "" : "," extra))
+  return i ? sprintf("%.2f", R[w, i, "mfu"]) : "x"
+}
+
+# ---- part 2 rows: the sweep's ranking order, ok rows first -------------------------------------------------
+function part2_row(    s, v, k) {
+  s = $2; v = $4
+  if ($21 != "ok") return
+  k = ++N2[s, v]
+  if (k > 10) return
+  X2[s, v, k, "lay"] = "tp" $10 " pp" $11 " mb" $12 " sp" $13 " " $14 " " $16 ($17 > 1 ? " V" $17 : "")
+  X2[s, v, k, "tp"] = $10; X2[s, v, k, "pp"] = $11; X2[s, v, k, "mb"] = $12; X2[s, v, k, "ck"] = $14
+  X2[s, v, k, "sch"] = $16; X2[s, v, k, "t"] = $22 + 0; X2[s, v, k, "mfu"] = 100 * $23; X2[s, v, k, "band"] = $27 + 0
+  X2[s, v, k, "kwh"] = $29 + 0; X2[s, v, k, "flags"] = $28; X2[s, v, k, "ib"] = $20; X2[s, v, k, "bub"] = 100 * $24
+  X2[s, v, k, "peak"] = $25 + 0
+  if (!((s, v) in V2SEEN)) { V2SEEN[s, v] = 1; NV2[s]++; V2[s, NV2[s]] = v }
+}
+function outside(flags,    a, na, q, r) {
+  na = split(flags, a, ";"); r = ""
+  for (q = 1; q <= na; q++) if (a[q] ~ /^outside:/) r = r (r == "" ? "" : ", ") substr(a[q], 9)
+  return r == "" ? "none" : r
+}
+function band2(v, b, fmt) { return sprintf(fmt " ± " fmt, v, v * b / 100) }
+
+END {
+  if (bad) exit 2
+  md = out "/report.md"
+  hasp = paper == "yes" && N["m"] > 0
+  print "# The study regenerated from simulation" > md
+  print "" > md
+  print "Written by `bash bench/study-report.sh OUT_DIR" (hasp ? " PAPER_DIR" : "") "` (do not edit: rerun it; docs/study-report.md says how it" > md
+  print "works). The reference is Hagemann et al. 2023, \"Efficient Parallelization Layouts for Large-Scale Distributed" > md
+  print "Model Training\" (the study: ../shared/docs/study.md). Part 1 regenerates its evidence on its settings and" > md
+  print "search spaces; part 2 is the frame of the study extended, on today's model. Every verdict below is computed" > md
+  print "from the simulated rows by the rule it states (bench/study-report.awk); none is written in. The verdicts at a" > md
+  print "glance: [Summary](#summary)." > md
+  if (hasp) print "Measured rows (PAPER_DIR, the study authors' runs, not part of the repository) are shown beside the simulated ones: " N["m"] " rows matched a setting" (MDUP ? ", " MDUP " repeated layouts left out" : "") "." > md
+  else print "Simulated only: run it with PAPER_DIR to see the study's measured rows beside the simulated ones." > md
+  print "" > md
+
+  # ---------------- part 1 ----------------
+  print "## Part 1: the study regenerated" > md
+  print "" > md
+  print "| setting | model | seq | GPUs | global batch | space | kernels | layouts that fit / do not fit" (hasp ? " | measured rows" : "") " |" > md
+  print "|---|---|---|---|---|---|---|---|" (hasp ? "---|" : "") > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; kl = ""
+    for (k = 1; k <= NV["s", s, "ke"]; k++) kl = kl (k > 1 ? ", " : "") VAL["s", s, "ke", k]
+    printf "| %s | %s | %d | %d | %d | %s; checkpointing %s | %s | %d / %d%s |\n", s, SMODEL[s], SSEQ[s], SGPUS[s], SGB[s], SSPACE[s],
+      (("s", s, "ck", "every_layer") in HAS) ? "none, every_layer" : "none", kl, count("s", s, "", "ok"), count("s", s, "", "oom"),
+      hasp ? " | " MSETS[s] + 0 : "" > md
+  }
+  print "" > md
+  print "On the shipped A100 profile and the study stack. Where a setting has an earlier-stack kernel (torch, fused-softmax," > md
+  print "flash1), it runs with the uniform partition of the study's earlier code; flash2 and flash2+rmsnorm with its later" > md
+  print "code's balanced partition (docs/calibration.md, \"Two software stacks\"); flash2+rmsnorm without checkpointing only" > md
+  print "(the study: the fused kernel does not work with it). 13B-2k on 64 and 32 GPUs and 65B-2k on 128 and 64 are the" > md
+  print "settings of the study's published runs; 13B-8k and 30B are not in them (GPU counts and spaces are the script's" > md
+  print "choice), and lie outside the calibration data (docs/trust.md): read them as predictions with wider bands." > md
+  print "The breakdown columns named below are the sweep's (docs/metrics.md): seconds per GPU of each step." > md
+
+  # 1.1 micro-batch
+  print "\n### Best MFU per micro-batch size\n" > md
+  print "![best MFU per micro-batch size](img/p1-microbatch.svg)\n" > md
+  print "MFU % of the fastest layout that fits at each micro-batch size (its other fields in brackets)" (hasp ? "; measured: the same for the measured rows" : "") "." > md
+  print "" > md
+  hdr = "| setting |"; sep = "|---|"
+  split("1 2 4 8", MBL, " ")
+  for (k = 1; k <= 4; k++) { hdr = hdr " mb " MBL[k] " |"; sep = sep "---|"; if (hasp) { hdr = hdr " measured mb " MBL[k] " |"; sep = sep "---|" } }
+  print hdr > md; print sep > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; line = "| " s " |"
+    for (k = 1; k <= 4; k++) {
+      line = line " " ((("s", s, "mb", MBL[k]) in HAS) ? bestcell("s", s, "mb=" MBL[k]) : "n/a") " |"
+      if (hasp) line = line " " ((("m", s, "mb", MBL[k]) in HAS) ? bestcell("m", s, "mb=" MBL[k]) : "") " |"
+    }
+    print line > md
+    for (k = 1; k <= 4; k++) { V1[q, k] = chartv("s", s, "mb", MBL[k], ""); M1[q, k] = hasm(s) ? chartv("m", s, "mb", MBL[k], "") : ""; CL[q] = s }
+  }
+  for (k = 1; k <= 4; k++) SL[k] = "micro-batch " MBL[k]
+  BAR_EBNOTE = ""
+  bars(out "/img/p1-microbatch.svg", "Best MFU per micro-batch size", "the fastest layout that fits at each micro-batch size, per setting (A100, study stack)", "MFU %", np1, CL, 4, SL, V1, M1, EBNONE, hasp)
+
+  # 1.2 kernels
+  print "\n### The attention and norm kernels\n" > md
+  print "![best MFU per kernel](img/p1-kernels.svg)\n" > md
+  print "MFU % of the fastest layout that fits with each kernel." > md
+  print "" > md
+  hdr = "| setting |"; sep = "|---|"
+  for (k = 1; k <= NKEALL; k++) { hdr = hdr " " KEALL[k] " |"; sep = sep "---|" }
+  print hdr > md; print sep > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; line = "| " s " |"
+    for (k = 1; k <= NKEALL; k++) {
+      c = ((("s", s, "ke", KEALL[k]) in HAS) ? bestcell("s", s, "ke=" KEALL[k]) : "n/a")
+      if (hasp && (("m", s, "ke", KEALL[k]) in HAS)) c = c "; measured " bestcell("m", s, "ke=" KEALL[k])
+      line = line " " c " |"
+      V2[q, k] = chartv("s", s, "ke", KEALL[k], ""); M2[q, k] = hasm(s) ? chartv("m", s, "ke", KEALL[k], "") : ""
+    }
+    print line > md
+  }
+  for (k = 1; k <= NKEALL; k++) SL[k] = KEALL[k]
+  bars(out "/img/p1-kernels.svg", "Best MFU per attention/norm kernel", "the fastest layout that fits with each kernel, per setting; n/a: the kernel is not in the setting's sweep", "MFU %", np1, CL, NKEALL, SL, V2, M2, EBNONE, hasp)
+
+  # 1.3 checkpointing
+  print "\n### Checkpointing on and off\n" > md
+  print "![best MFU with and without checkpointing](img/p1-checkpointing.svg)\n" > md
+  print "| setting | no checkpointing | every layer |" (hasp ? " measured: none | measured: every layer |" : "") > md
+  print "|---|---|---|" (hasp ? "---|---|" : "") > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]
+    if (!((("s", s, "ck", "every_layer") in HAS))) continue
+    nc3++; CL3[nc3] = s
+    printf "| %s | %s | %s |%s\n", s, bestcell("s", s, "ck=none"), bestcell("s", s, "ck=every_layer"),
+      hasp ? (hasm(s) ? " " bestcell("m", s, "ck=none") " | " bestcell("m", s, "ck=every_layer") " |" : " | |") : "" > md
+    V3[nc3, 1] = chartv("s", s, "ck", "none", ""); V3[nc3, 2] = chartv("s", s, "ck", "every_layer", "")
+    M3[nc3, 1] = hasm(s) ? chartv("m", s, "ck", "none", "") : ""; M3[nc3, 2] = hasm(s) ? chartv("m", s, "ck", "every_layer", "") : ""
+  }
+  SL3[1] = "no checkpointing"; SL3[2] = "every layer"
+  bars(out "/img/p1-checkpointing.svg", "Best MFU with and without activation checkpointing", "the fastest layout that fits, any kernel, per setting", "MFU %", nc3, CL3, 2, SL3, V3, M3, EBNONE, hasp)
+
+  # finding 2's pairs and finding 3's pairs, both sides
+  for (w = 1; w <= 2; w++) {
+    side = w == 1 ? "s" : "m"
+    for (i = 1; i <= N[side]; i++) {
+      if (!ok(side, i)) continue
+      if (R[side, i, "ck"] == "none") {
+        j = partner(side, i, "ck", "every_layer")
+        if (ok(side, j)) { P2T[side]++; if (R[side, j, "t"] > R[side, i, "t"]) P2Y[side]++; if (side == "s") for (k = 1; k <= NCOL; k++) P2D[k] += C[j, k] - C[i, k] }
+      }
+      if (R[side, i, "pp"] + 0 > R[side, i, "tp"] + 0) {
+        j = partner(side, i, "tp", R[side, i, "pp"]); if (j) j = partner(side, j, "pp", R[side, i, "tp"])
+        if (ok(side, j)) {
+          P3T[side]++; if (R[side, i, "t"] < R[side, j, "t"]) P3Y[side]++
+          P3S[side, R[side, i, "set"]]++; if (R[side, i, "t"] < R[side, j, "t"]) P3SY[side, R[side, i, "set"]]++
+          if (side == "s") for (k = 1; k <= NCOL; k++) P3D[k] += C[j, k] - C[i, k]
+          np4++; X4[np4] = R[side, j, "mfu"]; Y4[np4] = R[side, i, "mfu"]; H4[np4] = side == "m"
+          for (q = 1; q <= np1; q++) if (P1[q] == R[side, i, "set"]) G4[np4] = q
+        }
+      }
+    }
+  }
+
+  # 1.4 tp against pp
+  print "\n### Tensor against pipeline parallelism at equal degree\n" > md
+  print "![pairs tp a pp b against tp b pp a](img/p1-tp-vs-pp.svg)\n" > md
+  print "Pairs of layouts that are the same but for tp and pp swapped (tp a pp b against tp b pp a, a < b), both fitting:" > md
+  print "how many of them the pipeline-heavy one is faster." > md
+  print "" > md
+  print "| setting | pairs | pipeline-heavy faster |" (hasp ? " measured pairs | measured pipeline-heavy faster |" : "") > md
+  print "|---|---|---|" (hasp ? "---|---|" : "") > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]
+    if (!P3S["s", s] && !P3S["m", s]) continue
+    printf "| %s | %d | %d |%s\n", s, P3S["s", s], P3SY["s", s], hasp ? sprintf(" %d | %d |", P3S["m", s], P3SY["m", s]) : "" > md
+  }
+  for (q = 1; q <= np1; q++) GL4[q] = P1[q]
+  scatter(out "/img/p1-tp-vs-pp.svg", "Tensor against pipeline parallelism at equal degree", "each point a pair tp a pp b / tp b pp a (a < b), same micro-batch, sp, checkpointing and kernel",
+    "MFU % of the tensor-heavy layout (tp b pp a)", "MFU % of the pipeline-heavy layout (tp a pp b)", np4, X4, Y4, G4, H4, np1, GL4, hasp)
+
+  # 1.5 sequence parallelism
+  print "\n### Sequence parallelism on and off\n" > md
+  print "![best MFU without and with sequence parallelism](img/p1-sp.svg)\n" > md
+  print "The fastest layout that fits without sp (any tp) and with it (tp ≥ 2: at tp 1 sp changes nothing); gain: the" > md
+  print "step time without over the step time with, minus 1 (positive: sp is faster)." > md
+  print "" > md
+  print "| setting | without sp | with sp | gain |" (hasp ? " measured without | measured with | measured gain |" : "") > md
+  print "|---|---|---|---|" (hasp ? "---|---|---|" : "") > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]
+    if (!((("s", s, "sp", "1") in HAS))) continue
+    nc5++; CL5[nc5] = s; SP5[nc5] = s
+    b0 = best("s", s, "sp=0"); b1 = best("s", s, "sp=1")
+    G5["s", s] = (b0 && b1) ? 100 * (R["s", b0, "t"] / R["s", b1, "t"] - 1) : ""
+    mline = ""
+    if (hasp) {
+      m0 = best("m", s, "sp=0"); m1 = best("m", s, "sp=1")
+      G5["m", s] = (m0 && m1) ? 100 * (R["m", m0, "t"] / R["m", m1, "t"] - 1) : ""
+      mline = hasm(s) ? sprintf(" %s | %s | %s |", bestcell("m", s, "sp=0"), bestcell("m", s, "sp=1"), G5["m", s] == "" ? "-" : sprintf("%+.1f%%", G5["m", s])) : " | | |"
+    }
+    printf "| %s | %s | %s | %s |%s\n", s, bestcell("s", s, "sp=0"), bestcell("s", s, "sp=1"), G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]), mline > md
+    V5[nc5, 1] = chartv("s", s, "sp", "0", ""); V5[nc5, 2] = chartv("s", s, "sp", "1", "")
+    M5[nc5, 1] = hasm(s) ? chartv("m", s, "sp", "0", "") : ""; M5[nc5, 2] = hasm(s) ? chartv("m", s, "sp", "1", "") : ""
+  }
+  SL5[1] = "sp off"; SL5[2] = "sp on (tp >= 2)"
+  bars(out "/img/p1-sp.svg", "Best MFU without and with sequence parallelism", "the fastest layout that fits, per setting whose space has sp on", "MFU %", nc5, CL5, 2, SL5, V5, M5, EBNONE, hasp)
+
+  # 1.6 OOM
+  print "\n### Which layouts do not fit\n" > md
+  print "![predicted peak memory of every layout](img/p1-oom.svg)\n" > md
+  print "Predicted peak memory per GPU against the 80 GiB of an A100" (hasp ? "; measured: the study's ok/oom label of the same layout, and how often the predicted label agrees with it (rows ok or oom)" : "") "." > md
+  print "" > md
+  print "| setting | layouts | do not fit | share | within 5 GiB of the limit |" (hasp ? " measured ok/oom rows | measured oom | labels agree |" : "") > md
+  print "|---|---|---|---|---|" (hasp ? "---|---|---|" : "") > md
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; tot = count("s", s, "", "ok") + count("s", s, "", "oom"); oo = count("s", s, "", "oom"); near = 0
+    for (i = 1; i <= N["s"]; i++) if (R["s", i, "set"] == s && (R["s", i, "st"] == "ok" || R["s", i, "st"] == "oom") && (PEAK[i] - CAP[i]) ^ 2 < 25) near++
+    OOMF[s] = tot ? oo / tot : 0
+    mline = ""
+    if (hasp) {
+      mt = 0; mo = 0; ag = 0
+      for (i = 1; i <= N["m"]; i++) {
+        if (R["m", i, "set"] != s || (R["m", i, "st"] != "ok" && R["m", i, "st"] != "oom")) continue
+        j = ID["s", rkey(s, R["m", i, "tp"], R["m", i, "pp"], R["m", i, "mb"], R["m", i, "sp"], R["m", i, "ck"], R["m", i, "ke"])]
+        if (!j || (R["s", j, "st"] != "ok" && R["s", j, "st"] != "oom")) continue
+        mt++; if (R["m", i, "st"] == "oom") mo++; if (R["m", i, "st"] == R["s", j, "st"]) ag++
+        MLAB[j] = R["m", i, "st"]
+      }
+      AGT += mt; AGY += ag
+      mline = mt ? sprintf(" %d | %d | %.1f%% |", mt, mo, 100 * ag / mt) : " | | |"
+    }
+    printf "| %s | %d | %d | %.0f%% | %d |%s\n", s, tot, oo, 100 * OOMF[s], near, mline > md
+  }
+  oom_figure(out "/img/p1-oom.svg")
+
+  # ---------------- findings ----------------
+  print "\n### The findings, one by one\n" > md
+  print "Each verdict compares the simulated rows with the study's statement (study.md, \"Findings\") by the rule given;" > md
+  print "\"reproduced\" when every setting (or pair share) meets it, \"partly\" when at least half do, \"not reproduced\"" > md
+  print "otherwise." (hasp ? " The measured verdict applies the same rule to the measured rows of the settings that have them." : "") > md
+  print "The mechanism is the breakdown column that carries the difference, read from the same rows." > md
+  print "" > md
+  sumh = "| finding | simulated | mechanism (breakdown column) |" (hasp ? " measured |" : "")
+  sums = "|---|---|---|" (hasp ? "---|" : "")
+  sumt = ""
+
+  # finding 1
+  k1 = 0; t1 = 0; mk1 = 0; mt1 = 0; txt = ""
+  for (k = 1; k <= NCOL; k++) TALLY[k] = 0
+  TALLYN = 0
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; b = best("s", s, ""); if (!b) continue
+    t1++; if (R["s", b, "mb"] == 1) k1++
+    i1 = best("s", s, "mb=1"); i2 = best("s", s, "mb!1")
+    line = sprintf("- %s: the best layout has micro-batch %s (%s, %s)", s, R["s", b, "mb"], lay("s", b), mfu("s", b))
+    if (i1 && i2) {
+      dcol(i1, i2); TALLYN++; if (DV > 0) TALLY[DK]++
+      line = line sprintf("; the best with a larger micro-batch, %s, is %+.1f%% in step time, most in %s (%+.2f s)", lay("s", i2), 100 * (R["s", i2, "t"] / R["s", i1, "t"] - 1), COLNAME[DK], DV)
+      if (R["s", i2, "tp"] * R["s", i2, "pp"] > R["s", i1, "tp"] * R["s", i1, "pp"] || (R["s", i2, "ck"] != "none" && R["s", i1, "ck"] == "none")) line = line ", and needs more model parallelism or checkpointing"
+    }
+    if (hasm(s)) { m = best("m", s, ""); if (m) { mt1++; if (R["m", m, "mb"] == 1) mk1++; line = line sprintf("; measured best: micro-batch %s (%s, %s)", R["m", m, "mb"], lay("m", m), mfu("m", m)) } }
+    txt = txt line ".\n"
+  }
+  mech = tally_name()
+  F[1] = verdict(k1, t1)
+  print "#### 1. Micro-batch size 1 is usually best\n" > md
+  printf "**Simulated: %s** — micro-batch 1 is the best in %d of %d settings.%s Rule: the fastest layout of each setting has micro-batch 1. Mechanism: what the best layout with a larger micro-batch loses most in, %s.\n\n", F[1], k1, t1,
+    hasp ? sprintf(" Measured: %s (%d of %d settings).", verdict(mk1, mt1), mk1, mt1) : "", mech > md
+  printf "%s", txt > md
+  sumt = sumt "\n| 1. micro-batch 1 is usually best | " F[1] " (" k1 " of " t1 " settings) | " mech " |" (hasp ? " " verdict(mk1, mt1) " (" mk1 " of " mt1 ") |" : "")
+
+  # finding 2
+  k2 = 0; t2 = 0; txt = ""
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]
+    if (!((("s", s, "ck", "every_layer") in HAS))) continue
+    bn = best("s", s, "ck=none"); bc = best("s", s, "ck=every_layer")
+    if (!bn) { txt = txt "- " s ": no layout fits without checkpointing.\n"; continue }
+    t2++; b = best("s", s, ""); if (R["s", b, "ck"] == "none") k2++
+    line = sprintf("- %s: best without checkpointing %s (%s), with %s", s, lay("s", bn), mfu("s", bn), bc ? lay("s", bc) " (" mfu("s", bc) ")" : "none fits")
+    if (bc) line = line sprintf(", %+.0f%% in step time", 100 * (R["s", bc, "t"] / R["s", bn, "t"] - 1))
+    if (bc && R["s", bn, "tp"] * R["s", bn, "pp"] > R["s", bc, "tp"] * R["s", bc, "pp"]) line = line sprintf("; the non-checkpointed best raises tp·pp to %d (checkpointed best: %d) and is still faster", R["s", bn, "tp"] * R["s", bn, "pp"], R["s", bc, "tp"] * R["s", bc, "pp"])
+    txt = txt line ".\n"
+  }
+  kk = 1; for (k = 2; k <= NCOL; k++) if (P2D[k] > P2D[kk]) kk = k
+  mech = COLNAME[kk] sprintf(" (%s: %+.1f s summed over the pairs, of %+.1f s in all)", COLDESC[COLNAME[kk]], P2D[kk], sumd(P2D))
+  share = P2T["s"] ? P2Y["s"] / P2T["s"] : 0
+  F[2] = (P2T["s"] == 0) ? "not testable" : (share >= PAIR_SHARE && k2 == t2 ? "reproduced" : (share >= PAIR_SHARE || k2 == t2 ? "partly reproduced" : "not reproduced"))
+  mv = hasp ? (P2T["m"] ? (P2Y["m"] / P2T["m"] >= PAIR_SHARE ? "reproduced" : "not reproduced") sprintf(" (%d of %d pairs)", P2Y["m"], P2T["m"]) : "not testable") : ""
+  print "\n#### 2. Avoid activation checkpointing where memory allows\n" > md
+  printf "**Simulated: %s** — in %d of %d pairs (the same layout with every_layer and with none, both fitting) the checkpointed one is slower, and the fastest layout is not checkpointed in %d of %d settings.%s Rule: at least %d%% of the pairs, and every setting's best. Mechanism: %s.\n\n",
+    F[2], P2Y["s"], P2T["s"], k2, t2, hasp ? " Measured pairs: " mv "." : "", 100 * PAIR_SHARE, mech > md
+  printf "%s", txt > md
+  sumt = sumt "\n| 2. avoid checkpointing | " F[2] " (" P2Y["s"] " of " P2T["s"] " pairs; best not checkpointed in " k2 " of " t2 ") | " COLNAME[kk] " |" (hasp ? " " mv " |" : "")
+
+  # finding 3
+  kk = 1; kn = 1; for (k = 2; k <= NCOL; k++) { if (P3D[k] > P3D[kk]) kk = k; if (P3D[k] < P3D[kn]) kn = k }
+  share = P3T["s"] ? P3Y["s"] / P3T["s"] : 0
+  F[3] = P3T["s"] == 0 ? "not testable" : (share >= PAIR_TP_PP ? "reproduced" : (share >= 0.5 ? "partly reproduced" : "not reproduced"))
+  mv = hasp ? (P3T["m"] ? (P3Y["m"] / P3T["m"] >= PAIR_TP_PP ? "reproduced" : (P3Y["m"] / P3T["m"] >= 0.5 ? "partly reproduced" : "not reproduced")) sprintf(" (%d of %d pairs)", P3Y["m"], P3T["m"]) : "not testable") : ""
+  mech = COLNAME[kk] sprintf(" (the tensor-heavy layouts spend %+.1f s more in %s over the pairs", P3D[kk], COLDESC[COLNAME[kk]]) \
+    (P3D[kn] < 0 ? sprintf("; the pipeline-heavy ones pay in %s, %+.1f s)", COLNAME[kn], -P3D[kn]) : "; the pipeline-heavy ones pay in no column more)")
+  print "\n#### 3. Prefer pipeline over tensor parallelism at equal degree\n" > md
+  printf "**Simulated: %s** — the pipeline-heavy layout is faster in %d of %d pairs (figure above).%s Rule: at least %d%% of the pairs (half: partly). Mechanism: %s.\n",
+    F[3], P3Y["s"], P3T["s"], hasp ? " Measured: " mv "." : "", 100 * PAIR_TP_PP, mech > md
+  sumt = sumt "\n| 3. pipeline over tensor parallelism | " F[3] " (" P3Y["s"] " of " P3T["s"] " pairs) | " COLNAME[kk] (P3D[kn] < 0 ? " against " COLNAME[kn] : "") " |" (hasp ? " " mv " |" : "")
+
+  # finding 4
+  k4 = 0; t4 = 0; mk4 = 0; mt4 = 0; txt = ""; mem4 = 0; help4 = 0
+  for (k = 1; k <= NCOL; k++) TALLY[k] = 0
+  for (q = 1; q <= nc5; q++) {
+    s = SP5[q]; if (G5["s", s] == "") continue
+    large = SMODEL[s] != "llama-13b" || SSEQ[s] >= 8192
+    t4++; agree = large ? G5["s", s] > SP_GAIN : G5["s", s] <= SP_GAIN; if (agree) k4++
+    b0 = best("s", s, "sp=0"); b1 = best("s", s, "sp=1"); p0 = partner("s", b1, "sp", "0")
+    line = sprintf("- %s (%s): sp %s by %+.1f%% (best without %s, with %s)", s, large ? "30B+ or 8k" : "smaller", G5["s", s] > SP_GAIN ? "helps" : "does not help", G5["s", s], lay("s", b0), lay("s", b1))
+    if (p0) line = line sprintf("; the best sp layout without sp %s (peak %.1f GiB against %.1f with sp)", R["s", p0, "st"] == "ok" ? "fits" : "does not fit", PEAK[p0], PEAK[b1])
+    if (G5["s", s] > SP_GAIN) {
+      if (R["s", p0, "st"] == "oom" || R["s", b0, "tp"] * R["s", b0, "pp"] > R["s", b1, "tp"] * R["s", b1, "pp"] || R["s", b0, "ck"] != R["s", b1, "ck"]) { mem4++; line = line ": carried by memory (peak_mem_gib)" }
+      else { dcol(b1, b0); TALLY[DK]++; line = line sprintf(": the same layout, carried by %s (%+.2f s without sp)", COLNAME[DK], DV) }
+      help4++
+    }
+    if (hasm(s) && G5["m", s] != "") { mt4++; if (large ? G5["m", s] > SP_GAIN : G5["m", s] <= SP_GAIN) mk4++; line = line sprintf("; measured %+.1f%%", G5["m", s]) }
+    txt = txt line ".\n"
+  }
+  F[4] = verdict(k4, t4)
+  kk = 1; for (k = 2; k <= NCOL; k++) if (TALLY[k] > TALLY[kk]) kk = k
+  if (!help4) { mech = "none (sp helps in no setting)"; mcol4 = "-" }
+  else if (mem4 >= help4 - mem4) { mech = sprintf("memory (peak_mem_gib), as the study says: in %d of the %d settings where sp helps, the best layout without it needs more model parallelism or checkpointing, or does not fit", mem4, help4); mcol4 = "peak_mem_gib (memory), as the study" }
+  else { mech = sprintf("%s (%s) at the same layout in %d of the %d settings where sp helps, not memory as the study says (a cheaper layout: %d)", COLNAME[kk], COLDESC[COLNAME[kk]], TALLY[kk], help4, mem4); mcol4 = COLNAME[kk] " (not memory, the study's)" }
+  print "\n#### 4. Sequence parallelism helps only for the largest settings (30B+ or 8k)\n" > md
+  printf "**Simulated: %s** — %d of %d settings go the finding's way.%s Rule: the best layout with sp is more than %.0f%% faster than the best without in the 30B+ or 8k settings, and not in the others. Mechanism: %s.\n\n",
+    F[4], k4, t4, hasp ? sprintf(" Measured: %s (%d of %d settings with sp runs).", verdict(mk4, mt4), mk4, mt4) : "", SP_GAIN, mech > md
+  printf "%s", txt > md
+  sumt = sumt "\n| 4. sp helps only the largest | " F[4] " (" k4 " of " t4 " settings) | " mcol4 " |" (hasp ? " " verdict(mk4, mt4) " (" mk4 " of " mt4 ") |" : "")
+
+  # finding 5
+  k5 = 0; t5 = 0; mk5 = 0; mt5 = 0; txt = ""; kern5 = 0
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]
+    if (!((("s", s, "ke", "flash2") in HAS)) || !((("s", s, "ke", "flash2+rmsnorm") in HAS))) continue
+    bf = best("s", s, "ke=flash2"); br = best("s", s, "ke=flash2+rmsnorm"); if (!bf || !br) continue
+    pr = 0; pn = 0; py = 0
+    for (i = 1; i <= N["s"]; i++) if (R["s", i, "set"] == s && R["s", i, "ke"] == "flash2+rmsnorm" && ok("s", i)) {
+      j = partner("s", i, "ke", "flash2"); if (!ok("s", j)) continue
+      pn++; pr += R["s", j, "t"] / R["s", i, "t"]; if (R["s", i, "t"] < R["s", j, "t"]) py++
+    }
+    # the kernel's share: flash2+rmsnorm at the flash2 best's own layout (else the mean ratio over the pairs)
+    total = R["s", br, "mfu"] - R["s", bf, "mfu"]; j = partner("s", bf, "ke", "flash2+rmsnorm")
+    kp = ok("s", j) ? R["s", j, "mfu"] - R["s", bf, "mfu"] : (pn ? R["s", bf, "mfu"] * (pr / pn - 1) : 0); lp = total - kp
+    t5++; if (total >= RMS_POINTS && lp >= kp) k5++; if (total >= RMS_POINTS && lp < kp) kern5++
+    dcol(br, bf)
+    line = sprintf("- %s: %+.1f MFU points (flash2 best %s, %s; flash2+rmsnorm best %s, %s): the kernel alone, at the flash2 best's layout, gives %+.1f%s, the cheaper layout the fused kernel's memory allows the rest, %+.1f; the flash2 best loses most in %s (%+.2f s); flash2+rmsnorm is faster in %d of %d equal-layout pairs",
+      s, total, lay("s", bf), mfu("s", bf), lay("s", br), mfu("s", br), kp, ok("s", j) ? "" : " (estimated from the pairs' mean ratio: that layout does not fit with it)", lp, COLNAME[DK], DV, py, pn)
+    if (hasm(s)) {
+      mf = best("m", s, "ke=flash2"); mr = best("m", s, "ke=flash2+rmsnorm")
+      if (mf && mr) {
+        mt5++; mtot = R["m", mr, "mfu"] - R["m", mf, "mfu"]; j = partner("m", mf, "ke", "flash2+rmsnorm")
+        mkp = ok("m", j) ? R["m", j, "mfu"] - R["m", mf, "mfu"] : ""
+        if (mtot >= RMS_POINTS && (mkp == "" || mtot - mkp >= mkp)) mk5++
+        line = line sprintf("; measured %+.1f points (%s against %s)%s", mtot, lay("m", mr), lay("m", mf), mkp == "" ? ", the fused kernel at the flash2 best's layout not measured" : sprintf(", the kernel alone %+.1f, the layout %+.1f", mkp, mtot - mkp))
+      }
+    }
+    txt = txt line ".\n"
+  }
+  F[5] = t5 == 0 ? "not testable" : (k5 == t5 ? "reproduced" : (k5 + kern5 == t5 && kern5 ? "partly reproduced (the gain, but from kernel time more than from the layout)" : verdict(k5, t5)))
+  print "\n#### 5. The fused RMSNorm kernel gains many MFU points, largely through a cheaper layout\n" > md
+  printf "**Simulated: %s** — in %d of %d settings.%s Rule: the best flash2+rmsnorm layout is at least %.0f MFU points above the best flash2 layout, and more of the gain comes from the layout change than from the kernel at the same layout (the kernel's share: flash2+rmsnorm at the flash2 best's own layout, or where that does not fit the mean step-time ratio over the equal-layout pairs applied to it). Mechanism: the layout share is memory (peak_mem_gib: the fused kernel's smaller activations let a layout without checkpointing or with less model parallelism fit), the kernel share is compute (the norm's kernels).\n\n",
+    F[5], k5, t5, hasp ? sprintf(" Measured, by the same rule: %s (%d of %d settings).", verdict(mk5, mt5), mk5, mt5) : "", RMS_POINTS > md
+  printf "%s", txt > md
+  sumt = sumt "\n| 5. fused RMSNorm gains, via the layout | " F[5] " (" k5 " of " t5 " settings) | peak_mem_gib (layout) and compute (kernel) |" (hasp ? " " verdict(mk5, mt5) " (" mk5 " of " mt5 ") |" : "")
+
+  # finding 6
+  k6 = 0; t6 = 0; txt = ""
+  for (q = 1; q <= np1; q++) { s = P1[q]; t6++; if (OOMF[s] >= OOM_MANY) k6++; txt = txt sprintf("%s%s %.0f%%", q > 1 ? ", " : "", s, 100 * OOMF[s]) }
+  F[6] = verdict(k6, t6)
+  print "\n#### 6. Many configurations do not fit in 80 GB\n" > md
+  printf "**Simulated: %s** — at least %.0f%% of the space does not fit in %d of %d settings (%s).%s Mechanism: the memory model's peak per GPU (peak_mem_gib) against the GPU's memory; the figure above shows how close to the boundary the layouts lie.\n",
+    F[6], 100 * OOM_MANY, k6, t6, txt, hasp && AGT ? sprintf(" Against the measured labels: the predicted ok/oom label agrees on %d of %d measured layouts (%.1f%%).", AGY, AGT, 100 * AGY / AGT) : "" > md
+  sumt = sumt "\n| 6. many layouts do not fit | " F[6] " (" k6 " of " t6 " settings) | peak_mem_gib |" (hasp ? (AGT ? sprintf(" labels agree %.1f%% |", 100 * AGY / AGT) : " |") : "")
+
+  print "\n### Summary\n" > md
+  print sumh > md
+  print sums sumt > md
+  part2(md)
+  close(md)
+}
+function sumd(D,    k, t) { t = 0; for (k = 1; k <= NCOL; k++) t += D[k]; return t }
+function tally_name(    k, b) { b = 0; for (k = 1; k <= NCOL; k++) if (TALLY[k] > (b ? TALLY[b] : 0)) b = k; return b ? COLNAME[b] " (" COLDESC[COLNAME[b]] "), the largest in " TALLY[b] " of " TALLYN " settings" : "none (no setting has both)" }
+
+# Predicted peak memory of every layout of each part-1 setting, sorted, against the GPU's memory; measured labels as
+# rings. One panel a setting, four a row.
+function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, y0, ymax, cap, x, y, col, r, maxp) {
+  cols = 4; pw = 250; ph = 170; gx = 40; gy = 70
+  W = 60 + cols * (pw + gx); H = 90 + int((np1 + cols - 1) / cols) * (ph + gy) + 10
+  svg_open(f, W, H)
+  svg_text(f, 10, 20, "Which layouts fit: predicted peak memory per GPU, every layout of each setting", "font-size=\"15\" font-weight=\"bold\"")
+  svg_text(f, 10, 38, "layouts sorted by predicted peak; dot: predicted to fit (blue) or not (red); dashed: the GPU's memory", "fill=\"#444444\"")
+  if (paper == "yes" && N["m"] > 0) svg_text(f, 10, 54, "ring: measured ok (green) or oom (black); a blue dot in a black ring or a red dot in a green ring is a wrong prediction", "fill=\"#444444\"")
+  for (q = 1; q <= np1; q++) {
+    s = P1[q]; nn = 0; cap = 0; maxp = 0
+    for (i = 1; i <= N["s"]; i++) if (R["s", i, "set"] == s && (R["s", i, "st"] == "ok" || R["s", i, "st"] == "oom")) {
+      L[++nn] = i; cap = CAP[i]; if (PEAK[i] > maxp) maxp = PEAK[i]
+    }
+    for (i = 2; i <= nn; i++) { t = L[i]; for (j = i - 1; j >= 1 && (PEAK[L[j]] > PEAK[t] || (PEAK[L[j]] == PEAK[t] && L[j] > t)); j--) L[j + 1] = L[j]; L[j + 1] = t }
+    ymax = axis_top(maxp < 2 * cap ? maxp : 2 * cap)
+    x0 = 60 + ((q - 1) % cols) * (pw + gx); y0 = 90 + int((q - 1) / cols) * (ph + gy)
+    svg_text(f, x0, y0 - 8, s " (" nn " layouts)", "font-weight=\"bold\"")
+    printf "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888888\"/>\n", x0, y0, pw, ph > f
+    for (t = 0; t <= ymax; t += (ymax > 100 ? 40 : 20)) { y = y0 + ph - ph * t / ymax; svg_line(f, x0 - 3, y, x0, y, "stroke=\"black\""); svg_text(f, x0 - 5, y + 4, t, "text-anchor=\"end\" font-size=\"10\"") }
+    y = y0 + ph - ph * cap / ymax
+    svg_line(f, x0, y, x0 + pw, y, "stroke=\"#c0392b\" stroke-dasharray=\"5 3\"")
+    svg_text(f, x0 + 4, y - 3, cap " GiB", "font-size=\"10\" fill=\"#c0392b\"")
+    svg_text(f, x0 + pw / 2, y0 + ph + 14, "layouts, by predicted peak", "text-anchor=\"middle\" font-size=\"10\" fill=\"#444444\"")
+    if (q % cols == 1) svg_text(f, x0 - 36, y0 + ph / 2, "peak GiB", "text-anchor=\"middle\" font-size=\"10\" transform=\"rotate(-90 " (x0 - 36) " " (y0 + ph / 2) ")\"")
+    for (k = 1; k <= nn; k++) {
+      i = L[k]; x = x0 + pw * (k - 0.5) / nn
+      y = PEAK[i] > ymax ? y0 + 2 : y0 + ph - ph * PEAK[i] / ymax
+      col = R["s", i, "st"] == "ok" ? "#4a7ab5" : "#c0392b"
+      if (PEAK[i] > ymax) printf "<path d=\"M %.1f %.1f l 3 5 l -6 0 z\" fill=\"%s\"/>\n", x, y, col > f
+      else printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"%s\"/>\n", x, y, col > f
+      if (i in MLAB) printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\"/>\n", x, y, MLAB[i] == "ok" ? "#2e9e4a" : "black" > f
+    }
+  }
+  svg_text(f, 10, H - 12, "triangles at a panel's top: peaks above its axis (more than twice the GPU's memory)", "font-size=\"11\" fill=\"#444444\"")
+  svg_close(f)
+}
+
+function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, Vi, Ei, CLi, SLi, x, out1, hold1, hold2, hold3, t) {
+  print "\n## Part 2: the study extended (frame)\n" > md
+  print "> **The scale model is still being corrected** (issue 25, \"Trust at scale\"): every number in this part is today's" > md
+  print "> model's and will move when the corrected model lands. The sections, sweeps and figures below are the frame the same" > md
+  print "> command fills then. Each number carries the error band of its regime (the sweep's `band_pct`, docs/trust.md), and" > md
+  print "> every setting here lies outside the calibration data (last column); read the bands as a floor, not a bound." > md
+  print "" > md
+  print "Global batch: 16M tokens (Llama 3 405B's). Space: tp 2-8, pp 4-32, micro-batch 1-2, sp on, checkpointing none," > md
+  print "mlp or every_layer, flash2, 1F1B or interleaved (2 chunks a stage); the top 5 of each setting exact by bound and" > md
+  print "prune (docs/sweep.md). Not in the frame yet: MoE models, 16,384 GPUs of 175B and 131,072 of anything, GB200," > md
+  print "zero-bubble and DualPipeV, ZeRO-2/3 with overlap, FP8 (each is one more entry in bench/study-report.sh's PART2" > md
+  print "or SPACE2; left out to keep the whole report within 15 minutes on 2 cores)." > md
+  print "\n### Best layouts at scale\n" > md
+  print "![best MFU at scale, with bands](img/p2-best.svg)\n" > md
+  print "| setting | profile | best layout | MFU % | step s | bubble % | kWh per million tokens | outside the calibration data |" > md
+  print "|---|---|---|---|---|---|---|---|" > md
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; v = "-"; nb++; CLb[nb] = s
+    if (!N2[s, v]) { printf "| %s | %s | none fits | | | | | |\n", s, SPROF[s] > md; Vb[nb, 1] = "x"; continue }
+    b = X2[s, v, 1, "band"]
+    printf "| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", s, SPROF[s], X2[s, v, 1, "lay"], band2(X2[s, v, 1, "mfu"], b, "%.1f"), band2(X2[s, v, 1, "t"], b, "%.2f"),
+      X2[s, v, 1, "bub"], band2(X2[s, v, 1, "kwh"], b, "%.3f"), outside(X2[s, v, 1, "flags"]) > md
+    Vb[nb, 1] = sprintf("%.2f", X2[s, v, 1, "mfu"]); Eb[nb, 1] = sprintf("%.2f", X2[s, v, 1, "mfu"] * b / 100)
+  }
+  SLb[1] = "best layout (today's model)"
+  BAR_EBNOTE = "the error band of the regime (today's model; issue 25 pending)"
+  bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting (top 5 by bound and prune); the numbers move when the scale model is corrected", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
+
+  print "\n### The findings at scale\n" > md
+  print "Read from each setting's top 5 (the rest of the space is pruned, so pairs as in part 1 are not available):" > md
+  print "the best layout's micro-batch (finding 1), checkpointing (2), tp against pp (3) and schedule." > md
+  print "" > md
+  print "| setting | micro-batch of the best (top 5 with mb 1) | checkpointing of the best (top 5 without) | tp, pp of the best | schedule of the best |" > md
+  print "|---|---|---|---|---|" > md
+  hold1 = 0; hold2 = 0; hold3 = 0; t = 0
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; v = "-"; if (!N2[s, v]) continue
+    t++; c1 = 0; c2 = 0; n10 = N2[s, v] < 5 ? N2[s, v] : 5
+    for (k = 1; k <= n10; k++) { if (X2[s, v, k, "mb"] == 1) c1++; if (X2[s, v, k, "ck"] == "none") c2++ }
+    if (X2[s, v, 1, "mb"] == 1) hold1++; if (X2[s, v, 1, "ck"] == "none") hold2++; if (X2[s, v, 1, "pp"] + 0 >= X2[s, v, 1, "tp"] + 0) hold3++
+    printf "| %s | %s (%d of %d) | %s (%d of %d) | tp %s, pp %s | %s |\n", s, X2[s, v, 1, "mb"], c1, n10, X2[s, v, 1, "ck"], c2, n10, X2[s, v, 1, "tp"], X2[s, v, 1, "pp"], X2[s, v, 1, "sch"] > md
+  }
+  printf "\nToday's model: the best layout has micro-batch 1 in %d of %d settings (finding 1 %s), no checkpointing in %d of %d (finding 2 %s), and at least as much pipeline as tensor parallelism in %d of %d (finding 3 %s at the best layout). Findings 4 and 5 are not asked by this space (sp on, one kernel); finding 6 is in each setting's sweep (its `oom` rows).\n",
+    hold1, t, hold1 == t ? "holds" : "breaks where it does not", hold2, t, hold2 == t ? "holds" : "breaks where it does not", hold3, t, hold3 == t ? "holds" : "breaks where it does not" > md
+
+  print "\n### The interconnect what-if\n" > md
+  print "![best MFU at 0.5x, 1x and 2x the InfiniBand bandwidth](img/p2-interconnect.svg)\n" > md
+  print "| setting | 0.5× InfiniBand | 1× | 2× | the best layout changes |" > md
+  print "|---|---|---|---|---|" > md
+  split("ib x0.5,-,ib x2", IBV, ","); SLi[1] = "0.5x InfiniBand"; SLi[2] = "1x"; SLi[3] = "2x"
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; if (!N2[s, "ib x2"] && !N2[s, "ib x0.5"]) continue
+    ni++; CLi[ni] = s; line = "| " s " |"; x = ""
+    for (k = 1; k <= 3; k++) {
+      v = IBV[k]
+      if (!N2[s, v]) { line = line " none fits |"; Vi[ni, k] = "x"; continue }
+      b = X2[s, v, 1, "band"]
+      line = line sprintf(" %s, MFU %s%% (%s Gb/s) |", X2[s, v, 1, "lay"], band2(X2[s, v, 1, "mfu"], b, "%.1f"), X2[s, v, 1, "ib"])
+      Vi[ni, k] = sprintf("%.2f", X2[s, v, 1, "mfu"]); Ei[ni, k] = sprintf("%.2f", X2[s, v, 1, "mfu"] * b / 100)
+      if (k != 2 && N2[s, "-"] && X2[s, v, 1, "lay"] != X2[s, "-", 1, "lay"]) x = x (x == "" ? "" : "; ") "at " substr(v, 4)
+    }
+    print line " " (x == "" ? "no" : "yes, " x) " |" > md
+  }
+  if (ni) bars(out "/img/p2-interconnect.svg", "The interconnect what-if (frame, issue 25 pending)", "best MFU at 0.5x, 1x and 2x the profile's InfiniBand bandwidth per NIC", "MFU %", ni, CLi, 3, SLi, Vi, EMPTY, Ei, 0)
+  print "\nEnergy per million tokens of each best layout is in the first table (docs/energy.md: the power model and its sources)." > md
+}

@@ -18,18 +18,25 @@ function axis_top(v,    t) { t = 10; while (t < v * 1.08) t += 10; return t }
 # fits: drawn as a red "none fits") or "" (not in this category's space: "n/a"); MV[c, s] the same for measured
 # values (a black diamond on the bar's centre, "" for none); EB[c, s] a half-width error band (drawn as a
 # whisker) or "". Every bar carries its value. note: a line under the title.
-function bars(f, title, note, ylab, nc, CL, ns, SL, V, MV, EB, hasm,    c, s, bw, gw, left, W, H, top, ph, ymax, x, y, h, v, t, lx, lab, foot, lw) {
+function bars(f, title, note, ylab, nc, CL, ns, SL, V, MV, EB, hasm,    c, s, bw, gw, left, W, H, top, ph, ymax, x, y, h, v, t, lx, lab, foot, lw, nfl, FL, nparts, FP) {
   bw = ns > 4 ? 17 : 22; left = 64; top = 64; ph = 260
   gw = ns * bw + 28
   for (c = 1; c <= nc; c++) if (7.6 * length(CL[c]) + 16 > gw) gw = 7.6 * length(CL[c]) + 16
   foot = "bars: simulated, labelled with their MFU %" (BAR_EBNOTE != "" ? "; whiskers: " BAR_EBNOTE : "") \
-    (hasm ? "; black diamond: the measured best of the same series; black cross: measured, none fits" : "")
+    (hasm ? "; black diamond: the measured best of the same series (its layout may differ: the report's table names both); black cross: measured, none fits" : "")
+  # the footnote in lines of at most 90 characters, broken after "; "
+  nfl = 0; FL[1] = ""
+  nparts = split(foot, FP, "; ")
+  for (c = 1; c <= nparts; c++) {
+    if (nfl == 0 || length(FL[nfl]) + length(FP[c]) + 2 > 90) FL[++nfl] = FP[c] (c < nparts ? ";" : "")
+    else FL[nfl] = FL[nfl] " " FP[c] (c < nparts ? ";" : "")
+  }
   W = left + nc * gw + 24
   if (10 + 6.6 * length(note) > W) W = 10 + 6.6 * length(note)
-  if (left + 6.2 * length(foot) > W) W = left + 6.2 * length(foot)
+  for (c = 1; c <= nfl; c++) if (left + 6.2 * length(FL[c]) > W) W = left + 6.2 * length(FL[c])
   if (10 + 9.5 * length(title) > W) W = 10 + 9.5 * length(title)
   W = int(W)
-  H = top + ph + 96
+  H = top + ph + 82 + 15 * nfl
   ymax = 10
   for (c = 1; c <= nc; c++) for (s = 1; s <= ns; s++) {
     if (V[c, s] != "" && V[c, s] != "x" && V[c, s] + EB[c, s] > ymax) ymax = V[c, s] + EB[c, s]
@@ -81,7 +88,7 @@ function bars(f, title, note, ylab, nc, CL, ns, SL, V, MV, EB, hasm,    c, s, bw
     printf "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x, y - 10, color(s) > f
     svg_text(f, x + 16, y, SL[s], ""); x += lw
   }
-  svg_text(f, left, y + 20, foot, "font-size=\"11\" fill=\"#444444\"")
+  for (c = 1; c <= nfl; c++) svg_text(f, left, y + 5 + 15 * c, FL[c], "font-size=\"11\" fill=\"#444444\"")
   svg_close(f)
 }
 

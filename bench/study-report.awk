@@ -495,7 +495,7 @@ function tally_name(    k, b) { b = 0; for (k = 1; k <= NCOL; k++) if (TALLY[k] 
 # rings. One panel a setting, four a row.
 function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, y0, ymax, cap, x, y, col, r, maxp) {
   cols = 4; pw = 250; ph = 170; gx = 40; gy = 70
-  W = 60 + cols * (pw + gx); H = 90 + int((np1 + cols - 1) / cols) * (ph + gy) + 10
+  W = 60 + cols * (pw + gx); H = 90 + int((np1 + cols - 1) / cols) * (ph + gy) - gy + 56
   svg_open(f, W, H)
   svg_text(f, 10, 20, "Which layouts fit: predicted peak memory per GPU, every layout of each setting", "font-size=\"15\" font-weight=\"bold\"")
   svg_text(f, 10, 38, "layouts sorted by predicted peak; dot: predicted to fit (blue) or not (red); dashed: the GPU's memory", "fill=\"#444444\"")

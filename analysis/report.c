@@ -53,7 +53,10 @@ double report_kwh_per_mtok(const metrics *m)
 static cJSON *breakdown_json(const double sec[TL_N])
 {
   cJSON *b = cJSON_CreateObject();
-  cJSON_AddNumberToObject(b, "compute_s", sec[TL_FORWARD] + sec[TL_BACKWARD] + sec[TL_RECOMPUTE]);
+  double compute_s = 0;
+  for (int c = 0; c < TL_N; c++)
+    if (tl_cat_info_of((tl_cat)c)->compute) compute_s += sec[c];
+  cJSON_AddNumberToObject(b, "compute_s", compute_s);
   for (int c = 0; c < TL_N; c++) {
     g_autofree char *key = g_strdup_printf("%s_s", tl_cat_name((tl_cat)c));
     g_strdelimit(key, "-", '_');
@@ -282,18 +285,16 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     g_auto(GStrv) w = trust_warnings(trust, rq, &a, m->mem_fragmentation_limit);
     for (char **p = w; *p; p++) fprintf(f, "warning: %s\n", *p);
   }
-  /* a column per category; cp_s and ep_s only where a stage has some (a layout without cp or experts keeps its
-   * table; docs/moe.md) */
-  static const char *const HEAD[TL_N] = {"fwd_s", "bwd_s", "recomp_s", "tp_s", "cp_s", "ep_s", "pp_s", "dp_s", "opt_s", "idle_s"};
+  /* a column per category; cp_s and ep_s (when_present) only where a stage has some (a layout without cp or
+   * experts keeps its table; docs/moe.md) */
   gboolean shown[TL_N];
-  for (int c = 0; c < TL_N; c++) shown[c] = c != TL_CP_COMM && c != TL_EP_COMM;
-  for (int s = 0; s < m->stages; s++) {
-    shown[TL_CP_COMM] = shown[TL_CP_COMM] || m->stage[s].seconds[TL_CP_COMM] > 0;
-    shown[TL_EP_COMM] = shown[TL_EP_COMM] || m->stage[s].seconds[TL_EP_COMM] > 0;
+  for (int c = 0; c < TL_N; c++) {
+    shown[c] = !tl_cat_info_of((tl_cat)c)->when_present;
+    for (int s = 0; s < m->stages; s++) shown[c] = shown[c] || m->stage[s].seconds[c] > 0;
   }
   fprintf(f, "\nstage  bubble%% ");
   for (int c = 0; c < TL_N; c++)
-    if (shown[c]) fprintf(f, " %-8s", HEAD[c]);
+    if (shown[c]) fprintf(f, " %-8s", tl_cat_info_of((tl_cat)c)->head);
   fprintf(f, " mem_GiB\n");
   for (int s = 0; s < m->stages; s++) {
     const stage_metrics *st = &m->stage[s];

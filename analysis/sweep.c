@@ -15,15 +15,35 @@
 #include "workloads/partition.h"
 #include "workloads/schedule.h"
 
-/* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. */
-static const char *const COLUMNS[] = {
+/* The canonical table: the enumeration index, the layout as predict reads it, the platform, the result. The
+ * categories' t_*_s columns (workloads/category.h's column) stand in two places: those of the first table after
+ * kwh_per_mtok, the later ones (late_column) at the end. */
+static const char *const HEAD_COLUMNS[] = {
     "index", "model", "model_file", "seq_len", "global_batch", "vocab", "gpus", "checkpointing", "attention_kernel",
     "micro_batch", "tp", "pp", "cp", "sp", "partition", "schedule", "virtual_stages", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision", "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
     "fabric", "leaf_nodes", "oversubscription",
     "status", "fidelity", "vocab_padded", "params", "params_per_gpu", "step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib", "headroom_gib",
-    "band_pct", "flags", "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-    "t_idle_s", "error", "ep", "etp", "moe_imbalance", "t_cp_comm_s", "t_ep_comm_s"};
-G_STATIC_ASSERT(TL_N == 10); /* a t_<category>_s column each */
+    "band_pct", "flags", "energy_j", "kwh_per_mtok"};
+static const char *const MID_COLUMNS[] = {"error", "ep", "etp", "moe_imbalance"};
+#define N_COLUMNS (G_N_ELEMENTS(HEAD_COLUMNS) + G_N_ELEMENTS(MID_COLUMNS) + TL_N)
+
+/* The columns in order, made once from the lists above and the category table. */
+static const char *const *columns(void)
+{
+  static gsize done;
+  static const char *cols[N_COLUMNS];
+  if (g_once_init_enter(&done)) {
+    guint n = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(HEAD_COLUMNS); i++) cols[n++] = HEAD_COLUMNS[i];
+    for (int c = 0; c < TL_N; c++)
+      if (!tl_cat_info_of((tl_cat)c)->late_column) cols[n++] = tl_cat_info_of((tl_cat)c)->column;
+    for (size_t i = 0; i < G_N_ELEMENTS(MID_COLUMNS); i++) cols[n++] = MID_COLUMNS[i];
+    for (int c = 0; c < TL_N; c++)
+      if (tl_cat_info_of((tl_cat)c)->late_column) cols[n++] = tl_cat_info_of((tl_cat)c)->column;
+    g_once_init_leave(&done, 1);
+  }
+  return cols;
+}
 
 /* The option that lists each layout axis. */
 static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [AX_SP] = "sp",
@@ -35,27 +55,30 @@ static const char *const AXIS_OPTIONS[AX_N] = {[AX_TP] = "tp", [AX_PP] = "pp", [
 
 const char *const *sweep_columns(guint *n)
 {
-  *n = G_N_ELEMENTS(COLUMNS);
-  return COLUMNS;
+  *n = N_COLUMNS;
+  return columns();
 }
 
-/* Columns a sweep's CSV from before them lacks: its rows had their defaults (cp 1, zero 1, no overlap). */
+/* Columns a sweep's CSV from before them lacks: its rows had their defaults (cp 1, zero 1, no overlap; a later
+ * category's time 0). */
 static gboolean optional_column(const char *col)
 {
   static const char *const later[] = {"cp", "zero", "overlap_grad_reduce", "overlap_param_gather", "precision",
-                                      "vocab_padded", "params", "params_per_gpu", "ep", "etp", "moe_imbalance",
-                                      "t_cp_comm_s", "t_ep_comm_s"};
+                                      "vocab_padded", "params", "params_per_gpu", "ep", "etp", "moe_imbalance"};
   for (size_t i = 0; i < G_N_ELEMENTS(later); i++)
     if (!strcmp(col, later[i])) return TRUE;
+  for (int c = 0; c < TL_N; c++)
+    if (tl_cat_info_of((tl_cat)c)->late_column && !strcmp(col, tl_cat_info_of((tl_cat)c)->column)) return TRUE;
   return FALSE;
 }
 
 gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
-    if (csv_column(t, COLUMNS[i]) < 0 && !optional_column(COLUMNS[i])) {
+  const char *const *cols = columns();
+  for (size_t i = 0; i < N_COLUMNS; i++)
+    if (csv_column(t, cols[i]) < 0 && !optional_column(cols[i])) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
-                  "--format csv, as --shard writes it)", path, COLUMNS[i]);
+                  "--format csv, as --shard writes it)", path, cols[i]);
       return FALSE;
     }
   return TRUE;
@@ -63,10 +86,11 @@ gboolean sweep_check_table(const csv_table *t, const char *path, GError **err)
 
 gboolean sweep_check_shard_columns(const csv_table *t, const char *path, char **id, const char **id_path, GError **err)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++) /* a shard is of this version: no column is optional */
-    if (csv_column(t, COLUMNS[i]) < 0) {
+  const char *const *cols = columns();
+  for (size_t i = 0; i < N_COLUMNS; i++) /* a shard is of this version: no column is optional */
+    if (csv_column(t, cols[i]) < 0) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: missing column '%s' (allowed: the CSV of layoutsim sweep "
-                  "--format csv, as --shard writes it)", path, COLUMNS[i]);
+                  "--format csv, as --shard writes it)", path, cols[i]);
       return FALSE;
     }
   if (csv_column(t, SWEEP_ID_COLUMN) < 0) {
@@ -509,11 +533,7 @@ static void set_result(csv_table *t, guint r, const prediction *p)
   set_num(t, r, "bubble_fraction", p->bubble_fraction);
   set_num(t, r, "energy_j", p->energy_j);
   if (p->tokens_per_s > 0) set_num(t, r, "kwh_per_mtok", energy_kwh_per_mtok(p->energy_j, p->tokens_per_s * p->step_time_s));
-  for (int c = 0; c < TL_N; c++) {
-    g_autofree char *name = g_strdup_printf("t_%s_s", tl_cat_name(c));
-    g_strdelimit(name, "-", '_');
-    set_num(t, r, name, p->seconds[c]);
-  }
+  for (int c = 0; c < TL_N; c++) set_num(t, r, tl_cat_info_of((tl_cat)c)->column, p->seconds[c]);
 }
 
 /* What the sweep is, whatever the shard and the split: its model, batch, code options and every list, hashed (SHA-256,
@@ -566,11 +586,16 @@ static void mark_shard(csv_table *t, const sweep_spec *s, guint enumerated)
   }
 }
 
-/* The columns of the result that hold a time or a figure: empty, or a finite number at least 0. */
+/* The columns of the result that hold a time or a figure: empty, or a finite number at least 0 (and every
+ * category's t_*_s). */
 static const char *const NUMBERS[] = {"step_time_s", "mfu", "tokens_per_s", "bubble_fraction", "peak_mem_gib",
-                                      "energy_j", "kwh_per_mtok", "t_forward_s", "t_backward_s", "t_recompute_s",
-                                      "t_tp_comm_s", "t_cp_comm_s", "t_pp_wait_s", "t_dp_comm_s", "t_optimizer_s",
-                                      "t_idle_s", "t_ep_comm_s"};
+                                      "energy_j", "kwh_per_mtok"};
+
+/* The i-th column that holds a number, i < G_N_ELEMENTS(NUMBERS) + TL_N. */
+static const char *number_column(size_t i)
+{
+  return i < G_N_ELEMENTS(NUMBERS) ? NUMBERS[i] : tl_cat_info_of((tl_cat)(i - G_N_ELEMENTS(NUMBERS)))->column;
+}
 
 gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const csv_table *first, GError **err)
 {
@@ -580,14 +605,15 @@ gboolean sweep_check_row(const csv_table *t, guint r, const char *path, const cs
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: status '%.40s' (allowed: ok, pruned, oom, invalid)", path, line, st);
     return FALSE;
   }
-  for (size_t i = 0; i < G_N_ELEMENTS(NUMBERS); i++) {
-    int c = csv_column(t, NUMBERS[i]);
+  for (size_t i = 0; i < G_N_ELEMENTS(NUMBERS) + TL_N; i++) {
+    const char *col = number_column(i);
+    int c = csv_column(t, col);
     const char *v = c < 0 ? "" : csv_cell(t, r, c);
     char *end;
     double x = *v ? g_ascii_strtod(v, &end) : 0;
-    gboolean need = !strcmp(st, "ok") && !strcmp(NUMBERS[i], "step_time_s");
+    gboolean need = !strcmp(st, "ok") && !strcmp(col, "step_time_s");
     if ((*v && (*end || !isfinite(x) || x < 0)) || (need && (!*v || x <= 0))) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: %s '%.40s' (allowed: %s)", path, line, NUMBERS[i], v,
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s line %u: %s '%.40s' (allowed: %s)", path, line, col, v,
                   need ? "a finite number above 0 in a row of status ok" : "empty, or a finite number from 0");
       return FALSE;
     }

@@ -8,16 +8,11 @@
 
 #include "common/lsim_error.h"
 #include "sweep.h"
+#include "workloads/category.h"
 #include "workloads/layout.h"
 
 static const char *const PLATFORM[] = {"profile", "stack", "gpus", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                        "fabric", "leaf_nodes", "oversubscription"};
-/* The breakdown columns and what a gap in each is called. */
-static const char *const T_COLS[] = {"t_forward_s", "t_backward_s", "t_recompute_s", "t_tp_comm_s", "t_cp_comm_s",
-                                     "t_ep_comm_s", "t_pp_wait_s", "t_dp_comm_s",  "t_optimizer_s", "t_idle_s"};
-static const char *const T_NAMES[] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
-                                      "bubble",  "dp-comm",  "optimizer", "idle"};
-
 gboolean sweep_parse_format(const char *s, sweep_format *out, GError **err)
 {
   static const char *const names[] = {"text", "csv", "json"};
@@ -150,14 +145,15 @@ static void gap_of(const csv_table *t, guint r, guint b, char **pct, char **caus
   *pct = g_strdup_printf("%.2f", 100.0 * (tr - tb) / tb);
   int worst = -1;
   double grew = 0;
-  for (int c = 0; c < (int)G_N_ELEMENTS(T_COLS); c++) {
-    double d = num(t, r, T_COLS[c]) - num(t, b, T_COLS[c]);
+  for (int c = 0; c < TL_N; c++) {
+    const char *col = tl_cat_info_of((tl_cat)c)->column;
+    double d = num(t, r, col) - num(t, b, col);
     if (d > grew) {
       grew = d;
       worst = c;
     }
   }
-  *cause = worst < 0 || r == b ? g_strdup("") : g_strdup_printf("%s +%.3g s", T_NAMES[worst], grew);
+  *cause = worst < 0 || r == b ? g_strdup("") : g_strdup_printf("%s +%.3g s", tl_cat_info_of((tl_cat)worst)->gap, grew);
 }
 
 /* Rows sorted by index, for grouping: the group numbers follow the enumeration. */
@@ -601,7 +597,7 @@ static void render_json(const csv_table *t, const sweep_view *v, GString *out)
     for (size_t i = 0; i < G_N_ELEMENTS(cols); i++) json_cell(o, cols[i], cell(t, r, cols[i]));
     if (!strcmp(st, "ok")) {
       cJSON *b = cJSON_AddObjectToObject(o, "breakdown_s");
-      for (size_t i = 0; i < G_N_ELEMENTS(T_COLS); i++) json_cell(b, T_NAMES[i], cell(t, r, T_COLS[i]));
+      for (int c = 0; c < TL_N; c++) json_cell(b, tl_cat_info_of((tl_cat)c)->gap, cell(t, r, tl_cat_info_of((tl_cat)c)->column));
     }
     cJSON_AddItemToArray(rows, o);
   }

@@ -171,25 +171,9 @@ static void mark_ended(lane *l, int i)
   sg_mutex_unlock(r->mu);
 }
 
-/* SimGrid's Paje state of an event (--paje-simgrid). Must match tl_category()
- * in traces/timeline.c (sim/ may not include traces/); tests/test_traces.c
- * checks that SimGrid's trace and the timeline agree per category. */
-static const char *trace_state(const graph *g, const graph_event *e)
-{
-  if (e->kind == EV_SEND || e->kind == EV_RECV)
-    return (e->variant & GRAPH_P2P_LAYER) ? tc_info_of(TC_LAYER_P2P)->layer_category : "pp-wait";
-  if (e->kind == EV_COLLECTIVE) {
-    const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
-    if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return "pp-wait";
-    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? "dp-comm" : tc_info_of(gr->tclass)->layer_category;
-  }
-  switch (e->phase) {
-  case PH_FORWARD: return "forward";
-  case PH_BACKWARD: return "backward";
-  case PH_RECOMPUTE: return "recompute";
-  default: return "optimizer";
-  }
-}
+/* SimGrid's Paje state of an event (--paje-simgrid): its category, by the timeline's rule (workloads/category.h);
+ * tests/test_traces.c checks that SimGrid's trace and the timeline agree per category. */
+static const char *trace_state(const graph *g, const graph_event *e) { return tl_cat_name(tl_category(g, e)); }
 
 /* Set the GPU state of r's host and of every mirror of r still passive: a
  * passive mirror does exactly what its source does (graph.h), so its trace
@@ -454,13 +438,9 @@ gboolean replay_prepare(const plat_params *pp, const replay_options *o)
 
 static void declare_trace_states(void)
 {
-  static const char *const states[][2] = {{"forward", "0.2 0.5 0.9"}, {"backward", "0.1 0.7 0.3"},
-                                          {"recompute", "0.9 0.6 0.1"}, {"tp-comm", "0.8 0.2 0.2"},
-                                          {"cp-comm", "0.6 0.45 0.35"}, {"ep-comm", "1.0 0.6 0.7"},
-                                          {"pp-wait", "0.6 0.6 0.6"},   {"dp-comm", "0.6 0.2 0.7"},
-                                          {"optimizer", "0.9 0.9 0.2"}, {"idle", "1.0 1.0 1.0"}};
   TRACE_host_state_declare("gpu");
-  for (size_t i = 0; i < G_N_ELEMENTS(states); i++) TRACE_host_state_declare_value("gpu", states[i][0], states[i][1]);
+  for (int c = 0; c < TL_N; c++)
+    TRACE_host_state_declare_value("gpu", tl_cat_name((tl_cat)c), tl_cat_info_of((tl_cat)c)->paje_colour);
 }
 
 /* rank_rt.ord of every explicit program (shared with its mirrors) and each mirror's calls before its

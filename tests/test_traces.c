@@ -96,15 +96,12 @@ static char *run_tool(char **argv, int *status)
   return out;
 }
 
-static const char *const CAT_NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
-                                            "pp-wait", "dp-comm",  "optimizer", "idle"};
-
+/* The category a trace names (workloads/category.h's table, which every writer reads). */
 static int cat_index(const char *name)
 {
-  for (int c = 0; c < TL_N; c++)
-    if (!strcmp(name, CAT_NAMES[c])) return c;
-  ck_abort_msg("unknown category '%s'", name);
-  return -1;
+  int c = tl_cat_from_name(name);
+  if (c < 0) ck_abort_msg("unknown category '%s'", name);
+  return c;
 }
 
 /* ---- Paje ------------------------------------------------------------- */
@@ -192,7 +189,7 @@ static void assert_states_tile_the_step(GStrv lines, const sim_outcome *out, gbo
     tl_rank_seconds(&out->tl, r, sec);
     for (int c = 0; c < TL_N; c++)
       ck_assert_msg(fabs(per_cat[r * TL_N + c] - sec[c]) < 1e-6, "rank %d %s: Paje %.9f s, timeline %.9f s", r,
-                    CAT_NAMES[c], per_cat[r * TL_N + c], sec[c]);
+                    tl_cat_name((tl_cat)c), per_cat[r * TL_N + c], sec[c]);
   }
 }
 
@@ -904,7 +901,7 @@ START_TEST(test_svg_legend_lists_exactly_the_categories_that_occur)
   }
   GString *expect = g_string_new(NULL), *got = g_string_new(NULL);
   for (int c = 0; c < TL_N; c++)
-    if (total[c] >= 1e-9) g_string_append_printf(expect, "%s ", CAT_NAMES[c]);
+    if (total[c] >= 1e-9) g_string_append_printf(expect, "%s ", tl_cat_name((tl_cat)c));
   g_auto(GStrv) cats = xpath_lines(path, "//*[local-name()='g'][@class='legend-item']/@data-cat");
   for (char **c = cats; *c; c++) g_string_append_printf(got, "%s ", *c);
   ck_assert_str_eq(got->str, expect->str);
@@ -1081,7 +1078,7 @@ START_TEST(test_svg_sub_pixel_runs_are_drawn_as_each_columns_shares_of_time)
       ck_assert_msg(fabs(drawn - 1) < 0.02, "stage %d column %d: drawn over %.3f of the column", s, k, drawn);
       for (int c = 0; c < TL_N; c++)
         ck_assert_msg(fabs(area[k][c] / drawn - sec[c] / total) <= tol,
-                      "stage %d column %d: %s drawn %.3f of the column, %.3f of its time", s, k, CAT_NAMES[c],
+                      "stage %d column %d: %s drawn %.3f of the column, %.3f of its time", s, k, tl_cat_name((tl_cat)c),
                       area[k][c] / drawn, sec[c] / total);
       both += area[k][TL_RECOMPUTE] > 0.1 && area[k][TL_BACKWARD] > 0.1;
     }

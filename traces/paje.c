@@ -49,10 +49,6 @@ typedef long long ns_t;
 
 static ns_t to_ns(double s) { return llround(s * 1e9); }
 
-/* Colours of the states, as SimGrid's trace declares them (sim/replay.c). */
-static const char *const COLOURS[TL_N] = {"0.2 0.5 0.9", "0.1 0.7 0.3", "0.9 0.6 0.1", "0.8 0.2 0.2", "0.6 0.45 0.35",
-                                          "1.0 0.6 0.7", "0.6 0.6 0.6", "0.6 0.2 0.7", "0.9 0.9 0.2", "1.0 1.0 1.0"};
-
 /* Type aliases. The container types, variable types and state type, as SimGrid names them. */
 enum {
   T_ZONE = 1, T_HOST, T_LINK, T_ROUTER, T_CORE,        /* containers (T_CORE: a link under the root) */
@@ -252,7 +248,7 @@ static void header(paje_w *w)
   }
   fprintf(f, "2 %d %d gpu\n", T_GPU, T_HOST);
   for (int c = 0; c < TL_N; c++)
-    fprintf(f, "5 %d %d %s \"%s\"\n", T_VALUE0 + c, T_GPU, tl_cat_name((tl_cat)c), COLOURS[c]);
+    fprintf(f, "5 %d %d %s \"%s\"\n", T_VALUE0 + c, T_GPU, tl_cat_name((tl_cat)c), tl_cat_info_of((tl_cat)c)->paje_colour); /* as SimGrid's trace declares them */
 }
 
 /* ---- containers ------------------------------------------------------- */

@@ -26,11 +26,6 @@
 #define MEM_PLOT_W 980
 #define DEFAULT_MAX_GPU_ROWS 64
 
-static const char *const COLOURS[TL_N] = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759", "#9c755f", "#ff9da7",
-                                          "#c9c9c9", "#b07aa1", "#edc948", "#f4f4f4"};
-static const char *const LEGEND[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
-                                         "pp-wait (bubble)", "dp-comm", "optimizer", "idle"};
-
 typedef struct geom {
   int plot_x, plot_w;
   double t0_s, t1_s; /* the span drawn: the step, or the window */
@@ -107,7 +102,7 @@ static void style(FILE *f)
              ".grid{stroke:#ddd;stroke-width:1}\n.axis{stroke:#444;stroke-width:1}\n"
              ".pass{fill:#000;fill-opacity:0;stroke:#fff;stroke-width:1}\n.mb{fill:#fff}\n",
           FONT_PX, TITLE_PX);
-  for (int c = 0; c < TL_N; c++) fprintf(f, ".%s{fill:%s}\n", tl_cat_name((tl_cat)c), COLOURS[c]);
+  for (int c = 0; c < TL_N; c++) fprintf(f, ".%s{fill:%s}\n", tl_cat_name((tl_cat)c), tl_cat_info_of((tl_cat)c)->svg_colour);
   fputs("</style>\n", f);
 }
 
@@ -546,7 +541,7 @@ static int legend(FILE *f, double x0, double y, const gboolean show[TL_N])
   if (f) fputs("<g class=\"legend\">\n", f);
   for (int c = 0; c < TL_N; c++) {
     if (!show[c]) continue;
-    double text_px = text_w(LEGEND[c], FONT_PX, FALSE);
+    double text_px = text_w(tl_cat_info_of((tl_cat)c)->legend, FONT_PX, FALSE);
     if (x > x0 && x + 16 + text_px > WIDTH - MARGIN) {
       x = x0;
       y += LINE_PX;
@@ -555,7 +550,7 @@ static int legend(FILE *f, double x0, double y, const gboolean show[TL_N])
     if (f)
       fprintf(f, "<g class=\"legend-item\" data-cat=\"%s\"><rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"12\" "
                  "height=\"12\" stroke=\"#999\" stroke-width=\"0.5\"/><text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
-              tl_cat_name((tl_cat)c), tl_cat_name((tl_cat)c), x, y - 10, x + 16, y, LEGEND[c]);
+              tl_cat_name((tl_cat)c), tl_cat_name((tl_cat)c), x, y - 10, x + 16, y, tl_cat_info_of((tl_cat)c)->legend);
     x += 16 + text_px + 14;
   }
   if (f) fputs("</g>\n", f);

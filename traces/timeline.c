@@ -7,54 +7,10 @@
 
 #include "common/lsim_error.h"
 
-static const char *const NAMES[TL_N] = {"forward", "backward", "recompute", "tp-comm", "cp-comm", "ep-comm",
-                                        "pp-wait", "dp-comm",  "optimizer", "idle"};
-
-const char *tl_cat_name(tl_cat c) { return NAMES[c]; }
-
-int tl_cat_from_name(const char *name)
-{
-  for (int c = 0; c < TL_N; c++)
-    if (name && !strcmp(name, NAMES[c])) return c;
-  return -1;
-}
-
-/* The category of a class's traffic in a layer (traffic_class.c's layer_category), looked up once. */
-static tl_cat layer_category(traffic_class tc)
-{
-  static gsize done;
-  static tl_cat of[TC_N];
-  if (g_once_init_enter(&done)) {
-    for (int c = 0; c < TC_N; c++) {
-      int cat = tl_cat_from_name(tc_info_of((traffic_class)c)->layer_category);
-      of[c] = cat >= 0 ? (tl_cat)cat : TL_TP_COMM;
-    }
-    g_once_init_leave(&done, 1);
-  }
-  return of[(unsigned)tc < TC_N ? tc : TC_OTHER];
-}
-
 timeline tl_make(const graph *g, const replay_result *res)
 {
   timeline tl = {.g = g, .res = res, .step_time_s = res->step_time_s};
   return tl;
-}
-
-tl_cat tl_category(const graph *g, const graph_event *e)
-{
-  if (e->kind == EV_SEND || e->kind == EV_RECV) return (e->variant & GRAPH_P2P_LAYER) ? layer_category(TC_LAYER_P2P) : TL_PP_WAIT;
-  if (e->kind == EV_COLLECTIVE) {
-    const graph_group *gr = g_ptr_array_index(g->groups, e->peer);
-    /* e.g. the grad-norm all-reduce over the pipeline group: it waits for the pipeline to drain */
-    if (tc_info_of(gr->tclass)->count == TC_COUNT_PIPELINE) return TL_PP_WAIT;
-    return e->phase == PH_DP || e->phase == PH_OPTIMIZER ? TL_DP_COMM : layer_category(gr->tclass);
-  }
-  switch (e->phase) {
-  case PH_FORWARD: return TL_FORWARD;
-  case PH_BACKWARD: return TL_BACKWARD;
-  case PH_RECOMPUTE: return TL_RECOMPUTE;
-  default: return TL_OPTIMIZER;
-  }
 }
 
 /* The rank at the other end of a send/recv, or a collective's group, for a mirror its own
@@ -223,24 +179,6 @@ void tl_chunks_clear(tl_chunks *c)
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data)
 {
   return walk(tl, rank, TRUE, TRUE, fn, data);
-}
-
-tl_stream tl_stream_of(tl_cat c)
-{
-  switch (c) {
-  case TL_TP_COMM: return TL_STREAM_TP;
-  case TL_CP_COMM: return TL_STREAM_CP;
-  case TL_PP_WAIT: return TL_STREAM_PP;
-  case TL_DP_COMM: return TL_STREAM_DP;
-  case TL_EP_COMM: return TL_STREAM_EP;
-  default: return TL_STREAM_COMPUTE;
-  }
-}
-
-const char *tl_stream_name(tl_stream s)
-{
-  static const char *const N[TL_STREAM_N] = {"compute", "tp-comm", "cp-comm", "pp-comm", "dp-comm", "ep-comm"};
-  return N[s];
 }
 
 const char *tl_event_op_name(const graph *g, const graph_event *e)

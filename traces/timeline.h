@@ -9,7 +9,7 @@
  * Its source's events name the source's peers and groups; the interval says
  * the mirror's own (tl_interval.peer), so no writer translates them again.
  *
- * Owns: the interval view and categories. May not touch: SimGrid, metrics.
+ * Owns: the interval view (the categories: workloads/category.h). May not touch: SimGrid, metrics.
  */
 #ifndef TIMELINE_H
 #define TIMELINE_H
@@ -17,21 +17,8 @@
 #include <glib.h>
 
 #include "sim/replay.h"
+#include "workloads/category.h" /* the categories and streams (tl_cat, tl_stream), one table */
 #include "workloads/graph.h"
-
-typedef enum {
-  TL_FORWARD,
-  TL_BACKWARD,
-  TL_RECOMPUTE,
-  TL_TP_COMM,
-  TL_CP_COMM,
-  TL_EP_COMM, /* expert-parallel all-to-all (traffic class ep: its layer_category) */
-  TL_PP_WAIT,
-  TL_DP_COMM,
-  TL_OPTIMIZER,
-  TL_IDLE,
-  TL_N
-} tl_cat;
 
 typedef struct tl_interval {
   double start_s, end_s;
@@ -50,14 +37,6 @@ typedef struct timeline {
 } timeline;
 
 timeline tl_make(const graph *g, const replay_result *res);
-/* Category of an event: send/recv and collectives over a "pp" group are
- * pp-wait (waiting for the pipeline), other collectives dp-comm in the dp and optimizer phases and
- * in a layer their class's layer_category (traffic_class.c: tp-comm, cp-comm, ep-comm); a layer's send/recv
- * (GRAPH_P2P_LAYER: the context-parallel KV ring) is its class's, cp-comm. */
-tl_cat tl_category(const graph *g, const graph_event *e);
-const char *tl_cat_name(tl_cat c);
-/* The category named `name`, or -1. */
-int tl_cat_from_name(const char *name);
 
 /* A rank's intervals one at a time, in time order: what tl_foreach yields or, `tiled`, what
  * tl_foreach_tiled yields. A position in the rank's program, never a list of its intervals: a writer
@@ -97,11 +76,6 @@ void tl_rank_seconds(const timeline *tl, int rank, double out[TL_N]);
  * [0, step time]. */
 gboolean tl_foreach_tiled(const timeline *tl, int rank, tl_visit_fn fn, gpointer data);
 
-/* Streams a GPU runs its events on, as drawn by the trace writers: compute
- * kernels, and one stream per communication kind. */
-typedef enum { TL_STREAM_COMPUTE, TL_STREAM_TP, TL_STREAM_CP, TL_STREAM_PP, TL_STREAM_DP, TL_STREAM_EP, TL_STREAM_N } tl_stream;
-tl_stream tl_stream_of(tl_cat c);
-const char *tl_stream_name(tl_stream s);
 /* Short operator name of an event: "qkv", "all-reduce", "send", ...; "idle" for NULL. */
 const char *tl_event_op_name(const graph *g, const graph_event *e);
 

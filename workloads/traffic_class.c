@@ -4,13 +4,13 @@
 #include <string.h>
 
 static const tc_info TABLE[TC_N] = {
-    [TC_OTHER] = {"other", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
-    [TC_TP] = {"tp", TC_COUNT_BY_PHASE, TRUE, "tp-comm", TRUE},
-    [TC_CP] = {"cp", TC_COUNT_BY_PHASE, FALSE, "cp-comm", TRUE},
-    [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE}, /* ZeRO-3's gathers in a layer */
-    [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE, "tp-comm", FALSE},
-    [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE, "pp-wait", TRUE},
-    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, "ep-comm", FALSE}, /* the all-to-all dispatch and combine (docs/moe.md) */
+    [TC_OTHER] = {"other", TC_COUNT_BY_PHASE, FALSE, TL_TP_COMM, FALSE},
+    [TC_TP] = {"tp", TC_COUNT_BY_PHASE, TRUE, TL_TP_COMM, TRUE},
+    [TC_CP] = {"cp", TC_COUNT_BY_PHASE, FALSE, TL_CP_COMM, TRUE},
+    [TC_DP] = {"dp", TC_COUNT_BY_PHASE, FALSE, TL_TP_COMM, FALSE}, /* ZeRO-3's gathers in a layer */
+    [TC_DP_CP] = {"dp-cp", TC_COUNT_BY_PHASE, FALSE, TL_TP_COMM, FALSE},
+    [TC_PP] = {"pp", TC_COUNT_PIPELINE, FALSE, TL_PP_WAIT, TRUE},
+    [TC_EP] = {"ep", TC_COUNT_BY_PHASE, FALSE, TL_EP_COMM, FALSE}, /* the all-to-all dispatch and combine (docs/moe.md) */
 };
 
 const tc_info *tc_info_of(traffic_class c) { return &TABLE[(unsigned)c < TC_N ? c : TC_OTHER]; }

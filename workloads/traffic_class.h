@@ -1,8 +1,8 @@
 /* traffic_class -- the one table of communication classes a task graph's groups carry (tp, cp, dp, dp-cp,
  * pp, ep, other): each class's name (the graph file's `class`, the group labels the generator writes), how
  * the time breakdown counts a collective of the class (by phase, as pipeline waiting, or in a category of its
- * own: ep's all-to-alls are ep-comm), and whether its group size is the tensor-parallel degree. sim/ (SimGrid's Paje states), traces/ (the timeline's categories) and analysis/ read a group's
- * class from here; nobody compares label strings.
+ * own: ep's all-to-alls are ep-comm), and whether its group size is the tensor-parallel degree. category.c (an event's category: the timeline's and SimGrid's Paje states), traces/ and analysis/ read a
+ * group's class from here; nobody compares label strings.
  *
  * Owns: the class table. May not touch: models, layouts, hardware, SimGrid.
  */
@@ -10,6 +10,8 @@
 #define TRAFFIC_CLASS_H
 
 #include <glib.h>
+
+#include "category.h"
 
 typedef enum { TC_OTHER, TC_TP, TC_CP, TC_DP, TC_DP_CP, TC_PP, TC_EP, TC_N } traffic_class;
 
@@ -22,10 +24,10 @@ typedef struct tc_info {
   const char *name;    /* the graph file's `class` and the generator's group label */
   tc_count count;      /* how the breakdown counts its collectives */
   gboolean tp_degree;  /* its group's size is the tensor-parallel degree (traces: the dp replica of a rank) */
-  /* BY_PHASE: the breakdown category (traces/timeline.h's names) of its traffic in a layer's forward, backward
+  /* BY_PHASE: the breakdown category (category.h) of its traffic in a layer's forward, backward
    * and recompute: its collectives and, for the class whose ring it is (context parallelism's KV ring,
    * GRAPH_P2P_LAYER), its layer messages; the dp and optimizer phases' traffic is always dp-comm */
-  const char *layer_category;
+  tl_cat layer_category;
   gboolean in_replica; /* its groups lie inside one data-parallel replica: the default trace follows them */
 } tc_info;
 

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "predict.h"
 #include "sweep.h"
+#include "workloads/block.h"
+#include "workloads/emit.h"
 #include "workloads/category.h"
 #include "workloads/layout.h"
 
@@ -185,25 +188,42 @@ static const char *differing_kernel_col(const csv_table *t, guint x, guint y)
   return which;
 }
 
+/* Row r's request as predict reads it (model, layout, profile and stack), made once; NULL where the row makes none. */
+static const sim_request *row_request(GHashTable *cache, const csv_table *t, guint r)
+{
+  gpointer v;
+  if (g_hash_table_lookup_extended(cache, GUINT_TO_POINTER(r), NULL, &v)) return v;
+  predict_cfg cfg = {.gen = gen_default_options()};
+  sim_request *rq = g_new0(sim_request, 1);
+  if (!predict_row_request(t, r, &cfg, rq, NULL)) g_clear_pointer(&rq, g_free);
+  g_hash_table_insert(cache, GUINT_TO_POINTER(r), rq);
+  return rq;
+}
+
 /* Whether rows x and y of one point are the same step by construction: they differ in one kernel option only,
  * and that option maps onto one graph: checkpointing none against selective with a flash kernel, which keeps no
- * attention scores, so selective recomputation has nothing to recompute (workloads/generate.c); or two attention
- * kernels the stack runs alike (its fused norms, one efficiency for both). The two rows' results, step time and
- * peak memory to the last printed digit, must then be equal too, which is checked: an attention-kernel pair is
- * recognised by that equality alone, as the graphs are not kept. */
-static gboolean equivalent(const csv_table *t, guint x, guint y)
+ * attention scores, so selective recomputation has nothing to recompute (workloads/generate.c; their results,
+ * step time and peak memory to the last printed digit, must then be equal too, which is checked); or two
+ * attention kernels the row's stack runs alike, one block by workloads/block.c's block_same_attention (one
+ * efficiency class of the stack's attention table, the same norm fusion and softmax). */
+static gboolean equivalent(const csv_table *t, guint x, guint y, GHashTable *requests)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(LAYOUT_COLS); i++)
     if (csv_column(t, LAYOUT_COLS[i]) >= 0 && strcmp(cell(t, x, LAYOUT_COLS[i]), cell(t, y, LAYOUT_COLS[i])))
       return FALSE;
   const char *col = differing_kernel_col(t, x, y);
   if (!col) return FALSE;
-  if (!strcmp(col, "checkpointing")) {
-    const char *cx = cell(t, x, col), *cy = cell(t, y, col);
-    gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
-    layout_attn a;
-    if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
+  if (!strcmp(col, "attention_kernel")) {
+    const sim_request *a = row_request(requests, t, x), *b = row_request(requests, t, y);
+    if (!a || !b) return FALSE;
+    gen_code ga = stack_gen_code(&a->prof.stack), gb = stack_gen_code(&b->prof.stack);
+    block_code ca = emit_code_of(&a->l, &ga), cb = emit_code_of(&b->l, &gb);
+    return block_same_attention(&a->m, &a->l, &ca, &b->l, &cb);
   }
+  const char *cx = cell(t, x, col), *cy = cell(t, y, col);
+  gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
+  layout_attn a;
+  if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
   return !strcmp(cell(t, x, "step_time_s"), cell(t, y, "step_time_s")) &&
          !strcmp(cell(t, x, "peak_mem_gib"), cell(t, y, "peak_mem_gib"));
 }
@@ -266,6 +286,7 @@ csv_table *sweep_rank(const csv_table *t)
   guint best = 0;
   g_autoptr(GArray) reps = g_array_new(FALSE, FALSE, sizeof(guint[2])); /* (row, output row) of the ranked rows */
   guint pick = G_MAXUINT, pick_out = 0;
+  g_autoptr(GHashTable) requests = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   for (guint i = 0; i <= n; i++) {
     guint r = i < n ? order[i] : 0;
     if (i == n || c.group[r] != group) {
@@ -289,7 +310,7 @@ csv_table *sweep_rank(const csv_table *t)
     gboolean same = FALSE;
     for (guint k = 0; k < reps->len && !same; k++) {
       guint *q = &g_array_index(reps, guint, 2 * k);
-      if (equivalent(t, r, q[0])) {
+      if (equivalent(t, r, q[0], requests)) {
         csv_set(out, o, 3, csv_cell(out, q[1], 0));
         same = TRUE;
       }

@@ -2,7 +2,7 @@
  * layout to prefer among them, and layouts equivalent by construction collapsed into one row. Tables made by
  * hand, so every expected value follows from the rule: a tie when the gap (t - t1)/t1 is at most
  * sqrt(band^2 + band1^2); prefer the fastest tied layout without the near-oom flag; none = selective with a
- * flash kernel and identical results. */
+ * flash kernel and identical results; two attention kernels one block by construction (block_same_attention). */
 #include <check.h>
 #include <string.h>
 
@@ -12,6 +12,7 @@
 
 typedef struct row_spec {
   const char *step, *band, *headroom, *flags, *ckpt, *attn, *tp;
+  const char *stack, *seq; /* NULL: nemo (fuses its norms), 2048 */
 } row_spec;
 
 static csv_table *table_of(const row_spec *rows, int n)
@@ -26,7 +27,23 @@ static csv_table *table_of(const row_spec *rows, int n)
     g_autofree char *ix = g_strdup_printf("%d", i);
     csv_set(t, r, csv_column(t, "index"), ix);
     csv_set(t, r, csv_column(t, "status"), "ok");
-    csv_set(t, r, csv_column(t, "profile"), "p");
+    /* a layout predict can read (an attention pair's equivalence is decided on its model, layout and stack) */
+    static const char *const empty[] = {"model_file", "partition", "ib_gbps", "nvlink_gbps", "nics_per_node",
+                                        "gpu_memory", "fabric", "leaf_nodes", "oversubscription", "pipeline_layout"};
+    for (size_t k = 0; k < G_N_ELEMENTS(empty); k++)
+      if (csv_column(t, empty[k]) >= 0) csv_set(t, r, csv_column(t, empty[k]), "");
+    csv_set(t, r, csv_column(t, "model"), "llama-7b");
+    csv_set(t, r, csv_column(t, "seq_len"), rows[i].seq ? rows[i].seq : "2048");
+    csv_set(t, r, csv_column(t, "global_batch"), "64");
+    csv_set(t, r, csv_column(t, "vocab"), "32000");
+    csv_set(t, r, csv_column(t, "sp"), "0");
+    csv_set(t, r, csv_column(t, "ep"), "1");
+    csv_set(t, r, csv_column(t, "etp"), "1");
+    csv_set(t, r, csv_column(t, "moe_imbalance"), "1");
+    csv_set(t, r, csv_column(t, "overlap_grad_reduce"), "0");
+    csv_set(t, r, csv_column(t, "overlap_param_gather"), "0");
+    csv_set(t, r, csv_column(t, "profile"), "a100-sxm4-80gb");
+    csv_set(t, r, csv_column(t, "stack"), rows[i].stack ? rows[i].stack : "nemo");
     csv_set(t, r, csv_column(t, "step_time_s"), rows[i].step);
     csv_set(t, r, csv_column(t, "peak_mem_gib"), "40");
     csv_set(t, r, csv_column(t, "band_pct"), rows[i].band);
@@ -172,6 +189,37 @@ START_TEST(test_equivalent_layouts_collapse_into_one_row)
 }
 END_TEST
 
+/* Two attention kernels are one step by construction, not by equal numbers: rows with equal results stay apart
+ * where their graphs differ, and rows of one graph collapse. On the study stack (norms unfused) flash2 runs the
+ * torch norm and flash2+rmsnorm the fused one; flash1 and flash2 are two efficiency classes; at seq 2048
+ * fused-softmax runs its fused kernel (32 heads x mb 1 a multiple of the stack's 4): none of these pairs is one
+ * step. At seq 4096 on nemo fused-softmax is outside its kernel's range (seq <= 2048) and runs torch's softmax:
+ * one step with torch. flash1 and flash1-legacy are one class: one step. */
+START_TEST(test_attention_kernels_are_one_step_by_construction)
+{
+  const row_spec study[] = {
+      {"10.0", "4.3", "30", "", "none", "flash2", "1", "study"},
+      {"10.0", "4.3", "30", "", "none", "flash2+rmsnorm", "1", "study"},
+      {"10.0", "4.3", "30", "", "none", "flash1", "1", "study"},
+      {"10.0", "4.3", "30", "", "none", "flash1-legacy", "1", "study"},
+  };
+  g_autoptr(csv_table) rs = sweep_rank(table_of(study, 4));
+  ck_assert_str_eq(at(rs, 0, "same_as"), "");
+  ck_assert_str_eq(at(rs, 1, "same_as"), "");  /* flash2+rmsnorm: fused norms, flash2 not on study */
+  ck_assert_str_eq(at(rs, 1, "rank"), "2");
+  ck_assert_str_eq(at(rs, 2, "rank"), "3");     /* flash1: another class than flash2's */
+  ck_assert_str_eq(at(rs, 3, "same_as"), "3");  /* flash1-legacy: flash1's class */
+  const row_spec fits[] = {{"12.0", "4.3", "30", "", "none", "torch", "1", "nemo", "2048"},
+                           {"12.0", "4.3", "30", "", "none", "fused-softmax", "1", "nemo", "2048"}};
+  g_autoptr(csv_table) rf = sweep_rank(table_of(fits, 2));
+  ck_assert_str_eq(at(rf, 1, "rank"), "2");
+  const row_spec beyond[] = {{"20.0", "4.3", "30", "", "none", "torch", "1", "nemo", "4096"},
+                             {"20.0", "4.3", "30", "", "none", "fused-softmax", "1", "nemo", "4096"}};
+  g_autoptr(csv_table) rb = sweep_rank(table_of(beyond, 2));
+  ck_assert_str_eq(at(rb, 1, "same_as"), "1");
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("rank");
@@ -180,6 +228,7 @@ int main(void)
   tcase_add_test(tc, test_the_best_is_preferred_without_risk_and_nothing_ties_without_bands);
   tcase_add_test(tc, test_a_tie_with_far_more_headroom_is_preferred);
   tcase_add_test(tc, test_equivalent_layouts_collapse_into_one_row);
+  tcase_add_test(tc, test_attention_kernels_are_one_step_by_construction);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

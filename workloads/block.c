@@ -148,6 +148,14 @@ static layout_attn softmax_run(const model *m, const layout *l, const block_code
   return fits ? ATTN_FUSED_SOFTMAX : ATTN_TORCH;
 }
 
+gboolean block_same_attention(const model *m, const layout *a, const block_code *ca, const layout *b,
+                              const block_code *cb)
+{
+  if (ca->fused_norm != cb->fused_norm || layout_attn_is_flash(a->attn) != layout_attn_is_flash(b->attn)) return FALSE;
+  if (layout_attn_is_flash(a->attn)) return layout_attn_class(a->attn) == layout_attn_class(b->attn);
+  return softmax_run(m, a, ca) == softmax_run(m, b, cb);
+}
+
 /* Core attention of the rank's heads: q and o of h/t columns, k and v of kvd/t (grouped-query attention
  * shares each key/value head among heads/kv_heads query heads). With context parallelism (cp > 1) it is
  * TransformerEngine's ring attention (AttnFuncWithCPAndKVP2P): the sequence in 2cp chunks, the rank's T tokens

@@ -133,6 +133,14 @@ typedef struct block_code {
                                      * keeping this many bytes an element of the rank's logits (generate.h) */
 } block_code;
 
+/* Whether layouts a and b, alike but for their attention kernel, make one block under their codes (emit_code_of):
+ * the same norms (fused or not: the kernel may fuse them, flash2+rmsnorm, or the stack), and one attention op:
+ * two FlashAttention kernels of one efficiency class (layout_attn_class: the op carries the class alone and the
+ * stack's attention table prices by class), or two unfused kernels that run the same softmax (fused-softmax
+ * outside its fused kernel's constraints runs torch's). Their graphs, and so their results, are then equal. */
+gboolean block_same_attention(const model *m, const layout *a, const block_code *ca, const layout *b,
+                              const block_code *cb);
+
 /* One transformer layer, in forward order. */
 void block_layer(const model *m, const layout *l, const block_code *c, block *out);
 /* A mixture-of-experts transformer layer (model_layer_is_moe): the attention as block_layer's, then the MoE

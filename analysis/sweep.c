@@ -160,12 +160,13 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   case AX_CKPT: /* the full space: selective and mlp too (selective with a flash kernel is skipped: the step of none) */
     for (int c = CKPT_NONE; c <= (s->space == SWEEP_SPACE_FULL ? CKPT_MLP : CKPT_EVERY_LAYER); c++) g_array_append_val(v, c);
     break;
-  case AX_ATTN: /* the machine's default kernels (its profile's sweep_kernels: the flash kernels on Hopper and
-                 * Blackwell, every kernel on the study's A100); the full space: every kernel */
+  case AX_ATTN: { /* the machine's default kernels (its profile's sweep_kernels: every kernel on the study's A100;
+                   * else its stack's, the kernels of its most efficient fused class); the full space: every kernel */
+    guint kernels = pt->prof.sweep_kernels ? pt->prof.sweep_kernels : stack_sweep_kernels(&pt->prof.stack);
     for (int a = 0; a < ATTN_N_KERNELS; a++)
-      if (s->space == SWEEP_SPACE_FULL || !pt->prof.sweep_kernels || (pt->prof.sweep_kernels & (1u << a)))
-        g_array_append_val(v, a);
+      if (s->space == SWEEP_SPACE_FULL || (kernels & (1u << a))) g_array_append_val(v, a);
     break;
+  }
   case AX_SCHED: /* left out: the study's 1F1B; the full space: every schedule */
     for (int h = 0; h < (s->space == SWEEP_SPACE_FULL ? sched_count() : 1); h++) g_array_append_val(v, h);
     break;

@@ -133,11 +133,11 @@ static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *pa
 }
 
 /* "sweep_kernels" (optional): a non-empty list of attention kernel names, each once: a sweep's default space
- * on this machine (docs/profile.md); every kernel when absent. */
+ * on this machine (docs/profile.md); when absent 0, the stack's (stack_sweep_kernels). */
 static gboolean read_sweep_kernels(const cJSON *j, gpu_profile *out, const char *path, GError **err)
 {
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "sweep_kernels");
-  out->sweep_kernels = (1u << ATTN_N_KERNELS) - 1;
+  out->sweep_kernels = 0;
   if (!k) return TRUE;
   if (!cJSON_IsArray(k) || !k->child) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels: %s (allowed: a non-empty list of attention "

@@ -49,7 +49,8 @@ typedef struct gpu_profile {
    * this GPU: "calibrated" true (every precision), false (none: datasheet figures only) or a list of names */
   guint calibrated_precisions;
   /* the attention kernels (bit 1u << layout_attn, workloads/layout.h) of a sweep's default space on this machine
-   * ("sweep_kernels", optional: every kernel when absent, or 0; Hopper and Blackwell name the flash kernels) */
+   * ("sweep_kernels", optional: 0 when absent, the stack's default then, stack_sweep_kernels; the A100 names every
+   * kernel, the six the study swept) */
   guint sweep_kernels;
   /* power per GPU (W) by what it does (analysis/energy.h), and per node beside the GPUs */
   double power_idle_w, power_compute_w, power_memory_w, power_comm_w;

@@ -328,6 +328,18 @@ gen_code stack_gen_code(const stack_profile *s)
   return c;
 }
 
+guint stack_sweep_kernels(const stack_profile *s)
+{
+  int best = -1;
+  for (int c = 0; c < GRAPH_ATTN_N; c++)
+    if (s->attention[c].model == STACK_ATTN_FUSED && (best < 0 || s->attention[c].efficiency > s->attention[best].efficiency))
+      best = c;
+  guint mask = 0;
+  for (int a = 0; a < ATTN_N_KERNELS; a++)
+    if (best < 0 || layout_attn_class((layout_attn)a) == best) mask |= 1u << a;
+  return mask;
+}
+
 void stack_layout_defaults(const stack_profile *s, layout *l, unsigned given)
 {
   if (!(given & STACK_GIVEN_ZERO)) l->zero = (int)s->zero;

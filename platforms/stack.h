@@ -118,6 +118,13 @@ void stack_memory_key(const stack_profile *s, GString *out);
 const struct plat_field *stack_key_table(size_t *n);
 /* What the generator does for this stack. */
 gen_code stack_gen_code(const stack_profile *s);
+/* The attention kernels of a sweep's default space under this stack (bit 1u << layout_attn), where the profile
+ * names none (gpu_profile.sweep_kernels 0): the kernels of the fused class its attention table prices most
+ * efficient (flash2 and flash2+rmsnorm in every shipped stack). The other kernels are dominated there: a fused
+ * class of lower efficiency is slower at every sequence and head size (one attn_seq_half, attn_head_dim_half for
+ * all) with the same memory (a flash kernel keeps no scores), an unfused one slower and larger. Every kernel
+ * where the table prices no class fused. */
+guint stack_sweep_kernels(const stack_profile *s);
 /* A layout's ZeRO stage and overlaps as the stack's code runs them where `given` (STACK_GIVEN_* bits) does not
  * say: the stack's zero, overlap_grad_reduce, and overlap_param_gather where the ZeRO stage has a parameter
  * all-gather to overlap (1 or 2). */

@@ -15,30 +15,17 @@
 #   4. the rows skipped and why.
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
 # Usage: bash bench/blackwell.sh VALIDATION_DIR WORK_DIR [JOBS]
-set -euo pipefail
-die() { echo "blackwell: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/blackwell.sh VALIDATION_DIR WORK_DIR [JOBS]"
+. "$(dirname "$0")/lib.sh"
+bench_start blackwell "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+bench_positive JOBS "$jobs"
 for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
-mkdir -p "$2/models"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
-: > "$work/skipped.tsv"
-awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -f "$here/csv.awk" -f "$here/blackwell-rows.awk" \
-  "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
+bench_work "$2" models
+bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
 "$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> /dev/null | sed 's/^/  /'
 # the OOM verdict per system, from the same run
-awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" > "$work/rows-lifted.csv" <<'AWK'
-NR == 1 { print $0 ",gpu_memory"; next }
-{ print $0 ",100000" }
-END { if (bad) exit 2 }
-AWK
+bench_lifted blackwell "$work/rows.csv" "$work/rows-lifted.csv"
 "$bin" predict "$work/rows.csv" -j "$jobs" -o "$work/pred.csv" > /dev/null 2>&1
 "$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
 echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"

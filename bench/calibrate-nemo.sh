@@ -14,23 +14,14 @@
 #   on 2 cores). Writes WORK_DIR/nemo.json (copy it to platforms/stacks/ to ship it) and
 #   WORK_DIR/nemo-trust.json (analysis/trust/nemo.json), and prints MAPE and bias per model before
 #   (megatron-deepspeed) and after (the fit). WORK_DIR must lie outside the repository.
-set -euo pipefail
-die() { echo "calibrate-nemo: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/calibrate-nemo.sh VALIDATION_DIR WORK_DIR [MAX_EVALS]"
+. "$(dirname "$0")/lib.sh"
+bench_start calibrate-nemo "VALIDATION_DIR WORK_DIR [MAX_EVALS]" 2 3 "$@"
 evals=${3:-60}
-[[ "$evals" =~ ^[1-9][0-9]*$ ]] || die "MAX_EVALS '$evals' is not a positive integer"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+bench_positive MAX_EVALS "$evals"
 src="$1/nvidia_dgxc_h100.csv"
 [ -f "$src" ] || die "no $src"
-mkdir -p "$2/models"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
-: > "$work/skipped.tsv"
-awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v standin=0 \
-  -f "$here/csv.awk" -f "$here/external-rows.awk" "$src" > "$work/dgxc.csv"
+bench_work "$2" models
+bench_rows external-rows external-rows.awk -v models="$work/models" -v standin=0 "$src" > "$work/dgxc.csv"
 # the fit's rows, the profile column dropped
 awk -v who=calibrate-nemo -f "$here/csv.awk" -f /dev/stdin "$work/dgxc.csv" > "$work/fit.csv" <<'AWK'
 NR == 1 { need("model gpus profile", "as bench/external-rows.awk writes"); pc = col["profile"] }

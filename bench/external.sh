@@ -12,29 +12,19 @@
 #     (GQA, cp 2: context parallelism; profile h100-sxm5-80gb, uncalibrated), --stack megatron-deepspeed
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
 # Usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]
-set -euo pipefail
-die() { echo "external: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/external.sh VALIDATION_DIR WORK_DIR [JOBS]"
+. "$(dirname "$0")/lib.sh"
+bench_start external "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+bench_positive JOBS "$jobs"
 [ -d "$1" ] || die "no directory '$1'"
-mkdir -p "$2"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
-mkdir -p "$work/models"
-: > "$work/skipped.tsv"
+bench_work "$2" models
 shopt -s nullglob
 files=("$1"/*.csv)
 [ ${#files[@]} -gt 0 ] || die "no *.csv in '$1'"
 for f in "${files[@]}"; do
   name=$(basename "$f" .csv)
   out="$work/$name.csv"
-  awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v standin="${STANDIN:-0}" \
-    -f "$here/csv.awk" -f "$here/external-rows.awk" "$f" > "$out"
+  bench_rows external-rows external-rows.awk -v models="$work/models" -v standin="${STANDIN:-0}" "$f" > "$out"
   rows=$(($(wc -l < "$f") - 1))
   kept=$(($(wc -l < "$out") - 1))
   echo "== $name: $kept of $rows rows expressible"

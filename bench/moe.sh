@@ -14,31 +14,18 @@
 #   4. the rows skipped and why.
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
 # Usage: bash bench/moe.sh VALIDATION_DIR WORK_DIR [JOBS]
-set -euo pipefail
-die() { echo "moe: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/moe.sh VALIDATION_DIR WORK_DIR [JOBS]"
+. "$(dirname "$0")/lib.sh"
+bench_start moe "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+bench_positive JOBS "$jobs"
 for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
-mkdir -p "$2"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
-: > "$work/skipped.tsv"
-awk -v who=moe-rows -v skips="$work/skipped.tsv" -f "$here/csv.awk" -f "$here/moe-rows.awk" \
-  "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
+bench_work "$2"
+bench_rows moe-rows moe-rows.awk "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
 simumax_moe=$(awk -F, 'FNR > 1 && $9 == "moe"' "$1/simumax_b200.csv" | wc -l)
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profile per row, stack nemo)"
 { "$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> "$work/validate.err" || true; } | tail -3 | sed 's/^/  /'
 [ -s "$work/validate.err" ] && sed 's/^/  validate: /' "$work/validate.err" | tail -3
-awk -v who=moe -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" > "$work/rows-lifted.csv" <<'AWK'
-NR == 1 { print $0 ",gpu_memory"; next }
-{ print $0 ",100000" }
-END { if (bad) exit 2 }
-AWK
+bench_lifted moe "$work/rows.csv" "$work/rows-lifted.csv"
 "$bin" predict "$work/rows.csv" -j "$jobs" -o "$work/pred.csv" > /dev/null 2>&1
 "$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
 echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"

@@ -12,10 +12,10 @@
 
 typedef struct row_spec {
   const char *step, *band, *headroom, *flags, *ckpt, *attn, *tp;
-  const char *stack, *seq; /* NULL: nemo (fuses its norms), 2048 */
 } row_spec;
 
-static csv_table *table_of(const row_spec *rows, int n)
+/* The rows as a sweep's table of llama-7b on the A100 with `stack`, at sequence length `seq`. */
+static csv_table *table_on(const row_spec *rows, int n, const char *stack, const char *seq)
 {
   guint nc;
   const char *const *cols = sweep_columns(&nc);
@@ -33,7 +33,7 @@ static csv_table *table_of(const row_spec *rows, int n)
     for (size_t k = 0; k < G_N_ELEMENTS(empty); k++)
       if (csv_column(t, empty[k]) >= 0) csv_set(t, r, csv_column(t, empty[k]), "");
     csv_set(t, r, csv_column(t, "model"), "llama-7b");
-    csv_set(t, r, csv_column(t, "seq_len"), rows[i].seq ? rows[i].seq : "2048");
+    csv_set(t, r, csv_column(t, "seq_len"), seq);
     csv_set(t, r, csv_column(t, "global_batch"), "64");
     csv_set(t, r, csv_column(t, "vocab"), "32000");
     csv_set(t, r, csv_column(t, "sp"), "0");
@@ -43,7 +43,7 @@ static csv_table *table_of(const row_spec *rows, int n)
     csv_set(t, r, csv_column(t, "overlap_grad_reduce"), "0");
     csv_set(t, r, csv_column(t, "overlap_param_gather"), "0");
     csv_set(t, r, csv_column(t, "profile"), "a100-sxm4-80gb");
-    csv_set(t, r, csv_column(t, "stack"), rows[i].stack ? rows[i].stack : "nemo");
+    csv_set(t, r, csv_column(t, "stack"), stack);
     csv_set(t, r, csv_column(t, "step_time_s"), rows[i].step);
     csv_set(t, r, csv_column(t, "peak_mem_gib"), "40");
     csv_set(t, r, csv_column(t, "band_pct"), rows[i].band);
@@ -65,6 +65,9 @@ static csv_table *table_of(const row_spec *rows, int n)
   }
   return t;
 }
+
+/* table_on with nemo (which fuses its norms) at 2048 tokens. */
+static csv_table *table_of(const row_spec *rows, int n) { return table_on(rows, n, "nemo", "2048"); }
 
 static const char *at(const csv_table *t, guint r, const char *col) { return csv_cell(t, r, csv_column(t, col)); }
 
@@ -198,24 +201,22 @@ END_TEST
 START_TEST(test_attention_kernels_are_one_step_by_construction)
 {
   const row_spec study[] = {
-      {"10.0", "4.3", "30", "", "none", "flash2", "1", "study"},
-      {"10.0", "4.3", "30", "", "none", "flash2+rmsnorm", "1", "study"},
-      {"10.0", "4.3", "30", "", "none", "flash1", "1", "study"},
-      {"10.0", "4.3", "30", "", "none", "flash1-legacy", "1", "study"},
+      {"10.0", "4.3", "30", "", "none", "flash2", "1"},
+      {"10.0", "4.3", "30", "", "none", "flash2+rmsnorm", "1"},
+      {"10.0", "4.3", "30", "", "none", "flash1", "1"},
+      {"10.0", "4.3", "30", "", "none", "flash1-legacy", "1"},
   };
-  g_autoptr(csv_table) rs = sweep_rank(table_of(study, 4));
+  g_autoptr(csv_table) rs = sweep_rank(table_on(study, 4, "study", "2048"));
   ck_assert_str_eq(at(rs, 0, "same_as"), "");
   ck_assert_str_eq(at(rs, 1, "same_as"), "");  /* flash2+rmsnorm: fused norms, flash2 not on study */
   ck_assert_str_eq(at(rs, 1, "rank"), "2");
   ck_assert_str_eq(at(rs, 2, "rank"), "3");     /* flash1: another class than flash2's */
   ck_assert_str_eq(at(rs, 3, "same_as"), "3");  /* flash1-legacy: flash1's class */
-  const row_spec fits[] = {{"12.0", "4.3", "30", "", "none", "torch", "1", "nemo", "2048"},
-                           {"12.0", "4.3", "30", "", "none", "fused-softmax", "1", "nemo", "2048"}};
-  g_autoptr(csv_table) rf = sweep_rank(table_of(fits, 2));
+  const row_spec softmax[] = {{"12.0", "4.3", "30", "", "none", "torch", "1"},
+                              {"12.0", "4.3", "30", "", "none", "fused-softmax", "1"}};
+  g_autoptr(csv_table) rf = sweep_rank(table_on(softmax, 2, "nemo", "2048"));
   ck_assert_str_eq(at(rf, 1, "rank"), "2");
-  const row_spec beyond[] = {{"20.0", "4.3", "30", "", "none", "torch", "1", "nemo", "4096"},
-                             {"20.0", "4.3", "30", "", "none", "fused-softmax", "1", "nemo", "4096"}};
-  g_autoptr(csv_table) rb = sweep_rank(table_of(beyond, 2));
+  g_autoptr(csv_table) rb = sweep_rank(table_on(softmax, 2, "nemo", "4096"));
   ck_assert_str_eq(at(rb, 1, "same_as"), "1");
 }
 END_TEST

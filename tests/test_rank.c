@@ -27,23 +27,16 @@ static csv_table *table_on(const row_spec *rows, int n, const char *stack, const
     g_autofree char *ix = g_strdup_printf("%d", i);
     csv_set(t, r, csv_column(t, "index"), ix);
     csv_set(t, r, csv_column(t, "status"), "ok");
-    /* a layout predict can read (an attention pair's equivalence is decided on its model, layout and stack) */
-    static const char *const empty[] = {"model_file", "partition", "ib_gbps", "nvlink_gbps", "nics_per_node",
-                                        "gpu_memory", "fabric", "leaf_nodes", "oversubscription", "pipeline_layout"};
-    for (size_t k = 0; k < G_N_ELEMENTS(empty); k++)
-      if (csv_column(t, empty[k]) >= 0) csv_set(t, r, csv_column(t, empty[k]), "");
-    csv_set(t, r, csv_column(t, "model"), "llama-7b");
-    csv_set(t, r, csv_column(t, "seq_len"), seq);
-    csv_set(t, r, csv_column(t, "global_batch"), "64");
-    csv_set(t, r, csv_column(t, "vocab"), "32000");
-    csv_set(t, r, csv_column(t, "sp"), "0");
-    csv_set(t, r, csv_column(t, "ep"), "1");
-    csv_set(t, r, csv_column(t, "etp"), "1");
-    csv_set(t, r, csv_column(t, "moe_imbalance"), "1");
-    csv_set(t, r, csv_column(t, "overlap_grad_reduce"), "0");
-    csv_set(t, r, csv_column(t, "overlap_param_gather"), "0");
-    csv_set(t, r, csv_column(t, "profile"), "a100-sxm4-80gb");
-    csv_set(t, r, csv_column(t, "stack"), stack);
+    /* a layout predict can read (an attention pair's equivalence is decided on its model, layout and stack):
+     * column, value; the platform's what-if columns empty (the profile's) */
+    const char *const fixed[][2] = {
+        {"model", "llama-7b"}, {"seq_len", seq}, {"global_batch", "64"}, {"vocab", "32000"}, {"sp", "0"}, {"ep", "1"},
+        {"etp", "1"}, {"moe_imbalance", "1"}, {"overlap_grad_reduce", "0"}, {"overlap_param_gather", "0"},
+        {"profile", "a100-sxm4-80gb"}, {"stack", stack}, {"model_file", ""}, {"partition", ""}, {"ib_gbps", ""},
+        {"nvlink_gbps", ""}, {"nics_per_node", ""}, {"gpu_memory", ""}, {"fabric", ""}, {"leaf_nodes", ""},
+        {"oversubscription", ""}, {"pipeline_layout", ""}};
+    for (size_t k = 0; k < G_N_ELEMENTS(fixed); k++)
+      if (csv_column(t, fixed[k][0]) >= 0) csv_set(t, r, csv_column(t, fixed[k][0]), fixed[k][1]);
     csv_set(t, r, csv_column(t, "step_time_s"), rows[i].step);
     csv_set(t, r, csv_column(t, "peak_mem_gib"), "40");
     csv_set(t, r, csv_column(t, "band_pct"), rows[i].band);

@@ -13,7 +13,10 @@
 # (neither table states them on; the nemo stack was fitted without them). Recompute not stated (the
 # Megatron-Bridge tables) runs as none; sp not stated runs as on where tp > 1 (the perf recipes'
 # default). Attention: Transformer Engine's flash kernels (flash2), the stack's fused norms; partition
-# layers. Megatron-Bridge rows use the shipped llama3-8b / llama3-70b; SimuMax's truncated models get a
+# layers. Stack nemo (NeMo's defaults: TransformerEngine's tp overlap) on the Megatron-Bridge rows; on SimuMax's rows
+# the stack file given as -v simumax_stack=FILE where set (its Megatron-LM runs disable the tp overlap,
+# --disable-tp-comm-overlap-ag/rs, and reduce gradients in fp32, --accumulate-allreduce-grads-in-fp32: the
+# scripts write nemo with tp_comm_overlap 0 and grad_reduce_bytes 4 into their WORK_DIR), else nemo. Megatron-Bridge rows use the shipped llama3-8b / llama3-70b; SimuMax's truncated models get a
 # model file in DIR (its layers, kv_heads from notes). Extra columns: system, source (megatron-bridge or
 # simumax), mem_gib, mem_reserved_gib, simumax_err_pct, simumax_mem_err_pct (SimuMax rows). A skipped row goes to SKIPS as
 # "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
@@ -58,9 +61,9 @@ FNR == 1 {
       close(file); written[file] = 1
     }
   } else { name = tolower(m); file = "" }
-  printf "%s,%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,layers,%s,%d,%s,nemo,%d,0,0,%s,ok,%s,%s,%s,%s,%s,%s,%s\n", name, file, cell("seq_len"),
+  printf "%s,%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,layers,%s,%d,%s,%s,%d,0,0,%s,ok,%s,%s,%s,%s,%s,%s,%s\n", name, file, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp,
-    sched, vs, prof, zero, pr, cell("measured_step_time_s"), sys, simumax ? "simumax" : "megatron-bridge",
+    sched, vs, prof, simumax && simumax_stack != "" ? simumax_stack : "nemo", zero, pr, cell("measured_step_time_s"), sys, simumax ? "simumax" : "megatron-bridge",
     num(note("mem_gib")), num(note("mem_reserved_gib")), num(note("simumax_err_pct")), num(note("simumax_mem_err_pct"))
 }
 END { if (bad) exit 2 }

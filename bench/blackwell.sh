@@ -21,7 +21,11 @@ jobs=${3:-2}
 bench_positive JOBS "$jobs"
 for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
 bench_work "$2" models
-bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
+# SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
+awk '/"(tp_comm_overlap|grad_reduce_bytes)"/ { next }
+  !done && /^\{/ { print; printf "\t\"tp_comm_overlap\": 0,\n\t\"grad_reduce_bytes\": 4,\n"; done = 1; next }
+  { print }' "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
+bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" -v simumax_stack="$work/nemo-megatron-lm.json" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
 "$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> /dev/null | sed 's/^/  /'
 # the OOM verdict per system, from the same run

@@ -10,14 +10,22 @@
 # memory model is the study code's, docs/stacks.md), the profile column dropped (calibrate fits on
 # --profile). Left out and judged: the Llama rows above 256 GPUs and every GPT-3 175B row.
 #
-# Usage: bash bench/calibrate-nemo.sh VALIDATION_DIR WORK_DIR [MAX_EVALS]   (default 60, calibrate's; about 2 min
-#   on 2 cores). Writes WORK_DIR/nemo.json (copy it to platforms/stacks/ to ship it) and
+# The prior's code keys are NeMo's (docs/stacks.md, "Defaults"): TransformerEngine's tensor-parallel overlap
+# (tp_comm_overlap 1) and the distributed optimizer (zero 1). DP_OVERLAP 1 also turns on the data-parallel
+# overlaps (overlap_grad_reduce, overlap_param_gather: what the rows ran) in a copy of the prior in WORK_DIR, so
+# the fitted stack defaults to them; 0 (the default) leaves them off: with cp > 1 they cost the rank symmetry
+# until it holds there, and an evaluation then takes minutes.
+#
+# Usage: bash bench/calibrate-nemo.sh VALIDATION_DIR WORK_DIR [MAX_EVALS [DP_OVERLAP]]   (MAX_EVALS default 60,
+#   calibrate's: about 6-15 min on 2 shared cores). Writes WORK_DIR/nemo.json (copy it to platforms/stacks/ to ship it) and
 #   WORK_DIR/nemo-trust.json (analysis/trust/nemo.json), and prints MAPE and bias per model before
-#   (megatron-deepspeed) and after (the fit). WORK_DIR must lie outside the repository.
+#   (megatron-deepspeed, and the shipped nemo stack) and after (the fit). WORK_DIR must lie outside the repository.
 . "$(dirname "$0")/lib.sh"
-bench_start calibrate-nemo "VALIDATION_DIR WORK_DIR [MAX_EVALS]" 2 3 "$@"
+bench_start calibrate-nemo "VALIDATION_DIR WORK_DIR [MAX_EVALS [DP_OVERLAP]]" 2 4 "$@"
 evals=${3:-60}
 bench_positive MAX_EVALS "$evals"
+dp_overlap=${4:-0}
+[[ "$dp_overlap" =~ ^[01]$ ]] || die "DP_OVERLAP '$dp_overlap' is not 0 or 1 (allowed: 0, 1)"
 src="$1/nvidia_dgxc_h100.csv"
 [ -f "$src" ] || die "no $src"
 bench_work "$2" models
@@ -29,11 +37,19 @@ NR == 1 { need("model gpus profile", "as bench/external-rows.awk writes"); pc = 
 keep { out = ""; for (i = 1; i <= nf; i++) if (i != pc) out = out (out == "" ? "" : ",") v[i]; print out }
 END { if (bad) exit 2 }
 AWK
-echo "calibrate-nemo: $(($(wc -l < "$work/fit.csv") - 1)) rows to fit, $(($(wc -l < "$work/dgxc.csv") - 1)) to validate"
-"$bin" calibrate "$work/fit.csv" --stack "$repo/platforms/stacks/nemo-prior.json" --profile h100-sxm5-80gb \
+# the prior, with the data-parallel overlaps where asked
+prior="$repo/platforms/stacks/nemo-prior.json"
+if [ "$dp_overlap" = 1 ]; then
+  awk '/"(overlap_grad_reduce|overlap_param_gather)"/ { next }
+    !done && /^\{/ { print; printf "\t\"overlap_grad_reduce\": 1,\n\t\"overlap_param_gather\": 1,\n"; done = 1; next }
+    { print }' "$prior" > "$work/nemo-prior.json"
+  prior="$work/nemo-prior.json"
+fi
+echo "calibrate-nemo: $(($(wc -l < "$work/fit.csv") - 1)) rows to fit, $(($(wc -l < "$work/dgxc.csv") - 1)) to validate, data-parallel overlaps $dp_overlap"
+"$bin" calibrate "$work/fit.csv" --stack "$prior" --profile h100-sxm5-80gb \
   --fit timing --max-evals "$evals" -o "$work/nemo.json"
 "$bin" validate "$work/fit.csv" --stack "$work/nemo.json" --profile h100-sxm5-80gb --trust-out "$work/nemo-trust.json" > /dev/null
-for st in megatron-deepspeed "$work/nemo.json"; do
+for st in megatron-deepspeed "$repo/platforms/stacks/nemo.json" "$work/nemo.json"; do
   "$bin" validate "$work/dgxc.csv" --stack "$st" -o "$work/rows.csv" > /dev/null
   echo "== --stack $(basename "$st"): per model, all expressible rows (in the fit: the Llama rows up to 256 GPUs)"
   awk -v who=calibrate-nemo -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" <<'AWK'

@@ -22,9 +22,9 @@ bench_positive JOBS "$jobs"
 for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
 bench_work "$2" models
 # SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
-awk '/"(tp_comm_overlap|grad_reduce_bytes)"/ { next }
-  !done && /^\{/ { print; printf "\t\"tp_comm_overlap\": 0,\n\t\"grad_reduce_bytes\": 4,\n"; done = 1; next }
-  { print }' "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
+awk '/"tp_comm_overlap"/ { sub(/: *[0-9]+/, ": 0"); t = 1 } /"grad_reduce_bytes"/ { sub(/: *[0-9]+/, ": 4"); g = 1 } { l[NR] = $0 }
+  END { print l[1]; if (!t) print "\t\"tp_comm_overlap\": 0,"; if (!g) print "\t\"grad_reduce_bytes\": 4,"; for (i = 2; i <= NR; i++) print l[i] }' \
+  "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
 bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" -v simumax_stack="$work/nemo-megatron-lm.json" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
 "$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> /dev/null | sed 's/^/  /'

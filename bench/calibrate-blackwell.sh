@@ -39,9 +39,9 @@ work=$(cd "$2" && pwd -P)
 case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
 profiles="b200 b300 gb200-nvl72 gb300-nvl72"
 # SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
-awk '/"(tp_comm_overlap|grad_reduce_bytes)"/ { next }
-  !done && /^\{/ { print; printf "\t\"tp_comm_overlap\": 0,\n\t\"grad_reduce_bytes\": 4,\n"; done = 1; next }
-  { print }' "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
+awk '/"tp_comm_overlap"/ { sub(/: *[0-9]+/, ": 0"); t = 1 } /"grad_reduce_bytes"/ { sub(/: *[0-9]+/, ": 4"); g = 1 } { l[NR] = $0 }
+  END { print l[1]; if (!t) print "\t\"tp_comm_overlap\": 0,"; if (!g) print "\t\"grad_reduce_bytes\": 4,"; for (i = 2; i <= NR; i++) print l[i] }' \
+  "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
 : > "$work/skipped.tsv"
 awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v simumax_stack="$work/nemo-megatron-lm.json" -f "$here/csv.awk" -f "$here/blackwell-rows.awk" \
   "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"

@@ -40,9 +40,9 @@ AWK
 # the prior, with the data-parallel overlaps where asked
 prior="$repo/platforms/stacks/nemo-prior.json"
 if [ "$dp_overlap" = 1 ]; then
-  awk '/"(overlap_grad_reduce|overlap_param_gather)"/ { next }
-    !done && /^\{/ { print; printf "\t\"overlap_grad_reduce\": 1,\n\t\"overlap_param_gather\": 1,\n"; done = 1; next }
-    { print }' "$prior" > "$work/nemo-prior.json"
+  awk '/"overlap_grad_reduce"/ { sub(/: *[0-9]+/, ": 1"); r = 1 } /"overlap_param_gather"/ { sub(/: *[0-9]+/, ": 1"); p = 1 } { l[NR] = $0 }
+    END { print l[1]; if (!r) print "\t\"overlap_grad_reduce\": 1,"; if (!p) print "\t\"overlap_param_gather\": 1,"; for (i = 2; i <= NR; i++) print l[i] }' \
+    "$prior" > "$work/nemo-prior.json"
   prior="$work/nemo-prior.json"
 fi
 echo "calibrate-nemo: $(($(wc -l < "$work/fit.csv") - 1)) rows to fit, $(($(wc -l < "$work/dgxc.csv") - 1)) to validate, data-parallel overlaps $dp_overlap"

@@ -59,14 +59,9 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
    * overlapped bucket reductions and parameter gathers belong to the last micro-batch and the step's end, the
    * same events in every count (docs/sweep.md, "Overlaps and ZeRO-2/3 on the fast path"; tests/test_fast_path.c
    * holds it to 1e-9 of the full replay) */
-  /* DualPipeV's all-to-all overlap (overlap_moe_ep_comm) is replayed whole. Not for the overlap itself: it changes
-   * only the F&B pairs, and one more micro-batch adds one round of pairs to step 4 on every rank, the same events
-   * as the rounds before it; measured (a 16-GPU MoE, 8 layers, ep 2 and 4, on H100 nemo), the fast path is exact
-   * with it wherever it is exact without it (pp 4, hidden 2048, seq 2048: 1e-15 both). But DualPipeV's counts
-   * (2P, 2P + 1) themselves are not exact everywhere: at pp 2, T(m) is affine only from 2P + 1 (0.6% off, with
-   * the overlap and without), at pp 4 with latency-bound layers (hidden 256, seq 256) 1.7% off. Until the
-   * schedule's counts are exact, the option keeps its layouts on the full replay (docs/sweep.md). */
-  if (l->overlap_moe_ep_comm) return FALSE;
+  /* DualPipeV's all-to-all overlap (overlap_moe_ep_comm) too: it changes only the F&B pairs, and one more
+   * micro-batch adds one round of pairs to step 4 on every rank, the same events as the rounds before it
+   * (test_sweep holds it to 1e-9 of the full replay on an MoE at pp 2 and 4, with the overlap and without) */
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
   return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */

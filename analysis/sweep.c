@@ -676,7 +676,7 @@ static char *shrink_hint(const sweep_spec *s)
  * enumeration's; test_sweep against enumerate_point's on spaces that exercise every coupling. */
 typedef struct sizer {
   const sweep_spec *s;
-  const point *any;        /* a point: axis_values of the axes below does not depend on it */
+  const point *any;        /* a point of the profile and stack counted: the axes below depend on no more of it */
   GHashTable *listed[AX_N]; /* a listed tp, pp, cp as a set of its values; NULL where not listed */
   double ckpt_attn;        /* (checkpointing, kernel) pairs left_out keeps */
   double sum_sp_tp;        /* over a listed tp: its sp values */
@@ -1029,6 +1029,10 @@ static double count_layouts(const sweep_spec *s, const GArray *pts, gboolean by_
     gboolean same = prev && prev->profile_name == pt->profile_name && prev->stack_name == pt->stack_name &&
                     prev->gpus == pt->gpus && prev->prof.gpus_per_node == pt->prof.gpus_per_node &&
                     profile_gpus_per_domain(&prev->prof) == profile_gpus_per_domain(&pt->prof);
+    if (!same && (z.any->profile_name != pt->profile_name || z.any->stack_name != pt->stack_name)) {
+      sizer_clear(&z); /* the kernels swept (and so the sizer's counts) are the profile's and its stack's */
+      sizer_init(&z, s, pt);
+    }
     if (!same) last = by_enumeration ? enumerate_point(NULL, s, pt) : count_point(&z, pt);
     layouts += last;
   }

@@ -19,21 +19,14 @@
 # Writes WORK_DIR/data/analysis/trust/*.json (the tables with the derived constants; copy them to
 # analysis/trust/ to ship them) and prints the constants and the coverage table. WORK_DIR must lie outside the
 # repository. Usage: bash bench/bands.sh VALIDATION_DIR WORK_DIR [JOBS]   (env MAX_ROWS, MAX_EVALS)
-set -euo pipefail
-die() { echo "bands: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/bands.sh VALIDATION_DIR WORK_DIR [JOBS]"
+. "$(dirname "$0")/lib.sh"
+bench_start bands "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
+bench_positive JOBS "$jobs"
 evals=${MAX_EVALS:-60}
-[[ "$evals" =~ ^[1-9][0-9]*$ ]] || die "MAX_EVALS '$evals' is not a positive integer"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+bench_positive MAX_EVALS "$evals"
 [ -d "$1" ] || die "no directory '$1'"
-mkdir -p "$2"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+bench_work "$2"
 
 # 1. the rows (scale.sh checks the rest of its arguments)
 VARIANTS=baseline bash "$here/scale.sh" "$1" "$work" "$jobs" > "$work/scale-baseline.md"

@@ -16,26 +16,17 @@
 #   in fp8 are read alike); STACK: the stack whose bf16 constants are held (default platforms/stacks/nemo.json);
 #   MAX_EVALS default 20. Writes WORK_DIR/STACK-fp8.json (copy it over the stack to ship it). WORK_DIR must lie
 #   outside the repository.
-set -euo pipefail
-die() { echo "calibrate-fp8: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 4 ] || die "usage: bash bench/calibrate-fp8.sh CSV WORK_DIR [STACK [MAX_EVALS]]"
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
+. "$(dirname "$0")/lib.sh"
+bench_start calibrate-fp8 "CSV WORK_DIR [STACK [MAX_EVALS]]" 2 4 "$@"
 src="$1"
 [ -f "$src" ] || die "no $src"
 stack=${3:-$repo/platforms/stacks/nemo.json}
 [ -f "$stack" ] || die "no stack file $stack"
 evals=${4:-20}
 [[ "$evals" =~ ^[1-9][0-9]*$ ]] || die "MAX_EVALS '$evals' is not a positive integer"
-mkdir -p "$2/models"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
+bench_work "$2" models
 prof=h100-sxm5-80gb
-: > "$work/skipped.tsv"
-awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v standin=0 -v precisions="bf16 fp8" \
-  -f "$here/csv.awk" -f "$here/external-rows.awk" "$src" > "$work/all.csv"
+bench_rows external-rows external-rows.awk -v models="$work/models" -v standin=0 -v precisions="bf16 fp8" "$src" > "$work/all.csv"
 # the FP8 rows on the H100; the same rows as bf16 (the "before")
 awk -v who=calibrate-fp8 -v want=fp8 -f "$here/csv.awk" -f /dev/stdin "$work/all.csv" > "$work/fp8.csv" <<'AWK'
 NR == 1 { need("precision profile", "as bench/external-rows.awk writes"); print; next }

@@ -17,30 +17,22 @@
 # most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
 # Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
 #   (env SIGMA, VARIANTS="baseline nccl-lat straggler", MAX_ROWS, PRECISIONS)
-set -euo pipefail
-die() { echo "scale: $*" >&2; exit 2; }
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]"
+. "$(dirname "$0")/lib.sh"
+bench_start scale "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "JOBS '$jobs' is not a positive integer"
+bench_positive JOBS "$jobs"
 sigma=${SIGMA:-0.015}
 [[ "$sigma" =~ ^0(\.[0-9]+)?$ ]] || die "SIGMA '$sigma' is not a number in [0, 1)"
 variants=${VARIANTS:-baseline nccl-lat straggler}
 precisions=${PRECISIONS:-bf16}
 max_rows=${MAX_ROWS:-30}
-[[ "$max_rows" =~ ^[1-9][0-9]*$ ]] || die "MAX_ROWS '$max_rows' is not a positive integer"
+bench_positive MAX_ROWS "$max_rows"
 for v in $variants; do
   case $v in baseline | nccl-lat | straggler) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler)" ;; esac
 done
-here=$(cd "$(dirname "$0")" && pwd -P)
-repo=$(cd "$here/.." && pwd -P)
-bin="$repo/build/layoutsim"
-[ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
 [ -d "$1" ] || die "no directory '$1'"
-mkdir -p "$2"
-work=$(cd "$2" && pwd -P)
-case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
-mkdir -p "$work/models" "$work/stacks"
-: > "$work/skipped.tsv"
+bench_work "$2" models
+mkdir -p "$work/stacks"
 
 # the stack variants: cumulative keys on the shipped stacks
 for s in megatron-deepspeed nemo; do

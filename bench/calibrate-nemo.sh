@@ -24,7 +24,7 @@
 bench_start calibrate-nemo "VALIDATION_DIR WORK_DIR [MAX_EVALS [DP_OVERLAP]]" 2 4 "$@"
 evals=${3:-60}
 bench_positive MAX_EVALS "$evals"
-dp_overlap=${4:-0}
+dp_overlap=${4:-1}
 [[ "$dp_overlap" =~ ^[01]$ ]] || die "DP_OVERLAP '$dp_overlap' is not 0 or 1 (allowed: 0, 1)"
 src="$1/nvidia_dgxc_h100.csv"
 [ -f "$src" ] || die "no $src"

@@ -27,7 +27,7 @@ for ((i = 1; i <= runs; i++)); do
     { n++; st = $c["status"]; f = $c["fidelity"]
       if (st == "invalid") inv++; else if (f == "memory") pr++; else { rep++; fa += f == "fast"; fu += f == "full" } }
     END { printf "%4d %10d %8d %8d %9d %6d %6d %9.2f %8.2f %8.2f %5.1f%%\n", run, n, inv, pr, rep, fa, fu, wall, user, sys,
-                 user > 0 ? 100 * sys / user : 0 }' "$work/s.csv" | tee -a "$work/runs"
+                 (user > 0 ? 100 * sys / user : 0) }' "$work/s.csv" | tee -a "$work/runs"
 done
 [ -z "${SWEEP_CSV:-}" ] || cp "$work/s.csv" "$SWEEP_CSV"
 awk '{ w[NR] = $8; n = $2 } END {
@@ -35,4 +35,4 @@ awk '{ w[NR] = $8; n = $2 } END {
   m = NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2
   printf "median wall %.2f s over %d runs: %.0f layouts/s (target: %d layouts in at most 30 s)\n", m, NR, n / m, n
 }' "$work/runs"
-awk '{ u += $9; y += $10 } END { printf "CPU over the runs: user %.2f s, system %.2f s: system %.1f%% of user (target: under 15%%)\n", u, y, u > 0 ? 100 * y / u : 0 }' "$work/runs"
+awk '{ u += $9; y += $10 } END { printf "CPU over the runs: user %.2f s, system %.2f s: system %.1f%% of user (target: under 15%%)\n", u, y, (u > 0 ? 100 * y / u : 0) }' "$work/runs"

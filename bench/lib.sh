@@ -28,10 +28,23 @@ bench_start()
 # bench_positive NAME VALUE: refuse a VALUE that is not a positive integer.
 bench_positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 '$2' is not a positive integer"; }
 
-# bench_work DIR [SUBDIR]: create DIR (and DIR/SUBDIR), refuse it inside the repository, `work` its real path;
-# work/skipped.tsv emptied (the rows-awk scripts append the rows they skip and why).
+# bench_work DIR [SUBDIR]: refuse DIR inside the repository (before creating anything there), then create DIR (and
+# DIR/SUBDIR), `work` its real path; work/skipped.tsv emptied (the rows-awk scripts append the rows they skip and why).
 bench_work()
 {
+  # DIR's real path before it exists: that of its deepest existing ancestor, with the rest of DIR after it
+  local dir=$1 rest=""
+  case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+  while [ ! -d "$dir" ]; do
+    rest="/${dir##*/}$rest"
+    dir=${dir%/*}
+    [ -n "$dir" ] || dir=/
+  done
+  local base
+  base=$(cd "$dir" && pwd -P)
+  case "${base%/}$rest/" in
+    "$repo"/*) die "WORK_DIR '$1' lies inside the repository (allowed: a directory outside it)" ;;
+  esac
   mkdir -p "$1${2:+/$2}"
   work=$(cd "$1" && pwd -P)
   case "$work/" in "$repo"/*) die "WORK_DIR '$1' lies inside the repository (allowed: a directory outside it)" ;; esac

@@ -53,7 +53,7 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
   /* the schedule says from which counts T(m) is affine (1F1B: from m = pp on every stage has its whole
    * shape and one more micro-batch adds one steady pair to every stage), or that it does not know */
   *m1 = *m2 = 0;
-  if (!sched_get(l->schedule)->affine_counts(l->pp, l->virtual_stages, m1, m2)) return FALSE;
+  if (!sched_affine_counts(l->schedule, l->pp, m1, m2)) return FALSE;
   /* ZeRO-2/3 and the overlaps run on the same counts: their communication stream's work per micro-batch (a
    * reduce-scatter after each backward, the gathers before each forward) is part of the steady pair, and the
    * overlapped bucket reductions and parameter gathers belong to the last micro-batch and the step's end, the
@@ -128,7 +128,7 @@ static gboolean memory_verdict(const sim_request *req, int m, prediction *p, dou
   }
   *p = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
   sim_request mrq = rq;
-  int peak_m = sched_get(rq.l.schedule)->memory_micro_batches(rq.l.pp, rq.l.virtual_stages, rq.l.grad_accum);
+  int peak_m = sched_memory_micro_batches(rq.l.schedule, rq.l.pp, rq.l.grad_accum);
   mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, peak_m);
   if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
   graph *g = gen_graph(&mrq.m, &mrq.l, &mrq.gen, &err);

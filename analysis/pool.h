@@ -7,12 +7,12 @@
  * How a request is evaluated (its `how`, reported per row):
  *  - memory first: the task graph at the micro-batch count where the
  *    schedule says every stage's peak is reached (schedule.h,
- *    memory_micro_batches: min(m, pp + 1) for 1F1B, whose stage s holds
+ *    sched_memory_micro_batches: min(m, pp + 1) for 1F1B, whose stage s holds
  *    min(pp - s, m) micro-batches; m for GPipe) gives the peak memory of
  *    every stage without a replay; with `prune_oom`, a layout that does not
  *    fit is reported with its peak and not replayed (how = memory);
  *  - fast: two replays at the schedule's affine counts m1 < m2 (schedule.h,
- *    affine_counts) give every time of the step (step time, each breakdown
+ *    sched_affine_counts) give every time of the step (step time, each breakdown
  *    category) exactly by affine extrapolation. For 1F1B, from m = p (the
  *    pipeline depth) on every stage of the deterministic schedule has its
  *    whole shape (warm-up, at least one steady forward-backward pair,

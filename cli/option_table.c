@@ -357,7 +357,7 @@ const cli_option CLI_OPTIONS[] = {
      .section = CLI_SEC_LAYOUT,
      .help = "model chunks per stage for --schedule interleaved (V >= 2; layers\n"
              "divisible by pp*V, micro-batches per step a multiple of pp) and\n"
-             "dualpipev (V 2; micro-batches per step at least 2*pp)"},
+             "dualpipev (V 2, its default; micro-batches per step at least 2*pp)"},
 
     /* PLATFORM */
     {.name = "profile", .arg = CLI_ARG_REQUIRED, .metavar = "NAME|FILE", .commands = ANY_RUN | CMD_GRAPH | CMD_REPLAY,

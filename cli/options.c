@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "workloads/schedule.h"
 
 /* getopt_long's val of the option of CLI_OPTIONS index i without a short name. */
 #define LONG_VAL_BASE 1000
@@ -388,9 +389,27 @@ static unsigned cli_layout_given(const cli_opts *o)
   return given;
 }
 
+/* The chunks a schedule implies where --virtual-stages is left out (DualPipeV's 2: sched_def.default_chunks); a given
+ * one it does not take is refused here, naming the option. A sweep's lists are its own (cli_sweep_spec). */
+static gboolean resolve_chunks(cli_opts *o, GError **err)
+{
+  const sched_def *d = sched_get(o->rq.l.schedule);
+  if ((o->command_bit & CMD_SWEEP) || !d->default_chunks) return TRUE;
+  if (!o->given[cli_option_find("virtual-stages") - CLI_OPTIONS]) {
+    o->rq.l.virtual_stages = d->default_chunks;
+    return TRUE;
+  }
+  if (o->rq.l.virtual_stages == d->default_chunks) return TRUE;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--virtual-stages: %d with --schedule %s (allowed: %d, or "
+              "--virtual-stages left out, which is %d)", o->rq.l.virtual_stages, d->name, d->default_chunks,
+              d->default_chunks);
+  return FALSE;
+}
+
 gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
 {
   sim_request *rq = &o->rq;
+  if (!resolve_chunks(o, err)) return FALSE;
   /* no --stack: the profile's default (docs/profile.md); predict, validate, calibrate keep the study's for their rows */
   gboolean by_profile = !o->stack_set && (o->command_bit & (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY));
   if (!profile_load_with_stack(o->profile_name, by_profile ? NULL : o->stack_name, &rq->prof, err)) return FALSE;

@@ -27,14 +27,14 @@ static sim_request request(const char *model, const char *profile, layout l)
 }
 
 /* The bound of rq from its whole graph (m micro-batches) and from the memory verdict's (the schedule's
- * memory_micro_batches: 1F1B min(m, pp + 1)). */
+ * sched_memory_micro_batches: 1F1B min(m, pp + 1)). */
 static bound_parts bound_of(const sim_request *req, gboolean small)
 {
   sim_request rq = *req;
   GError *err = NULL;
   ck_assert_msg(sim_request_prepare(&rq, &err), "%s", err ? err->message : "");
   int m = rq.l.grad_accum;
-  int mg = small ? MIN(m, sched_get(rq.l.schedule)->memory_micro_batches(rq.l.pp, rq.l.virtual_stages, m)) : m;
+  int mg = small ? MIN(m, sched_memory_micro_batches(rq.l.schedule, rq.l.pp, m)) : m;
   sim_request g_rq = rq;
   g_rq.l.global_batch = rq.l.dp * rq.l.micro_batch * mg;
   ck_assert(sim_request_prepare(&g_rq, &err));

@@ -401,6 +401,39 @@ START_TEST(test_sweep_capacity_factor_reaches_every_layout)
 }
 END_TEST
 
+/* --schedule dualpipev alone runs the V's two chunks (DualPipeV holds exactly 2 per rank: sched_def.default_chunks);
+ * a --virtual-stages other than 2 with it is refused naming the option; interleaved implies nothing (V stays 1). */
+START_TEST(test_dualpipev_alone_implies_two_virtual_stages_and_refuses_another)
+{
+  struct { const char *line; int chunks; const char *msg; } cases[] = {
+      {"simulate --pp 4 --schedule dualpipev", 2, NULL},
+      {"simulate --pp 4 --schedule dualpipev --virtual-stages 2", 2, NULL},
+      {"simulate --pp 4 --schedule interleaved", 1, NULL},
+      {"simulate --pp 4", 1, NULL},
+      {"simulate --pp 4 --schedule dualpipev --virtual-stages 1", 0,
+       "--virtual-stages: 1 with --schedule dualpipev (allowed: 2, or --virtual-stages left out, which is 2)"},
+      {"simulate --pp 4 --schedule dualpipev --virtual-stages 4", 0,
+       "--virtual-stages: 4 with --schedule dualpipev (allowed: 2, or --virtual-stages left out, which is 2)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    cli_opts o;
+    g_autofree char *msg = parse(cases[i].line, &o);
+    ck_assert_msg(msg == NULL, "%s: %s", cases[i].line, msg);
+    GError *err = NULL;
+    gboolean ok = cli_resolve(&o, FALSE, &err);
+    if (cases[i].msg) {
+      ck_assert_msg(!ok, "%s: accepted", cases[i].line);
+      ck_assert_str_eq(err->message, cases[i].msg);
+      g_error_free(err);
+    } else {
+      ck_assert_msg(ok, "%s: %s", cases[i].line, err ? err->message : "");
+      ck_assert_int_eq(o.rq.l.virtual_stages, cases[i].chunks);
+    }
+    cli_opts_clear(&o);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("options");
@@ -415,6 +448,7 @@ int main(void)
   tcase_add_test(tc, test_each_sweep_axis_takes_the_list_of_exactly_one_option);
   tcase_add_test(tc, test_the_tp_maximum_is_the_same_for_one_value_and_a_list);
   tcase_add_test(tc, test_sweep_capacity_factor_reaches_every_layout);
+  tcase_add_test(tc, test_dualpipev_alone_implies_two_virtual_stages_and_refuses_another);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

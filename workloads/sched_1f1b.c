@@ -69,25 +69,9 @@ GArray *sched_1f1b(int r, int P, int m)
   return out;
 }
 
-gboolean sched_1f1b_affine_counts(int stages, int chunks, int *m1, int *m2)
-{
-  (void)chunks;
-  *m1 = MAX(stages, 2);
-  *m2 = *m1 + 1;
-  return TRUE;
-}
-
-/* stage s holds min(pp - s, m): reached at m = pp; pp + 1 (the pool's memory graph since it was written) */
-int sched_1f1b_memory_micro_batches(int stages, int chunks, int m)
-{
-  (void)chunks;
-  return MIN(m, stages + 1);
-}
-
 const sched_def sched_def_1f1b = {
     .name = "1f1b",
     .about = "synchronous 1F1B of the study's code (DeepSpeed's TrainSchedule), blocking sends",
     .emit = emit,
-    .affine_counts = sched_1f1b_affine_counts,
-    .memory_micro_batches = sched_1f1b_memory_micro_batches,
+    .counts = SCHED_COUNTS_1F1B,
 };

@@ -212,26 +212,6 @@ static int vstage(int stage, int chunk, int stages, int chunks)
   return chunk == 0 ? stage : 2 * stages - 1 - stage;
 }
 
-/* From m = 2P every rank has its whole shape (steps 1-3 and 5-8 do not depend on m), and one more micro-batch
- * adds one F0&B1 F1&B0 round of step 4 to every rank; but the first of those rounds (2P -> 2P + 1) is not yet
- * the steady one: its pairs meet the warm-up's last forwards, and with collectives in the layers (an MoE's
- * all-to-alls, latency-bound layers) it took 0.1-1.7% less than the rounds after it. From 2P + 1 every round
- * is the same events: 2P + 1 and 2P + 2 (checked against full replays in test_sweep). */
-static gboolean affine_counts(int stages, int chunks, int *m1, int *m2)
-{
-  (void)chunks;
-  *m1 = 2 * stages + 1;
-  *m2 = *m1 + 1;
-  return TRUE;
-}
-
-/* 2P + 1 chunk passes in flight at the first round of step 4, which every m >= 2P has */
-static int memory_micro_batches(int stages, int chunks, int m)
-{
-  (void)chunks;
-  return MIN(m, 2 * stages);
-}
-
 static gboolean check(int stages, int chunks, int m, int layers, GError **err)
 {
   if (chunks != 2) {
@@ -261,8 +241,14 @@ const sched_def sched_def_dualpipev = {
     .chunked = TRUE,
     .eager_sends = TRUE,
     .emit = emit,
-    .affine_counts = affine_counts,
-    .memory_micro_batches = memory_micro_batches,
+    /* From m = 2P every rank has its whole shape (steps 1-3 and 5-8 do not depend on m), and one more micro-batch
+     * adds one F0&B1 F1&B0 round of step 4 to every rank; but the first of those rounds (2P -> 2P + 1) is not yet
+     * the steady one: its pairs meet the warm-up's last forwards, and with collectives in the layers (an MoE's
+     * all-to-alls, latency-bound layers) it took 0.1-1.7% less than the rounds after it. From 2P + 1 every round
+     * is the same events: 2P + 1 and 2P + 2 (checked against full replays in test_sweep). The memory: 2P + 1
+     * chunk passes in flight at the first round of step 4, which every m >= 2P has. */
+    .counts = {.affine = TRUE, .whole = {2, 1}, .round = {0, 1}, .peak = {2, 0}},
+    .default_chunks = 2, /* the V's two chunks: --schedule dualpipev alone runs them */
     .check = check,
     .vstage = vstage,
 };

@@ -19,26 +19,10 @@ static void emit(GArray *out, int stage, int stages, int chunks, int m)
   sched_push(out, SCHED_OPTIMIZER, -1, 0);
 }
 
-static gboolean affine_counts(int stages, int chunks, int *m1, int *m2)
-{
-  (void)stages;
-  (void)chunks;
-  *m1 = *m2 = 0;
-  return FALSE;
-}
-
-static int memory_micro_batches(int stages, int chunks, int m)
-{
-  (void)stages;
-  (void)chunks;
-  return m;
-}
-
 const sched_def sched_def_gpipe = {
     .name = "gpipe",
     .about = "GPipe: all forwards, then all backwards (Huang et al. 2019)",
     .eager_sends = TRUE,
     .emit = emit,
-    .affine_counts = affine_counts,
-    .memory_micro_batches = memory_micro_batches,
+    .counts = {.affine = FALSE, .peak_grows = TRUE}, /* the header: no affine counts, the peak grows with m */
 };

@@ -49,20 +49,6 @@ static void emit(GArray *out, int stage, int stages, int chunks, int m)
   sched_push(out, SCHED_OPTIMIZER, -1, 0);
 }
 
-static gboolean affine_counts(int stages, int chunks, int *m1, int *m2)
-{
-  (void)chunks;
-  *m1 = 2 * stages;
-  *m2 = 3 * stages;
-  return TRUE;
-}
-
-static int memory_micro_batches(int stages, int chunks, int m)
-{
-  (void)chunks;
-  return MIN(m, 2 * stages);
-}
-
 static gboolean check(int stages, int chunks, int m, int layers, GError **err)
 {
   if (chunks < 2) {
@@ -98,7 +84,7 @@ const sched_def sched_def_interleaved = {
     .chunked = TRUE,
     .eager_sends = TRUE,
     .emit = emit,
-    .affine_counts = affine_counts,
-    .memory_micro_batches = memory_micro_batches,
+    /* the header: whole from 2 pp, a group of pp micro-batches per steady round, the peak reached at 2 pp */
+    .counts = {.affine = TRUE, .whole = {2, 0}, .round = {1, 0}, .peak = {2, 0}},
     .check = check,
 };

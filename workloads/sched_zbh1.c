@@ -68,6 +68,5 @@ const sched_def sched_def_zbh1 = {
     .eager_sends = TRUE,
     .emit = emit,
     /* 1F1B's shape: its warm-up and cool-down, one more B and W pair per micro-batch, P - s in flight */
-    .affine_counts = sched_1f1b_affine_counts,
-    .memory_micro_batches = sched_1f1b_memory_micro_batches,
+    .counts = SCHED_COUNTS_1F1B,
 };

@@ -82,6 +82,13 @@ int sched_vstage_holder(int id, int v, int stages, int chunks, int *chunk)
   return -1;
 }
 
+gboolean sched_affine_counts(int id, int stages, int *m1, int *m2)
+{
+  return sched_counts_affine(&sched_get(id)->counts, stages, m1, m2);
+}
+
+int sched_memory_micro_batches(int id, int stages, int m) { return sched_counts_memory(&sched_get(id)->counts, stages, m); }
+
 GArray *sched_instructions(int id, int stage, int stages, int chunks, int m)
 {
   GArray *out = g_array_new(FALSE, FALSE, sizeof(sched_instr));

@@ -14,7 +14,7 @@
  *
  * One file per schedule (sched_1f1b.c, sched_gpipe.c, sched_interleaved.c,
  * sched_zbh1.c, sched_dualpipev.c), each exporting one `sched_def`; schedule.c holds the table
- * and the helpers they share. Adding one: docs/schedules.md.
+ * and the helpers they share, sched_counts.c the counts they state as data. Adding one: docs/schedules.md.
  *
  * Owns: the instruction lists and the schedule table. May not touch: costs, ranks, memory bytes.
  */
@@ -22,6 +22,8 @@
 #define SCHEDULE_H
 
 #include <glib.h>
+
+#include "sched_counts.h"
 
 typedef enum {
   SCHED_RECV_ACT,
@@ -55,11 +57,13 @@ typedef struct sched_def {
   gboolean eager_sends;
   /* Append the instructions of `stage`, for m micro-batches (the layout is checked: `check` passed). */
   void (*emit)(GArray *out, int stage, int stages, int chunks, int m);
-  /* Micro-batch counts m1 < m2 from which every time of the step is affine in m (the fast path), or FALSE
-   * when that is not known for this schedule (the pool then replays the whole step). */
-  gboolean (*affine_counts)(int stages, int chunks, int *m1, int *m2);
-  /* A count m' <= m at which every stage's memory peak at m is already reached. */
-  int (*memory_micro_batches)(int stages, int chunks, int m);
+  /* Micro-batch counts m1 < m2 from which every time of the step is affine in m (the fast path), or that
+   * this is not known (the pool then replays the whole step), and the count m' <= m at which every stage's
+   * memory peak at m is already reached (sched_counts.h; asked through sched_affine_counts and
+   * sched_memory_micro_batches). */
+  sched_counts counts;
+  /* The chunks per stage it runs where the command line does not say (--virtual-stages left out); 0: 1. */
+  int default_chunks;
   /* Constraints on m and on the layers; NULL: none. FALSE with err naming the option, its value and what is
    * allowed. */
   gboolean (*check)(int stages, int chunks, int m, int layers, GError **err);
@@ -83,6 +87,10 @@ int sched_vstage(int id, int stage, int chunk, int stages, int chunks);
 /* The stage holding virtual stage v (and its chunk there, when chunk is not NULL); -1 when v is outside
  * 0 .. stages*chunks - 1. */
 int sched_vstage_holder(int id, int v, int stages, int chunks, int *chunk);
+/* Its counts (sched_def.counts): the fast path's m1 < m2 (FALSE where T(m) is not known affine), and the count at
+ * which every stage's memory peak at m is reached. */
+gboolean sched_affine_counts(int id, int stages, int *m1, int *m2);
+int sched_memory_micro_batches(int id, int stages, int m);
 /* The instructions of `stage` under schedule `id`. Caller frees. */
 GArray *sched_instructions(int id, int stage, int stages, int chunks, int m);
 
@@ -96,10 +104,6 @@ void sched_push_with_p2p(GArray *out, sched_kind k, int mb, int chunk, int stage
 
 /* The study's 1F1B (sched_1f1b.c), one chunk. Caller frees. */
 GArray *sched_1f1b(int stage, int stages, int micro_batches);
-/* 1F1B's answers to the table's questions (sched_def.affine_counts, .memory_micro_batches), which the
- * schedules of its shape share. */
-gboolean sched_1f1b_affine_counts(int stages, int chunks, int *m1, int *m2);
-int sched_1f1b_memory_micro_batches(int stages, int chunks, int m);
 /* Pipe buffers the study's code allocates: max(2, min(stages - stage + 1, micro_batches)). */
 int sched_pipe_buffers(int stage, int stages, int micro_batches);
 const char *sched_kind_name(sched_kind k);

@@ -38,7 +38,7 @@ lomo="$work/lomo"
 mkdir -p "$lomo/models"
 : > "$lomo/skipped.tsv"
 awk -v who=external-rows -v models="$lomo/models" -v skips="$lomo/skipped.tsv" -v standin=0 \
-  -f "$here/csv.awk" -f "$here/external-rows.awk" "$src" > "$lomo/dgxc.csv"
+  -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/external-rows.awk" "$src" > "$lomo/dgxc.csv"
 for g in 8b 70b 405b; do
   # the fit's rows as bench/calibrate-nemo.sh selects them, the profile column dropped, split by model group
   for part in fit held; do

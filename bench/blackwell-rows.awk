@@ -1,9 +1,9 @@
 # blackwell-rows.awk -- the dense Llama rows of ../shared/validation/megatron_bridge.csv (Llama3-8B,
 # Llama3-70B; NeMo's Megatron-Bridge perf recipes on H100, B200, B300, GB200, GB300) and every row of
 # simumax_b200.csv (Megatron-LM on one 8x B200 node, truncated Llama 3 models) -> a table `layoutsim
-# validate` reads, for bench/blackwell.sh (docs/blackwell.md). Prepend bench/csv.awk.
+# validate` reads, for bench/blackwell.sh (docs/blackwell.md). Prepend bench/csv.awk and bench/rows.awk (the functions the rows scripts share).
 #
-#   awk -v who=blackwell-rows -v models=DIR -v skips=SKIPS.tsv -f bench/csv.awk -f bench/blackwell-rows.awk IN.csv > OUT.csv
+#   awk -v who=blackwell-rows -v models=DIR -v skips=SKIPS.tsv -f bench/csv.awk -f bench/rows.awk -f bench/blackwell-rows.awk IN.csv > OUT.csv
 #
 # Per row: profile from gpu_type (H100 -> h100-sxm5-80gb, B200 -> b200, B300 -> b300, GB200 ->
 # gb200-nvl72, GB300 -> gb300-nvl72), stack nemo, precision from notes precision= (bf16, fp8-cs, mxfp8;
@@ -20,12 +20,8 @@
 # model file in DIR (its layers, kv_heads from notes). Extra columns: system, source (megatron-bridge or
 # simumax), mem_gib, mem_reserved_gib, simumax_err_pct, simumax_mem_err_pct (SimuMax rows). A skipped row goes to SKIPS as
 # "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
-function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, FNR, cell("model_name"), reason >> skips }
-function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
-function num(s) { sub(/^ */, "", s); sub(/[^0-9.+-].*/, "", s); return s }
-function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 FNR == 1 {
-  need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
+  rows_need()
   if (!header++) print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,mem_gib,mem_reserved_gib,simumax_err_pct,simumax_mem_err_pct"
   simumax = FILENAME ~ /simumax/
   next
@@ -33,24 +29,16 @@ FNR == 1 {
 {
   m = cell("model_name"); g = cell("gpu_type")
   if (!simumax && (cell("arch") != "llama" || (m != "Llama3-8B" && m != "Llama3-70B"))) next # not a dense row of this check: not counted
-  sys = g; sub(/[ (].*/, "", sys)
-  prof = sys == "H100" ? "h100-sxm5-80gb" : sys == "B200" ? "b200" : sys == "B300" ? "b300" : sys == "GB200" ? "gb200-nvl72" : sys == "GB300" ? "gb300-nvl72" : ""
-  if (prof == "") { skip("GPU " sys ": no profile mapped"); next }
-  pr = tolower(note("precision")); sub(/[ (].*/, "", pr); pr = pr == "" ? "bf16" : pr
-  if (pr == "nvfp4") { skip("precision nvfp4: not modelled"); next }
-  if (pr == "mxfp8" && sys == "H100") { skip("mxfp8 on H100: the Hopper has no MX tensor cores"); next }
-  if (pr != "bf16" && pr != "fp8-cs" && pr != "mxfp8") { skip("precision " pr); next }
-  s = cell("schedule")
-  if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
-  sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
-  cp = num(note("cp")); cp = cp == "" ? 1 : cp
+  sys = rows_system()
+  if ((prof = rows_profile(sys)) == "" || (pr = rows_precision(sys)) == "" || !rows_schedule()) next # bench/rows.awk
+  cp = rows_cp()
   if (cell("seq_len") % (2 * cp) != 0) { skip("context parallelism " cp ": seq_len not in 2*cp chunks"); next }
   t = cell("tp"); pp = cell("pp")
   if (t * cp * pp * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*cp*pp*dp"); next }
   if (sched == "interleaved" && cell("layers") % (pp * vs) != 0) { skip("interleaved: layers not divisible by pp*V"); next }
   rc = cell("recompute")
   if (rc == "selective") { skip("selective recompute"); next }
-  sp = cell("sp"); if (sp == "") sp = t > 1 ? 1 : 0
+  sp = rows_sp(t)
   fs = num(note("fsdp")); zero = fs != "" && fs > 0 ? 3 : 1
   kv = num(note("kv_heads"))
   if (simumax) {

@@ -43,7 +43,7 @@ awk '/"tp_comm_overlap"/ { sub(/: *[0-9]+/, ": 0"); t = 1 } /"grad_reduce_bytes"
   END { print l[1]; if (!t) print "\t\"tp_comm_overlap\": 0,"; if (!g) print "\t\"grad_reduce_bytes\": 4,"; for (i = 2; i <= NR; i++) print l[i] }' \
   "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
 : > "$work/skipped.tsv"
-awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v simumax_stack="$work/nemo-megatron-lm.json" -f "$here/csv.awk" -f "$here/blackwell-rows.awk" \
+awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v simumax_stack="$work/nemo-megatron-lm.json" -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/blackwell-rows.awk" \
   "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
 # the OOM verdict at the profile's memory (the shipped profiles; the scales do not change memory)
 "$bin" predict "$work/rows.csv" -j "$jobs" -o "$work/pred-mem.csv" > /dev/null 2>&1

@@ -1,9 +1,9 @@
 # external-rows.awk -- one measured-runs table of ../shared/validation/ (columns source, model_name,
 # layers, hidden, heads, ffn, vocab, seq_len, arch, gpus, gpu_type, tp, pp, dp, sp, micro_batch,
 # global_batch, recompute, schedule, measured_step_time_s, ..., notes; its README) -> a table
-# `layoutsim validate` reads, for the rows today's features can express. Prepend bench/csv.awk.
+# `layoutsim validate` reads, for the rows today's features can express. Prepend bench/csv.awk and bench/rows.awk (skip, note, pad).
 #
-#   awk -v who=external-rows -v models=DIR -v skips=SKIPS.tsv -f bench/csv.awk -f bench/external-rows.awk IN.csv > OUT.csv
+#   awk -v who=external-rows -v models=DIR -v skips=SKIPS.tsv -f bench/csv.awk -f bench/rows.awk -f bench/external-rows.awk IN.csv > OUT.csv
 #
 # Each kept row gets a model file in DIR (written at run time: the measured data stay outside the
 # repository) and the columns model, model_file, seq_len, global_batch, vocab, gpus, checkpointing,
@@ -31,9 +31,6 @@
 # NeMo's rows (NVIDIA's DGX Cloud recipes, Transformer Engine): FlashAttention-2.
 # Every layer is recomputed for `recompute` full; the partition is Megatron's/DeepSpeed's
 # type:transformer (`layers`: the same number of layers on every stage).
-function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, NR, cell("model_name"), reason >> skips }
-function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
-function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
 NR == 1 {
   need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
   print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,ib_gbps,nics_per_node,schedule,virtual_stages,profile,status,step_time_s,source_row,size,precision"

@@ -52,7 +52,7 @@ bench_work()
 }
 
 # bench_rows WHO ROWS_AWK [-v VAR=VALUE]... FILE...: the measured rows of FILEs as a predict table on stdout,
-# converted by bench/ROWS_AWK (skipped rows to work/skipped.tsv).
+# converted by bench/ROWS_AWK with bench/rows.awk's shared functions (skipped rows to work/skipped.tsv).
 bench_rows()
 {
   local who=$1 script=$2
@@ -62,7 +62,7 @@ bench_rows()
     vars+=(-v "$2")
     shift 2
   done
-  awk -v who="$who" "${vars[@]}" -v skips="$work/skipped.tsv" -f "$here/csv.awk" -f "$here/$script" "$@"
+  awk -v who="$who" "${vars[@]}" -v skips="$work/skipped.tsv" -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/$script" "$@"
 }
 
 # bench_lifted WHO IN OUT: IN's rows with the memory limit lifted (a gpu_memory column of 100000 GiB).

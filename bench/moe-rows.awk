@@ -1,9 +1,9 @@
 # moe-rows.awk -- the Mixture-of-Experts rows (arch moe) of ../shared/validation/megatron_bridge.csv (NeMo's
 # Megatron-Bridge perf recipes: Qwen3-30B-A3B, GPT-OSS-120B, Kimi-K2, Nemotron-3 on H100, B200, B300, GB200,
 # GB300) and those of simumax_b200.csv (none in the version at hand: its rows are dense Llama) -> a table
-# `layoutsim validate` and `predict` read, for bench/moe.sh (docs/moe.md, "Validation"). Prepend bench/csv.awk.
+# `layoutsim validate` and `predict` read, for bench/moe.sh (docs/moe.md, "Validation"). Prepend bench/csv.awk and bench/rows.awk (the functions the rows scripts share).
 #
-#   awk -v who=moe-rows -v skips=SKIPS.tsv -f bench/csv.awk -f bench/moe-rows.awk IN.csv... > OUT.csv
+#   awk -v who=moe-rows -v skips=SKIPS.tsv -f bench/csv.awk -f bench/rows.awk -f bench/moe-rows.awk IN.csv... > OUT.csv
 #
 # Per row: the shipped model of its name (qwen3-30b-a3b, gpt-oss-120b), checked against the row's shape (layers,
 # hidden, heads, vocab, experts, top-k); the profile from gpu_type (H100 -> h100-sxm5-80gb, B200 -> b200, B300 ->
@@ -24,13 +24,9 @@
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
 # shipped: DeepSeek-V3's MLA attention), GPT-OSS-120B (its 128-token sliding window cuts the sequence: refused), rows whose
 # gradient accumulation disagrees with GBS/(MBS*DP), nvfp4, mxfp8 on the H100.
-function skip(reason) { printf "%s\t%d\t%s\t%s\n", FILENAME, FNR, cell("model_name"), reason >> skips }
-function note(key,    n, a, i) { n = split(cell("notes"), a, /; */); for (i = 1; i <= n; i++) if (index(a[i], key "=") == 1) return substr(a[i], length(key) + 2); return "" }
-function pad(v, t,    q) { q = 128 * t; return int((v + q - 1) / q) * q }
-function num(s) { sub(/^ */, "", s); sub(/[^0-9.+-].*/, "", s); return s }
 BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
-  need("model_name layers hidden heads ffn vocab seq_len arch gpus gpu_type tp pp dp sp micro_batch global_batch recompute schedule measured_step_time_s notes", "as in ../shared/validation/README.md")
+  rows_need()
   if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
@@ -49,24 +45,16 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   if (m == "GPT-OSS-120B") { skip("sliding-window attention (128 tokens) cuts the sequence: layoutsim refuses it (models a window only where it never cuts)"); next }
   cf = n ~ /token-drop/ ? 1 : "" # apply_moe_token_drop's capacity factor (above)
   if (n ~ /GA_INCONSISTENT/) { skip("gradient accumulation disagrees with GBS/(MBS*DP)"); next }
-  sys = g; sub(/[ (].*/, "", sys)
-  prof = sys == "H100" ? "h100-sxm5-80gb" : sys == "B200" ? "b200" : sys == "B300" ? "b300" : sys == "GB200" ? "gb200-nvl72" : sys == "GB300" ? "gb300-nvl72" : ""
-  if (prof == "") { skip("GPU " sys ": no profile mapped"); next }
-  pr = tolower(note("precision")); sub(/[ (].*/, "", pr); pr = pr == "" ? "bf16" : pr
-  if (pr == "nvfp4") { skip("precision nvfp4: not modelled"); next }
-  if (pr == "mxfp8" && sys == "H100") { skip("mxfp8 on H100: the Hopper has no MX tensor cores"); next }
-  if (pr != "bf16" && pr != "fp8-cs" && pr != "mxfp8") { skip("precision " pr); next }
-  s = cell("schedule")
-  if (s != "1f1b" && s !~ /^interleaved-v[0-9]+$/) { skip("schedule " s); next }
-  sched = s == "1f1b" ? "1f1b" : "interleaved"; vs = s == "1f1b" ? 1 : substr(s, 14) + 0
-  cp = num(note("cp")); cp = cp == "" ? 1 : cp
+  sys = rows_system()
+  if ((prof = rows_profile(sys)) == "" || (pr = rows_precision(sys)) == "" || !rows_schedule()) next # bench/rows.awk
+  cp = rows_cp()
   t = cell("tp"); pp = cell("pp")
   if (t * cp * pp * cell("dp") != cell("gpus") + 0) { skip("gpus != tp*cp*pp*dp"); next }
   ep = num(note("ep")); if (ep == "") { skip("ep not stated"); next }
   rc = cell("recompute")
   if (rc == "") rc = m in RECIPE_RECOMPUTE ? RECIPE_RECOMPUTE[m] : "none"
   if (rc == "selective") { skip("selective recompute"); next }
-  sp = cell("sp"); if (sp == "") sp = t > 1 ? 1 : 0
+  sp = rows_sp(t)
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
   printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,

@@ -55,7 +55,7 @@ for f in "${files[@]}"; do
   awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR > 1 && cell("gpus") + 0 > 8 { m = 1 } END { exit !m }') "$f" || continue
   out="$work/$name.csv"
   awk -v who=external-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v fp16=bf16 \
-    -v precisions="$precisions" -f "$here/csv.awk" -f "$here/external-rows.awk" "$f" > "$out.all"
+    -v precisions="$precisions" -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/external-rows.awk" "$f" > "$out.all"
   kept=$(($(wc -l < "$out.all") - 1))
   # at most MAX_ROWS rows per file, evenly spaced: every k-th, k a power of two (deterministic, and a smaller
   # MAX_ROWS takes a subset of a larger one's rows: the table compares the rows every variant ran)

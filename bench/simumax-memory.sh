@@ -28,7 +28,7 @@ work=$(cd "$2" && pwd -P)
 case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
 : > "$work/skipped.tsv"
 awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -f "$here/csv.awk" \
-  -f "$here/blackwell-rows.awk" "$1/simumax_b200.csv" > "$work/rows.csv"
+  -f "$here/rows.awk" -f "$here/blackwell-rows.awk" "$1/simumax_b200.csv" > "$work/rows.csv"
 nemo="$(cd "$(dirname "$bin")/.." && pwd -P)/platforms/stacks/nemo.json" # the build's own tree (LAYOUTSIM)
 [ -f "$nemo" ] || die "no $nemo"
 sed -e 's/"grad_reduce_bytes": [0-9.]*/"grad_reduce_bytes": 4/' -e 's/"vocab_parallel_loss_bytes": [0-9.]*/"vocab_parallel_loss_bytes": 2/' \

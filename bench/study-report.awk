@@ -125,6 +125,33 @@ function chartv(w, s, f, v, extra,    i) {
   return i ? sprintf("%.2f", R[w, i, "mfu"]) : "x"
 }
 
+# ---- the report's blocks, one function per kind -------------------------------------------------------------
+# A section: its heading and, where it has one, its figure (img/FILE.svg, described by alt).
+function section(md, title, file, alt) {
+  print "\n### " title "\n" > md
+  if (file != "") print "![" alt "](img/" file ".svg)\n" > md
+}
+# A table's head line and its rule, of the columns cols ("a|b|c"; the caller adds the measured ones where hasp).
+function head(cols,    a, n, q, h) { n = split(cols, a, "|"); h = "|"; for (q = 1; q <= n; q++) h = h " " a[q] " |"; return h }
+function rule(cols,    a, n, q, r) { n = split(cols, a, "|"); r = "|"; for (q = 1; q <= n; q++) r = r "---|"; return r }
+function table_head(md, cols) { print head(cols) > md; print rule(cols) > md }
+# The charts' values of setting s at value v of field f, simulated (V) and measured (M), at bar group q, series k.
+function chart_values(V, M, q, k, s, f, v) { V[q, k] = chartv("s", s, f, v, ""); M[q, k] = hasm(s) ? chartv("m", s, f, v, "") : "" }
+# A row of a best-MFU-per-value table: setting s's fastest layout at each value LIST[1..n] of field f ("n/a": the
+# value is not in its sweep), with the measured one (hasp) in a column of its own after each (mode "column", empty
+# where not measured) or in the same cell (mode "inline", where measured); the charts' values at bar group q.
+function value_row(s, f, LIST, n, mode, q, V, M,    line, k, c) {
+  line = "| " s " |"
+  for (k = 1; k <= n; k++) {
+    c = ((("s", s, f, LIST[k]) in HAS) ? bestcell("s", s, f "=" LIST[k]) : "n/a")
+    if (hasp && mode == "inline" && (("m", s, f, LIST[k]) in HAS)) c = c "; measured " bestcell("m", s, f "=" LIST[k])
+    line = line " " c " |"
+    if (hasp && mode == "column") line = line " " ((("m", s, f, LIST[k]) in HAS) ? bestcell("m", s, f "=" LIST[k]) : "") " |"
+    chart_values(V, M, q, k, s, f, LIST[k])
+  }
+  return line
+}
+
 # ---- part 2 rows: the sweep's ranking order, ok rows first -------------------------------------------------
 function part2_row(    s, v, k) {
   s = $2; v = $4
@@ -164,8 +191,7 @@ END {
   # ---------------- part 1 ----------------
   print "## Part 1: the study regenerated" > md
   print "" > md
-  print "| setting | model | seq | GPUs | global batch | space | kernels | layouts that fit / do not fit" (hasp ? " | measured rows" : "") " |" > md
-  print "|---|---|---|---|---|---|---|---|" (hasp ? "---|" : "") > md
+  table_head(md, "setting|model|seq|GPUs|global batch|space|kernels|layouts that fit / do not fit" (hasp ? "|measured rows" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]; kl = ""
     for (k = 1; k <= NV["s", s, "ke"]; k++) kl = kl (k > 1 ? ", " : "") VAL["s", s, "ke", k]
@@ -183,61 +209,37 @@ END {
   print "The breakdown columns named below are the sweep's (docs/metrics.md): seconds per GPU of each step." > md
 
   # 1.1 micro-batch
-  print "\n### Best MFU per micro-batch size\n" > md
-  print "![best MFU per micro-batch size](img/p1-microbatch.svg)\n" > md
+  section(md, "Best MFU per micro-batch size", "p1-microbatch", "best MFU per micro-batch size")
   print "MFU % of the fastest layout that fits at each micro-batch size (its other fields in brackets)" (hasp ? "; measured: the same for the measured rows" : "") "." > md
   print "" > md
-  hdr = "| setting |"; sep = "|---|"
-  split("1 2 4 8", MBL, " ")
-  for (k = 1; k <= 4; k++) { hdr = hdr " mb " MBL[k] " |"; sep = sep "---|"; if (hasp) { hdr = hdr " measured mb " MBL[k] " |"; sep = sep "---|" } }
-  print hdr > md; print sep > md
-  for (q = 1; q <= np1; q++) {
-    s = P1[q]; line = "| " s " |"
-    for (k = 1; k <= 4; k++) {
-      line = line " " ((("s", s, "mb", MBL[k]) in HAS) ? bestcell("s", s, "mb=" MBL[k]) : "n/a") " |"
-      if (hasp) line = line " " ((("m", s, "mb", MBL[k]) in HAS) ? bestcell("m", s, "mb=" MBL[k]) : "") " |"
-    }
-    print line > md
-    for (k = 1; k <= 4; k++) { V1[q, k] = chartv("s", s, "mb", MBL[k], ""); M1[q, k] = hasm(s) ? chartv("m", s, "mb", MBL[k], "") : ""; CL[q] = s }
-  }
+  cols = "setting"; split("1 2 4 8", MBL, " ")
+  for (k = 1; k <= 4; k++) cols = cols "|mb " MBL[k] (hasp ? "|measured mb " MBL[k] : "")
+  table_head(md, cols)
+  for (q = 1; q <= np1; q++) { CL[q] = P1[q]; print value_row(P1[q], "mb", MBL, 4, "column", q, V1, M1) > md }
   for (k = 1; k <= 4; k++) SL[k] = "micro-batch " MBL[k]
   BAR_EBNOTE = ""
   bars(out "/img/p1-microbatch.svg", "Best MFU per micro-batch size", "the fastest layout that fits at each micro-batch size, per setting (A100, study stack)", "MFU %", np1, CL, 4, SL, V1, M1, EBNONE, hasp)
 
   # 1.2 kernels
-  print "\n### The attention and norm kernels\n" > md
-  print "![best MFU per kernel](img/p1-kernels.svg)\n" > md
+  section(md, "The attention and norm kernels", "p1-kernels", "best MFU per kernel")
   print "MFU % of the fastest layout that fits with each kernel." > md
   print "" > md
-  hdr = "| setting |"; sep = "|---|"
-  for (k = 1; k <= NKEALL; k++) { hdr = hdr " " KEALL[k] " |"; sep = sep "---|" }
-  print hdr > md; print sep > md
-  for (q = 1; q <= np1; q++) {
-    s = P1[q]; line = "| " s " |"
-    for (k = 1; k <= NKEALL; k++) {
-      c = ((("s", s, "ke", KEALL[k]) in HAS) ? bestcell("s", s, "ke=" KEALL[k]) : "n/a")
-      if (hasp && (("m", s, "ke", KEALL[k]) in HAS)) c = c "; measured " bestcell("m", s, "ke=" KEALL[k])
-      line = line " " c " |"
-      V2[q, k] = chartv("s", s, "ke", KEALL[k], ""); M2[q, k] = hasm(s) ? chartv("m", s, "ke", KEALL[k], "") : ""
-    }
-    print line > md
-  }
+  cols = "setting"; for (k = 1; k <= NKEALL; k++) cols = cols "|" KEALL[k]
+  table_head(md, cols)
+  for (q = 1; q <= np1; q++) print value_row(P1[q], "ke", KEALL, NKEALL, "inline", q, V2, M2) > md
   for (k = 1; k <= NKEALL; k++) SL[k] = KEALL[k]
   bars(out "/img/p1-kernels.svg", "Best MFU per attention/norm kernel", "the fastest layout that fits with each kernel, per setting; n/a: the kernel is not in the setting's sweep", "MFU %", np1, CL, NKEALL, SL, V2, M2, EBNONE, hasp)
 
   # 1.3 checkpointing
-  print "\n### Checkpointing on and off\n" > md
-  print "![best MFU with and without checkpointing](img/p1-checkpointing.svg)\n" > md
-  print "| setting | no checkpointing | every layer |" (hasp ? " measured: none | measured: every layer |" : "") > md
-  print "|---|---|---|" (hasp ? "---|---|" : "") > md
+  section(md, "Checkpointing on and off", "p1-checkpointing", "best MFU with and without checkpointing")
+  table_head(md, "setting|no checkpointing|every layer" (hasp ? "|measured: none|measured: every layer" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]
     if (!((("s", s, "ck", "every_layer") in HAS))) continue
     nc3++; CL3[nc3] = s
     printf "| %s | %s | %s |%s\n", s, bestcell("s", s, "ck=none"), bestcell("s", s, "ck=every_layer"),
       hasp ? (hasm(s) ? " " bestcell("m", s, "ck=none") " | " bestcell("m", s, "ck=every_layer") " |" : " | |") : "" > md
-    V3[nc3, 1] = chartv("s", s, "ck", "none", ""); V3[nc3, 2] = chartv("s", s, "ck", "every_layer", "")
-    M3[nc3, 1] = hasm(s) ? chartv("m", s, "ck", "none", "") : ""; M3[nc3, 2] = hasm(s) ? chartv("m", s, "ck", "every_layer", "") : ""
+    chart_values(V3, M3, nc3, 1, s, "ck", "none"); chart_values(V3, M3, nc3, 2, s, "ck", "every_layer")
   }
   SL3[1] = "no checkpointing"; SL3[2] = "every layer"
   bars(out "/img/p1-checkpointing.svg", "Best MFU with and without activation checkpointing", "the fastest layout that fits, any kernel, per setting", "MFU %", nc3, CL3, 2, SL3, V3, M3, EBNONE, hasp)
@@ -265,13 +267,11 @@ END {
   }
 
   # 1.4 tp against pp
-  print "\n### Tensor against pipeline parallelism at equal degree\n" > md
-  print "![pairs tp a pp b against tp b pp a](img/p1-tp-vs-pp.svg)\n" > md
+  section(md, "Tensor against pipeline parallelism at equal degree", "p1-tp-vs-pp", "pairs tp a pp b against tp b pp a")
   print "Pairs of layouts that are the same but for tp and pp swapped (tp a pp b against tp b pp a, a < b), both fitting:" > md
   print "how many of them the pipeline-heavy one is faster." > md
   print "" > md
-  print "| setting | pairs | pipeline-heavy faster |" (hasp ? " measured pairs | measured pipeline-heavy faster |" : "") > md
-  print "|---|---|---|" (hasp ? "---|---|" : "") > md
+  table_head(md, "setting|pairs|pipeline-heavy faster" (hasp ? "|measured pairs|measured pipeline-heavy faster" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]
     if (!P3S["s", s] && !P3S["m", s]) continue
@@ -282,13 +282,11 @@ END {
     "MFU % of the tensor-heavy layout (tp b pp a)", "MFU % of the pipeline-heavy layout (tp a pp b)", np4, X4, Y4, G4, H4, np1, GL4, hasp)
 
   # 1.5 sequence parallelism
-  print "\n### Sequence parallelism on and off\n" > md
-  print "![best MFU without and with sequence parallelism](img/p1-sp.svg)\n" > md
+  section(md, "Sequence parallelism on and off", "p1-sp", "best MFU without and with sequence parallelism")
   print "The fastest layout that fits without sp (any tp) and with it (tp ≥ 2: at tp 1 sp changes nothing); gain: the" > md
   print "step time without over the step time with, minus 1 (positive: sp is faster)." > md
   print "" > md
-  print "| setting | without sp | with sp | gain |" (hasp ? " measured without | measured with | measured gain |" : "") > md
-  print "|---|---|---|---|" (hasp ? "---|---|---|" : "") > md
+  table_head(md, "setting|without sp|with sp|gain" (hasp ? "|measured without|measured with|measured gain" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]
     if (!((("s", s, "sp", "1") in HAS))) continue
@@ -302,19 +300,16 @@ END {
       mline = hasm(s) ? sprintf(" %s | %s | %s |", bestcell("m", s, "sp=0"), bestcell("m", s, "sp=1"), G5["m", s] == "" ? "-" : sprintf("%+.1f%%", G5["m", s])) : " | | |"
     }
     printf "| %s | %s | %s | %s |%s\n", s, bestcell("s", s, "sp=0"), bestcell("s", s, "sp=1"), G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]), mline > md
-    V5[nc5, 1] = chartv("s", s, "sp", "0", ""); V5[nc5, 2] = chartv("s", s, "sp", "1", "")
-    M5[nc5, 1] = hasm(s) ? chartv("m", s, "sp", "0", "") : ""; M5[nc5, 2] = hasm(s) ? chartv("m", s, "sp", "1", "") : ""
+    chart_values(V5, M5, nc5, 1, s, "sp", "0"); chart_values(V5, M5, nc5, 2, s, "sp", "1")
   }
   SL5[1] = "sp off"; SL5[2] = "sp on (tp >= 2)"
   bars(out "/img/p1-sp.svg", "Best MFU without and with sequence parallelism", "the fastest layout that fits, per setting whose space has sp on", "MFU %", nc5, CL5, 2, SL5, V5, M5, EBNONE, hasp)
 
   # 1.6 OOM
-  print "\n### Which layouts do not fit\n" > md
-  print "![predicted peak memory of every layout](img/p1-oom.svg)\n" > md
+  section(md, "Which layouts do not fit", "p1-oom", "predicted peak memory of every layout")
   print "Predicted peak memory per GPU against the 80 GiB of an A100" (hasp ? "; measured: the study's ok/oom label of the same layout, and how often the predicted label agrees with it (rows ok or oom)" : "") "." > md
   print "" > md
-  print "| setting | layouts | do not fit | share | within 5 GiB of the limit |" (hasp ? " measured ok/oom rows | measured oom | labels agree |" : "") > md
-  print "|---|---|---|---|---|" (hasp ? "---|---|---|" : "") > md
+  table_head(md, "setting|layouts|do not fit|share|within 5 GiB of the limit" (hasp ? "|measured ok/oom rows|measured oom|labels agree" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]; tot = count("s", s, "", "ok") + count("s", s, "", "oom"); oo = count("s", s, "", "oom"); near = 0
     for (i = 1; i <= N["s"]; i++) if (R["s", i, "set"] == s && (R["s", i, "st"] == "ok" || R["s", i, "st"] == "oom") && (PEAK[i] - CAP[i]) ^ 2 < 25) near++
@@ -337,14 +332,13 @@ END {
   oom_figure(out "/img/p1-oom.svg")
 
   # ---------------- findings ----------------
-  print "\n### The findings, one by one\n" > md
+  section(md, "The findings, one by one")
   print "Each verdict compares the simulated rows with the study's statement (study.md, \"Findings\") by the rule given;" > md
   print "\"reproduced\" when every setting (or pair share) meets it, \"partly\" when at least half do, \"not reproduced\"" > md
   print "otherwise." (hasp ? " The measured verdict applies the same rule to the measured rows of the settings that have them." : "") > md
   print "The mechanism is the breakdown column that carries the difference, read from the same rows." > md
   print "" > md
-  sumh = "| finding | simulated | mechanism (breakdown column) |" (hasp ? " measured |" : "")
-  sums = "|---|---|---|" (hasp ? "---|" : "")
+  cols = "finding|simulated|mechanism (breakdown column)" (hasp ? "|measured" : ""); sumh = head(cols); sums = rule(cols)
   sumt = ""
 
   # finding 1
@@ -485,7 +479,7 @@ END {
     F[6], 100 * OOM_MANY, k6, t6, txt, hasp && AGT ? sprintf(" Against the measured labels: the predicted ok/oom label agrees on %d of %d measured layouts (%.1f%%).", AGY, AGT, 100 * AGY / AGT) : "" > md
   sumt = sumt "\n| 6. many layouts do not fit | " F[6] " (" k6 " of " t6 " settings) | peak_mem_gib |" (hasp ? (AGT ? sprintf(" labels agree %.1f%% |", 100 * AGY / AGT) : " |") : "")
 
-  print "\n### Summary\n" > md
+  section(md, "Summary")
   print sumh > md
   print sums sumt > md
   part2(md)
@@ -544,10 +538,8 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   print "prune (docs/sweep.md). Not in the frame yet: MoE models, 16,384 GPUs of 175B and 131,072 of anything, GB200," > md
   print "zero-bubble and DualPipeV, ZeRO-2/3 with overlap, FP8 (each is one more entry in bench/study-report.sh's PART2" > md
   print "or SPACE2; left out to keep the whole report within 15 minutes on 2 cores)." > md
-  print "\n### Best layouts at scale\n" > md
-  print "![best MFU at scale, with bands](img/p2-best.svg)\n" > md
-  print "| setting | profile | best layout | MFU % | step s | bubble % | kWh per million tokens | outside the calibration data |" > md
-  print "|---|---|---|---|---|---|---|---|" > md
+  section(md, "Best layouts at scale", "p2-best", "best MFU at scale, with bands")
+  table_head(md, "setting|profile|best layout|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
   for (q = 1; q <= np2; q++) {
     s = P2[q]; v = "-"; nb++; CLb[nb] = s
     if (!N2[s, v]) { printf "| %s | %s | none fits | | | | | |\n", s, SPROF[s] > md; Vb[nb, 1] = "x"; continue }
@@ -560,12 +552,11 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   BAR_EBNOTE = "the error band of the regime (today's model; issue 25 pending)"
   bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting, 16M tokens a step (top 5 by bound and prune); the numbers move when the scale model is corrected", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
 
-  print "\n### The findings at scale\n" > md
+  section(md, "The findings at scale")
   print "Read from each setting's top 5 (the rest of the space is pruned, so pairs as in part 1 are not available):" > md
   print "the best layout's micro-batch (finding 1), checkpointing (2), tp against pp (3) and schedule." > md
   print "" > md
-  print "| setting | micro-batch of the best (top 5 with mb 1) | checkpointing of the best (top 5 without) | tp, pp of the best | schedule of the best |" > md
-  print "|---|---|---|---|---|" > md
+  table_head(md, "setting|micro-batch of the best (top 5 with mb 1)|checkpointing of the best (top 5 without)|tp, pp of the best|schedule of the best")
   hold1 = 0; hold2 = 0; hold3 = 0; t = 0
   for (q = 1; q <= np2; q++) {
     s = P2[q]; v = "-"; if (!N2[s, v]) continue
@@ -577,10 +568,8 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   printf "\nToday's model: the best layout has micro-batch 1 in %d of %d settings (finding 1 %s), no checkpointing in %d of %d (finding 2 %s), and at least as much pipeline as tensor parallelism in %d of %d (finding 3 %s at the best layout). Findings 4 and 5 are not asked by this space (sp on, one kernel); finding 6 is in each setting's sweep (its `oom` rows).\n",
     hold1, t, hold1 == t ? "holds" : "breaks where it does not", hold2, t, hold2 == t ? "holds" : "breaks where it does not", hold3, t, hold3 == t ? "holds" : "breaks where it does not" > md
 
-  print "\n### The interconnect what-if\n" > md
-  print "![best MFU at 0.5x, 1x and 2x the InfiniBand bandwidth](img/p2-interconnect.svg)\n" > md
-  print "| setting | 0.5× InfiniBand | 1× | 2× | the best layout changes | MFU change at 0.5× and 2×, against the 1× band |" > md
-  print "|---|---|---|---|---|---|" > md
+  section(md, "The interconnect what-if", "p2-interconnect", "best MFU at 0.5x, 1x and 2x the InfiniBand bandwidth")
+  table_head(md, "setting|0.5× InfiniBand|1×|2×|the best layout changes|MFU change at 0.5× and 2×, against the 1× band")
   split("ib x0.5,-,ib x2", IBV, ","); SLi[1] = "0.5x InfiniBand"; SLi[2] = "1x"; SLi[3] = "2x"
   for (q = 1; q <= np2; q++) {
     s = P2[q]; if (!N2[s, "ib x2"] && !N2[s, "ib x0.5"]) continue

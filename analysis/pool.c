@@ -422,8 +422,8 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
     g_clear_error(&err);
     if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
     g_autofree char *mkey = pool_memory_key(rqs[i], rq.gen.symmetry);
-    char *key = g_strdup_printf("%s|%s|%s|%.17g|%.17g|%d", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
-                                rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m);
+    char *key = g_strdup_printf("%s|%s|%s|%s|%.17g|%.17g|%d", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
+                                rqs[i]->prof.stack.set, rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m);
     double *hit = g_hash_table_lookup(known, key);
     prediction p;
     double b = 0;

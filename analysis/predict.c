@@ -7,6 +7,7 @@
 
 #include "energy.h"
 #include "common/lsim_error.h"
+#include "platforms/stack_set.h"
 #include "workloads/axes.h"
 #include "workloads/partition.h"
 #include "workloads/precision.h"
@@ -18,7 +19,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -101,15 +102,16 @@ static gboolean row_model(const csv_table *t, guint r, const predict_cfg *cfg, m
   return TRUE;
 }
 
-/* The row's platform: its own profile (with the command's what-ifs) or the command's, its own stack or the
- * command's, then its own what-ifs. */
+/* The row's platform: its own profile (with the command's what-ifs) or the command's, its own stack (with the
+ * command's --stack-set) or the command's, its own stack_set keys, then its own what-ifs. */
 static gboolean row_platform(const csv_table *t, guint r, const predict_cfg *cfg, sim_request *rq, GError **err)
 {
-  const char *prof = row_opt(t, r, "profile"), *stack = row_opt(t, r, "stack");
-  const char *own = *prof ? "profile" : *stack ? "stack" : NULL;
+  const char *prof = row_opt(t, r, "profile"), *stack = row_opt(t, r, "stack"), *set = row_opt(t, r, "stack_set");
+  const char *own = *prof ? "profile" : *stack ? "stack" : *set ? "stack_set" : NULL;
   if (own && cfg->no_profile_column) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' in a table row; calibrate fits the stack of --stack on "
-                "the profile of --profile (allowed: an empty %s column, or none)", own, *prof ? prof : stack, own);
+                "the profile of --profile (allowed: an empty %s column, or none)", own,
+                *prof ? prof : *stack ? stack : set, own);
     return FALSE;
   }
   if (*prof) {
@@ -119,7 +121,13 @@ static gboolean row_platform(const csv_table *t, guint r, const predict_cfg *cfg
   }
   if (*stack) {
     if (!stack_load_named(stack, &rq->prof.stack, err)) return FALSE;
+    stack_settings_apply(cfg->stack_sets, &rq->prof.stack);
     if (!cfg->partition_set) rq->gen.partition = rq->prof.stack.partition;
+  }
+  if (*set) {
+    g_autoptr(GArray) own_sets = g_array_new(FALSE, FALSE, sizeof(stack_setting));
+    if (!stack_settings_parse_list(own_sets, set, "stack_set", err)) return FALSE;
+    stack_settings_apply(own_sets, &rq->prof.stack);
   }
   plat_whatif w = {{0}};
   for (int a = 0; a < WHATIF_N; a++) {
@@ -300,6 +308,7 @@ static void set_platform_cells(csv_table *t, guint r, const predict_cfg *cfg, co
   if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->profile_arg ? cfg->profile_arg : rq->prof.name);
   c = csv_column(t, "stack");
   if (!*csv_cell(t, r, c)) csv_set(t, r, c, cfg->stack_arg ? cfg->stack_arg : rq->prof.stack.name);
+  if (rq->prof.stack.set[0]) csv_set(t, r, csv_column(t, "stack_set"), rq->prof.stack.set); /* the command's and its own */
   for (int a = 0; a < WHATIF_N; a++) {
     double v = a == WHATIF_GPU_MEMORY ? rq->capacity_gib : whatif_profile_value(a, &rq->prof);
     g_autofree char *s = whatif_format(a, v);
@@ -327,6 +336,8 @@ gboolean predict_file(const char *in, const char *outp, const predict_cfg *cfg, 
   if (csv_column(t, "stack") < 0) csv_add_column(t, "stack");
   for (int a = 0; a < WHATIF_N; a++)
     if (csv_column(t, whatif_column(a)) < 0) csv_add_column(t, whatif_column(a));
+  for (guint r = 0; r < t->rows->len && csv_column(t, "stack_set") < 0; r++) /* only where a key was set */
+    if (todo[r] && p[r].status != PRED_INVALID && todo[r]->prof.stack.set[0]) csv_add_column(t, "stack_set");
   for (guint r = 0; r < t->rows->len; r++) set_platform_cells(t, r, cfg, todo[r], &p[r]);
   int cols[G_N_ELEMENTS(PRED_COLUMNS)];
   for (size_t i = 0; i < G_N_ELEMENTS(PRED_COLUMNS); i++) cols[i] = csv_add_column(t, PRED_COLUMNS[i]);

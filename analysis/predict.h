@@ -27,6 +27,7 @@ typedef struct predict_cfg {
   const char *stack_arg;   /* the same for --stack (the stack column) */
   gboolean partition_set;  /* --partition given: else a row's partition is its stack's (gen.partition: the command's) */
   plat_whatif whatif;   /* the command's what-ifs, also applied to a row's own profile */
+  const GArray *stack_sets; /* the command's --stack-set (stack_setting), also applied to a row's own stack; NULL: none */
   double capacity_gib;  /* memory per GPU for the OOM verdict */
   gen_options gen;
   const model *model_file; /* --model-file: the model of every row (NULL: the rows name theirs) */

@@ -115,6 +115,7 @@ static cJSON *platform_json(const sim_outcome *o, const gpu_profile *p)
   int nodes = (o->g->world_size + p->gpus_per_node - 1) / p->gpus_per_node;
   cJSON_AddStringToObject(j, "profile", p->name);
   cJSON_AddStringToObject(j, "stack", p->stack.name);
+  if (p->stack.set[0]) cJSON_AddStringToObject(j, "stack_set", p->stack.set); /* said only where keys were set */
   cJSON_AddNumberToObject(j, "nodes", nodes);
   cJSON_AddNumberToObject(j, "gpus_per_node", p->gpus_per_node);
   cJSON_AddNumberToObject(j, "nics_per_node", p->nics_per_node);
@@ -258,7 +259,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   }
   /* the platform the numbers hold for, what-ifs applied: two summaries can never be confused */
   g_autofree char *whatifs = whatif_describe(prof, m->mem_capacity_bytes / GIB);
-  fprintf(f, "platform: %s, stack %s, %s\n", prof->name, prof->stack.name, whatifs);
+  fprintf(f, "platform: %s, stack %s%s%s%s, %s\n", prof->name, prof->stack.name, prof->stack.set[0] ? " (set " : "",
+          prof->stack.set, prof->stack.set[0] ? ")" : "", whatifs); /* --stack-set's keys, where given */
   if (rq) report_params_line(f, rq);
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",

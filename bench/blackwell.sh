@@ -21,11 +21,14 @@ jobs=${3:-2}
 bench_positive JOBS "$jobs"
 for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.csv"; done
 bench_work "$2" models
+bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows-stated.csv"
 # SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
-awk '/"tp_comm_overlap"/ { sub(/: *[0-9]+/, ": 0"); t = 1 } /"grad_reduce_bytes"/ { sub(/: *[0-9]+/, ": 4"); g = 1 } { l[NR] = $0 }
-  END { print l[1]; if (!t) print "\t\"tp_comm_overlap\": 0,"; if (!g) print "\t\"grad_reduce_bytes\": 4,"; for (i = 2; i <= NR; i++) print l[i] }' \
-  "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
-bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" -v simumax_stack="$work/nemo-megatron-lm.json" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows.csv"
+# (--disable-tp-comm-overlap-ag/rs, --accumulate-allreduce-grads-in-fp32): a stack_set cell (docs/stacks.md)
+awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/rows-stated.csv" > "$work/rows.csv" <<'AWK'
+NR == 1 { need("source", "as bench/blackwell-rows.awk writes"); print $0 ",stack_set"; next }
+{ print $0 "," (cell("source") == "simumax" ? "tp_comm_overlap=0;grad_reduce_bytes=4" : "") }
+END { if (bad) exit 2 }
+AWK
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
 "$bin" validate "$work/rows.csv" -j "$jobs" -o "$work/validate-rows.csv" 2> /dev/null | sed 's/^/  /'
 # the OOM verdict per system, from the same run

@@ -80,7 +80,9 @@ static int write_outputs(const cli_opts *o, const sim_outcome *out, const sim_re
                 cli_open_output(set, o->memory_svg, &mem_svg, &err) && cli_open_output(set, o->paje, &paje, &err);
   const gpu_profile *pr = &o->rq.prof;
   g_autofree char *whatifs = whatif_describe(pr, o->rq.capacity_gib);
-  g_autofree char *platform = g_strdup_printf("%s, stack %s, %s", pr->name, pr->stack.name, whatifs);
+  g_autofree char *platform = g_strdup_printf("%s, stack %s%s%s%s, %s", pr->name, pr->stack.name,
+                                              pr->stack.set[0] ? " (set " : "", pr->stack.set,
+                                              pr->stack.set[0] ? ")" : "", whatifs);
   if (ok) {
     trace_svg_info info = {.mfu = out->met->mfu, .max_gpu_rows = TRACE_ALL_RANKS_LIMIT, .window = o->svg_window,
                            .platform = platform};

@@ -20,7 +20,7 @@
 static predict_cfg predict_cfg_of(const cli_opts *o, const char *progress)
 {
   predict_cfg cfg = {.prof = o->rq.prof, .profile_arg = o->profile_name, .stack_arg = o->stack_name,
-                     .partition_set = o->partition_set, .trusts = o->trusts, .whatif = o->whatif, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
+                     .partition_set = o->partition_set, .trusts = o->trusts, .whatif = o->whatif, .stack_sets = o->stack_sets, .capacity_gib = o->rq.capacity_gib, .gen = o->rq.gen,
                      .pool = {.jobs = o->jobs, .fidelity = o->fidelity, .prune_oom = o->fidelity != POOL_FULL,
                               .progress = progress}};
   return cfg;
@@ -127,10 +127,11 @@ int cli_cmd_validate(cli_opts *o)
       printf("profile %s (%s)\n", o->rq.prof.name, o->profile_name);
     else
       printf("profile %s\n", o->rq.prof.name);
+    const char *set = o->rq.prof.stack.set; /* --stack-set's keys, said where given */
     if (strcmp(o->stack_name, o->rq.prof.stack.name)) /* a stack file (or a prior) */
-      printf("stack %s (%s)\n", o->rq.prof.stack.name, o->stack_name);
+      printf("stack %s (%s)%s%s%s\n", o->rq.prof.stack.name, o->stack_name, *set ? " (set " : "", set, *set ? ")" : "");
     else
-      printf("stack %s\n", o->rq.prof.stack.name);
+      printf("stack %s%s%s%s\n", o->rq.prof.stack.name, *set ? " (set " : "", set, *set ? ")" : "");
     const gpu_profile *p = &o->rq.prof; /* what every row was computed with, but where a row sets its own */
     g_autofree char *whatifs = whatif_describe(p, o->rq.capacity_gib);
     printf("platform: %s (a row's own columns override them)\n", whatifs);

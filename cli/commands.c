@@ -32,11 +32,13 @@ const cli_command CLI_COMMANDS[] = {
      "seq_len, global_batch, vocab, gpus, checkpointing,\n"
      "attention_kernel, micro_batch, tp, pp, sp; optional, per\n"
      "row, an empty cell keeping the command's value: partition,\n"
-     "model_file, profile, stack, ib_gbps, nvlink_gbps,\n"
-     "nics_per_node, gpu_memory; schedule and virtual_stages,\n"
-     "empty: 1f1b, 1); a sweep's CSV is such a table. Every\n"
-     "prediction (here, in simulate and sweep) carries its error\n"
-     "band, memory headroom and trust flags (docs/trust.md)",
+     "model_file, profile, stack, stack_set (KEY=VALUE;...: keys\n"
+     "of the stack overridden, after --stack-set's), ib_gbps,\n"
+     "nvlink_gbps, nics_per_node, gpu_memory; schedule and\n"
+     "virtual_stages, empty: 1f1b, 1); a sweep's CSV is such a\n"
+     "table. Every prediction (here, in simulate and sweep)\n"
+     "carries its error band, memory headroom and trust flags\n"
+     "(docs/trust.md)",
      cli_cmd_predict},
     {"validate", CMD_VALIDATE, "validate FILE.csv... [-j N] [--format text|json] [-o ROWS.csv] [--trust-out T.json]",
      "predict measured runs (the predict columns plus status and\n"

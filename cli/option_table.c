@@ -11,6 +11,7 @@
 #include "analysis/run_cost.h"
 #include "cli/options.h"
 #include "common/lsim_error.h"
+#include "platforms/stack_set.h"
 #include "sim/collective.h"
 #include "traces/svg.h"
 #include "workloads/precision.h"
@@ -46,6 +47,16 @@ AS_INT(layout_parse_attn, layout_attn)
 AS_INT(layout_parse_norm_kernel, layout_norm_kernel)
 AS_INT(partition_parse_method, partition_method)
 AS_INT(pool_parse_fidelity, pool_fidelity)
+
+/* The commands --stack-set applies to: those that run one stack the command line resolves (not calibrate, which fits
+ * one, nor sweep, whose stacks are a list). */
+#define STACK_SET_CMDS (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY | CMD_PREDICT | CMD_VALIDATE)
+
+/* --stack-set KEY=VALUE: one more key of the stack to override (platforms/stack_set.h). */
+static gboolean set_stack_set(cli_opts *o, const char *arg, GError **err)
+{
+  return stack_setting_parse(o->stack_sets, arg, "--stack-set", err);
+}
 
 static gboolean set_format(cli_opts *o, const char *arg, GError **err)
 {
@@ -373,6 +384,14 @@ const cli_option CLI_OPTIONS[] = {
              "memory overheads and graph (default: the profile's, study on\n"
              "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; megatron-deepspeed;\n"
              "docs/stacks.md)"},
+    {.name = "stack-set", .arg = CLI_ARG_REQUIRED, .metavar = "KEY=VALUE", .commands = STACK_SET_CMDS,
+     .value = CLI_V_CUSTOM, .set = set_stack_set, .repeatable = TRUE, .example = "tp_comm_overlap=0",
+     .section = CLI_SEC_PLATFORM,
+     .help = "override one numeric key of the stack, inside its range (e.g.\n"
+             "tp_comm_overlap=0, grad_reduce_bytes=4); repeatable, each key\n"
+             "once; predict, validate: on every row's stack, before a row's\n"
+             "own stack_set cell (KEY=VALUE;KEY=VALUE); the outputs say which\n"
+             "keys were set (docs/stacks.md, \"Overriding keys\")"},
     {.name = "gpu-memory", .arg = CLI_ARG_REQUIRED, .metavar = "GIB", .commands = ANY_RUN | CMD_REPLAY,
      .value = CLI_V_WHATIF, .axis = WHATIF_GPU_MEMORY, .list = CLI_LIST_WHATIF, .left_out = ONE_VALUE,
      .example = "40", .section = CLI_SEC_PLATFORM,

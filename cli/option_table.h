@@ -59,6 +59,7 @@ typedef struct cli_option {
   size_t given_field;   /* offsetof(cli_opts, ...) of a gboolean set when the option is given; 0: none */
   int flag_value;       /* CLI_V_FLAG: what it stores */
   gboolean (*set)(struct cli_opts *o, const char *arg, GError **err); /* CLI_V_CUSTOM */
+  gboolean repeatable;  /* may be given more than once (each value to set; --stack-set); else refused the second time */
   cli_list list;        /* sweep: where its comma-separated list goes; CLI_LIST_NONE: one value */
   gboolean ranges;      /* sweep: LO-HI in its list stands for every integer from LO to HI */
   const char *left_out; /* sweep, a list option left out: what it covers */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "platforms/stack_set.h"
 #include "workloads/schedule.h"
 
 /* getopt_long's val of the option of CLI_OPTIONS index i without a short name. */
@@ -61,12 +62,14 @@ void cli_opts_init(cli_opts *o)
   o->shard_i = o->shard_n = 1;
   o->positional = g_ptr_array_new_with_free_func(g_free);
   o->trusts = trust_cache_new();
+  o->stack_sets = g_array_new(FALSE, FALSE, sizeof(stack_setting));
 }
 
 void cli_opts_clear(cli_opts *o)
 {
   g_ptr_array_free(o->positional, TRUE);
   g_hash_table_destroy(o->trusts);
+  g_array_free(o->stack_sets, TRUE);
 }
 
 gboolean cli_bad_value(GError **err, const char *opt, const char *s, const char *allowed)
@@ -155,7 +158,7 @@ static size_t canonical_index(const cli_option *op)
 static gboolean one_option(cli_opts *o, const cli_option *op, const char *shown, const char *arg, GError **err)
 {
   size_t i = canonical_index(op);
-  if (o->given[i]) {
+  if (o->given[i] && !op->repeatable) {
     const cli_option *first = &CLI_OPTIONS[i];
     g_autoptr(GString) names = g_string_new(NULL); /* every name of the option, where it has more than one */
     for (size_t k = 0; k < CLI_N_OPTIONS; k++)
@@ -414,6 +417,7 @@ gboolean cli_resolve(cli_opts *o, gboolean needs_model, GError **err)
   gboolean by_profile = !o->stack_set && (o->command_bit & (CMD_SIMULATE | CMD_GRAPH | CMD_REPLAY));
   if (!profile_load_with_stack(o->profile_name, by_profile ? NULL : o->stack_name, &rq->prof, err)) return FALSE;
   if (by_profile) o->stack_name = g_intern_string(rq->prof.stack.name);
+  stack_settings_apply(o->stack_sets, &rq->prof.stack); /* before what follows from its keys: the layout defaults */
   if (o->partition_set && rq->l.pipeline_layout[0]) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "--partition: %s with --pipeline-layout, which places the "
                 "layers itself (allowed: one of the two)", partition_method_name(rq->gen.partition));

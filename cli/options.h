@@ -28,6 +28,7 @@ typedef struct cli_opts {
   gboolean stack_set;    /* --stack given; else simulate, graph, replay and sweep run the profile's default_stack */
   int vocab;             /* 0: model's own */
   plat_whatif whatif;    /* --ib-gbps, --nvlink-gbps, --nics-per-node, --gpu-memory; 0: the profile's */
+  GArray *stack_sets;    /* --stack-set KEY=VALUE, in order (stack_setting: platforms/stack_set.h) */
   pool_fidelity fidelity; /* predict, validate, sweep --fidelity */
   const char *given[CLI_MAX_OPTIONS]; /* each option's argument as given, by its CLI_OPTIONS index ("" for
                                        * one without a value); NULL: not given. sweep: the raw lists */

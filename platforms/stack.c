@@ -67,6 +67,13 @@ const plat_field *stack_key_table(size_t *n)
   return FIELDS;
 }
 
+const char *stack_key_values(const char *key)
+{
+  if (!strcmp(key, "grad_reduce_bytes")) return "2, 4";                /* fp16/bf16 or fp32 (stack_load_file) */
+  if (!strcmp(key, "vocab_parallel_loss_bytes")) return "0, 2, 4";     /* the study's, a bf16 or an fp32 tensor */
+  return NULL;
+}
+
 /* The other keys: "partition" (default auto), "nccl_latency" (fitted | tuned; default fitted), and "attention",
  * the table of attention kernels by efficiency class. */
 static const char *const OTHER_KEYS[] = {"name", "comment", "partition", "nccl_latency", "attention"};

@@ -32,6 +32,8 @@ typedef struct stack_attention {
 typedef struct stack_profile {
   char name[64];
   char comment[512];           /* free text, kept on save */
+  char set[256];               /* the keys overridden since it was loaded (--stack-set, a table's stack_set cell:
+                                * platforms/stack_set.h), "KEY=VALUE;..."; empty: none. Never saved. */
   /* kernels (platforms/kernel_cost.h) */
   double gemm_tile_m, gemm_tile_n; /* output tile of the GEMM library's large bf16 kernels */
   double gemm_efficiency;      /* fraction of peak a large, well-quantized GEMM reaches */
@@ -114,8 +116,11 @@ char *stack_show(const stack_profile *s);
 /* The stack's part of a memory verdict's cache key: every key tagged STACK_KEY_MEMORY, with its name, appended to
  * out (analysis/pool.c). */
 void stack_memory_key(const stack_profile *s, GString *out);
-/* The numeric key table (for tests): its entries and their count. */
+/* The numeric key table (for tests, and stack_set.c's overrides): its entries and their count. */
 const struct plat_field *stack_key_table(size_t *n);
+/* The values a key may take where its range holds some that mean nothing ("2, 4" for grad_reduce_bytes, a
+ * precision), as a file's load checks them; NULL where every value of its range is allowed. */
+const char *stack_key_values(const char *key);
 /* What the generator does for this stack. */
 gen_code stack_gen_code(const stack_profile *s);
 /* The attention kernels of a sweep's default space under this stack (bit 1u << layout_attn), where the profile

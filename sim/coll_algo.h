@@ -26,6 +26,8 @@ typedef struct coll_algo_def {
   gboolean (*fits)(const coll_group *g);            /* the group shape it needs (NULL: any) */
   double (*run)(graph_coll c, coll_group *g, const int *active, int me, double bytes, double overhead_s);
   double (*alone)(graph_coll c, coll_group *g, int me, double bytes, double overhead_s);
+  /* alone's parts (collective.h coll_alone_wait_seconds): the flows' wait, and *owed_s (NULL: not split) */
+  double (*alone_wait)(graph_coll c, coll_group *g, int me, double bytes, double overhead_s, double *owed_s);
   /* flow-engine algorithms: the plan of member me (run/alone NULL then) */
   void (*plan)(const coll_group *g, int me, coll_plan *p);
 } coll_algo_def;
@@ -50,6 +52,8 @@ double coll_hop_latency(const coll_group *g, int a, int b);
 double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const int *active, int me, double bytes,
                       double overhead_s);
 double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s);
+double coll_flows_alone_wait(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s,
+                             double *owed_s);
 void coll_plans_clear(coll_group *g);
 /* hier's subgroups of g, where hier fits (sim/coll_hier.c) */
 void coll_hier_make_subs(coll_group *g);

@@ -104,8 +104,8 @@ double coll_flows_run(const coll_algo_def *d, coll_algo a, coll_group *g, const 
          MAX(0, group_alone(d, a, g, bytes, overhead_s) - own_alone(d, a, g, me, bytes, overhead_s));
 }
 
-/* Member me's time with its flows alone on its links (coll_algo.h). */
-static double own_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s)
+/* Member me's flows alone on its links: the wait for the slowest (coll_algo.h). */
+static double own_flows(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes)
 {
   coll_plan *p = (coll_plan *)plan_of(d, a, g, me);
   if (!p->alone) { /* per flow: seconds per buffer byte until its busiest link has carried all of me's flows
@@ -138,7 +138,13 @@ static double own_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int 
   }
   double flows = 0;
   for (int i = 0; i < p->n_to; i++) flows = MAX(flows, p->alone[2 * i + 1] + bytes * p->alone[2 * i]);
-  return flows + owed(g, me, p, overhead_s);
+  return flows;
+}
+
+/* Member me's time with its flows alone on its links (coll_algo.h). */
+static double own_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s)
+{
+  return own_flows(d, a, g, me, bytes) + owed(g, me, plan_of(d, a, g, me), overhead_s);
 }
 
 /* The group's time alone: the slowest member's (a tree's roles differ; every member ends at the barrier). */
@@ -153,4 +159,14 @@ double coll_flows_alone(const coll_algo_def *d, coll_algo a, coll_group *g, int 
 {
   (void)me;
   return group_alone(d, a, g, bytes, overhead_s);
+}
+
+/* coll_flows_run's parts for me alone (the others passive): its flows' wait, then what it returns. */
+double coll_flows_alone_wait(const coll_algo_def *d, coll_algo a, coll_group *g, int me, double bytes, double overhead_s,
+                             double *owed_s)
+{
+  const coll_plan *p = plan_of(d, a, g, me);
+  *owed_s = owed(g, me, p, overhead_s) +
+            MAX(0, group_alone(d, a, g, bytes, overhead_s) - own_alone(d, a, g, me, bytes, overhead_s));
+  return own_flows(d, a, g, me, bytes);
 }

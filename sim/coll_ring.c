@@ -129,9 +129,11 @@ static const double *alone_hops(coll_group *g, int me)
   return h;
 }
 
-static double ring_alone(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
+/* The lone ring's flows (returned) and what run_alone returns after them (*owed_s). */
+static double ring_alone_wait(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s, double *owed_s)
 {
   int steps = coll_steps(c, g->n), ch = g->channels;
+  *owed_s = 0;
   if (steps == 0) return 0;
   const double *h = alone_hops(g, me);
   double flows = 0, hop = 0, each = bytes / g->n * steps / ch;
@@ -139,7 +141,14 @@ static double ring_alone(graph_coll c, coll_group *g, int me, double bytes, doub
     flows = MAX(flows, h[2 * k + 1] + each * h[2 * k]);
     hop = MAX(hop, h[2 * k + 1]);
   }
-  return flows + (steps - 1) * hop + steps * step_overhead_s;
+  *owed_s = (steps - 1) * hop + steps * step_overhead_s;
+  return flows;
+}
+
+static double ring_alone(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s)
+{
+  double owed, flows = ring_alone_wait(c, g, me, bytes, step_overhead_s, &owed);
+  return flows + owed;
 }
 
 /* The one active member, the others mirroring it: its own hops, one flow per channel as in the
@@ -231,4 +240,5 @@ const coll_algo_def coll_ring_def = {
     .colls = 1u << COLL_ALL_REDUCE | 1u << COLL_REDUCE_SCATTER | 1u << COLL_ALL_GATHER,
     .run = ring_run,
     .alone = ring_alone,
+    .alone_wait = ring_alone_wait,
 };

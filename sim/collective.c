@@ -148,3 +148,18 @@ double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, doub
   return MAX(tuned, 0) + (d->alone ? d->alone(c, g, me, bytes, step_overhead_s)
                                    : coll_flows_alone(d, a, g, me, bytes, step_overhead_s));
 }
+
+double coll_alone_wait_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s,
+                               double *owed_s)
+{
+  const coll_algo_def *d = ALGOS[a];
+  g_assert(a != COLL_ALGO_AUTO && runs(a, g, c) && (d->plan || d->alone_wait));
+  *owed_s = 0;
+  if (g->n < 2) return 0;
+  double tuned = coll_nccl_latency_s(a, c, g, bytes), owed = 0, wait;
+  if (tuned >= 0) step_overhead_s = 0;
+  wait = d->alone_wait ? d->alone_wait(c, g, me, bytes, step_overhead_s, &owed)
+                       : coll_flows_alone_wait(d, a, g, me, bytes, step_overhead_s, &owed);
+  *owed_s = MAX(tuned, 0) + owed; /* as coll_run adds it to what the algorithm returns */
+  return wait;
+}

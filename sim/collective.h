@@ -121,5 +121,11 @@ double coll_run(coll_algo a, graph_coll c, coll_group *g, const int *active, int
  * me's flows on it (CM02 without cross-traffic: a flow takes latency + size / rate, flows sharing a
  * link share it equally); then the latencies and overheads coll_run returns. */
 double coll_alone_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s);
+/* coll_alone_seconds in the two parts coll_run spends them in for member `me`, the only active one: the wait
+ * for its flows (returned; what sg_comm_wait_all takes when they are alone on their links) and what coll_run
+ * then returns for the caller to owe (*owed_s: latencies, overheads, the slowest role's difference). Their sum
+ * is coll_alone_seconds. Not for hier (several domains: run as phases). */
+double coll_alone_wait_seconds(coll_algo a, graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s,
+                               double *owed_s);
 
 #endif

@@ -14,9 +14,11 @@
  * event with a dependency waits, after the latencies its lane owes, until its
  * lane's rank has marked the awaited event ended (a condition variable per
  * rank); an event someone waits for ends its compute run and marks it. Compute
- * on both lanes shares the GPU host (SimGrid splits its speed), and a streamed
- * rank's collectives are always simulated, never taken as lone (another lane
- * may load the same links).
+ * on both lanes shares the GPU host (SimGrid splits its speed). A streamed
+ * rank's collectives are simulated unless no flow of its other lanes can meet
+ * their links (setup_lone's streamed_alone): then a lone one is a sleep of its
+ * flows' time alone, not joined to the compute around it (a flow is not slowed
+ * by the GPU's other lane).
  */
 #include "replay.h"
 
@@ -43,6 +45,7 @@
 #include "platforms/kernel_cost.h"
 #include "straggler.h"
 #include "platforms/topology.h"
+#include "platforms/fabric.h"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(layoutsim_replay, "layoutsim graph replay");
 
@@ -70,6 +73,7 @@ typedef struct engine {
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
   coll_tune tune;     /* how the groups' algorithms are chosen */
   double straggler;   /* compute's expected slowdown waiting for the slowest GPU (sim/straggler.h) */
+  gboolean routes_known; /* the built platform (topo_route gives its routes), not a --platform-file */
   int *calls;         /* per group, collective and algorithm: calls (replay_result.coll_algos) */
 } engine;
 
@@ -201,7 +205,7 @@ static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 static gboolean lone_collective(const rank_rt *r, int i)
 {
   const graph_event *e = &r->ev[i];
-  if (e->kind != EV_COLLECTIVE) return FALSE;
+  if (e->kind != EV_COLLECTIVE || r->dep) return FALSE; /* a streamed rank's: run_comm sleeps it */
   int gid = graph_group_for(r->prog, e->peer), pos = r->eng->lone[gid];
   if (pos < 0) return FALSE;
   const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
@@ -330,15 +334,23 @@ static void run_comm(lane *l, int i)
     /* A member is passive for this call iff it is a mirror that has not reached its active part, whichever
      * explicit program it mirrors: the call's ordinal among the group's calls (the same on every member,
      * whatever its program's indices) against the calls the mirror leaves to its source (coll_ordinals). */
-    g_autofree int *active = g_new(int, gr->ranks->len);
-    int ordinal = r->ord ? r->ord[i] : 0;
-    for (guint k = 0; k < gr->ranks->len; k++)
-      active[k] = !passive_in(&r->eng->ranks[g_array_index(gr->ranks, int, k)], gid, ordinal);
-    int first_active = 0;
-    while (!active[first_active]) first_active++;
-    coll_algo a = algo_of(r->eng, gid, e, first_active == me);
-    l->pending_s += coll_run(a, (graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
-                             r->eng->prof->stack.nccl_step_latency_s);
+    if (r->eng->lone[gid] == me) { /* a streamed rank's lone collective (setup_lone): coll_run's flows alone, slept */
+      double owed, wait = coll_alone_wait_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant,
+                                                  &r->eng->groups[gid], me, e->bytes,
+                                                  r->eng->prof->stack.nccl_step_latency_s, &owed);
+      if (wait > 0) sg_actor_sleep_for(wait);
+      l->pending_s += owed;
+    } else {
+      g_autofree int *active = g_new(int, gr->ranks->len);
+      int ordinal = r->ord ? r->ord[i] : 0;
+      for (guint k = 0; k < gr->ranks->len; k++)
+        active[k] = !passive_in(&r->eng->ranks[g_array_index(gr->ranks, int, k)], gid, ordinal);
+      int first_active = 0;
+      while (!active[first_active]) first_active++;
+      coll_algo a = algo_of(r->eng, gid, e, first_active == me);
+      l->pending_s += coll_run(a, (graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
+                               r->eng->prof->stack.nccl_step_latency_s);
+    }
     if (r->eng->tracing) flush_pending(l);
   }
   if (l->s == 0) trace_pop(r);
@@ -642,6 +654,70 @@ static gboolean dormant(const engine *eng, const rank_rt *rt)
   return !eng->tracing && rt->prog->mirror_of >= 0 && rt->prog->active_from >= rt->n;
 }
 
+/* Whether route a -> b crosses the NVLink link of a rank in `members` (a set of ranks). */
+static gboolean route_meets(const engine *eng, int a, int b, GHashTable *members)
+{
+  topo_hop h[TOPO_MAX_HOPS];
+  int n = topo_route(eng->pp, a, b, h);
+  for (int k = 0; k < n; k++)
+    if (h[k].kind == TOPO_LINK_NVL && g_hash_table_contains(members, GINT_TO_POINTER(h[k].index))) return TRUE;
+  return FALSE;
+}
+
+/* Whether group gi, whose one member with an actor is `rank`, a rank with a communication stream, can take
+ * its collectives alone (engine.lone) as a rank without one does: on the built platform without PXN (where a
+ * flow between domains crosses no NVLink link), every member in rank's NVLink domain (so its flows cross only
+ * the members' NVLink links, all alike: what a passive predecessor sends the rank takes as long as what the
+ * rank sends), the group's calls on one stream of the rank, and no flow of its other streams crossing a
+ * member's NVLink link: not its messages there, nor any flow of a group it calls there, between any member
+ * with an actor and any member, either way. The rank's own stream runs one event at a time, and the flows of
+ * other ranks cannot reach the members' links (the group is clean, setup_lone). */
+static gboolean streamed_alone(const engine *eng, int gi, int rank)
+{
+  const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+  if (!eng->routes_known || eng->pp->fabric == FABRIC_RAIL_PXN) return FALSE;
+  g_autoptr(GHashTable) members = g_hash_table_new(g_direct_hash, g_direct_equal);
+  int dom = topo_domain_of(eng->pp, rank);
+  for (guint k = 0; k < gr->ranks->len; k++) {
+    int m = g_array_index(gr->ranks, int, k);
+    if (topo_domain_of(eng->pp, m) != dom) return FALSE;
+    g_hash_table_add(members, GINT_TO_POINTER(m));
+  }
+  const rank_rt *rt = &eng->ranks[rank];
+  g_autoptr(GHashTable) others = g_hash_table_new(g_direct_hash, g_direct_equal); /* groups on other streams */
+  int stream = -1;
+  for (int i = 0; i < rt->n; i++) {
+    const graph_event *e = &rt->ev[i];
+    if (e->kind == EV_COLLECTIVE && graph_group_for(rt->prog, e->peer) == gi) {
+      if (stream >= 0 && e->stream != stream) return FALSE;
+      stream = e->stream;
+    }
+  }
+  for (int i = 0; i < rt->n; i++) {
+    const graph_event *e = &rt->ev[i];
+    if (e->stream == stream) continue;
+    if (e->kind == EV_COLLECTIVE) g_hash_table_add(others, GINT_TO_POINTER(graph_group_for(rt->prog, e->peer)));
+    else if ((e->kind == EV_SEND || e->kind == EV_RECV) &&
+             (route_meets(eng, rank, e->peer, members) || route_meets(eng, e->peer, rank, members)))
+      return FALSE;
+  }
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, others);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const graph_group *h = g_ptr_array_index(eng->g->groups, GPOINTER_TO_INT(key));
+    for (guint x = 0; x < h->ranks->len; x++) {
+      int a = g_array_index(h->ranks, int, x);
+      if (dormant(eng, &eng->ranks[a])) continue;
+      for (guint y = 0; y < h->ranks->len; y++) {
+        int b = g_array_index(h->ranks, int, y);
+        if (a != b && (route_meets(eng, a, b, members) || route_meets(eng, b, a, members))) return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
 /* engine.lone: a group whose members but one are dormant mirrors, each reached by no other rank with
  * an actor through any group (so only that member's own hops, one collective at a time, ever cross
  * their links: a member's actor is sequential, pipeline messages go between ranks with actors, and
@@ -681,9 +757,11 @@ static void setup_lone(engine *eng)
         clean = FALSE;
       }
     }
-    /* a rank with a communication stream (dep) runs its collectives in the simulation: they may overlap */
+    /* a rank with a communication stream (dep) runs its collectives in the simulation where its other lanes'
+     * flows may meet theirs */
     gboolean streamed = pos >= 0 && eng->ranks[g_array_index(gr->ranks, int, pos)].dep;
-    eng->lone[gi] = active == 1 && clean && !streamed && !eng->tracing && gr->ranks->len > 1 ? pos : -1;
+    eng->lone[gi] = active == 1 && clean && (!streamed || streamed_alone(eng, gi, g_array_index(gr->ranks, int, pos))) &&
+                    !eng->tracing && gr->ranks->len > 1 ? pos : -1;
   }
 }
 
@@ -783,7 +861,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   replay_result *res = g_new0(replay_result, 1);
   res->world_size = g->world_size;
   res->ranks = g_new0(replay_rank, g->world_size);
-  engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing};
+  engine eng = {.g = g, .prof = prof, .pp = pp, .tracing = tracing, .routes_known = !(o && o->platform_file)};
   setup_ranks(&eng, res);
   setup_tune(&eng, o);
   setup_groups(&eng);

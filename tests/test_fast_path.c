@@ -85,8 +85,8 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
 END_TEST
 
 /* The symmetric and the every-rank replay of llama-7b with cp 2: 1F1B (pp 2) and interleaved (pp 2, 2 virtual
- * stages), tp 2 (two dp-cp members per node: 4 channels) and tp 1 (8), ZeRO 0-3, the overlaps, a slow network
- * (25 Gbit/s: communication the overlaps cannot hide). */
+ * stages), tp 2 (two dp-cp members per node: 4 channels), tp 1 (8) and tp 8 (one: the node is the tensor-parallel
+ * group), ZeRO 0-3, the overlaps, a slow network (25 Gbit/s: communication the overlaps cannot hide). */
 START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero)
 {
   int inter = -1;
@@ -99,6 +99,9 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
       {1, 1, 1, 1, 1, 25, TRUE}, {1, 2, 1, 0, 1, 0, TRUE},  {1, 3, 0, 0, 1, 25, TRUE},  {2, 1, 1, 1, 2, 0, TRUE},
       {2, 1, 1, 1, 2, 25, FALSE}, {2, 0, 1, 0, 2, 0, TRUE}, {1, 1, 1, 1, 2, 0, TRUE},   {2, 1, 0, 0, 2, 0, TRUE},
       {2, 3, 1, 0, 1, 0, FALSE}, {1, 3, 1, 0, 1, 25, TRUE}, {1, 2, 1, 0, 1, 25, TRUE},
+      /* tp 8, a whole node: the streamed explicit rank's tensor-parallel collectives taken alone (sim/replay.c
+       * streamed_alone: its dp-cp ring crosses only NICs), against the every-rank replay that simulates them */
+      {8, 1, 1, 1, 1, 0, TRUE},  {8, 1, 1, 1, 2, 25, TRUE}, {8, 3, 1, 0, 1, 25, TRUE},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     int tp = cases[i].tp, pp = 2, cp = 2, dp = 2;

@@ -165,9 +165,10 @@ static prediction run_job(const sim_request *req, int m)
   p.bubble_fraction = met->bubble_fraction;
   p.energy_j = met->energy_j;
   memcpy(p.seconds, met->seconds, sizeof p.seconds);
-  /* not freed: the worker exits as soon as the prediction is written, and the kernel takes the
-   * whole address space back at once (freeing the graph and the replay's arrays piece by piece
-   * took about 15% of bench/sweep.sh: 39 s -> 33-35 s) */
+  /* a server (zygote.h) runs the next job in this process: its heap is reused. A worker that exits after
+   * this job does not free: the kernel takes the whole address space back at once (freeing piece by piece
+   * took about 15% of bench/sweep.sh when every replay was a process) */
+  if (replay_reusable()) sim_outcome_clear(&o);
   return p;
 }
 
@@ -231,8 +232,12 @@ static GByteArray *pack_job(const sim_request *rq, int m)
 
 static void unpack_job(const packed_job *pj, sim_request *rq);
 
-/* Runs in the worker (zygote_ops.run): the replay of the packed request at its m. */
-static void run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
+/* A server's heap above which it exits after its job rather than keep it for the next (pool.h). */
+#define POOL_SERVER_KEEP_BYTES ((size_t)1 << 30)
+
+/* Runs in the worker (zygote_ops.run): the replay of the packed request at its m. TRUE when the process may
+ * replay another: its prepared engine ended clean (replay_reusable) and its heap is below what it keeps. */
+static gboolean run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
 {
   g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
   const packed_job *pj = bytes;
@@ -240,6 +245,8 @@ static void run_packed(const void *bytes, size_t n, void *result, size_t result_
   unpack_job(pj, &rq);
   prediction p = run_job(&rq, pj->m);
   memcpy(result, &p, sizeof p);
+  struct mallinfo2 mi = mallinfo2();
+  return replay_reusable() && mi.arena + mi.hblkhd < POOL_SERVER_KEEP_BYTES;
 }
 
 static void unpack_job(const packed_job *pj, sim_request *rq)
@@ -268,6 +275,11 @@ static void packed_prepare(const void *bytes, size_t n)
   sim_request rq;
   unpack_job(bytes, &rq);
   plat_params pp = plat_params_of(&rq.prof, rq.l.gpus);
+  /* its servers run replay after replay (zygote.h): malloc keeps what they free, so that each replay reuses
+   * the pages the ones before faulted in rather than returning them to the kernel (no trimming, no mmap
+   * below glibc's largest threshold; a process has one arena: SimGrid's actors are not threads) */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   replay_prepare(&pp, &rq.replay); /* FALSE: nothing prepared, each worker builds its own */
 }
 

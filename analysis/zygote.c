@@ -1,10 +1,12 @@
-/* zygote -- see zygote.h. A zygote waits on two things at once with
+/* zygote -- see zygote.h. A zygote waits on several things at once with
  * poll(): its job socket (a job: fork a worker, or hand it to its family's
- * zygote; end of file: the caller is done) and a signalfd for SIGCHLD (a
+ * zygote; end of file: the caller is done), a signalfd for SIGCHLD (a
  * child ended: reap it, and report it when it ended without reporting
- * itself). A family zygote runs the same loop, forked by the zygote with a
- * job socket of its own, and has no families. A zygote exits once the
- * caller is done and its last child has ended. */
+ * itself) and, in a family zygote, a socket per server (a worker that runs
+ * job after job: it says there when it is idle again). A family zygote runs
+ * the same loop, forked by the zygote with a job socket of its own, and has
+ * no families. A zygote exits once the caller is done and its last child
+ * has ended. */
 #include "zygote.h"
 
 #include <errno.h>
@@ -43,7 +45,16 @@ typedef struct family {
   pid_t pid;
   int jobs_fd;   /* our end of its job socket; -1 once closed */
   GArray *tags;  /* guint64: every job given to it */
+  guint64 used;  /* zygote_state.clock at its last job */
 } family;
+
+/* A family's worker that serves job after job (zygote.h, "Servers"). */
+typedef struct server {
+  pid_t pid;
+  int fd;        /* our end of its socket: jobs to it, a byte back when it is idle; -1 once closed */
+  guint64 tag;   /* the job it runs, while busy */
+  gboolean busy;
+} server;
 
 typedef struct zygote_state {
   int jobs_fd, results_fd, sig_fd;
@@ -51,6 +62,10 @@ typedef struct zygote_state {
   zygote_ops ops;
   GHashTable *tag_of;   /* pid -> guint64 * tag of the workers running */
   GHashTable *families; /* key -> family *; NULL in a family zygote */
+  GPtrArray *retired;   /* family *: evicted (their job socket closed), until they end */
+  guint64 clock;        /* dispatches so far: a family's last use, for eviction */
+  GArray *servers;      /* server: a family zygote's workers (NULL in the zygote) */
+  gboolean open;        /* the caller may still send jobs */
 } zygote_state;
 
 static void send_failure(const zygote_state *zs, guint64 tag, done_kind kind, int code)
@@ -74,6 +89,11 @@ static void family_free(gpointer p)
  * its jobs only once every copy of our end is closed). */
 static void close_families(zygote_state *zs)
 {
+  for (guint i = 0; zs->servers && i < zs->servers->len; i++) {
+    server *sv = &g_array_index(zs->servers, server, i);
+    if (sv->fd >= 0) close(sv->fd);
+    sv->fd = -1;
+  }
   if (!zs->families) return;
   GHashTableIter it;
   gpointer k, v;
@@ -98,6 +118,15 @@ static void child_ended(zygote_state *zs, pid_t pid, int status)
     g_hash_table_remove(zs->tag_of, GINT_TO_POINTER(pid));
     return;
   }
+  for (guint i = 0; zs->servers && i < zs->servers->len; i++) {
+    server *sv = &g_array_index(zs->servers, server, i);
+    if (sv->pid != pid) continue;
+    /* a server exits cleanly only once it sent its job's result (or idle, with none) */
+    if (!clean && sv->busy) send_failure(zs, sv->tag, kind, code);
+    if (sv->fd >= 0) close(sv->fd);
+    g_array_remove_index_fast(zs->servers, i);
+    return;
+  }
   if (!zs->families) return;
   GHashTableIter it;
   gpointer k, v;
@@ -107,6 +136,13 @@ static void child_ended(zygote_state *zs, pid_t pid, int status)
     if (f->pid != pid) continue;
     for (guint i = 0; !clean && i < f->tags->len; i++) send_failure(zs, g_array_index(f->tags, guint64, i), kind, code);
     g_hash_table_iter_remove(&it);
+    return;
+  }
+  for (guint j = 0; j < zs->retired->len; j++) {
+    family *f = g_ptr_array_index(zs->retired, j);
+    if (f->pid != pid) continue;
+    for (guint i = 0; !clean && i < f->tags->len; i++) send_failure(zs, g_array_index(f->tags, guint64, i), kind, code);
+    g_ptr_array_remove_index_fast(zs->retired, j); /* frees it */
     return;
   }
 }
@@ -130,7 +166,8 @@ static void die_with_parent(pid_t parent)
 
 static guint children(const zygote_state *zs)
 {
-  return g_hash_table_size(zs->tag_of) + (zs->families ? g_hash_table_size(zs->families) : 0);
+  return g_hash_table_size(zs->tag_of) + (zs->families ? g_hash_table_size(zs->families) + zs->retired->len : 0) +
+         (zs->servers ? zs->servers->len : 0);
 }
 
 G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
@@ -143,9 +180,100 @@ G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const voi
   char *msg = g_malloc0(n);
   result_head h = {.tag = tag, .kind = DONE_OK};
   memcpy(msg, &h, sizeof h);
-  zs->ops.run(job, job_bytes, msg + sizeof h, zs->ops.result_bytes);
+  (void)zs->ops.run(job, job_bytes, msg + sizeof h, zs->ops.result_bytes); /* it exits after one job */
   ssize_t sent = send(zs->results_fd, msg, n, MSG_NOSIGNAL);
   _exit(sent == (ssize_t)n ? 0 : 1); /* not freed: the kernel takes the whole address space back at once */
+}
+
+/* A server: runs its first job, then each job the family zygote sends on fd, until run says the process
+ * may not run another (it exits once that job's result is sent) or fd ends (the family is done). After
+ * each result it sends a byte on fd: idle. Exit status 0 only once the last job's result is sent. */
+G_GNUC_NORETURN static void server_main(zygote_state *zs, int fd, const char *first, size_t first_bytes)
+{
+  sigprocmask(SIG_SETMASK, &zs->worker_mask, NULL);
+  close(zs->sig_fd);
+  close(zs->jobs_fd);
+  close_families(zs);
+  size_t n = sizeof(result_head) + zs->ops.result_bytes;
+  char *msg = g_malloc(n);
+  char *buf = g_malloc(sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES);
+  memcpy(buf, first, first_bytes);
+  ssize_t got = (ssize_t)first_bytes;
+  for (;;) {
+    result_head h = {.kind = DONE_OK};
+    memcpy(&h.tag, buf, sizeof h.tag);
+    memset(msg, 0, n);
+    memcpy(msg, &h, sizeof h);
+    gboolean again = zs->ops.run(buf + sizeof h.tag, (size_t)got - sizeof h.tag, msg + sizeof h, zs->ops.result_bytes);
+    if (send(zs->results_fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n) _exit(1);
+    if (!again) _exit(0);
+    char idle = 1;
+    if (send(fd, &idle, 1, MSG_NOSIGNAL) != 1) _exit(0); /* the family zygote is gone */
+    while ((got = recv(fd, buf, sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES, 0)) < 0 && errno == EINTR) {}
+    if (got < (ssize_t)sizeof(guint64)) _exit(0); /* end of file: no more jobs */
+  }
+}
+
+/* In a family zygote: a job (msg: tag then job) to an idle server, or to a server forked for it. */
+static void serve(zygote_state *zs, const char *msg, size_t n)
+{
+  guint64 tag;
+  memcpy(&tag, msg, sizeof tag);
+  for (guint i = 0; i < zs->servers->len; i++) {
+    server *sv = &g_array_index(zs->servers, server, i);
+    if (sv->busy || sv->fd < 0) continue;
+    if (send(sv->fd, msg, n, MSG_NOSIGNAL) == (ssize_t)n) {
+      sv->busy = TRUE;
+      sv->tag = tag;
+      return;
+    }
+    close(sv->fd); /* it is gone (its end is reaped): another takes the job */
+    sv->fd = -1;
+  }
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    send_failure(zs, tag, DONE_NO_PROCESS, errno);
+    return;
+  }
+  pid_t self = getpid();
+  for (;;) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      die_with_parent(self);
+      close(fds[0]);
+      server_main(zs, fds[1], msg, n);
+    }
+    if (pid > 0) {
+      close(fds[1]);
+      server sv = {.pid = pid, .fd = fds[0], .tag = tag, .busy = TRUE};
+      g_array_append_val(zs->servers, sv);
+      return;
+    }
+    if ((errno == EAGAIN || errno == ENOMEM) && children(zs) > 0) { /* as spawn: wait for a child, retry */
+      reap(zs, 0);
+      continue;
+    }
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    send_failure(zs, tag, DONE_NO_PROCESS, e);
+    return;
+  }
+}
+
+/* A server said it is idle (or its socket ended: it is exiting, and its end is reaped). Once the caller is
+ * done, an idle server is told to exit (its socket closed). */
+static void server_readable(zygote_state *zs, guint i)
+{
+  server *sv = &g_array_index(zs->servers, server, i);
+  char idle;
+  ssize_t got;
+  while ((got = recv(sv->fd, &idle, 1, 0)) < 0 && errno == EINTR) {}
+  if (got == 1) sv->busy = FALSE;
+  if (got != 1 || !zs->open) {
+    close(sv->fd);
+    sv->fd = -1;
+  }
 }
 
 static void spawn(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
@@ -177,7 +305,23 @@ G_GNUC_NORETURN static void zygote_main(zygote_state *zs);
  * NULL when there are too many families or the system refuses: the job is then forked from here. */
 static family *family_start(zygote_state *zs, const char *key, const void *job, size_t job_bytes)
 {
-  if (g_hash_table_size(zs->families) >= ZYGOTE_MAX_FAMILIES) return NULL;
+  if (g_hash_table_size(zs->families) >= ZYGOTE_MAX_FAMILIES) { /* the least recently used one retires */
+    GHashTableIter it;
+    gpointer k, v, lru_key = NULL;
+    guint64 oldest = G_MAXUINT64;
+    g_hash_table_iter_init(&it, zs->families);
+    while (g_hash_table_iter_next(&it, &k, &v))
+      if (((family *)v)->used < oldest) {
+        oldest = ((family *)v)->used;
+        lru_key = k;
+      }
+    family *old = NULL;
+    g_hash_table_steal_extended(zs->families, lru_key, NULL, (gpointer *)&old);
+    g_free(lru_key);
+    if (old->jobs_fd >= 0) close(old->jobs_fd); /* it finishes the jobs it has and ends, its servers too */
+    old->jobs_fd = -1;
+    g_ptr_array_add(zs->retired, old);
+  }
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) return NULL;
   pid_t self = getpid();
@@ -188,7 +332,8 @@ static family *family_start(zygote_state *zs, const char *key, const void *job, 
     close(zs->sig_fd);
     close(zs->jobs_fd);
     close_families(zs);
-    zygote_state fz = {.jobs_fd = fds[1], .results_fd = zs->results_fd, .worker_mask = zs->worker_mask, .ops = zs->ops};
+    zygote_state fz = {.jobs_fd = fds[1], .results_fd = zs->results_fd, .worker_mask = zs->worker_mask, .ops = zs->ops,
+                       .servers = g_array_new(FALSE, FALSE, sizeof(server))};
     fz.ops.prepare(job, job_bytes);
     zygote_main(&fz);
   }
@@ -211,11 +356,16 @@ static void dispatch(zygote_state *zs, const char *msg, size_t n)
   const char *job = msg + sizeof tag;
   size_t job_bytes = n - sizeof tag;
   char key[512];
+  if (zs->servers) { /* a family zygote: its servers run every job */
+    serve(zs, msg, n);
+    return;
+  }
   if (zs->families && zs->ops.family && zs->ops.family(job, job_bytes, key, sizeof key)) {
     family *f = g_hash_table_lookup(zs->families, key);
     if (!f || f->jobs_fd < 0) f = family_start(zs, key, job, job_bytes);
     if (f && send(f->jobs_fd, msg, n, MSG_NOSIGNAL) == (ssize_t)n) {
       g_array_append_val(f->tags, tag);
+      f->used = ++zs->clock;
       return;
     }
   }
@@ -232,27 +382,50 @@ G_GNUC_NORETURN static void zygote_main(zygote_state *zs)
   if (zs->sig_fd < 0) _exit(3); /* its jobs are reported as failed, or the caller reads "the zygote is gone" */
   zs->tag_of = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   char *buf = g_malloc(sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES);
-  gboolean open = TRUE;
-  while (open || children(zs) > 0) {
-    struct pollfd p[2] = {{.fd = zs->sig_fd, .events = POLLIN}, {.fd = open ? zs->jobs_fd : -1, .events = POLLIN}};
-    if (poll(p, 2, -1) < 0) {
+  zs->open = TRUE;
+  GArray *polled = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
+  while (zs->open || children(zs) > 0) {
+    g_array_set_size(polled, 2);
+    struct pollfd *p = (struct pollfd *)polled->data;
+    p[0] = (struct pollfd){.fd = zs->sig_fd, .events = POLLIN};
+    p[1] = (struct pollfd){.fd = zs->open ? zs->jobs_fd : -1, .events = POLLIN};
+    guint ns = zs->servers ? zs->servers->len : 0;
+    for (guint i = 0; i < ns; i++) {
+      struct pollfd q = {.fd = g_array_index(zs->servers, server, i).fd, .events = POLLIN};
+      g_array_append_val(polled, q);
+    }
+    p = (struct pollfd *)polled->data;
+    if (poll(p, 2 + ns, -1) < 0) {
       if (errno == EINTR) continue;
       _exit(3);
+    }
+    /* idle servers first (a server's byte is sent before the caller can send the job it makes room for), then
+     * jobs, then ended children (a server's end may be reaped, and its array compacted: last) */
+    for (guint i = ns; i-- > 0;)
+      if (p[2 + i].revents && p[2 + i].fd >= 0 && p[2 + i].fd == g_array_index(zs->servers, server, i).fd)
+        server_readable(zs, i);
+    if (zs->open && p[1].revents) {
+      ssize_t n = recv(zs->jobs_fd, buf, sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < (ssize_t)sizeof(guint64)) { /* end of file (the caller is done), or it is gone */
+        zs->open = FALSE;
+        /* they finish their jobs and exit: the families, and the idle servers (a busy one once idle) */
+        for (guint i = 0; zs->servers && i < zs->servers->len; i++) {
+          server *sv = &g_array_index(zs->servers, server, i);
+          if (!sv->busy && sv->fd >= 0) {
+            close(sv->fd);
+            sv->fd = -1;
+          }
+        }
+        if (zs->families) close_families(zs);
+      } else {
+        dispatch(zs, buf, (size_t)n);
+      }
     }
     if (p[0].revents) {
       struct signalfd_siginfo si;
       while (read(zs->sig_fd, &si, sizeof si) < 0 && errno == EINTR) {}
       reap(zs, WNOHANG);
-    }
-    if (open && p[1].revents) {
-      ssize_t n = recv(zs->jobs_fd, buf, sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < (ssize_t)sizeof(guint64)) { /* end of file (the caller is done), or it is gone */
-        open = FALSE;
-        close_families(zs); /* they finish their jobs and exit */
-        continue;
-      }
-      dispatch(zs, buf, (size_t)n);
     }
   }
   _exit(0);
@@ -278,7 +451,10 @@ zygote *zygote_start(const zygote_ops *ops, GError **err)
     close(results[0]);
     zygote_state zs = {.jobs_fd = jobs[1], .results_fd = results[1], .ops = *ops};
     sigprocmask(SIG_SETMASK, NULL, &zs.worker_mask);
-    if (ops->family && ops->prepare) zs.families = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, family_free);
+    if (ops->family && ops->prepare) {
+      zs.families = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, family_free);
+      zs.retired = g_ptr_array_new_with_free_func(family_free);
+    }
     zygote_main(&zs);
   }
   int e = errno;

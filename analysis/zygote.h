@@ -31,6 +31,20 @@
  * engine and builds the cluster (sim/replay.h, replay_prepare), about 4 ms
  * of the 17 ms a worker took; each worker then only replays on it.
  *
+ * Servers: a family's workers are not forked per job. A family zygote hands
+ * each job to an idle worker of its own (a server), forking one only when
+ * none is idle (so about as many as the caller runs at once), and a server
+ * runs job after job in one process: SimGrid's engine and platform, its heap
+ * and the pages it faulted in serve every replay (fork, copy-on-write and
+ * fresh page faults per job were most of a sweep's kernel time on some
+ * kernels: docs/sweep.md, "Speed"). Isolation stays per job where it
+ * matters: a server that dies (a crash, the kernel's OOM killer) is reported
+ * for the job it was running, as a worker was, and the next job gets another
+ * server; a server whose run says it may not go on (the replay failed and may
+ * have left the engine unclean) exits after sending its result. At most
+ * ZYGOTE_MAX_FAMILIES families are alive: a new one retires the least
+ * recently used (it finishes its jobs, its servers exit).
+ *
  * Owns: the zygote processes, their workers, the sockets.
  * May not touch: what a job does.
  */
@@ -42,14 +56,17 @@
 
 /* What the zygote does with a job. */
 typedef struct zygote_ops {
-  /* In a worker: fill result (result_bytes, zeroed) from the job's bytes. The worker exits after it. */
-  void (*run)(const void *job, size_t job_bytes, void *result, size_t result_bytes);
+  /* In a worker: fill result (result_bytes, zeroed) from the job's bytes. TRUE: this process may run
+   * another job (a family's server then waits for the next); FALSE: it exits once the result is sent.
+   * A worker forked for a job of no family exits after it whatever run says. */
+  gboolean (*run)(const void *job, size_t job_bytes, void *result, size_t result_bytes);
   size_t result_bytes;
   /* Optional (NULL: every worker is forked from the zygote itself). A job's family: TRUE with its key
    * (NUL-terminated, at most key_len bytes) when it has one. The first job of a family forks a family
    * zygote that runs prepare(job) once and then forks the family's workers, each starting from what
-   * prepare did (the pool: SimGrid's engine with the job's platform built). At most
-   * ZYGOTE_MAX_FAMILIES at a time; the jobs of any other are forked from the zygote itself. */
+   * prepare did (the pool: SimGrid's engine with the job's platform built), and each serving many of the
+   * family's jobs in turn (servers, above). At most ZYGOTE_MAX_FAMILIES at a time: a new one retires the
+   * least recently used. */
   gboolean (*family)(const void *job, size_t job_bytes, char *key, size_t key_len);
   void (*prepare)(const void *job, size_t job_bytes);
 } zygote_ops;

@@ -111,6 +111,7 @@ struct rank_rt {
     sg_mailbox_t mailbox;
   } p2p[8];
   int n_p2p;
+  gboolean p2p_overflow; /* it used more than p2p holds */
 };
 
 static int payload;
@@ -298,6 +299,8 @@ static sg_mailbox_t p2p_mailbox(rank_rt *r, int src, int dst, const graph_event 
   sg_mailbox_t mb = sg_mailbox_by_name(name);
   if (r->n_p2p < (int)G_N_ELEMENTS(r->p2p))
     r->p2p[r->n_p2p++] = (struct p2p_box){.src = src, .dst = dst, .grad = grad, .mailbox = mb};
+  else
+    r->p2p_overflow = TRUE;
   return mb;
 }
 
@@ -411,7 +414,18 @@ static struct {
   gboolean done;
   plat_params pp;
   char log[32];
+  int runs;          /* replay_run calls that reached simgrid_run on it */
+  gboolean unclean;  /* the last run may have left actors, activities or messages behind */
 } prepared;
+
+/* SimGrid's simulated clock, simgrid::kernel::EngineImpl::now_ (a static member libsimgrid exports; 3.32
+ * has no call to set it). A prepared engine's next run starts it from 0 again, as a fresh process's does:
+ * the run's arithmetic (now + duration, remaining work over rate) is then the same to the last bit, and
+ * its times are relative to the step's start (docs/sweep.md, "Speed"). Every action of the last run has
+ * ended when simgrid_run returns (it runs until no event is left), so no date of it remains. */
+extern double replay_simgrid_now __asm__("_ZN7simgrid6kernel10EngineImpl4now_E");
+
+gboolean replay_reusable(void) { return prepared.done && !prepared.unclean; }
 
 static const char *log_of(const replay_options *o) { return o && o->log_threshold ? o->log_threshold : "critical"; }
 
@@ -780,6 +794,20 @@ static void start_actors(engine *eng)
   }
 }
 
+/* Whether the run left a message in a mailbox (an eager send nobody received), which the next run on the
+ * engine would take for its own: only the point-to-point ones can (a collective waits for its every
+ * transfer); a rank that used more mailboxes than it remembers counts as leaving one. */
+static gboolean left_messages(const engine *eng)
+{
+  for (int r = 0; r < eng->g->world_size; r++) {
+    const rank_rt *rt = &eng->ranks[r];
+    if (rt->p2p_overflow) return TRUE;
+    for (int k = 0; k < rt->n_p2p; k++)
+      if (sg_mailbox_listen(sg_mailbox_get_name(rt->p2p[k].mailbox))) return TRUE;
+  }
+  return FALSE;
+}
+
 static void engine_clear(engine *eng)
 {
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
@@ -848,10 +876,12 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   if (own_paje && !lsim_outfile_open_named(&paje, o->simgrid_paje_path, err)) return NULL;
   const char *paje_file = own_paje ? lsim_outfile_write_path(&paje) : tracing ? o->simgrid_paje_path : NULL;
   if (prepared.done) { /* replay_prepare built it: it must be this run's platform */
-    if (tracing || (o && o->platform_file) || !plat_same(&prepared.pp, pp) || strcmp(prepared.log, log_of(o)) != 0) {
+    if (tracing || (o && o->platform_file) || !plat_same(&prepared.pp, pp) || strcmp(prepared.log, log_of(o)) != 0 ||
+        prepared.unclean) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "internal error: the prepared platform is not this replay's");
       return NULL;
     }
+    if (prepared.runs++ > 0) replay_simgrid_now = 0; /* run again from 0, as a fresh engine */
   } else {
     init_simgrid(o, paje_file);
     if (o && o->platform_file) simgrid_load_platform(o->platform_file);
@@ -867,6 +897,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   setup_groups(&eng);
   setup_lone(&eng);
   start_actors(&eng);
+  prepared.unclean = TRUE; /* until the run is seen to end clean */
   simgrid_run();
   for (int r = 0; r < g->world_size; r++)
     if (dormant(&eng, &eng.ranks[r])) res->ranks[r].finish_s = res->ranks[eng.ranks[r].prog->mirror_of].finish_s;
@@ -881,6 +912,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
     res->step_time_s = MAX(res->step_time_s, res->ranks[r].finish_s);
   }
   res->coll_algos = algos_summary(&eng);
+  prepared.unclean = left_messages(&eng);
   engine_clear(&eng);
   if (own_paje && !lsim_outfile_commit(&paje, err)) {
     replay_result_free(res);

@@ -5,12 +5,16 @@
  * communications (collective.h), so that contention emerges from the
  * network model.
  *
- * SimGrid's engine is a process-wide singleton: replay_run may be called
- * once per process (callers that simulate many layouts fork first).
- * replay_prepare creates the engine and builds the platform beforehand, so
- * that every process forked from the one that prepared it replays on it
- * without building it again (the pool's zygotes: analysis/zygote.h; the
- * build was a fifth of a sweep's CPU time, docs/sweep.md "Speed").
+ * SimGrid's engine is a process-wide singleton: without replay_prepare,
+ * replay_run may be called once per process (callers that simulate many
+ * layouts fork first). replay_prepare creates the engine and builds the
+ * platform beforehand, so that every process forked from the one that
+ * prepared it replays on it without building it again (the pool's zygotes:
+ * analysis/zygote.h; the build was a fifth of a sweep's CPU time,
+ * docs/sweep.md "Speed"); on a prepared engine replay_run may be called
+ * again and again, each run starting SimGrid's clock from 0 as a fresh
+ * engine does (the same results to the last bit), as long as
+ * replay_reusable says so (the pool's servers).
  *
  * Owns: the SimGrid glue and the only mutable engine state.
  * May not touch: models, layouts, metrics.
@@ -60,8 +64,14 @@ typedef struct replay_result {
 /* Create SimGrid's engine and build the platform pp now, as replay_run would with options o (NULL: the
  * defaults), for a later replay_run in this process or a process forked from it. FALSE (nothing done)
  * when o asks for what is only set up in the run itself: SimGrid's trace or a platform file. Once per
- * process, before any replay_run; a replay_run after it on another platform or other options fails. */
+ * process, before any replay_run; a replay_run after it on another platform or other options fails, and so
+ * does one after a run that left the engine unclean (replay_reusable). */
 gboolean replay_prepare(const plat_params *pp, const replay_options *o);
+
+/* Whether this process's prepared engine may run another replay_run: TRUE after replay_prepare and after
+ * each run that ended clean; FALSE without replay_prepare, and once a run deadlocked (its actors killed
+ * mid-activity) or left a message nobody received. */
+gboolean replay_reusable(void);
 
 replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_params *pp, const replay_options *o,
                           GError **err);

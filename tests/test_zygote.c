@@ -56,7 +56,7 @@ static gboolean alive(pid_t pid)
   return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
-static void run(const void *job, size_t n, void *result, size_t result_bytes)
+static gboolean run(const void *job, size_t n, void *result, size_t result_bytes)
 {
   const tjob *j = job;
   if (j->k == 1000) {
@@ -69,6 +69,7 @@ static void run(const void *job, size_t n, void *result, size_t result_bytes)
   if (j->k < 0) abort(); /* a worker that dies: SIGABRT */
   tres r = {.answer = 3 * j->k + 1, .prepared = prepared_letter, .prepare_count = prepare_count, .parent = getppid()};
   memcpy(result, &r, sizeof r);
+  return TRUE;
 }
 
 static gboolean family(const void *job, size_t n, char *key, size_t key_len)

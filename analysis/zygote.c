@@ -52,7 +52,7 @@ typedef struct family {
 typedef struct server {
   pid_t pid;
   int fd;        /* our end of its socket: jobs to it, a byte back when it is idle; -1 once closed */
-  guint64 tag;   /* the job it runs, while busy */
+  guint64 tag;   /* the last job it was given (the one it runs, while busy) */
   gboolean busy;
 } server;
 
@@ -121,8 +121,9 @@ static void child_ended(zygote_state *zs, pid_t pid, int status)
   for (guint i = 0; zs->servers && i < zs->servers->len; i++) {
     server *sv = &g_array_index(zs->servers, server, i);
     if (sv->pid != pid) continue;
-    /* a server exits cleanly only once it sent its job's result (or idle, with none) */
-    if (!clean && sv->busy) send_failure(zs, sv->tag, kind, code);
+    /* a server exits cleanly only once it sent its last job's result; otherwise that job is reported, whether
+     * it was still busy or had said idle just before sending its result (the caller ignores a job it has) */
+    if (!clean) send_failure(zs, sv->tag, kind, code);
     if (sv->fd >= 0) close(sv->fd);
     g_array_remove_index_fast(zs->servers, i);
     return;
@@ -187,7 +188,7 @@ G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const voi
 
 /* A server: runs its first job, then each job the family zygote sends on fd, until run says the process
  * may not run another (it exits once that job's result is sent) or fd ends (the family is done). After
- * each result it sends a byte on fd: idle. Exit status 0 only once the last job's result is sent. */
+ * each job it sends a byte on fd (idle), then the result. Exit status 0 only once the last job's result is sent. */
 G_GNUC_NORETURN static void server_main(zygote_state *zs, int fd, const char *first, size_t first_bytes)
 {
   sigprocmask(SIG_SETMASK, &zs->worker_mask, NULL);
@@ -205,10 +206,12 @@ G_GNUC_NORETURN static void server_main(zygote_state *zs, int fd, const char *fi
     memset(msg, 0, n);
     memcpy(msg, &h, sizeof h);
     gboolean again = zs->ops.run(buf + sizeof h.tag, (size_t)got - sizeof h.tag, msg + sizeof h, zs->ops.result_bytes);
+    /* idle before the result: the caller's next job, sent once it has the result, then always finds this server
+     * idle (the family zygote reads servers first); a death between the two is reported for this job anyway */
+    char idle = 1;
+    if (again && send(fd, &idle, 1, MSG_NOSIGNAL) != 1) again = FALSE; /* the family zygote is gone */
     if (send(zs->results_fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n) _exit(1);
     if (!again) _exit(0);
-    char idle = 1;
-    if (send(fd, &idle, 1, MSG_NOSIGNAL) != 1) _exit(0); /* the family zygote is gone */
     while ((got = recv(fd, buf, sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES, 0)) < 0 && errno == EINTR) {}
     if (got < (ssize_t)sizeof(guint64)) _exit(0); /* end of file: no more jobs */
   }
@@ -399,7 +402,7 @@ G_GNUC_NORETURN static void zygote_main(zygote_state *zs)
       if (errno == EINTR) continue;
       _exit(3);
     }
-    /* idle servers first (a server's byte is sent before the caller can send the job it makes room for), then
+    /* idle servers first (a server's byte is sent before its result, so before the caller's next job), then
      * jobs, then ended children (a server's end may be reaped, and its array compacted: last) */
     for (guint i = ns; i-- > 0;)
       if (p[2 + i].revents && p[2 + i].fd >= 0 && p[2 + i].fd == g_array_index(zs->servers, server, i).fd)

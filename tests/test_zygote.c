@@ -28,7 +28,11 @@ typedef struct tres {
   char prepared;     /* the family letter its prepare() saw; 0: none */
   int prepare_count; /* how many times prepare() ran in the process the worker was forked from */
   int parent;        /* getppid(): the zygote that forked it */
+  int self;          /* getpid(): the worker */
+  int served;        /* the jobs this worker's process has run, this one included */
 } tres;
+
+static int served; /* in a worker: the jobs it has run */
 
 static char prepared_letter; /* set by prepare, in a family zygote only */
 static int prepare_count;
@@ -67,9 +71,10 @@ static gboolean run(const void *job, size_t n, void *result, size_t result_bytes
   ck_assert_uint_eq(n, sizeof *j);
   ck_assert_uint_eq(result_bytes, sizeof(tres));
   if (j->k < 0) abort(); /* a worker that dies: SIGABRT */
-  tres r = {.answer = 3 * j->k + 1, .prepared = prepared_letter, .prepare_count = prepare_count, .parent = getppid()};
+  tres r = {.answer = 3 * j->k + 1, .prepared = prepared_letter, .prepare_count = prepare_count, .parent = getppid(),
+            .self = getpid(), .served = ++served};
   memcpy(result, &r, sizeof r);
-  return TRUE;
+  return j->k != 2000; /* a job after which its process may not run another */
 }
 
 static gboolean family(const void *job, size_t n, char *key, size_t key_len)
@@ -183,6 +188,38 @@ START_TEST(test_family_workers_start_from_what_their_zygote_prepared_once)
 }
 END_TEST
 
+/* A family's jobs one after the other: each runs in the same server process as the one before, job after job,
+ * except after a server that died (a crash: reported with its signal, the next job gets a new server) or one
+ * whose run said it may not go on (it exits after sending its result). */
+START_TEST(test_a_family_server_runs_job_after_job_and_a_crash_is_reported_and_replaced)
+{
+  zygote *z = start();
+  enum { N = 8 };
+  tjob jobs[N] = {{1, 'A'}, {2, 'A'}, {-1, 'A'}, {3, 'A'}, {4, 'A'}, {2000, 'A'}, {5, 'A'}, {6, 'A'}};
+  tres res[N];
+  char failed[N][200];
+  for (int i = 0; i < N; i++) run_all(z, &jobs[i], 1, &res[i], &failed[i]); /* in turn: one server is idle */
+  g_autofree char *want = g_strdup_printf("simulation died (signal %d)", SIGABRT);
+  ck_assert_str_eq(failed[2], want);
+  for (int i = 0; i < N; i++) {
+    if (i == 2) continue;
+    ck_assert_str_eq(failed[i], "");
+    ck_assert_int_eq(res[i].answer, 3 * jobs[i].k + 1);
+    ck_assert_int_eq(res[i].prepare_count, 1);
+    ck_assert_int_eq(res[i].parent, res[0].parent); /* every server of the family: forked by its zygote */
+  }
+  /* the first server: jobs 0, 1 (then it died in job 2); the second: 3, 4, 5 (then it retired); the third: 6, 7 */
+  static const int server_of[N] = {0, 0, -1, 1, 1, 1, 2, 2}, nth[N] = {1, 2, 0, 1, 2, 3, 1, 2};
+  for (int i = 0; i < N; i++) {
+    if (i == 2) continue;
+    ck_assert_msg(res[i].served == nth[i], "job %d: the %dth job of its process, not the %dth", i, res[i].served, nth[i]);
+    for (int j = 0; j < i; j++)
+      if (j != 2) ck_assert_int_eq(res[i].self == res[j].self, server_of[i] == server_of[j]);
+  }
+  zygote_stop(z);
+}
+END_TEST
+
 START_TEST(test_a_family_zygote_that_dies_reports_its_jobs)
 {
   zygote *z = start();
@@ -250,6 +287,7 @@ int main(void)
   tcase_add_test(tc, test_a_worker_that_dies_is_reported_with_its_signal);
   tcase_add_test(tc, test_family_workers_start_from_what_their_zygote_prepared_once);
   tcase_add_test(tc, test_a_family_zygote_that_dies_reports_its_jobs);
+  tcase_add_test(tc, test_a_family_server_runs_job_after_job_and_a_crash_is_reported_and_replaced);
   tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigterm);
   tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigkill);
   suite_add_tcase(s, tc);

@@ -1,12 +1,15 @@
 /* pool -- see pool.h. Workers are forked by a zygote (zygote.h), never by
  * the caller, and before SimGrid is touched anywhere; each sends one
- * `prediction` back and exits. A fast request is two jobs, the second
- * started only once the first fits in memory. */
+ * `prediction` back per job, and a family's server then takes the next job
+ * on the same engine. A fast request is two jobs, the second started only
+ * once the first fits in memory. */
 #include "pool.h"
 
 #include <errno.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/lsim_error.h"
 #include "common/lsim_progress.h"
@@ -232,11 +235,22 @@ static GByteArray *pack_job(const sim_request *rq, int m)
 
 static void unpack_job(const packed_job *pj, sim_request *rq);
 
-/* A server's heap above which it exits after its job rather than keep it for the next (pool.h). */
-#define POOL_SERVER_KEEP_BYTES ((size_t)1 << 30)
+/* The memory a server keeps resident above which it exits after its job rather than hold it for the next. */
+#define POOL_SERVER_KEEP_BYTES ((guint64)1 << 30)
+
+/* This process's resident memory (0: unknown). Not malloc's heap size: SimGrid's actor stacks (8 MiB each,
+ * a few pages of them touched) make the heap far larger than what is resident. */
+static guint64 resident_bytes(void)
+{
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, pages = 0;
+  if (f && fscanf(f, "%llu %llu", &size, &pages) != 2) pages = 0;
+  if (f) fclose(f);
+  return (guint64)pages * (guint64)sysconf(_SC_PAGESIZE);
+}
 
 /* Runs in the worker (zygote_ops.run): the replay of the packed request at its m. TRUE when the process may
- * replay another: its prepared engine ended clean (replay_reusable) and its heap is below what it keeps. */
+ * replay another: its prepared engine ended clean (replay_reusable) and it keeps less than a GiB resident. */
 static gboolean run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
 {
   g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
@@ -245,8 +259,7 @@ static gboolean run_packed(const void *bytes, size_t n, void *result, size_t res
   unpack_job(pj, &rq);
   prediction p = run_job(&rq, pj->m);
   memcpy(result, &p, sizeof p);
-  struct mallinfo2 mi = mallinfo2();
-  return replay_reusable() && mi.arena + mi.hblkhd < POOL_SERVER_KEEP_BYTES;
+  return replay_reusable() && resident_bytes() < POOL_SERVER_KEEP_BYTES;
 }
 
 static void unpack_job(const packed_job *pj, sim_request *rq)

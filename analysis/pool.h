@@ -30,8 +30,9 @@
  * (zygote.h) started while the caller is small (a sweep starts it before it
  * enumerates), not by the caller and its tables; the jobs of one platform
  * are a zygote family whose own zygote created SimGrid's engine and built
- * the cluster once (sim/replay.h, replay_prepare), so a worker only
- * generates its graph, replays and computes its metrics; the memory
+ * the cluster once (sim/replay.h, replay_prepare), and whose workers are
+ * servers that replay job after job on that engine, with the heap and pages
+ * of the replays before (no fork per replay); the memory
  * verdicts, one graph after another in the caller, run with a malloc that
  * keeps what it frees (pool_run sets it: mallopt).
  *

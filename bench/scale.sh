@@ -7,7 +7,12 @@
 #   baseline   the shipped stacks as they are;
 #   +nccl-lat  "nccl_latency": "tuned": NCCL's own latency per collective (platforms/nccl_tune.h);
 #   +straggler "straggler_sigma": SIGMA (default 0.015, docs/trust.md "Stragglers"): compute waits for the
-#              slowest of the job's GPUs (sim/straggler.h).
+#              slowest of the job's GPUs (sim/straggler.h);
+#   +grad-accum "grad_accum_bytes" on megatron-deepspeed (docs/trust.md "BLOOM's step"): the gradient accumulation
+#              pass after each micro-batch's backward, 6 bytes a parameter (autograd's AccumulateGrad in DeepSpeed's
+#              fp16 engine; Megatron-LM 2021's main_grad.add_ in fp16) and 18 on the rows the source file says ran
+#              bf16 (DeepSpeed's BF16_Optimizer.update_hp_grads: cast to fp32, add); nemo none (Megatron-Core fuses
+#              the accumulation into the weight-gradient GEMM).
 # The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
 # (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,
 # the others on megatron-deepspeed (Megatron-LM's nearest). Each variant is a copy of the stack with the
@@ -16,7 +21,7 @@
 # At most MAX_ROWS rows per file (default 30, every k-th expressible row: BLOOM's 103 rows at 48 nodes take
 # most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
 # Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
-#   (env SIGMA, VARIANTS="baseline nccl-lat straggler", MAX_ROWS, PRECISIONS)
+#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum), MAX_ROWS, PRECISIONS)
 . "$(dirname "$0")/lib.sh"
 bench_start scale "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
@@ -28,7 +33,7 @@ precisions=${PRECISIONS:-bf16}
 max_rows=${MAX_ROWS:-30}
 bench_positive MAX_ROWS "$max_rows"
 for v in $variants; do
-  case $v in baseline | nccl-lat | straggler) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler)" ;; esac
+  case $v in baseline | nccl-lat | straggler | grad-accum) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum)" ;; esac
 done
 [ -d "$1" ] || die "no directory '$1'"
 bench_work "$2" models
@@ -36,13 +41,19 @@ mkdir -p "$work/stacks"
 
 # the stack variants: cumulative keys on the shipped stacks
 for s in megatron-deepspeed nemo; do
-  keys=""
+  keys=""; accum=0
   for v in $variants; do
     case $v in
       nccl-lat) keys="$keys\"nccl_latency\": \"tuned\", " ;;
       straggler) keys="$keys\"straggler_sigma\": $sigma, " ;;
+      grad-accum) [ "$s" = megatron-deepspeed ] && accum=1 ;;
     esac
-    sed "0,/{/s//{ $keys/" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
+    if [ "$accum" = 1 ]; then # fp16 rows 6 bytes, the source's bf16 rows 18 (a stack of their own)
+      sed "0,/{/s//{ $keys\"grad_accum_bytes\": 6, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
+      sed "0,/{/s//{ $keys\"grad_accum_bytes\": 18, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v-bf16.json"
+    else
+      sed "0,/{/s//{ $keys/" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
+    fi
   done
 done
 
@@ -69,8 +80,30 @@ for v in $variants; do # variant-major: the baseline of every file first
   for name in "${names[@]}"; do
     [ -s "$work/$name-$v-rows.csv" ] && continue # already run (delete to re-run)
     echo "   $v: $name" >&2
-    "$bin" validate "$work/$name.csv" --stack "$work/stacks/$(stack_of "$name")-$v.json" -j "$jobs" \
-      -o "$work/$name-$v-rows.tmp" > /dev/null
+    st="$work/stacks/$(stack_of "$name")-$v"
+    if [ -f "$st-bf16.json" ]; then
+      # the rows the source file says ran bf16 (its precision note) apart, on the bf16 stack; then merged in order
+      awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR > 1 && cell("notes") ~ /(^|; *)precision=bf16/ { print NR }') \
+        "$1/$name.csv" > "$work/$name-bf16-lines.txt"
+      for part in other bf16; do
+        awk -v who=scale -v part="$part" -v lines="$work/$name-bf16-lines.txt" -f "$here/csv.awk" -f <(echo '
+          BEGIN { while ((getline l < lines) > 0) bf[l] = 1 }
+          NR == 1 || ((cell("source_row") in bf) == (part == "bf16")) { print }') "$work/$name.csv" > "$work/$name-$part.csv"
+        if [ "$(wc -l < "$work/$name-$part.csv")" -gt 1 ]; then
+          "$bin" validate "$work/$name-$part.csv" --stack "$st$([ $part = bf16 ] && echo -bf16).json" -j "$jobs" \
+            -o "$work/$name-$v-$part.tmp" > /dev/null
+        else
+          : > "$work/$name-$v-$part.tmp" # no row
+        fi
+      done
+      awk -v who=scale -v lines="$work/$name-bf16-lines.txt" -v a="$work/$name-$v-other.tmp" -v b="$work/$name-$v-bf16.tmp" \
+        -f "$here/csv.awk" -f <(echo '
+          BEGIN { while ((getline l < lines) > 0) bf[l] = 1; ha = (getline h < a) > 0; hb = (getline hh < b) > 0; print ha ? h : hh }
+          NR > 1 { f = (cell("source_row") in bf) ? b : a; if ((getline l < f) <= 0) { print "scale: rows short in " f > "/dev/stderr"; exit 2 }; print l }') \
+        "$work/$name.csv" > "$work/$name-$v-rows.tmp"
+    else
+      "$bin" validate "$work/$name.csv" --stack "$st.json" -j "$jobs" -o "$work/$name-$v-rows.tmp" > /dev/null
+    fi
     mv "$work/$name-$v-rows.tmp" "$work/$name-$v-rows.csv"
   done
 done

@@ -86,6 +86,9 @@ typedef struct stack_profile {
    * tp_comm_overlap; with sp only): 0 or 1, and the fraction of the SMs an overlapped reduce-scatter takes from
    * the GEMM beside it (workloads/tp_overlap.c, platforms/kernel_cost.c) */
   double tp_comm_overlap, tp_overlap_sm_fraction;
+  /* bytes per parameter of the code's gradient accumulation pass after each backward, outside the GEMM (0: none;
+   * 18: DeepSpeed's BF16_Optimizer; workloads/generate.h gen_code, docs/trust.md "BLOOM's step") */
+  double grad_accum_bytes;
 } stack_profile;
 
 /* The bits of stack_layout_defaults' `given`: what the table or command line said itself. */

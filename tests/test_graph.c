@@ -806,6 +806,44 @@ START_TEST(test_stack_code_sets_backward_tp_all_reduces_and_fusion)
 }
 END_TEST
 
+/* The code's gradient accumulation pass (gen_code grad_accum_bytes; DeepSpeed's BF16_Optimizer.update_hp_grads:
+ * the bf16 gradient cast to fp32, 2 read + 4 written, then added into the fp32 buffer, 4 + 4 read + 4 written: 18
+ * bytes a parameter) runs after every micro-batch's backward on every stage, over the parameters the rank holds.
+ * tiny (8 layers: attention 4h^2, SwiGLU MLP 3 h ffn, two norms h each; embedding and head vocab x h, the final
+ * norm h) at pp 2 and 4 micro-batches: 4 x 18 x every parameter of the model, split over the two stages, and one
+ * pass per micro-batch and stage; 0 adds none. */
+START_TEST(test_grad_accum_pass_moves_its_bytes_per_parameter_every_micro_batch)
+{
+  model m = tiny();
+  double h = m.hidden, params = m.layers * (4 * h * h + 3 * h * m.ffn + 2 * h) + 2 * m.vocab * h + h;
+  double bytes_of[2] = {0, 0};
+  int passes_of[2] = {0, 0};
+  for (int on = 0; on <= 1; on++) {
+    layout l = mk(2, 1, 2, 1, 4, 64, CKPT_NONE, FALSE); /* dp 1, 4 micro-batches */
+    l.attn = ATTN_FLASH2;
+    GError *err = NULL;
+    ck_assert(layout_validate(&l, &m, &err));
+    gen_options o = gen_default_options();
+    o.symmetry = FALSE;
+    o.code.grad_accum_bytes = on ? 18 : 0;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    for (int r = 0; r < g->world_size; r++) {
+      const graph_program *p = g_ptr_array_index(g->programs, r);
+      for (guint i = 0; i < p->events->len; i++) {
+        const graph_event *e = &g_array_index(p->events, graph_event, i);
+        if (e->kind != EV_COMPUTE || e->phase != PH_BACKWARD || strcmp(graph_op_name(g, e->op), "optimizer")) continue;
+        bytes_of[on] += e->bytes;
+        passes_of[on]++;
+      }
+    }
+  }
+  ck_assert_int_eq(passes_of[0], 0);
+  ck_assert_int_eq(passes_of[1], 2 * 4);
+  ck_assert_double_eq_tol(bytes_of[1] - bytes_of[0], 4 * 18 * params, 1e-6 * params);
+}
+END_TEST
+
 /* Megatron's FusedScaleMaskSoftmax (fused_softmax_batches 4) runs its causal kernel only where micro-batch x
  * heads/tp is a multiple of 4: tiny's 4 heads at tp 2 and micro-batch 1 give 2, so the forward is torch's softmax
  * (7 kernels, 32 bytes per score element); at micro-batch 2 (4) the fused kernel on the baddbmm output as it is
@@ -867,6 +905,7 @@ int main(void)
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);
   tcase_add_test(tc, test_megatron_fused_softmax_falls_back_to_torch_off_multiples_of_4);
+  tcase_add_test(tc, test_grad_accum_pass_moves_its_bytes_per_parameter_every_micro_batch);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -51,6 +51,9 @@ typedef struct gen_code {
                                      * bf16 gradient written over the logits (--cross-entropy-loss-fusion) */
   gboolean tp_comm_overlap; /* with sp: each tensor-parallel all-gather and reduce-scatter beside its GEMM, on a
                              * stream of its own (TransformerEngine's userbuffers; workloads/tp_overlap.h) */
+  double grad_accum_bytes;  /* HBM bytes per parameter of a pass's gradient accumulation outside the GEMM, once per
+                             * backward (stage_driver.c grad_accum_pass): 0, none (Megatron's fused accumulation, the
+                             * study); 18, DeepSpeed's BF16_Optimizer (cast to fp32, then add: 2 + 4 + 4 + 4 + 4) */
 } gen_code;
 
 gen_code gen_default_code(void);

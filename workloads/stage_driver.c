@@ -146,6 +146,19 @@ void stage_at_chunk(emit *x, int c)
   x->next_rank = neighbour_rank(x, x->vstage + 1);
 }
 
+/* The code's gradient accumulation outside the weight-gradient GEMM, once per pass that writes weight gradients
+ * (gen_code grad_accum_bytes: bytes per parameter of the chunk, an HBM-bound pass; 0: none, the accumulation fused
+ * into the GEMM or the gradient written once). DeepSpeed's BF16_Optimizer.update_hp_grads after every micro-batch's
+ * backward: the bf16 gradient cast to fp32 and added into its fp32 buffer; autograd's AccumulateGrad: the new
+ * gradient added into param.grad (docs/trust.md, "BLOOM's step"). */
+static void grad_accum_pass(emit *x)
+{
+  double b = x->code->grad_accum_bytes;
+  if (b <= 0) return;
+  x->layer = -1;
+  emit_stream(x, BL_OPTIMIZER, x->pass_params, x->pass_params * b, 1);
+}
+
 /* The compute of one schedule instruction (a forward, a backward or a part of one); `final` says it is the
  * last backward of its chunk (Megatron-Core reduces a chunk's gradients as its last micro-batch's backward
  * completes them), `first` the chunk's first forward. */
@@ -167,6 +180,7 @@ void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolea
   if (k == SCHED_FORWARD) stage_forward(x, mc);
   else if (k == SCHED_BACKWARD_W) stage_weight(x);
   else stage_backward(x, mc);
+  if (k == SCHED_BACKWARD_W || k == SCHED_BACKWARD) grad_accum_pass(x);
   x->bpart = BWD_WHOLE;
   x->reducing = x->param_wait = FALSE;
 }

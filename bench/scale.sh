@@ -12,7 +12,11 @@
 #              pass after each micro-batch's backward, 6 bytes a parameter (autograd's AccumulateGrad in DeepSpeed's
 #              fp16 engine; Megatron-LM 2021's main_grad.add_ in fp16) and 18 on the rows the source file says ran
 #              bf16 (DeepSpeed's BF16_Optimizer.update_hp_grads: cast to fp32, add); nemo none (Megatron-Core fuses
-#              the accumulation into the weight-gradient GEMM).
+#              the accumulation into the weight-gradient GEMM);
+#   +pipe-sg   "pipe_scatter_gather": 1 on megatron-deepspeed (docs/trust.md "BLOOM's step"): without sp, each
+#              tensor-parallel rank sends 1/tp of a pipeline tensor and the receiver all-gathers it over tp
+#              (DeepSpeed's PartitionedTensor, Megatron-LM 2021's --scatter-gather-tensors-in-pipeline); nemo none.
+# A variant whose stacks are those of the one before it for a file reuses that one's rows.
 # The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
 # (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,
 # the others on megatron-deepspeed (Megatron-LM's nearest). Each variant is a copy of the stack with the
@@ -21,7 +25,7 @@
 # At most MAX_ROWS rows per file (default 30, every k-th expressible row: BLOOM's 103 rows at 48 nodes take
 # most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
 # Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
-#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum), MAX_ROWS, PRECISIONS)
+#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum, pipe-sg), MAX_ROWS, PRECISIONS)
 . "$(dirname "$0")/lib.sh"
 bench_start scale "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
@@ -33,7 +37,7 @@ precisions=${PRECISIONS:-bf16}
 max_rows=${MAX_ROWS:-30}
 bench_positive MAX_ROWS "$max_rows"
 for v in $variants; do
-  case $v in baseline | nccl-lat | straggler | grad-accum) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum)" ;; esac
+  case $v in baseline | nccl-lat | straggler | grad-accum | pipe-sg) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum, pipe-sg)" ;; esac
 done
 [ -d "$1" ] || die "no directory '$1'"
 bench_work "$2" models
@@ -47,6 +51,7 @@ for s in megatron-deepspeed nemo; do
       nccl-lat) keys="$keys\"nccl_latency\": \"tuned\", " ;;
       straggler) keys="$keys\"straggler_sigma\": $sigma, " ;;
       grad-accum) [ "$s" = megatron-deepspeed ] && accum=1 ;;
+      pipe-sg) [ "$s" = megatron-deepspeed ] && keys="$keys\"pipe_scatter_gather\": 1, " ;;
     esac
     if [ "$accum" = 1 ]; then # fp16 rows 6 bytes, the source's bf16 rows 18 (a stack of their own)
       sed "0,/{/s//{ $keys\"grad_accum_bytes\": 6, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
@@ -76,11 +81,16 @@ for f in "${files[@]}"; do
   [ "$kept" -gt 0 ] && names+=("$name")
 done
 stack_of() { case $1 in nvidia_dgxc*|megatron_bridge*) echo nemo ;; *) echo megatron-deepspeed ;; esac; }
+prev=""
 for v in $variants; do # variant-major: the baseline of every file first
   for name in "${names[@]}"; do
     [ -s "$work/$name-$v-rows.csv" ] && continue # already run (delete to re-run)
+    st="$work/stacks/$(stack_of "$name")-$v" pst="$work/stacks/$(stack_of "$name")-$prev"
+    if [ -n "$prev" ] && cmp -s "$st.json" "$pst.json" && { [ ! -f "$st-bf16.json" ] || cmp -s "$st-bf16.json" "$pst-bf16.json"; }; then
+      cp "$work/$name-$prev-rows.csv" "$work/$name-$v-rows.csv" # the same stacks as the variant before
+      continue
+    fi
     echo "   $v: $name" >&2
-    st="$work/stacks/$(stack_of "$name")-$v"
     if [ -f "$st-bf16.json" ]; then
       # the rows the source file says ran bf16 (its precision note) apart, on the bf16 stack; then merged in order
       awk -v who=scale -f "$here/csv.awk" -f <(echo 'NR > 1 && cell("notes") ~ /(^|; *)precision=bf16/ { print NR }') \
@@ -106,6 +116,7 @@ for v in $variants; do # variant-major: the baseline of every file first
     fi
     mv "$work/$name-$v-rows.tmp" "$work/$name-$v-rows.csv"
   done
+  prev=$v
 done
 
 # the table: per file and bucket, per variant: rows, MAPE, bias

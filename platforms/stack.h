@@ -89,6 +89,9 @@ typedef struct stack_profile {
   /* bytes per parameter of the code's gradient accumulation pass after each backward, outside the GEMM (0: none;
    * 18: DeepSpeed's BF16_Optimizer; workloads/generate.h gen_code, docs/trust.md "BLOOM's step") */
   double grad_accum_bytes;
+  /* 0 or 1: without sp, pipeline tensors sent 1/tp per tensor-parallel rank and all-gathered over tp by the receiver
+   * (workloads/generate.h gen_code, docs/trust.md "BLOOM's step") */
+  double pipe_scatter_gather;
 } stack_profile;
 
 /* The bits of stack_layout_defaults' `given`: what the table or command line said itself. */

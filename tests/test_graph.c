@@ -90,7 +90,8 @@ START_TEST(test_step_flops_sum_equals_closed_form_for_many_layouts)
 END_TEST
 
 /* The memory guard counts a graph's events before it exists (gen_stage_events): the count is the
- * length of every generated program, whatever the stage, degrees, sp, checkpointing and ZeRO-1. */
+ * length of every generated program, whatever the stage, degrees, sp, checkpointing and ZeRO-1, with the study's
+ * code and with a gradient accumulation pass and pipeline tensors scattered over tp. */
 START_TEST(test_counted_events_are_the_generated_programs_lengths)
 {
   model m = tiny();
@@ -100,10 +101,22 @@ START_TEST(test_counted_events_are_the_generated_programs_lengths)
                  mk(8, 2, 4, 1, 4, 128, CKPT_EVERY_LAYER, 1), mk(4, 1, 1, 1, 4, 64, CKPT_NONE, 0),
                  mk(8, 1, 2, 1, 12, 64, CKPT_NONE, 0)};
   ls[5].zero = 0;
+  for (size_t c = 0; c < 2 * G_N_ELEMENTS(ls); c++) { /* each layout with the study's code, then DeepSpeed's passes */
+  size_t i = c % G_N_ELEMENTS(ls);
   gen_code code = gen_default_code();
-  for (size_t i = 0; i < G_N_ELEMENTS(ls); i++) {
+  if (c >= G_N_ELEMENTS(ls)) {
+    code.grad_accum_bytes = 18;
+    code.pipe_scatter_gather = TRUE;
+  }
+  {
     const model *mm = i >= 5 ? &wide : &m; /* wide: more than one gradient bucket per stage */
-    g_autoptr(graph) g = gen(mm, &ls[i], FALSE);
+    GError *err = NULL;
+    ck_assert_msg(layout_validate(&ls[i], mm, &err), "%s", err ? err->message : "");
+    gen_options o = gen_default_options();
+    o.symmetry = FALSE;
+    o.code = code;
+    g_autoptr(graph) g = gen_graph(mm, &ls[i], &o, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
     partition part;
     ck_assert(partition_make(&part, mm, ls[i].pp, ls[i].tp, PARTITION_AUTO, NULL));
     for (int r = 0; r < g->world_size; r++) {
@@ -116,6 +129,7 @@ START_TEST(test_counted_events_are_the_generated_programs_lengths)
       if (i >= 5) ck_assert_msg(sz.bucket_events >= 6, "layout %zu: %.0f bucket events", i, sz.bucket_events);
     }
     partition_clear(&part);
+  }
   }
 }
 END_TEST
@@ -844,6 +858,53 @@ START_TEST(test_grad_accum_pass_moves_its_bytes_per_parameter_every_micro_batch)
 }
 END_TEST
 
+/* Pipeline tensors scattered over tp (gen_code pipe_scatter_gather; DeepSpeed's PartitionedTensor, Megatron-LM
+ * 2021's --scatter-gather-tensors-in-pipeline): at tp 2 without sp each rank sends half of what it sent before, and
+ * every received activation or gradient is all-gathered over tp, whole (b s h bf16): 4 micro-batches at pp 2, tp 2
+ * give 4 ranks x 4 receives (beside the study head's logits gathers). With sp the tensors are already the rank's
+ * shard: nothing changes. */
+START_TEST(test_pipe_scatter_gather_sends_1_over_tp_and_gathers_each_received_tensor)
+{
+  model m = tiny();
+  for (int sp = 0; sp <= 1; sp++) {
+    double sent[2] = {0, 0}, gathered[2] = {0, 0};
+    int gathers[2] = {0, 0};
+    for (int on = 0; on <= 1; on++) {
+      layout l = mk(4, 2, 2, 1, 4, 64, CKPT_NONE, sp); /* dp 1, 4 micro-batches */
+      l.attn = ATTN_FLASH2;
+      GError *err = NULL;
+      ck_assert(layout_validate(&l, &m, &err));
+      gen_options o = gen_default_options();
+      o.symmetry = FALSE;
+      o.code.pipe_scatter_gather = on;
+      g_autoptr(graph) g = gen_graph(&m, &l, &o, &err);
+      ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+      for (int r = 0; r < g->world_size; r++) {
+        const graph_program *p = g_ptr_array_index(g->programs, r);
+        for (guint i = 0; i < p->events->len; i++) {
+          const graph_event *e = &g_array_index(p->events, graph_event, i);
+          const graph_group *gr = e->kind == EV_COLLECTIVE ? g_ptr_array_index(g->groups, e->peer) : NULL;
+          if (e->kind == EV_SEND) sent[on] += e->bytes;
+          if (gr && !strcmp(gr->label, "tp") && e->variant == COLL_ALL_GATHER && e->layer < 0) {
+            gathers[on]++;
+            gathered[on] += e->bytes;
+          }
+        }
+      }
+    }
+    if (sp) { /* sp's own all-gathers (embedding, head) alike in both */
+      ck_assert_int_eq(gathers[1], gathers[0]);
+      ck_assert_double_eq(sent[1], sent[0]);
+      continue;
+    }
+    /* the study's head gathers its logits over tp in both: the difference is the pipeline's */
+    ck_assert_double_eq_tol(sent[1], sent[0] / 2, 1e-9 * sent[0]);
+    ck_assert_int_eq(gathers[1] - gathers[0], 4 * 4);
+    ck_assert_double_eq_tol((gathered[1] - gathered[0]) / (4 * 4), 1.0 * 64 * m.hidden * 2, 1e-9);
+  }
+}
+END_TEST
+
 /* Megatron's FusedScaleMaskSoftmax (fused_softmax_batches 4) runs its causal kernel only where micro-batch x
  * heads/tp is a multiple of 4: tiny's 4 heads at tp 2 and micro-batch 1 give 2, so the forward is torch's softmax
  * (7 kernels, 32 bytes per score element); at micro-batch 2 (4) the fused kernel on the baddbmm output as it is
@@ -906,6 +967,7 @@ int main(void)
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);
   tcase_add_test(tc, test_megatron_fused_softmax_falls_back_to_torch_off_multiples_of_4);
   tcase_add_test(tc, test_grad_accum_pass_moves_its_bytes_per_parameter_every_micro_batch);
+  tcase_add_test(tc, test_pipe_scatter_gather_sends_1_over_tp_and_gathers_each_received_tensor);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -150,5 +150,7 @@ void stage_at_chunk(emit *x, int c);
 void emit_pass(emit *x, const mem_ctx *mc, sched_kind k, gboolean first, gboolean final);
 void stage_first_and_final(const GArray *instrs, int V, int *first_fwd, int *final_bwd);
 void emit_stage(emit *x, const mem_ctx *mc, double stage_params);
+/* Whether the stage's pipeline tensors travel scattered over tp (gen_code pipe_scatter_gather, tp > 1, no sp). */
+gboolean stage_pipe_scatters(const emit *x);
 
 #endif

@@ -80,6 +80,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
     const sched_instr *in = &g_array_index(instrs, sched_instr, i);
     sched_kind k = in->kind;
     if (k == SCHED_RECV_ACT || k == SCHED_SEND_ACT || k == SCHED_RECV_GRAD || k == SCHED_SEND_GRAD) p2p++;
+    if ((k == SCHED_RECV_ACT || k == SCHED_RECV_GRAD) && stage_pipe_scatters(&x)) p2p++; /* its tp all-gather */
     if (k != SCHED_FORWARD && k != SCHED_BACKWARD && k != SCHED_BACKWARD_B && k != SCHED_BACKWARD_W) continue;
     double *n = &per_pass[k * V + in->chunk];
     if (*n < 0) {

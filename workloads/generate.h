@@ -54,6 +54,10 @@ typedef struct gen_code {
   double grad_accum_bytes;  /* HBM bytes per parameter of a pass's gradient accumulation outside the GEMM, once per
                              * backward (stage_driver.c grad_accum_pass): 0, none (Megatron's fused accumulation, the
                              * study); 18, DeepSpeed's BF16_Optimizer (cast to fp32, then add: 2 + 4 + 4 + 4 + 4) */
+  gboolean pipe_scatter_gather; /* without sp at tp > 1, each tensor-parallel rank sends 1/tp of a pipeline tensor and
+                                 * the receiver all-gathers it over tp (Megatron-LM 2021's
+                                 * --scatter-gather-tensors-in-pipeline, DeepSpeed's PartitionedTensor); FALSE: every
+                                 * tp rank sends all of it (the study) */
 } gen_code;
 
 gen_code gen_default_code(void);

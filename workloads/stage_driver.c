@@ -22,6 +22,16 @@ static double act_send_bytes(const emit *x)
   return x->Tl * x->m->hidden * BF16 + x->T * 8.0;
 }
 
+gboolean stage_pipe_scatters(const emit *x) { return x->code->pipe_scatter_gather && x->l->tp > 1 && !x->l->sp; }
+
+/* A pipeline tensor of `full` bytes as it travels: each tensor-parallel rank's 1/tp of it where the code scatters
+ * (gen_code pipe_scatter_gather), the receiver then all-gathering it over tp (its own NVLink collective). */
+static double pipe_bytes(const emit *x, double full) { return stage_pipe_scatters(x) ? full / x->l->tp : full; }
+static void pipe_gather(emit *x, double full)
+{
+  if (stage_pipe_scatters(x)) emit_collective(x, COLL_ALL_GATHER, x->tp_group, full);
+}
+
 /* Forward of every item the stage holds; with checkpointing, forward keeps only
  * each item's input, and backward first recomputes the item. */
 static void stage_forward(emit *x, const mem_ctx *mc)
@@ -346,19 +356,23 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
       x->phase = PH_FORWARD;
       e = emit_push(x, in->kind == SCHED_RECV_ACT ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
       e->peer = in->kind == SCHED_RECV_ACT ? x->prev_rank : x->next_rank;
-      e->bytes = act_send_bytes(x);
+      e->bytes = pipe_bytes(x, act_send_bytes(x));
       if (in->kind == SCHED_SEND_ACT) e->variant = eager;
-      if (in->kind == SCHED_RECV_ACT) e->mem_delta_bytes = act_buf; /* stage input, kept until its backward */
+      if (in->kind == SCHED_RECV_ACT) {
+        e->mem_delta_bytes = act_buf; /* stage input, kept until its backward */
+        pipe_gather(x, x->Tl * x->m->hidden * BF16);
+      }
       break;
     case SCHED_RECV_GRAD:
     case SCHED_SEND_GRAD:
       x->phase = PH_BACKWARD;
       e = emit_push(x, in->kind == SCHED_RECV_GRAD ? EV_RECV : EV_SEND, COST_NONE, BL_COMM);
       e->peer = in->kind == SCHED_RECV_GRAD ? x->next_rank : x->prev_rank;
-      e->bytes = x->Tl * x->m->hidden * BF16;
+      e->bytes = pipe_bytes(x, x->Tl * x->m->hidden * BF16);
       e->variant = grad_channel | (in->kind == SCHED_SEND_GRAD ? eager : 0);
       /* the output gradient lives until the backward ends; the input gradient until it is sent */
       e->mem_delta_bytes = in->kind == SCHED_RECV_GRAD ? grad_buf : -grad_buf;
+      if (in->kind == SCHED_RECV_GRAD) pipe_gather(x, x->Tl * x->m->hidden * BF16);
       break;
     case SCHED_FORWARD:
       emit_pass(x, mc, in->kind, (int)i == first_fwd[in->chunk], FALSE);

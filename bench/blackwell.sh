@@ -9,8 +9,9 @@
 #   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB: the Megatron-Bridge tables do not
 #      state the recompute/offload their 70B recipes needed to fit; the rows run with none), predicted with
 #      `layoutsim predict`: MAPE and bias of the step time per system, per system and precision, per source;
-#   3. the SimuMax rows: mean |error| of layoutsim's step time and peak memory (pred_peak_mem_gib against
-#      the measured max allocated, mem_gib, and reserved, mem_reserved_gib) next to SimuMax's own
+#   3. the SimuMax rows: mean |error| of layoutsim's step time and memory (its allocated memory, the peak of the
+#      stack copy without context, NCCL buffers and fragmentation, against the measured max allocated, mem_gib; its
+#      peak less context and NCCL buffers against reserved, mem_reserved_gib) next to SimuMax's own
 #      (simumax_err_pct, simumax_mem_err_pct: its error against max allocated);
 #   4. the rows skipped and why.
 # WORK_DIR must lie outside the repository (it holds rows derived from other people's measurements).
@@ -23,10 +24,13 @@ for f in megatron_bridge simumax_b200; do [ -f "$1/$f.csv" ] || die "no $1/$f.cs
 bench_work "$2" models
 bench_rows blackwell-rows blackwell-rows.awk -v models="$work/models" "$1/megatron_bridge.csv" "$1/simumax_b200.csv" > "$work/rows-stated.csv"
 # SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
-# (--disable-tp-comm-overlap-ag/rs, --accumulate-allreduce-grads-in-fp32): a stack_set cell (docs/stacks.md)
+# (--disable-tp-comm-overlap-ag/rs, --accumulate-allreduce-grads-in-fp32), the fused cross-entropy they state
+# (--cross-entropy-loss-fusion: vocab_parallel_loss_bytes 2) and Transformer Engine 2.11's cached dummy weight
+# gradients (te_dummy_wgrad 1: TE >= 2.3 with gradient-accumulation fusion; docs/memory.md): a stack_set cell
+# (docs/stacks.md)
 awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/rows-stated.csv" > "$work/rows.csv" <<'AWK'
 NR == 1 { need("source", "as bench/blackwell-rows.awk writes"); print $0 ",stack_set"; next }
-{ print $0 "," (cell("source") == "simumax" ? "tp_comm_overlap=0;grad_reduce_bytes=4" : "") }
+{ print $0 "," (cell("source") == "simumax" ? "tp_comm_overlap=0;grad_reduce_bytes=4;vocab_parallel_loss_bytes=2;te_dummy_wgrad=1" : "") }
 END { if (bad) exit 2 }
 AWK
 echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) rows; profiles per row, stack nemo)"
@@ -35,6 +39,13 @@ echo "== 1. validate, the rows as stated ($(($(wc -l < "$work/rows.csv") - 1)) r
 bench_lifted blackwell "$work/rows.csv" "$work/rows-lifted.csv"
 "$bin" predict "$work/rows.csv" -j "$jobs" -o "$work/pred.csv" > /dev/null 2>&1
 "$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
+# layoutsim's allocated memory, what torch.cuda.max_memory_allocated counts: the SimuMax rows' stack without the CUDA
+# context, the NCCL buffers and the allocator's fragmentation (their peak is then the model's tensors alone)
+awk '{ sub(/"fragmentation": *[0-9.eE+-]+/, "\"fragmentation\": 0"); print } NR == 1 { print "\t\"cuda_context_gib\": 0,\n\t\"nccl_buffers_gib\": 0," }' \
+  "$work/nemo-megatron-lm.json" > "$work/nemo-megatron-lm-alloc.json"
+awk -v from="$work/nemo-megatron-lm.json" -v to="$work/nemo-megatron-lm-alloc.json" '{ i = index($0, from); if (i) $0 = substr($0, 1, i - 1) to substr($0, i + length(from)); print }' \
+  "$work/rows-lifted.csv" > "$work/rows-alloc.csv"
+"$bin" predict "$work/rows-alloc.csv" -j "$jobs" -o "$work/pred-alloc.csv" > /dev/null 2>&1
 echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"
 awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred.csv" "$work/pred-lifted.csv" <<'AWK'
 FNR == 1 { need("system precision source pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
@@ -52,14 +63,18 @@ END {
   close("sort")
 }
 AWK
-echo "== 3. SimuMax rows: mean |error| (%) of layoutsim and of SimuMax (its own, as published)"
-awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred-lifted.csv" <<'AWK'
-NR == 1 { need("source model pred_step_time_s step_time_s pred_peak_mem_gib mem_gib mem_reserved_gib simumax_err_pct simumax_mem_err_pct", "as predict -o writes"); next }
+echo "== 3. SimuMax rows: mean |error| (%) of layoutsim and of SimuMax (its own, as published); memory: layoutsim's"
+echo "   allocated (its peak without context, NCCL buffers, fragmentation) against max allocated, its peak less context"
+echo "   and NCCL buffers (the fragmentation as the allocator's reserve) against max reserved"
+awk -v who=blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred-alloc.csv" "$work/pred-lifted.csv" <<'AWK'
+FNR == 1 { need("source model pred_step_time_s step_time_s pred_peak_mem_gib mem_gib mem_reserved_gib simumax_err_pct simumax_mem_err_pct", "as predict -o writes"); f++; next }
+f == 1 { alloc[FNR] = cell("pred_peak_mem_gib"); next }
 cell("source") == "simumax" && cell("pred_step_time_s") != "" {
   m = cell("model"); sub(/-[0-9]+-layer.*/, "", m)
   split(m " all", ks, " ")
   t = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1)
-  ma = 100 * (cell("pred_peak_mem_gib") / cell("mem_gib") - 1); mr = 100 * (cell("pred_peak_mem_gib") / cell("mem_reserved_gib") - 1)
+  # the reserved: the peak less the stack's cuda_context_gib and nccl_buffers_gib (nemo leaves them at 0.75, 0.5)
+  ma = 100 * (alloc[FNR] / cell("mem_gib") - 1); mr = 100 * ((cell("pred_peak_mem_gib") - 1.25) / cell("mem_reserved_gib") - 1)
   st = cell("simumax_err_pct"); sm = cell("simumax_mem_err_pct")
   for (i = 1; i <= 2; i++) { k = ks[i]; n[k]++; T[k] += abs(t); Tb[k] += t; MA[k] += abs(ma); MAb[k] += ma; MR[k] += abs(mr); ST[k] += abs(st); SM[k] += abs(sm) }
 }

@@ -39,8 +39,12 @@ work=$(cd "$2" && pwd -P)
 case "$work/" in "$repo"/*) die "WORK_DIR '$2' lies inside the repository (allowed: a directory outside it)" ;; esac
 profiles="b200 b300 gb200-nvl72 gb300-nvl72"
 # SimuMax's Megatron-LM runs: the nemo stack with the tp overlap off and gradients reduced in fp32, as they ran
-awk '/"tp_comm_overlap"/ { sub(/: *[0-9]+/, ": 0"); t = 1 } /"grad_reduce_bytes"/ { sub(/: *[0-9]+/, ": 4"); g = 1 } { l[NR] = $0 }
-  END { print l[1]; if (!t) print "\t\"tp_comm_overlap\": 0,"; if (!g) print "\t\"grad_reduce_bytes\": 4,"; for (i = 2; i <= NR; i++) print l[i] }' \
+# (--disable-tp-comm-overlap-ag/rs, --accumulate-allreduce-grads-in-fp32), the fused cross-entropy they state
+# (--cross-entropy-loss-fusion: vocab_parallel_loss_bytes 2) and Transformer Engine 2.11's cached dummy weight
+# gradients (te_dummy_wgrad 1: TE >= 2.3 with gradient-accumulation fusion; docs/memory.md)
+awk 'BEGIN { n = split("tp_comm_overlap 0 grad_reduce_bytes 4 vocab_parallel_loss_bytes 2 te_dummy_wgrad 1", a, " "); for (i = 1; i < n; i += 2) want[a[i]] = a[i + 1] }
+  { for (k in want) if (index($0, "\"" k "\"")) { sub(/: *[0-9.]+/, ": " want[k]); seen[k] = 1 } l[NR] = $0 }
+  END { print l[1]; for (k in want) if (!(k in seen)) printf "\t\"%s\": %s,\n", k, want[k]; for (i = 2; i <= NR; i++) print l[i] }' \
   "$repo/platforms/stacks/nemo.json" > "$work/nemo-megatron-lm.json"
 : > "$work/skipped.tsv"
 awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" -v simumax_stack="$work/nemo-megatron-lm.json" -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/blackwell-rows.awk" \
@@ -140,11 +144,20 @@ END {
   close("sort")
 }
 AWK
+# the SimuMax rows' allocated memory (what torch.cuda.max_memory_allocated counts): their stack without the CUDA
+# context, NCCL buffers and fragmentation (memory only: the scales do not change it)
+awk '{ sub(/"fragmentation": *[0-9.eE+-]+/, "\"fragmentation\": 0"); print } NR == 1 { print "\t\"cuda_context_gib\": 0,\n\t\"nccl_buffers_gib\": 0," }' \
+  "$work/nemo-megatron-lm.json" > "$work/nemo-megatron-lm-alloc.json"
+awk -v from="$work/nemo-megatron-lm.json" -v to="$work/nemo-megatron-lm-alloc.json" '{ i = index($0, from); if (i) $0 = substr($0, 1, i - 1) to substr($0, i + length(from)); print }' \
+  "$work/all-after.csv" > "$work/all-alloc.csv"
+"$bin" predict "$work/all-alloc.csv" -j "$jobs" -o "$work/pred-alloc.csv" > /dev/null 2>&1
 echo "== SimuMax rows (B200, bf16): mean |error| %, judged half | all rows; layoutsim after the fit beside SimuMax's own"
-awk -v who=calibrate-blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred-after.csv" <<'AWK'
-NR == 1 { need("source half pred_step_time_s step_time_s pred_peak_mem_gib mem_gib simumax_err_pct simumax_mem_err_pct", "as predict -o writes"); next }
+echo "   (memory: layoutsim's allocated against the measured max allocated)"
+awk -v who=calibrate-blackwell -f "$here/csv.awk" -f /dev/stdin "$work/pred-alloc.csv" "$work/pred-after.csv" <<'AWK'
+FNR == 1 { need("source half pred_step_time_s step_time_s pred_peak_mem_gib mem_gib simumax_err_pct simumax_mem_err_pct", "as predict -o writes"); f++; next }
+f == 1 { alloc[FNR] = cell("pred_peak_mem_gib"); next }
 cell("source") == "simumax" && cell("pred_step_time_s") != "" {
-  t = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1); m = 100 * (cell("pred_peak_mem_gib") / cell("mem_gib") - 1)
+  t = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1); m = 100 * (alloc[FNR] / cell("mem_gib") - 1)
   split(cell("half") " all", ks, " ")
   for (i = 1; i <= 2; i++) { k = ks[i]; n[k]++; T[k] += abs(t); Tb[k] += t; M[k] += abs(m); Mb[k] += m; ST[k] += abs(cell("simumax_err_pct")); SM[k] += abs(cell("simumax_mem_err_pct")) }
 }

@@ -7,8 +7,11 @@
 # Two stacks, nothing fitted:
 #   shipped  the nemo stack as shipped;
 #   stated   the nemo stack with what these runs state in their notes: --accumulate-allreduce-grads-in-fp32
-#            (grad_reduce_bytes 4: Megatron's gradient buffer in fp32) and --cross-entropy-loss-fusion
-#            (vocab_parallel_loss_bytes 2: the fused loss keeps the bf16 logits shard it writes the gradient over).
+#            (grad_reduce_bytes 4: Megatron's gradient buffer in fp32), --cross-entropy-loss-fusion
+#            (vocab_parallel_loss_bytes 2: the fused loss keeps the bf16 logits shard it writes the gradient over),
+#            TransformerEngine 2.11.0 (te_dummy_wgrad 1: its cached dummy weight gradients, TE >= 2.3) and the tp
+#            overlap off (--disable-tp-comm-overlap-ag/rs).
+# Both run the data-parallel overlaps off, as the runs do (no --overlap-grad-reduce / --overlap-param-gather).
 # layoutsim's allocated memory is its peak without the stack's CUDA context, NCCL buffers and fragmentation (what
 # torch's allocator counts); its reserved memory is the peak without the context and NCCL buffers (the
 # fragmentation is the allocator's reserve). docs/memory.md, "Megatron's gradient buffer and loss".
@@ -31,8 +34,9 @@ awk -v who=blackwell-rows -v models="$work/models" -v skips="$work/skipped.tsv" 
   -f "$here/rows.awk" -f "$here/blackwell-rows.awk" "$1/simumax_b200.csv" > "$work/rows.csv"
 nemo="$(cd "$(dirname "$bin")/.." && pwd -P)/platforms/stacks/nemo.json" # the build's own tree (LAYOUTSIM)
 [ -f "$nemo" ] || die "no $nemo"
-sed -e 's/"grad_reduce_bytes": [0-9.]*/"grad_reduce_bytes": 4/' -e 's/"vocab_parallel_loss_bytes": [0-9.]*/"vocab_parallel_loss_bytes": 2/' \
-  -e 's/"name": "nemo"/"name": "nemo-simumax-stated"/' "$nemo" > "$work/stated.json"
+awk 'BEGIN { n = split("grad_reduce_bytes 4 vocab_parallel_loss_bytes 2 te_dummy_wgrad 1 tp_comm_overlap 0", a, " "); for (i = 1; i < n; i += 2) want[a[i]] = a[i + 1] }
+  { for (k in want) if (index($0, "\"" k "\"")) { sub(/: *[0-9.]+/, ": " want[k]); seen[k] = 1 } sub(/"name": "nemo"/, "\"name\": \"nemo-simumax-stated\""); l[NR] = $0 }
+  END { print l[1]; for (k in want) if (!(k in seen)) printf "\t\"%s\": %s,\n", k, want[k]; for (i = 2; i <= NR; i++) print l[i] }' "$nemo" > "$work/stated.json"
 printf '%-30s %-16s %-7s %8s %8s %8s %8s %8s %8s %8s\n' model layout stack alloc meas err% reserved meas err% SimuMax%
 awk -v who=simumax-memory -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" <<'AWK' > "$work/layouts.tsv"
 NR == 1 { need("model model_file seq_len global_batch vocab gpus micro_batch tp pp cp sp profile zero mem_gib mem_reserved_gib simumax_mem_err_pct", "as bench/blackwell-rows.awk writes"); next }
@@ -53,7 +57,7 @@ while IFS=$'\t' read -r model file seq gb vocab gpus mb tp pp cp sp prof zero me
     # shellcheck disable=SC2086
     "$bin" simulate --model-file "$file" --seq-len "$seq" --vocab "$vocab" --gpus "$gpus" --tp "$tp" --pp "$pp" --cp "$cp" \
       --micro-batch "$mb" --global-batch "$gb" --attention-kernel flash2 --stack "$stack" --profile "$prof" --zero "$zero" \
-      --gpu-memory 100000 $spa --format json > "$work/out.json"
+      --gpu-memory 100000 --overlap-grad-reduce=0 --overlap-param-gather=0 $spa --format json > "$work/out.json"
     awk -v model="$model" -v lay="tp$tp pp$pp cp$cp s$seq" -v st="$st" -v mem="$mem" -v res="$res" -v smerr="$smerr" '
       function get(k,    v) { if (!match(s, "\"" k "\":[ \t]*[0-9.eE+-]+")) return 0; v = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", v); return v + 0 }
       { s = s $0 }

@@ -49,6 +49,9 @@ static const plat_field FIELDS[] = {
     DI(pipe_tensors_shared, 0, 1, 0, MEMORY),
     DI(grad_buffer, 0, 1, 0, MEMORY),
     D(vocab_parallel_loss_bytes, 0, 4, 0, MEMORY),
+    DI(fused_swiglu, 0, 1, 0, MEMORY),
+    DI(attn_out_shared, 0, 1, 0, MEMORY),
+    DI(te_dummy_wgrad, 0, 1, 0, MEMORY),
     DI(tp_comm_overlap, 0, 1, 0, MEMORY),
     D(tp_overlap_sm_fraction, 0, 0.5, 0.15, NOT_MEMORY), /* NeMo's userbuffers configurations for H100 */
     D(grad_accum_bytes, 0, 64, 0, NOT_MEMORY), /* 0: no accumulation pass outside the GEMM (docs/trust.md) */
@@ -333,6 +336,9 @@ gen_code stack_gen_code(const stack_profile *s)
   c.pipe_tensors_shared = s->pipe_tensors_shared != 0;
   c.grad_buffer = s->grad_buffer != 0;
   c.vocab_parallel_loss_bytes = s->vocab_parallel_loss_bytes;
+  c.fused_swiglu = s->fused_swiglu != 0;
+  c.attn_out_shared = s->attn_out_shared != 0;
+  c.te_dummy_wgrad = s->te_dummy_wgrad != 0;
   c.tp_comm_overlap = s->tp_comm_overlap != 0;
   c.grad_accum_bytes = s->grad_accum_bytes;
   c.pipe_scatter_gather = s->pipe_scatter_gather != 0;

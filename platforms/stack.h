@@ -74,6 +74,16 @@ typedef struct stack_profile {
   double vocab_parallel_loss_bytes; /* 0: the study's loss on all-gathered logits; 4 or 2: Megatron's vocab-parallel
                                      * cross-entropy, keeping an fp32 softmax (4) or a fused kernel's bf16 gradient
                                      * (2) of the rank's logits shard (workloads/generate.h, docs/memory.md) */
+  double fused_swiglu;         /* 0 or 1: SwiGLU one fused function saving only its input, the gate and up GEMM's
+                                * output (Megatron's bias_swiglu_impl, --bias-swiglu-fusion, on by default); 0:
+                                * torch's silu(gate) * up, saving gate, up and silu(gate) (the study) */
+  double attn_out_shared;      /* 0 or 1: in bf16 the attention's saved output is the tensor the output projection
+                                * saves as its input (Transformer Engine's attention in Megatron's sbhd layout: one
+                                * storage); 0: a contiguous copy apart from it (the study's transpose) */
+  double te_dummy_wgrad;       /* 0 or 1: Transformer Engine >= 2.3 with gradient-accumulation fusion hands autograd
+                                * a cached empty bf16 weight gradient per distinct linear weight shape
+                                * (module/base.py get_dummy_wgrad), held from the first backward on: one layer's
+                                * linear weights in bf16 per rank (docs/memory.md) */
   double vocab_pad_multiple;   /* 0: the code does not pad its vocabulary (the study's asserts tp divides it); k: it
                                 * pads a vocabulary tp does not divide to a multiple of k * tp (Megatron's
                                 * --make-vocab-size-divisible-by, 128): workloads/model.h model_padded_vocab */

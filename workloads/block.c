@@ -199,6 +199,9 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
    * probabilities (torch also its fp32 softmax output) */
   if (flash) o->saved_bytes = T * (qw + ow + kw + vw) / t * BF16 + T * m->heads / t * FP32;
   else o->saved_bytes = T * (qw + kw + vw) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
+  /* Transformer Engine's attention in Megatron (sbhd): in bf16 its saved output is the output projection's saved
+   * input, one storage, counted there (under FP8 that projection saves its own FP8 copy) */
+  if (flash && c->attn_out_shared && l->precision == PREC_BF16) o->saved_bytes -= T * ow / t * BF16;
   o->score_bytes = flash ? 0 : B * (torch ? BF16 + FP32 : BF16);
   /* unfused: the raw scores (torch: and the masked copy and its fp32 cast) live until softmax ends */
   o->transient_bytes[0] = flash ? 0 : torch ? B * (BF16 + BF16 + FP32) : B * BF16;
@@ -404,7 +407,9 @@ static void mlp_block(const model *m, const layout *l, const block_code *c, cons
     o->bytes[k - 1] = k * OPS_SWIGLU_BYTES_PER_EL * T * f / t;
     o->launches[k - 1] = k * OPS_SWIGLU_KERNELS;
   }
-  o->saved_bytes = 3 * T * f / t * BF16;       /* up output, gate output, silu(up) */
+  /* torch: up output, gate output, silu(gate); Megatron's fused SwiGLU (bias_swiglu_impl) its input alone, the
+   * fused gate-and-up output */
+  o->saved_bytes = (c->fused_swiglu ? 2 : 3) * T * f / t * BF16;
   o->transient_bytes[1] = 4 * T * f / t * BF16; /* incoming grad, two outgoing, silu' temporary */
   linear(out, l, BL_MLP_DOWN, &d, h, f / t, 1, T * f / t); /* its input silu(up)*gate */
   tp_exit(out);

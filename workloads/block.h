@@ -129,6 +129,8 @@ typedef struct block_code {
   gboolean sp_saves_shard;   /* with sp, column-parallel GEMMs save their input's sp shard (Tl x h), not T x h */
   gboolean pipe_tensors_shared; /* pipe buffers: the input is the first layer's saved tensor, the output freed once
                                  * sent (memory.h mem_pipe_buffer_bytes, mem_pipe_output_bytes) */
+  gboolean fused_swiglu;     /* SwiGLU saves its input alone (Megatron's fused function; generate.h) */
+  gboolean attn_out_shared;  /* bf16: the attention's output is the output projection's saved input (generate.h) */
   double vocab_parallel_loss_bytes; /* 0: the study's loss on all-gathered logits; else the vocab-parallel loss
                                      * keeping this many bytes an element of the rank's logits (generate.h) */
 } block_code;

@@ -49,6 +49,12 @@ typedef struct gen_code {
                                      * loss keeps this many bytes per element of it for the backward: 4, the fp32
                                      * softmax (logits.float(), tensor_parallel/cross_entropy.py); 2, a fused kernel's
                                      * bf16 gradient written over the logits (--cross-entropy-loss-fusion) */
+  gboolean fused_swiglu;    /* SwiGLU saves only its input (Megatron's bias_swiglu_impl); FALSE: torch's, gate, up and
+                             * silu(gate) (platforms/stack.h fused_swiglu) */
+  gboolean attn_out_shared; /* in bf16 the attention's output and the output projection's saved input are one tensor
+                             * (Transformer Engine in Megatron; stack.h attn_out_shared) */
+  gboolean te_dummy_wgrad;  /* Transformer Engine's cached dummy weight gradients: one layer's linear weights in bf16
+                             * per rank, persistent (stack.h te_dummy_wgrad; workloads/memory.c) */
   gboolean tp_comm_overlap; /* with sp: each tensor-parallel all-gather and reduce-scatter beside its GEMM, on a
                              * stream of its own (TransformerEngine's userbuffers; workloads/tp_overlap.h) */
   double grad_accum_bytes;  /* HBM bytes per parameter of a pass's gradient accumulation outside the GEMM, once per

@@ -125,6 +125,10 @@ void mem_model_states(const model *m, const layout *l, const gen_code *code, con
   /* per layer: the rotary cos/sin tables (bf16, max_seq_len x head_dim each), if any; under FP8 the FP8 copies
    * of its linear layers' weights and their transposes Transformer Engine keeps for the step (docs/precision.md) */
   out->buffers_bytes = layers * block_layer_buffer_bytes(m, l);
+  /* Transformer Engine's dummy weight gradients (stack te_dummy_wgrad): one cached bf16 tensor per distinct linear
+   * weight shape, from the first backward on; a dense layer's four shapes (qkv, out, gate-and-up, down) once per
+   * rank whatever its layer count (the routed experts' grouped linears are not counted: docs/memory.md) */
+  if (code->te_dummy_wgrad && layers > 0) out->buffers_bytes += block_layer_linear_params(m, l->tp) * BF16;
   if (l->precision != PREC_BF16)
     out->buffers_bytes += (model_has_experts(m) ? moe_linear : layers * block_layer_linear_params(m, l->tp)) *
                           precision_weight_copy_bytes((precision)l->precision); /* the experts': docs/moe.md */

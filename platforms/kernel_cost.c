@@ -81,6 +81,19 @@ static double gemm_s(const gpu_profile *p, const graph_event *e)
   return max2(math, memory_s(p, e->bytes));
 }
 
+/* A fused attention's softmax beside its tensor-core work (NVIDIA, "Making Softmax More Efficient with NVIDIA
+ * Blackwell Ultra": BMM2 waits for the SFU's exponentials): per score element 4 d FLOPs forward (QK^T, PV) and 10 d
+ * backward, one exponential each (the backward recomputes P). Taken in series, the exponentials add rho / (c d) to
+ * the tensor time, rho the GPU's peak FLOPs per exponential: the stack's efficiency was fitted at its GPU's rho,
+ * so a GPU runs (1 + rho / (c d)) / (1 + rho_fit / (c d)) of the fitted time. 1 where either is unknown. */
+static double exp_factor(const gpu_profile *p, const graph_event *e)
+{
+  double ref = p->stack.attn_fit_flops_per_exp;
+  if (p->exp_per_s <= 0 || ref <= 0 || e->k < 1) return 1;
+  double c = (e->phase == PH_BACKWARD ? 10.0 : 4.0) * e->k;
+  return (1 + p->peak_flops / p->exp_per_s / c) / (1 + ref / c);
+}
+
 /* m = batch * heads (local), n = seq, k = head dim; flops are the full (non-causal) model FLOPs. The event's
  * efficiency class (its variant) is looked up in the stack, which says how its kernel runs. */
 static double attention_s(const gpu_profile *p, const graph_event *e)
@@ -88,7 +101,7 @@ static double attention_s(const gpu_profile *p, const graph_event *e)
   if (p->stack.attention[e->variant].model == STACK_ATTN_FUSED) {
     double work = e->flops * 0.5 * (e->phase == PH_BACKWARD ? 1.25 : 1.0);
     double eff = kcost_fused_attention_efficiency(p, e->variant, e->n, e->k);
-    return max2(work / (p->peak_flops * eff), memory_s(p, e->bytes));
+    return max2(work / (p->peak_flops * eff) * exp_factor(p, e), memory_s(p, e->bytes));
   }
   /* QK^T and AV: batched (s x d).(d x s) and (s x s).(s x d) GEMMs over the full score matrix;
    * batch * heads of them fill every wave, so only the short head-dim reduction costs */

@@ -30,7 +30,7 @@ static const plat_field FIELDS[] = {
  * a profile file of before the split (docs/stacks.md). */
 static const char *const OTHER_KEYS[] = {"name", "comment", "calibrated", "gpus_per_node", "nics_per_node", "fabric",
                                          "gpus_per_domain", "nvls", "default_stack", "mxfp8", "gemm_efficiency_scale",
-                                         "fp8_gemm_efficiency_scale", "sweep_kernels"};
+                                         "fp8_gemm_efficiency_scale", "sweep_kernels", "exp_per_s"};
 
 static gboolean check_keys(const cJSON *j, const char *path, GError **err)
 {
@@ -83,6 +83,15 @@ static gboolean read_scales(const cJSON *j, gpu_profile *out, const char *path, 
 {
   const struct { const char *key; double *dst; } sc[] = {{"gemm_efficiency_scale", &out->gemm_efficiency_scale},
                                                          {"fp8_gemm_efficiency_scale", &out->fp8_gemm_efficiency_scale}};
+  out->exp_per_s = 0; /* the optional SFU exponential rate (profile.h) */
+  if (cJSON_GetObjectItemCaseSensitive(j, "exp_per_s")) {
+    if (!lsim_json_number(j, "exp_per_s", &out->exp_per_s, path, err)) return FALSE;
+    if (!(out->exp_per_s >= 1e9 && out->exp_per_s <= 1e15)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: exp_per_s: %g is out of range (allowed: 1e9 to 1e15 "
+                  "exponentials per second, or the key absent)", path, out->exp_per_s);
+      return FALSE;
+    }
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(sc); i++) {
     *sc[i].dst = 1;
     if (!cJSON_GetObjectItemCaseSensitive(j, sc[i].key)) continue;

@@ -26,6 +26,11 @@ typedef struct gpu_profile {
    * gemm_efficiency_scale, fp8_gemm_efficiency_scale, (0, 1.5], default 1; fitted per profile by
    * bench/calibrate-blackwell.sh (docs/blackwell.md). */
   double gemm_efficiency_scale, fp8_gemm_efficiency_scale;
+  /* The special function units' exponential throughput (MUFU.EX2 results per second: NVIDIA's "attention
+   * acceleration, SFU EX2" figure, 5e12 on B200/GB200, 10.7e12 on Blackwell Ultra), against which a fused
+   * attention's softmax runs beside its tensor-core work (platforms/kernel_cost.c). Optional key exp_per_s; 0
+   * when absent: the attention as the stack's fit GPU runs it (docs/blackwell.md). */
+  double exp_per_s;
   double hbm_bytes_per_s;     /* HBM bandwidth, datasheet */
   double memory_gib;          /* capacity */
   /* the host ("node" in the file's keys): the GPUs of one server or compute tray, which share its NICs and

@@ -30,6 +30,7 @@ static const plat_field FIELDS[] = {
     K(launch_overhead_s, 0, 1e-2, NOT_MEMORY),
     D(host_dispatch_s, 0, 1e-2, 0, NOT_MEMORY), /* 0: the host always ahead of the GPU */
     K(fp8_gemm_efficiency, 0.05, 1, NOT_MEMORY),
+    D(attn_fit_flops_per_exp, 0, 1e4, 0, NOT_MEMORY), /* 0: attention on every GPU as on the fit GPU */
     /* collectives */
     K(nccl_bw_efficiency_nvlink, 0.05, 1, NOT_MEMORY),
     K(nccl_bw_efficiency_ib, 0.05, 1, NOT_MEMORY),

@@ -54,6 +54,9 @@ typedef struct stack_profile {
   gboolean nccl_latency_tuned; /* JSON "nccl_latency": "tuned" (NCCL's own per-collective latency, tuning.cc's
                                 * baseLat + hwLat per step by link type, replacing nccl_step_latency_s; docs/trust.md)
                                 * or "fitted" (the default: nccl_step_latency_s per step) */
+  /* the fit GPU's dense bf16 peak over its exponential rate (profile.h exp_per_s), FLOPs per exponential: what the
+   * fused attention efficiency was fitted beside (kernel_cost.c); 0: no such correction */
+  double attn_fit_flops_per_exp;
   /* stragglers (sim/straggler.h) */
   double straggler_sigma;      /* relative standard deviation of per-GPU speed (0, the default: off) */
   /* memory beside the model (docs/memory.md) */

@@ -148,6 +148,37 @@ START_TEST(test_flash_attention_runs_causal_half_at_its_efficiency)
 }
 END_TEST
 
+/* The SFU's exponentials beside the tensor cores (kernel_cost.c exp_factor): per score element the forward does 4 d
+ * tensor FLOPs and one exponential, the backward 10 d and one; in series the time per element is 4d/P + 1/E, where
+ * the stack's efficiency was fitted at 4d/P + rho_fit/P. A B200-like GPU (2.25e15 FLOP/s, 5e12 exp/s) against an
+ * H100 fit (rho 236.7): the forward 1.285x, the backward 1.141x; without the profile's rate, or at the fit's own
+ * rho, nothing changes. */
+START_TEST(test_attention_exponentials_scale_the_fitted_time_by_the_gpus_sfu_rate)
+{
+  gpu_profile p = prof();
+  p.stack.launch_overhead_s = 0;
+  p.peak_flops = 2.25e15;
+  double s = 8192, d = 128, bh = 8, P = 2.25e15, E = 5e12, ref = 236.7;
+  graph_event f = {.kind = EV_COMPUTE, .cost = COST_ATTENTION, .phase = PH_FORWARD, .variant = GRAPH_ATTN_FLASH2,
+                   .m = (int)bh, .n = (int)s, .k = (int)d, .launches = 1};
+  f.flops = 4.0 * s * s * d * bh;
+  graph_event b = f;
+  b.phase = PH_BACKWARD;
+  b.flops = 2 * f.flops;
+  double t0f = kcost_seconds(&p, &f), t0b = kcost_seconds(&p, &b);
+  p.exp_per_s = E; /* the fit's reference unknown: unchanged */
+  ck_assert_double_eq(kcost_seconds(&p, &f), t0f);
+  p.stack.attn_fit_flops_per_exp = ref;
+  ck_assert_double_eq_tol(kcost_seconds(&p, &f), t0f * (4 * d / P + 1 / E) / (4 * d / P + ref / P), 1e-15);
+  ck_assert_double_eq_tol(kcost_seconds(&p, &b), t0b * (10 * d / P + 1 / E) / (10 * d / P + ref / P), 1e-15);
+  ck_assert(kcost_seconds(&p, &f) > 1.28 * t0f && kcost_seconds(&p, &f) < 1.29 * t0f);
+  p.exp_per_s = P / ref; /* the fit GPU's own ratio */
+  ck_assert_double_eq_tol(kcost_seconds(&p, &f), t0f, 1e-15);
+  p.exp_per_s = 0;
+  ck_assert_double_eq(kcost_seconds(&p, &b), t0b);
+}
+END_TEST
+
 START_TEST(test_unfused_attention_is_gemms_plus_score_traffic)
 {
   gpu_profile p = prof();
@@ -203,6 +234,7 @@ Suite *kcost_suite(void)
   tcase_add_test(tc, test_unfused_attention_is_gemms_plus_score_traffic);
   tcase_add_test(tc, test_memory_bound_op_is_bytes_over_effective_bandwidth_plus_launches);
   tcase_add_test(tc, test_attention_class_cost_model_comes_from_the_stack_entry);
+  tcase_add_test(tc, test_attention_exponentials_scale_the_fitted_time_by_the_gpus_sfu_rate);
   suite_add_tcase(s, tc);
   return s;
 }

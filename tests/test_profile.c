@@ -297,7 +297,7 @@ START_TEST(test_profile_file_takes_each_known_key_once)
   g_autofree char *m_typo = load_error(typo, &p);
   ck_assert_msg(g_str_has_prefix(m_typo, "P: unknown key 'gemm_eff' (allowed: name, comment, calibrated, gpus_per_node, "
                                          "nics_per_node, fabric, gpus_per_domain, nvls, default_stack, mxfp8, gemm_efficiency_scale, fp8_gemm_efficiency_scale, "
-                                         "sweep_kernels, peak_flops, "),
+                                         "sweep_kernels, exp_per_s, peak_flops, "),
                 "%s", m_typo);
   ck_assert_ptr_nonnull(strstr(m_typo, ", sm_count, leaf_nodes, oversubscription, power_idle_w, power_compute_w, power_memory_w, power_comm_w, node_power_w, peak_fp8_flops)"));
   cJSON_Delete(typo);

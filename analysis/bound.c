@@ -42,7 +42,7 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
   for (int i = 0; i < n; i++) {
     const graph_event *e = &ev[i];
     if (e->kind != EV_COMPUTE) continue;
-    double d = kcost_seconds(prof, e);
+    double d = kcost_seconds_in(prof, e, g->meta.cuda_graph);
     if (e->stream != 0) {
       streams[e->stream < GRAPH_STREAMS ? e->stream : 0] += d;
       continue;

@@ -19,7 +19,8 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set",
+                                      "overlap_moe_ep_comm", "cuda_graph"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -192,6 +193,18 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     }
     *flags[i] = v == 1;
     if (*row_opt(t, r, overlaps[i])) given |= i == 0 ? STACK_GIVEN_OVERLAP_GRAD_REDUCE : STACK_GIVEN_OVERLAP_PARAM_GATHER;
+  }
+  /* optional: the MoE all-to-all overlap and the full-iteration CUDA graph (docs/moe.md); empty = off */
+  static const char *const runs[] = {"overlap_moe_ep_comm", "cuda_graph"};
+  gboolean *run_flags[] = {&l->overlap_moe_ep_comm, &l->cuda_graph};
+  for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+    int v = 0;
+    if (*row_opt(t, r, runs[i]) && !row_int(t, r, runs[i], &v, err)) return FALSE;
+    if (v < 0 || v > 1) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%d' is neither off nor on (allowed: 0, 1)", runs[i], v);
+      return FALSE;
+    }
+    *run_flags[i] = v == 1;
   }
   /* optional: the training precision; empty = bf16 */
   const char *prec = row_opt(t, r, "precision");

@@ -104,6 +104,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   if (l->pipeline_layout[0]) cJSON_AddStringToObject(j, "pipeline_layout", l->pipeline_layout);
   if (l->overlap_moe_ep_comm) cJSON_AddBoolToObject(j, "overlap_moe_ep_comm", TRUE); /* said only when on */
+  if (l->cuda_graph) cJSON_AddBoolToObject(j, "cuda_graph", TRUE);
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
   cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
   return j;
@@ -253,6 +254,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     if (l->schedule != 0) fprintf(f, ", %s schedule", sched_name(l->schedule)); /* the study's 1F1B goes unsaid */
     if (l->virtual_stages > 1) fprintf(f, " (%d chunks per stage)", l->virtual_stages);
     if (l->overlap_moe_ep_comm) fprintf(f, ", MoE all-to-alls overlapped in F&B pairs");
+    if (l->cuda_graph) fprintf(f, ", one CUDA graph");
     fputc('\n', f);
   } else {
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);

@@ -21,13 +21,23 @@
 # Token-drop rows (25.09, label 'tokendrop'): scripts/performance/run_script.py@fa0315a applies
 # src/megatron/bridge/training/utils/moe_token_drop.py's apply_moe_token_drop with its defaults, capacity factor 1.0
 # padded to capacity: every expert computes exactly 1.0x its balanced share -> moe_capacity_factor 1 (docs/moe.md).
+# The 26.06+ MXFP8 recipes of B300, GB200 and GB300 run Megatron-Core's combined 1F1B (the EP all-to-all of one
+# micro-batch beside another's compute) and the whole step as one CUDA graph: at 26.06
+# scripts/performance/configs/qwen/qwen3_workload_base_configs.py@63b08b3 QWEN3_30B_A3B_PRETRAIN_CONFIG_{GB300,GB200,
+# B300}_FP8_MX_V1 (moe_a2a_overlap=True, cuda_graph_impl="full_iteration"); at 26.06.01 and 26.08
+# src/megatron/bridge/perf_recipes/qwen/{b300,gb200,gb300}/qwen3_moe.py@4ab94df qwen3_30b_a3b_pretrain_8gpu_*_fp8mx_config
+# -> common.py _enable_hybridep_full_iteration_mxfp8 (cuda_graph_impl "full_iteration",
+# overlap_moe_expert_parallel_comm=True). Their other recipes (bf16, fp8-cs, B200, H100, every release before
+# 26.06) do neither (H100: moe_a2a_overlap=False; the others' CUDA graphs cover only the router and the
+# permutation's preprocessing, cuda_graph_scope ["moe_router", "moe_preprocess"] (+ "attn"), not modelled) ->
+# columns overlap_moe_ep_comm and cuda_graph (1 on those rows, 0 else).
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
 # shipped: DeepSeek-V3's MLA attention), GPT-OSS-120B (its 128-token sliding window cuts the sequence: refused), rows whose
 # gradient accumulation disagrees with GBS/(MBS*DP), nvfp4, mxfp8 on the H100.
 BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
   rows_need()
-  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor"
+  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
 }
@@ -56,8 +66,9 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   if (rc == "selective") { skip("selective recompute"); next }
   sp = rows_sp(t)
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
-  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s\n", name, cell("seq_len"),
+  full = rel >= "26.06" && pr == "mxfp8" && (sys == "B300" || sys == "GB200" || sys == "GB300") # the recipes above
+  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,
-    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf
+    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full
 }
 END { if (bad) exit 2 }

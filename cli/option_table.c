@@ -338,6 +338,11 @@ const cli_option CLI_OPTIONS[] = {
              "all-to-alls on the communication stream beside the other\n"
              "micro-batch's compute (Megatron's --overlap-moe-expert-\n"
              "parallel-comm, DualPipe's overlap; alone: on; default off)"},
+    {.name = "cuda-graph", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_BOOL, .field = F(rq.l.cuda_graph), .example = "1", .section = CLI_SEC_LAYOUT,
+     .help = "the whole step captured as one CUDA graph (Megatron's\n"
+             "cuda_graph_impl full_iteration): no per-kernel launch gap\n"
+             "or host dispatch (alone: on; default off); docs/moe.md"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

@@ -109,9 +109,11 @@ static double attention_s(const gpu_profile *p, const graph_event *e)
   return e->flops / (p->peak_flops * eff) + memory_s(p, e->bytes);
 }
 
-double kcost_seconds(const gpu_profile *p, const graph_event *e)
+double kcost_seconds(const gpu_profile *p, const graph_event *e) { return kcost_seconds_in(p, e, FALSE); }
+
+double kcost_seconds_in(const gpu_profile *p, const graph_event *e, gboolean cuda_graph)
 {
-  double launch = e->launches * p->stack.launch_overhead_s;
+  double launch = cuda_graph ? 0 : e->launches * p->stack.launch_overhead_s;
   switch (e->cost) {
   case COST_GEMM: return launch + gemm_s(p, e);
   case COST_ATTENTION: return launch + attention_s(p, e);

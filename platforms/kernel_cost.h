@@ -37,6 +37,10 @@
 #include "workloads/graph.h"
 
 double kcost_seconds(const gpu_profile *p, const graph_event *e);
+/* The same inside a captured CUDA graph (graph_meta.cuda_graph): the kernels replay back to back from the
+ * graph, so no launch_overhead_s gap per launch (the graph's own per-node cost, about a microsecond, is left
+ * out); the host dispatch is not paid either (sim/replay.c). Otherwise as kcost_seconds. */
+double kcost_seconds_in(const gpu_profile *p, const graph_event *e, gboolean cuda_graph);
 
 /* Fraction of peak a bf16 GEMM (m x k).(k x n) reaches (exposed for tests). */
 double kcost_gemm_efficiency(const gpu_profile *p, double m, double n, double k);

@@ -241,7 +241,7 @@ static coll_algo algo_of(engine *eng, int gid, const graph_event *e, gboolean co
 static double run_event_seconds(rank_rt *r, int k)
 {
   const graph_event *e = &r->ev[k];
-  if (e->kind == EV_COMPUTE) return kcost_seconds(r->eng->prof, e) * r->eng->straggler;
+  if (e->kind == EV_COMPUTE) return kcost_seconds_in(r->eng->prof, e, r->eng->g->meta.cuda_graph) * r->eng->straggler;
   int gid = graph_group_for(r->prog, e->peer);
   return coll_alone_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant, &r->eng->groups[gid],
                             r->eng->lone[gid], e->bytes, r->eng->prof->stack.nccl_step_latency_s);
@@ -251,6 +251,9 @@ static double run_event_seconds(rank_rt *r, int k)
  * GPU while the kernels take longer than their dispatch: a kernel starts once the GPU is free and the host
  * has issued it (l->host_s, the time the host has issued everything of the lane up to here: a stream's
  * events are issued in its own order). */
+/* Whether the host issues the kernels one by one; a captured CUDA graph is launched once for the step. */
+static gboolean host_dispatched(const engine *eng) { return eng->prof->stack.host_dispatch_s > 0 && !eng->g->meta.cuda_graph; }
+
 static double host_issue(lane *l, const graph_event *e)
 {
   l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * l->r->eng->prof->stack.host_dispatch_s;
@@ -265,7 +268,7 @@ static int run_compute(lane *l, int i)
   if (r->eng->tracing) flush_pending(l); /* the state must start where the event starts */
   double t = simgrid_get_clock() + l->pending_s, total = l->pending_s;
   for (int k = i; k < j; k++) {
-    double d = run_event_seconds(r, k), wait = r->eng->prof->stack.host_dispatch_s > 0 ? host_issue(l, &r->ev[k]) - t : 0;
+    double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k]) - t : 0;
     if (wait > 0) { /* the GPU waits for the host */
       t += wait;
       total += wait;
@@ -316,7 +319,7 @@ static void run_comm(lane *l, int i)
 {
   rank_rt *r = l->r;
   const graph_event *e = &r->ev[i];
-  if (r->eng->prof->stack.host_dispatch_s > 0) { /* issued by the host like a kernel */
+  if (host_dispatched(r->eng)) { /* issued by the host like a kernel */
     double wait = host_issue(l, e) - (simgrid_get_clock() + l->pending_s);
     if (wait > 0) l->pending_s += wait;
   }

@@ -131,6 +131,8 @@ typedef struct graph_meta {
   double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
   int pp, ranks_per_stage;                      /* enable per-stage reports */
   int gpus_per_node;                            /* how ranks group into nodes in the traces */
+  int cuda_graph; /* 1: the step replays as one captured CUDA graph (no per-kernel launch gap or host dispatch:
+                   * platforms/kernel_cost.h, docs/moe.md "CUDA graphs"); 0 eager */
 } graph_meta;
 
 typedef struct graph {

@@ -477,7 +477,7 @@ static gboolean parse_meta(graph *g, int version, const cJSON *meta, const char 
     if (!k && version < 4) continue; /* a free-form entry of the converted format: dropped */
     if (!k) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s is not a meta entry (allowed: model, layout, "
-                  "partition, precision, tokens_per_step, model_flops_per_step, pp, ranks_per_stage, gpus_per_node)",
+                  "partition, precision, tokens_per_step, model_flops_per_step, pp, ranks_per_stage, gpus_per_node, cuda_graph)",
                   where, it->string);
       return FALSE;
     }

@@ -35,7 +35,8 @@ typedef struct meta_key {
 #define MN(k, integer, max) {#k, offsetof(graph_meta, k), 0, integer, max}
 static const meta_key META_KEYS[] = {
     MS(model), MS(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
-    MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096)};
+    MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096),
+    MN(cuda_graph, TRUE, 1)};
 #undef MS
 #undef MN
 static inline gboolean meta_number_ok(const meta_key *k, double d, int world)

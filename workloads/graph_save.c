@@ -95,7 +95,8 @@ static void write_meta(FILE *f, const graph_meta *m)
     }
   const struct { const char *key; double v; } nums[] = {
       {"tokens_per_step", m->tokens_per_step}, {"model_flops_per_step", m->model_flops_per_step},
-      {"pp", m->pp}, {"ranks_per_stage", m->ranks_per_stage}, {"gpus_per_node", m->gpus_per_node}};
+      {"pp", m->pp}, {"ranks_per_stage", m->ranks_per_stage}, {"gpus_per_node", m->gpus_per_node},
+      {"cuda_graph", m->cuda_graph}};
   for (size_t i = 0; i < G_N_ELEMENTS(nums); i++)
     if (nums[i].v > 0) {
       fprintf(f, "%s\"%s\":%.17g", sep, nums[i].key, nums[i].v);

@@ -31,6 +31,7 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(overlap_grad_reduce, INT, MEMORY),
     FIELD(overlap_param_gather, INT, MEMORY),
     FIELD(overlap_moe_ep_comm, INT, MEMORY),
+    FIELD(cuda_graph, INT, MEMORY),
     FIELD(grad_accum, INT, DERIVED),
     FIELD(schedule, INT, MEMORY),
     FIELD(virtual_stages, INT, MEMORY),
@@ -72,6 +73,11 @@ layout layout_default(void)
 }
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
+gboolean layout_combined_1f1b(const layout *l)
+{
+  return l->overlap_moe_ep_comm && l->pp == 1 && strcmp(sched_name(l->schedule), "1f1b") == 0;
+}
+
 double layout_moe_load(const layout *l, const model *m)
 {
   double cf = l->moe_capacity_factor > 0 ? l->moe_capacity_factor : m->moe.capacity_factor;
@@ -333,9 +339,10 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                   "with experts, or without --overlap-moe-ep-comm)", m->name);
     if (l->ep < 2)
       return fail(err, "overlap_moe_ep_comm: ep %d moves no tokens between ranks (allowed: ep 2 or more)", l->ep);
-    if (strcmp(sched_name(l->schedule), "dualpipev") != 0)
-      return fail(err, "overlap_moe_ep_comm: schedule %s runs no forward-backward pairs (allowed: schedule "
-                  "dualpipev, whose F&B pairs it overlaps)", sched_name(l->schedule));
+    if (strcmp(sched_name(l->schedule), "dualpipev") != 0 && !layout_combined_1f1b(l))
+      return fail(err, "overlap_moe_ep_comm: schedule %s at pp %d runs no forward-backward pairs (allowed: schedule "
+                  "dualpipev, whose F&B pairs it overlaps, or 1f1b at pp 1, Megatron's combined 1F1B)",
+                  sched_name(l->schedule), l->pp);
   }
   return check_zero(l, err);
 }

@@ -55,6 +55,7 @@ typedef struct layout {
                          * gradients, 3 and parameters (gathered per layer, FSDP) */
   gboolean overlap_grad_reduce;  /* the gradient reduction overlapped with the backward (docs/schedules.md) */
   gboolean overlap_param_gather; /* ZeRO 1/2's parameter all-gather overlapped with the next step's forward */
+  gboolean cuda_graph; /* the step captured as one CUDA graph (Megatron's cuda_graph_impl full_iteration: docs/moe.md) */
   gboolean overlap_moe_ep_comm;  /* MoE all-to-alls of an F&B pair beside the other pass's compute (docs/schedules.md) */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
@@ -112,6 +113,9 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused);
 
 /* Tokens of one micro-batch a rank holds: micro_batch * seq_len / cp. */
 double layout_tokens_per_rank(const layout *l);
+/* Whether the layout runs Megatron-Core's combined 1F1B without pipelining: the MoE all-to-all overlap
+ * (overlap_moe_ep_comm) with 1f1b at pp 1 (schedule.h, sched_combine_no_pipelining). */
+gboolean layout_combined_1f1b(const layout *l);
 /* The slowest EP rank's expert load over the balanced one (docs/moe.md, "Capacity factor"): --moe-imbalance F,
  * capped at the capacity factor c (the layout's, else the model's): min(F, c); dropless (no c): F. */
 double layout_moe_load(const layout *l, const model *m);

@@ -123,3 +123,26 @@ int sched_pipe_buffers(int r, int P, int m)
   int b = MIN(P - r + 1, m);
   return MAX(2, b);
 }
+
+void sched_combine_no_pipelining(GArray *instrs)
+{
+  g_autoptr(GArray) fwd = g_array_new(FALSE, FALSE, sizeof(sched_instr));
+  g_autoptr(GArray) bwd = g_array_new(FALSE, FALSE, sizeof(sched_instr));
+  g_autoptr(GArray) rest = g_array_new(FALSE, FALSE, sizeof(sched_instr));
+  for (guint i = 0; i < instrs->len; i++) {
+    sched_instr in = g_array_index(instrs, sched_instr, i);
+    g_assert(in.kind != SCHED_RECV_ACT && in.kind != SCHED_SEND_ACT && in.kind != SCHED_RECV_GRAD &&
+             in.kind != SCHED_SEND_GRAD && in.kind != SCHED_BACKWARD_B && in.kind != SCHED_BACKWARD_W);
+    g_array_append_val(in.kind == SCHED_FORWARD ? fwd : in.kind == SCHED_BACKWARD ? bwd : rest, in);
+  }
+  g_assert(fwd->len == bwd->len);
+  g_array_set_size(instrs, 0);
+  for (guint i = 0; i <= fwd->len && fwd->len > 0; i++) {
+    if (i < fwd->len) g_array_append_val(instrs, g_array_index(fwd, sched_instr, i));
+    if (i == 0) continue;
+    sched_instr b = g_array_index(bwd, sched_instr, i - 1);
+    b.paired = i < fwd->len; /* the last backward runs alone */
+    g_array_append_val(instrs, b);
+  }
+  g_array_append_vals(instrs, rest->data, rest->len);
+}

@@ -94,6 +94,13 @@ int sched_memory_micro_batches(int id, int stages, int m);
 /* The instructions of `stage` under schedule `id`. Caller frees. */
 GArray *sched_instructions(int id, int stage, int stages, int chunks, int m);
 
+/* Megatron-Core's combined 1F1B without pipelining (combined_1f1b.py, combined_1f1b_schedule_for_no_pipelining,
+ * what --overlap-moe-expert-parallel-comm runs at pp 1): the forwards and backwards of one stage, F0 B0 F1 B1 ...
+ * Fm-1 Bm-1, reordered as F0, then the pairs (F1, B0) ... (Fm-1, Bm-2), each backward `paired` with the forward
+ * before it, then Bm-1; anything else (the optimizer) stays after them. Only for a stage without pipeline
+ * messages (pp 1). */
+void sched_combine_no_pipelining(GArray *instrs);
+
 /* For schedules: append one instruction. */
 void sched_push(GArray *out, sched_kind k, int mb, int chunk);
 /* For schedules with the default chunk map: append compute instruction `k` of micro-batch mb and chunk c with

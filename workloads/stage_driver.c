@@ -332,6 +332,7 @@ void emit_stage(emit *x, const mem_ctx *mc, double stage_params)
   const layout *l = x->l;
   const sched_def *sd = sched_get(l->schedule);
   g_autoptr(GArray) instrs = sched_instructions(l->schedule, x->stage, l->pp, l->virtual_stages, l->grad_accum);
+  if (layout_combined_1f1b(l)) sched_combine_no_pipelining(instrs); /* Megatron's combined 1F1B */
   double act_buf = mem_pipe_buffer_bytes(mc, FALSE), grad_buf = mem_pipe_buffer_bytes(mc, TRUE);
   double out_buf = mem_pipe_output_bytes(mc);
   /* the study's rendezvous sends keep variant 0; other schedules' sends do not wait, and gradients travel

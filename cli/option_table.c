@@ -334,10 +334,11 @@ const cli_option CLI_OPTIONS[] = {
              "(alone: on); default: the stack's (shipped stacks: off)"},
     {.name = "overlap-moe-ep-comm", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_moe_ep_comm), .example = "1", .section = CLI_SEC_LAYOUT,
-     .help = "MoE with --schedule dualpipev and ep >= 2: each F&B pair's\n"
-             "all-to-alls on the communication stream beside the other\n"
-             "micro-batch's compute (Megatron's --overlap-moe-expert-\n"
-             "parallel-comm, DualPipe's overlap; alone: on; default off)"},
+     .help = "MoE with ep >= 2 and --schedule dualpipev, or 1f1b at pp 1\n"
+             "(Megatron's combined 1F1B): each F&B pair's all-to-alls on\n"
+             "the communication stream beside the other micro-batch's\n"
+             "compute (Megatron's --overlap-moe-expert-parallel-comm,\n"
+             "DualPipe's overlap; alone: on; default off)"},
     {.name = "cuda-graph", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
      .value = CLI_V_BOOL, .field = F(rq.l.cuda_graph), .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "the whole step captured as one CUDA graph (Megatron's\n"

@@ -57,6 +57,7 @@ static const plat_field FIELDS[] = {
     D(tp_overlap_sm_fraction, 0, 0.5, 0.15, NOT_MEMORY), /* NeMo's userbuffers configurations for H100 */
     D(grad_accum_bytes, 0, 64, 0, NOT_MEMORY), /* 0: no accumulation pass outside the GEMM (docs/trust.md) */
     DI(pipe_scatter_gather, 0, 1, 0, NOT_MEMORY), /* 0: every tp rank sends the whole pipeline tensor (the study) */
+    DI(tp_async_grad_reduce, 0, 1, 0, MEMORY),
     /* what the code runs by default (they reach the memory through the layout: stack_layout_defaults) */
     DI(zero, 0, 3, 1, NOT_MEMORY),
     DI(overlap_grad_reduce, 0, 1, 0, NOT_MEMORY),
@@ -343,6 +344,7 @@ gen_code stack_gen_code(const stack_profile *s)
   c.tp_comm_overlap = s->tp_comm_overlap != 0;
   c.grad_accum_bytes = s->grad_accum_bytes;
   c.pipe_scatter_gather = s->pipe_scatter_gather != 0;
+  c.tp_async_grad_reduce = s->tp_async_grad_reduce != 0;
   return c;
 }
 

@@ -105,6 +105,11 @@ typedef struct stack_profile {
   /* 0 or 1: without sp, pipeline tensors sent 1/tp per tensor-parallel rank and all-gathered over tp by the receiver
    * (workloads/generate.h gen_code, docs/trust.md "BLOOM's step") */
   double pipe_scatter_gather;
+  /* Megatron-LM's asynchronous tensor-parallel communication in a column-parallel GEMM's backward
+   * (LinearWithGradAccumulationAndAsyncCommunication, --async-tensor-model-parallel-allreduce, on by default
+   * since 2021): the input gradient's all-reduce (sp: reduce-scatter) beside the weight-gradient GEMM, with sp the
+   * saved input shard's all-gather beside the input-gradient GEMM; 0 or 1 (workloads/tp_overlap.c) */
+  double tp_async_grad_reduce;
 } stack_profile;
 
 /* The bits of stack_layout_defaults' `given`: what the table or command line said itself. */

@@ -154,6 +154,7 @@ START_TEST(test_stack_defaults_are_the_study_code)
   ck_assert_int_eq(got.grad_buffer, want.grad_buffer);
   ck_assert_double_eq(got.vocab_parallel_loss_bytes, want.vocab_parallel_loss_bytes);
   ck_assert_int_eq(got.tp_comm_overlap, want.tp_comm_overlap);
+  ck_assert_int_eq(got.tp_async_grad_reduce, want.tp_async_grad_reduce);
   ck_assert_int_eq((int)st.zero, layout_default().zero);
 }
 END_TEST

@@ -113,6 +113,8 @@ graph_event *emit_last_event(emit *x);
 /* tp_overlap.c */
 void tp_overlap_collective(emit *x, graph_coll c, double bytes, gboolean before);
 void tp_overlap_on_push(emit *x, graph_cost cost);
+gboolean tp_async_applies(const emit *x);
+graph_event *tp_async_column_backward(emit *x, const block_op *g, const block_op *enter);
 
 /* gen_groups.c */
 /* experts: the model has experts (the expert data-parallel groups are made; a dense model's graph has none) */

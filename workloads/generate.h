@@ -64,6 +64,9 @@ typedef struct gen_code {
                                  * the receiver all-gathers it over tp (Megatron-LM 2021's
                                  * --scatter-gather-tensors-in-pipeline, DeepSpeed's PartitionedTensor); FALSE: every
                                  * tp rank sends all of it (the study) */
+  gboolean tp_async_grad_reduce; /* Megatron's column-parallel backward: the input gradient's all-reduce (sp:
+                                  * reduce-scatter) beside the weight-gradient GEMM, with sp the saved shard's
+                                  * all-gather beside the input-gradient GEMM (workloads/tp_overlap.c) */
 } gen_code;
 
 gen_code gen_default_code(void);

@@ -250,8 +250,9 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
       return bad(err, where, rank, idx, "an attention event of version 5 names its class in 'kernel', not 'variant' "
                  "(allowed: 'kernel' one of %s)", allowed);
     }
-    if (variant < 0 || variant > 5)
-      return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to 5)", variant);
+    int top = co == COST_GEMM ? 6 : 5; /* a GEMM's: its backward part (1, 2) | GRAPH_GEMM_SM_SHARED */
+    if (variant < 0 || variant > top)
+      return bad(err, where, rank, idx, "field 'variant' is %d (allowed: 0 to %d)", variant, top);
     if (co == COST_ATTENTION && version >= 5) { /* the class by name */
       variant = kern && cJSON_IsString(kern) ? graph_attn_from_name(kern->valuestring) : -1;
       if (variant < 0) {

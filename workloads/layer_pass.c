@@ -205,6 +205,11 @@ void layer_backward(emit *x)
       for (int j = first; j <= i; j++) op_emit(x, &b->op[j]);
       x->phase = PH_BACKWARD;
     }
+    if (o->kind == BLOCK_GEMM && i > 0 && b->op[i - 1].kind == BLOCK_TP_ENTER && tp_async_applies(x)) {
+      tp_async_column_backward(x, o, &b->op[i - 1]); /* Megatron's async input-gradient reduction (tp_overlap.c) */
+      i--;
+      continue;
+    }
     op_emit(x, o);
   }
 }

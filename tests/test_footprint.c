@@ -286,8 +286,9 @@ START_TEST(test_limits_stop_a_run_cleanly_with_nothing_written)
       {"simulate --model llama-7b --gpus 64 --global-batch 65536 --no-symmetry --max-seconds 1 -o @s.txt "
        "--chrome-trace @c.json",
        "layoutsim: --max-seconds: 1: the run was stopped unfinished after ", 8},
-      {"sweep --model llama-7b --gpus 8 -j 2 --max-seconds 1.5 -o @s.txt", "layoutsim: --max-seconds: 1.5: the run "
-       "was stopped unfinished after ", 8},
+      /* a sweep of about 9 s (the sweep of --gpus 8 alone now takes 1.7 s: replays reuse their servers) */
+      {"sweep --model llama-7b --gpus 16 --micro-batch 1-300 -j 2 --max-seconds 1.5 -o @s.txt",
+       "layoutsim: --max-seconds: 1.5: the run was stopped unfinished after ", 8},
       {"sweep --model llama-7b --gpus 8 --micro-batch 1-400 -j 2 --max-memory 60M -o @s.txt",
        "layoutsim: --max-memory: 60 MiB: the run was stopped unfinished at ", 20},
   };

@@ -124,6 +124,12 @@ typedef struct graph_group {
   uint8_t tclass; /* traffic_class (traffic_class.h): what the replay and the traces read */
 } graph_group;
 
+/* The layout's switches the graph carries, for the replay to read (layout.h LAYOUT_SHOW_META): each an int member
+ * of graph_meta, 1 on and 0 off, and the meta entry of the same name (graph_private.h META_KEYS). One X(name) each:
+ *   cuda_graph: the step replays as one captured CUDA graph (no per-kernel launch gap or host dispatch:
+ *               platforms/kernel_cost.h, docs/moe.md "CUDA graphs"); 0 eager */
+#define GRAPH_META_SWITCHES(X) X(cuda_graph)
+
 /* What a graph says of itself (the file's "meta"): descriptions for people and the numbers the metrics
  * and the traces read. 0 (or "") where unknown. */
 typedef struct graph_meta {
@@ -131,8 +137,9 @@ typedef struct graph_meta {
   double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
   int pp, ranks_per_stage;                      /* enable per-stage reports */
   int gpus_per_node;                            /* how ranks group into nodes in the traces */
-  int cuda_graph; /* 1: the step replays as one captured CUDA graph (no per-kernel launch gap or host dispatch:
-                   * platforms/kernel_cost.h, docs/moe.md "CUDA graphs"); 0 eager */
+#define GRAPH_META_SWITCH_MEMBER(name) int name;
+  GRAPH_META_SWITCHES(GRAPH_META_SWITCH_MEMBER) /* the switches above */
+#undef GRAPH_META_SWITCH_MEMBER
 } graph_meta;
 
 typedef struct graph {

@@ -477,9 +477,10 @@ static gboolean parse_meta(graph *g, int version, const cJSON *meta, const char 
     }
     if (!k && version < 4) continue; /* a free-form entry of the converted format: dropped */
     if (!k) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s is not a meta entry (allowed: model, layout, "
-                  "partition, precision, tokens_per_step, model_flops_per_step, pp, ranks_per_stage, gpus_per_node, cuda_graph)",
-                  where, it->string);
+      g_autoptr(GString) allowed = g_string_new(META_KEYS[0].key);
+      for (size_t i = 1; i < G_N_ELEMENTS(META_KEYS); i++) g_string_append_printf(allowed, ", %s", META_KEYS[i].key);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s is not a meta entry (allowed: %s)", where,
+                  it->string, allowed->str);
       return FALSE;
     }
     g_autofree char *what = g_strdup_printf("meta.%s", it->string);

@@ -33,12 +33,15 @@ typedef struct meta_key {
 } meta_key;
 #define MS(k) {#k, offsetof(graph_meta, k), sizeof ((graph_meta *)NULL)->k, FALSE, 0}
 #define MN(k, integer, max) {#k, offsetof(graph_meta, k), 0, integer, max}
+#define MSWITCH(k) MN(k, TRUE, 1), /* a layout switch (graph.h GRAPH_META_SWITCHES): 1, absent when off */
+/* in the order the files write them: the strings, then the numbers */
 static const meta_key META_KEYS[] = {
     MS(model), MS(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
     MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096),
-    MN(cuda_graph, TRUE, 1)};
+    GRAPH_META_SWITCHES(MSWITCH)};
 #undef MS
 #undef MN
+#undef MSWITCH
 static inline gboolean meta_number_ok(const meta_key *k, double d, int world)
 {
   int max = k->max ? k->max : world;

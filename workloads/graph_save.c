@@ -81,27 +81,20 @@ static void write_string(FILE *f, const char *s)
   cJSON_Delete(j);
 }
 
-/* The meta's known entries, each once; absent where unknown (0 or ""). */
+/* The meta's known entries (graph_private.h META_KEYS, in its order), each once; absent where unknown (0 or ""). */
 static void write_meta(FILE *f, const graph_meta *m)
 {
   const char *sep = "";
-  const struct { const char *key, *v; } strs[] = {
-      {"model", m->model}, {"layout", m->layout}, {"partition", m->partition}, {"precision", m->precision}};
-  for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
-    if (strs[i].v[0]) {
-      fprintf(f, "%s\"%s\":", sep, strs[i].key);
-      write_string(f, strs[i].v);
-      sep = ",";
-    }
-  const struct { const char *key; double v; } nums[] = {
-      {"tokens_per_step", m->tokens_per_step}, {"model_flops_per_step", m->model_flops_per_step},
-      {"pp", m->pp}, {"ranks_per_stage", m->ranks_per_stage}, {"gpus_per_node", m->gpus_per_node},
-      {"cuda_graph", m->cuda_graph}};
-  for (size_t i = 0; i < G_N_ELEMENTS(nums); i++)
-    if (nums[i].v > 0) {
-      fprintf(f, "%s\"%s\":%.17g", sep, nums[i].key, nums[i].v);
-      sep = ",";
-    }
+  for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++) {
+    const meta_key *k = &META_KEYS[i];
+    const char *at = (const char *)m + k->off;
+    double v = k->size ? 0 : k->integer ? *(const int *)at : *(const double *)at;
+    if (k->size ? !at[0] : !(v > 0)) continue;
+    fprintf(f, "%s\"%s\":", sep, k->key);
+    if (k->size) write_string(f, at);
+    else fprintf(f, "%.17g", v);
+    sep = ",";
+  }
 }
 
 gboolean graph_save(const graph *g, const char *path, GError **err)

@@ -200,7 +200,7 @@ static gboolean load_file(problem *pb, GPtrArray *settings, const char *path, GE
 static gboolean problem_load(problem *pb, const char *const *paths, int n_paths, const calib_cfg *cfg, GError **err)
 {
   guint n_cols;
-  const char *const *cols = predict_columns(&n_cols);
+  g_autofree const char **cols = predict_columns(&n_cols);
   pb->cfg = cfg;
   pb->sims = csv_new(cols, n_cols);
   pb->targets = g_array_new(FALSE, TRUE, sizeof(target));

@@ -13,21 +13,36 @@
 #include "workloads/precision.h"
 #include "workloads/schedule.h"
 
-/* the required columns, then the optional ones */
+/* the required columns, then the optional ones; then the layout's switches' (layout.h LAYOUT_SHOW_COLUMN) */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set",
-                                      "overlap_moe_ep_comm", "cuda_graph"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
-const char *const *predict_columns(guint *n)
+const char **predict_columns(guint *n)
 {
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  const char **cols = g_new(const char *, G_N_ELEMENTS(COLUMNS) + nf);
+  memcpy(cols, COLUMNS, sizeof COLUMNS);
   *n = G_N_ELEMENTS(COLUMNS);
-  return COLUMNS;
+  for (gsize i = 0; i < nf; i++)
+    if (fs[i].shows & LAYOUT_SHOW_COLUMN) cols[(*n)++] = fs[i].name;
+  return cols;
+}
+
+/* The switch whose column col is (layout.h LAYOUT_SHOW_COLUMN), NULL when none. */
+static const layout_field *switch_column(const char *col)
+{
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++)
+    if ((fs[i].shows & LAYOUT_SHOW_COLUMN) && !strcmp(fs[i].name, col)) return &fs[i];
+  return NULL;
 }
 
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err)
@@ -50,7 +65,7 @@ static gboolean is_predict_column(const char *col)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
     if (!strcmp(COLUMNS[i], col)) return TRUE;
-  return FALSE;
+  return switch_column(col) != NULL;
 }
 
 static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, GError **err)
@@ -194,17 +209,19 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     *flags[i] = v == 1;
     if (*row_opt(t, r, overlaps[i])) given |= i == 0 ? STACK_GIVEN_OVERLAP_GRAD_REDUCE : STACK_GIVEN_OVERLAP_PARAM_GATHER;
   }
-  /* optional: the MoE all-to-all overlap and the full-iteration CUDA graph (docs/moe.md); empty = off */
-  static const char *const runs[] = {"overlap_moe_ep_comm", "cuda_graph"};
-  gboolean *run_flags[] = {&l->overlap_moe_ep_comm, &l->cuda_graph};
-  for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+  /* optional: the layout's switches (layout.h LAYOUT_SHOW_COLUMN: the MoE all-to-all overlap, the full-iteration
+   * CUDA graph, ...); empty = off */
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++) {
+    if (!(fs[i].shows & LAYOUT_SHOW_COLUMN)) continue;
     int v = 0;
-    if (*row_opt(t, r, runs[i]) && !row_int(t, r, runs[i], &v, err)) return FALSE;
+    if (*row_opt(t, r, fs[i].name) && !row_int(t, r, fs[i].name, &v, err)) return FALSE;
     if (v < 0 || v > 1) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%d' is neither off nor on (allowed: 0, 1)", runs[i], v);
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%d' is neither off nor on (allowed: 0, 1)", fs[i].name, v);
       return FALSE;
     }
-    *run_flags[i] = v == 1;
+    *(gboolean *)((char *)l + fs[i].offset) = v == 1;
   }
   /* optional: the training precision; empty = bf16 */
   const char *prec = row_opt(t, r, "precision");

@@ -39,8 +39,9 @@ typedef struct predict_cfg {
   pool_cfg pool;
 } predict_cfg;
 
-/* The input columns predict reads: the required ones, then the optional ones. */
-const char *const *predict_columns(guint *n);
+/* The input columns predict reads: the required ones, then the optional ones, then the layout's switches'
+ * (layout.h LAYOUT_SHOW_COLUMN); a new array of n names (static strings), the caller g_free()s it. */
+const char **predict_columns(guint *n);
 /* Columns a table must have. */
 gboolean predict_check_columns(const csv_table *t, const char *path, GError **err);
 /* The request of one row; FALSE with err (the row's reason) when the row is invalid. */

@@ -103,8 +103,10 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   const char *used = (o->g->meta.partition[0] ? o->g->meta.partition : NULL); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   if (l->pipeline_layout[0]) cJSON_AddStringToObject(j, "pipeline_layout", l->pipeline_layout);
-  if (l->overlap_moe_ep_comm) cJSON_AddBoolToObject(j, "overlap_moe_ep_comm", TRUE); /* said only when on */
-  if (l->cuda_graph) cJSON_AddBoolToObject(j, "cuda_graph", TRUE);
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++) /* the switches (layout.h LAYOUT_SHOW_REPORT): said only when on */
+    if ((fs[i].shows & LAYOUT_SHOW_REPORT) && layout_switch_on(l, &fs[i])) cJSON_AddBoolToObject(j, fs[i].name, TRUE);
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
   cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
   return j;
@@ -253,8 +255,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
       fprintf(f, " (balanced would leave a stage empty)");
     if (l->schedule != 0) fprintf(f, ", %s schedule", sched_name(l->schedule)); /* the study's 1F1B goes unsaid */
     if (l->virtual_stages > 1) fprintf(f, " (%d chunks per stage)", l->virtual_stages);
-    if (l->overlap_moe_ep_comm) fprintf(f, ", MoE all-to-alls overlapped in F&B pairs");
-    if (l->cuda_graph) fprintf(f, ", one CUDA graph");
+    gsize nf;
+    const layout_field *fs = layout_fields(&nf);
+    for (gsize i = 0; i < nf; i++) /* the switches on, in words (layout.h LAYOUT_SHOW_REPORT) */
+      if ((fs[i].shows & LAYOUT_SHOW_REPORT) && layout_switch_on(l, &fs[i])) fprintf(f, ", %s", fs[i].text);
     fputc('\n', f);
   } else {
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);

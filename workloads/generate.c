@@ -135,12 +135,17 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
     g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
   if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));
-  if (l->cuda_graph) g_string_append(lay, " cuda_graph=1");
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++) /* the switches on (layout.h LAYOUT_SHOW_STRING, LAYOUT_SHOW_META) */
+    if (fs[i].shows && layout_switch_on(l, &fs[i])) {
+      if (fs[i].shows & LAYOUT_SHOW_STRING) g_string_append_printf(lay, " %s=1", fs[i].name);
+      if (fs[i].shows & LAYOUT_SHOW_META) *(int *)((char *)gm + fs[i].meta_offset) = 1;
+    }
   g_strlcpy(gm->layout, lay->str, sizeof gm->layout);
   g_string_free(lay, TRUE);
   g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
   gm->gpus_per_node = o->gpus_per_node;
-  gm->cuda_graph = l->cuda_graph ? 1 : 0;
   gm->tokens_per_step = (double)l->global_batch * l->seq_len;
   gm->model_flops_per_step = model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len;
   gm->pp = l->pp;

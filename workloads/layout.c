@@ -14,8 +14,20 @@ static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax",
 static const int ATTN_CLASSES[ATTN_N_KERNELS] = {GRAPH_ATTN_SCORES, GRAPH_ATTN_SCORES, GRAPH_ATTN_FLASH1,
                                                  GRAPH_ATTN_FLASH1, GRAPH_ATTN_FLASH2, GRAPH_ATTN_FLASH2};
 
-#define FIELD(f, type, tag) {#f, offsetof(layout, f), sizeof(((layout *)0)->f), LAYOUT_FIELD_##type, LAYOUT_KEY_##tag}
-/* Every field of struct layout but the axes' degrees, with its type and its tag (the macro takes both). */
+#define FIELD(f, t, k)                                                                                           \
+  {.name = #f, .offset = offsetof(layout, f), .size = sizeof(((layout *)0)->f), .type = LAYOUT_FIELD_##t,         \
+   .tag = LAYOUT_KEY_##k}
+/* A switch (layout.h): a gboolean the memory depends on, where it shows (LAYOUT_SHOW_* bits), its report phrase;
+ * SWITCH_META's also in the graph's meta, for the replay (graph.h GRAPH_META_SWITCHES declares its member). */
+#define SWITCH(f, s, t)                                                                                          \
+  {.name = #f, .offset = offsetof(layout, f), .size = sizeof(((layout *)0)->f), .type = LAYOUT_FIELD_INT,        \
+   .tag = LAYOUT_KEY_MEMORY, .shows = (s), .text = (t)}
+#define SWITCH_META(f, s, t)                                                                                     \
+  {.name = #f, .offset = offsetof(layout, f), .size = sizeof(((layout *)0)->f), .type = LAYOUT_FIELD_INT,        \
+   .tag = LAYOUT_KEY_MEMORY, .shows = (s) | LAYOUT_SHOW_META, .text = (t), .meta_offset = offsetof(graph_meta, f)}
+/* Every field of struct layout but the axes' degrees, with its type and its tag (the macro takes both).
+ * Adding a switch (docs/options.md, "Adding a layout field"): one SWITCH line here, in the order it shows, and
+ * its option (cli/option_table.c, .field = F(rq.l.NAME)); the generator, report and predict pick it up. */
 static const layout_field LAYOUT_FIELDS[] = {
     FIELD(gpus, INT, MEMORY),
     FIELD(moe_imbalance, DOUBLE, MEMORY),
@@ -30,8 +42,8 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(zero, INT, MEMORY),
     FIELD(overlap_grad_reduce, INT, MEMORY),
     FIELD(overlap_param_gather, INT, MEMORY),
-    FIELD(overlap_moe_ep_comm, INT, MEMORY),
-    FIELD(cuda_graph, INT, MEMORY),
+    SWITCH(overlap_moe_ep_comm, LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "MoE all-to-alls overlapped in F&B pairs"),
+    SWITCH_META(cuda_graph, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "one CUDA graph"),
     FIELD(grad_accum, INT, DERIVED),
     FIELD(schedule, INT, MEMORY),
     FIELD(virtual_stages, INT, MEMORY),
@@ -39,11 +51,19 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(pipeline_layout, TEXT, MEMORY),
 };
 #undef FIELD
+#undef SWITCH
+#undef SWITCH_META
 
 const layout_field *layout_fields(gsize *n)
 {
   *n = G_N_ELEMENTS(LAYOUT_FIELDS);
   return LAYOUT_FIELDS;
+}
+
+gboolean layout_switch_on(const layout *l, const layout_field *f)
+{
+  g_assert(f->shows && f->type == LAYOUT_FIELD_INT && f->size == sizeof(gboolean));
+  return *(const gboolean *)((const char *)l + f->offset) != 0;
 }
 
 void layout_memory_key(const layout *l, GString *out)

@@ -68,20 +68,37 @@ typedef struct layout {
 /* The layout's fields besides the axes' degrees (axes.h holds those), declared once (layout.c LAYOUT_FIELDS) with
  * what the memory verdict makes of them, so that a cache key of what the memory depends on (analysis/pool.c) is
  * derived and a new field cannot be left out of it: tests/test_memory_key.c checks the table and the axes cover
- * every byte of struct layout but alignment padding. */
+ * every byte of struct layout but alignment padding.
+ *
+ * A switch (a gboolean, off by default, said only when on) also says where it shows (`shows`, LAYOUT_SHOW_* bits),
+ * and every place that shows switches iterates the table instead of naming each one: so a new switch is its
+ * option-table entry (cli/option_table.c), its LAYOUT_FIELDS entry, and the code that acts on it (recipe:
+ * docs/options.md, "Adding a layout field"; tests/test_layout_fields.c round-trips every entry). */
 typedef enum { LAYOUT_FIELD_INT, LAYOUT_FIELD_DOUBLE, LAYOUT_FIELD_TEXT } layout_field_type;
 /* A field's tag: MEMORY, the memory verdict depends on it; DERIVED, layout_validate computes it from the others. */
 typedef enum { LAYOUT_KEY_MEMORY = 1, LAYOUT_KEY_DERIVED } layout_key_tag;
+/* Where a switch shows when on (nothing is said of it when off): */
+enum {
+  LAYOUT_SHOW_STRING = 1 << 0, /* " NAME=1" at the end of the graph's layout string (generate.c set_meta) */
+  LAYOUT_SHOW_REPORT = 1 << 1, /* "NAME": true in the report's layout JSON, ", TEXT" in its text summary (report.c) */
+  LAYOUT_SHOW_COLUMN = 1 << 2, /* an optional 0/1 column NAME of predict's tables, empty: off (predict.c) */
+  LAYOUT_SHOW_META = 1 << 3,   /* the graph meta entry NAME, 1 (graph.h GRAPH_META_SWITCHES): what the replay reads */
+};
 typedef struct layout_field {
   const char *name;
   gsize offset, size;
   layout_field_type type; /* INT: an int, a gboolean or an enumeration */
   layout_key_tag tag;
+  unsigned shows;         /* a switch: LAYOUT_SHOW_* bits; 0 for the others (each shown by its own code) */
+  const char *text;       /* LAYOUT_SHOW_REPORT: the text summary's phrase when on */
+  gsize meta_offset;      /* LAYOUT_SHOW_META: of its int in graph_meta */
 } layout_field;
 const layout_field *layout_fields(gsize *n);
 /* The layout's part of a memory verdict's cache key: every non-derived axis' degree and every field tagged
  * MEMORY, named, appended to out. */
 void layout_memory_key(const layout *l, GString *out);
+/* Whether switch f (a field with `shows` bits) is on in l. */
+gboolean layout_switch_on(const layout *l, const layout_field *f);
 
 /* Highest ZeRO stage. */
 #define LAYOUT_MAX_ZERO 3

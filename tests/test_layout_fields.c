@@ -1,0 +1,268 @@
+/* test_layout_fields -- every layout switch (workloads/layout.h: a gboolean field of LAYOUT_FIELDS with `shows`
+ * bits) reaches every place its bits name, read off the table itself so that a new entry is tested without
+ * a line here: its option sets it (cli/option_table.c), predict's column sets it and only it and refuses
+ * anything but 0 and 1, the generator writes " NAME=1" in the layout string and 1 in graph meta, a graph file
+ * carries it through save and load, the report says it in JSON and in words; and none of them when off. */
+#include <check.h>
+#include <string.h>
+
+#include "analysis/predict.h"
+#include "analysis/report.h"
+#include "analysis/simulate.h"
+#include "check_main.h"
+#include "check_tmpdir.h"
+#include "cli/option_table.h"
+#include "cli/options.h"
+#include "platforms/plat_file.h"
+#include "sim_child.h"
+#include "workloads/generate.h"
+#include "workloads/layout.h"
+
+/* The switches of the table; at least the two known today (a table that lost its `shows` would test nothing). */
+static const layout_field *switches(gsize *n, gsize *out_n)
+{
+  gsize nf;
+  const layout_field *f = layout_fields(&nf);
+  *n = nf;
+  *out_n = 0;
+  for (gsize i = 0; i < nf; i++) *out_n += f[i].shows != 0;
+  ck_assert_uint_ge(*out_n, 2);
+  return f;
+}
+
+static gboolean on(const layout *l, const layout_field *f) { return *(const gboolean *)((const char *)l + f->offset); }
+
+/* Each switch is a gboolean with a CLI_V_BOOL option of its name in dashes storing into rq.l at its offset. */
+START_TEST(test_every_switch_has_its_boolean_option_on_its_field)
+{
+  gsize nf, ns;
+  const layout_field *f = switches(&nf, &ns);
+  for (gsize i = 0; i < nf; i++) {
+    if (!f[i].shows) continue;
+    ck_assert_msg(f[i].type == LAYOUT_FIELD_INT && f[i].size == sizeof(gboolean), "%s is not a gboolean", f[i].name);
+    ck_assert_msg(!(f[i].shows & LAYOUT_SHOW_REPORT) || (f[i].text && f[i].text[0]), "%s: no report text", f[i].name);
+    g_autofree char *opt = g_strdelimit(g_strdup(f[i].name), "_", '-');
+    const cli_option *o = cli_option_find(opt);
+    ck_assert_msg(o != NULL, "switch %s has no option --%s", f[i].name, opt);
+    ck_assert_int_eq(o->value, CLI_V_BOOL);
+    ck_assert_msg(o->field == offsetof(cli_opts, rq.l) + f[i].offset, "--%s does not store into layout.%s", opt,
+                  f[i].name);
+  }
+}
+END_TEST
+
+/* The switches known today keep where they show (docs/moe.md: the prediction tables' optional columns
+ * overlap_moe_ep_comm and cuda_graph, graph meta cuda_graph, which the replay reads): an entry that lost a bit
+ * would drop it silently everywhere the table is iterated. */
+START_TEST(test_the_known_switches_show_where_documented)
+{
+  static const struct { const char *name; unsigned shows; } known[] = {
+      {"overlap_moe_ep_comm", LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN},
+      {"cuda_graph", LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN | LAYOUT_SHOW_META}};
+  gsize nf, ns;
+  const layout_field *f = switches(&nf, &ns);
+  for (gsize k = 0; k < G_N_ELEMENTS(known); k++) {
+    const layout_field *hit = NULL;
+    for (gsize i = 0; i < nf; i++)
+      if (!strcmp(f[i].name, known[k].name)) hit = &f[i];
+    ck_assert_msg(hit != NULL, "%s is not in LAYOUT_FIELDS", known[k].name);
+    ck_assert_msg(hit->shows == known[k].shows, "%s shows %#x, not %#x", known[k].name, hit->shows, known[k].shows);
+  }
+  for (gsize i = 0; i < nf; i++) /* the replay reads graph_meta.cuda_graph (sim/replay.c) */
+    if (!strcmp(f[i].name, "cuda_graph")) ck_assert_uint_eq(f[i].meta_offset, offsetof(graph_meta, cuda_graph));
+}
+END_TEST
+
+static const char *const REQUIRED[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
+                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "ep"};
+/* a MoE layout on which every switch is valid: ep 8, pp 1, 1f1b (the all-to-all overlap's combined 1F1B) */
+static const char *const ROW[] = {"qwen3-30b-a3b", "1024", "16", "151936", "8", "none", "flash2", "1", "1", "1", "0", "8"};
+
+/* A one-row table of the required columns and every switch's column, switch `which` set to `cell`, the rest empty. */
+static csv_table *switch_row(const layout_field *f, gsize nf, gsize which, const char *cell)
+{
+  g_autoptr(GPtrArray) cols = g_ptr_array_new();
+  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+  for (gsize c = 0; c < G_N_ELEMENTS(REQUIRED); c++) {
+    g_ptr_array_add(cols, (gpointer)REQUIRED[c]);
+    g_ptr_array_add(row, g_strdup(ROW[c]));
+  }
+  for (gsize i = 0; i < nf; i++)
+    if (f[i].shows & LAYOUT_SHOW_COLUMN) {
+      g_ptr_array_add(cols, (gpointer)f[i].name);
+      g_ptr_array_add(row, g_strdup(i == which ? cell : ""));
+    }
+  csv_table *t = csv_new((const char *const *)cols->pdata, cols->len);
+  csv_append_row(t, row, 2);
+  return t;
+}
+
+/* A switch's column is one of predict's columns; 1 in it turns on that switch and no other, 0 or empty leaves
+ * every switch off, 2 is the row's error naming the column, the value and the allowed ones. */
+START_TEST(test_every_switch_column_round_trips_through_predict)
+{
+  gsize nf, ns;
+  const layout_field *f = switches(&nf, &ns);
+  guint ncols;
+  g_autofree const char **cols = predict_columns(&ncols);
+  predict_cfg cfg = {.gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &cfg.prof, &err));
+  cfg.capacity_gib = cfg.prof.memory_gib;
+  for (gsize i = 0; i < nf; i++) {
+    if (!(f[i].shows & LAYOUT_SHOW_COLUMN)) continue;
+    gboolean listed = FALSE;
+    for (guint c = 0; c < ncols; c++) listed |= !strcmp(cols[c], f[i].name);
+    ck_assert_msg(listed, "%s is not among predict_columns", f[i].name);
+    const char *cells[] = {"1", "0", ""};
+    for (gsize v = 0; v < G_N_ELEMENTS(cells); v++) {
+      g_autoptr(csv_table) t = switch_row(f, nf, i, cells[v]);
+      sim_request rq;
+      ck_assert_msg(predict_row_request(t, 0, &cfg, &rq, &err), "%s='%s': %s", f[i].name, cells[v],
+                    err ? err->message : "");
+      for (gsize j = 0; j < nf; j++)
+        if (f[j].shows)
+          ck_assert_msg(on(&rq.l, &f[j]) == (j == i && v == 0), "%s='%s' leaves %s %s", f[i].name, cells[v],
+                        f[j].name, on(&rq.l, &f[j]) ? "on" : "off");
+    }
+    g_autoptr(csv_table) bad = switch_row(f, nf, i, "2");
+    sim_request rq;
+    ck_assert(!predict_row_request(bad, 0, &cfg, &rq, &err));
+    g_autofree char *want = g_strdup_printf("%s: '2' is neither off nor on (allowed: 0, 1)", f[i].name);
+    ck_assert_str_eq(err->message, want);
+    g_clear_error(&err);
+  }
+}
+END_TEST
+
+/* A small dense layout on one GPU, validated, then switch `which` turned on (-1: none). */
+static layout one_gpu(model *m, const layout_field *f, int which)
+{
+  *m = (model){.layers = 2, .hidden = 512, .heads = 8, .kv_heads = 8, .ffn = 2048, .vocab = 1024};
+  g_strlcpy(m->name, "dense-2", sizeof m->name);
+  layout l = layout_default();
+  l.gpus = 1;
+  l.seq_len = 256;
+  l.global_batch = 2;
+  GError *err = NULL;
+  ck_assert_msg(layout_validate(&l, m, &err), "%s", err ? err->message : "");
+  if (which >= 0) *(gboolean *)((char *)&l + f[which].offset) = TRUE;
+  return l;
+}
+
+static int meta_int(const graph_meta *gm, const layout_field *f) { return *(const int *)((const char *)gm + f->meta_offset); }
+
+/* On, a switch is " NAME=1" in the layout string (LAYOUT_SHOW_STRING) and 1 in graph meta (LAYOUT_SHOW_META),
+ * and a graph file saved and loaded keeps both; off (every switch), neither. */
+START_TEST(test_every_switch_reaches_the_graph_and_its_file)
+{
+  gsize nf, ns;
+  const layout_field *f = switches(&nf, &ns);
+  gen_options o = gen_default_options();
+  for (int which = -1; which < (int)nf; which++) {
+    if (which >= 0 && !(f[which].shows & (LAYOUT_SHOW_STRING | LAYOUT_SHOW_META))) continue;
+    model m;
+    layout l = one_gpu(&m, f, which);
+    GError *err = NULL;
+    g_autoptr(graph) g = gen_graph(&m, &l, &o, &err);
+    ck_assert_msg(g != NULL, "%s", err ? err->message : "");
+    g_autofree char *path = tmp_path("g.json");
+    ck_assert_msg(graph_save(g, path, &err), "%s", err ? err->message : "");
+    g_autoptr(graph) back = graph_load(path, &err);
+    ck_assert_msg(back != NULL, "%s", err ? err->message : "");
+    ck_assert_str_eq(back->meta.layout, g->meta.layout);
+    for (gsize j = 0; j < nf; j++) {
+      if (!f[j].shows) continue;
+      gboolean want = (int)j == which;
+      g_autofree char *said = g_strdup_printf(" %s=1", f[j].name);
+      gboolean in_string = strstr(g->meta.layout, said) != NULL;
+      ck_assert_msg(in_string == (want && (f[j].shows & LAYOUT_SHOW_STRING)), "layout string '%s' with %s %s",
+                    g->meta.layout, f[j].name, want ? "on" : "off");
+      if (!(f[j].shows & LAYOUT_SHOW_META)) continue;
+      ck_assert_msg(meta_int(&g->meta, &f[j]) == want, "meta.%s %d with it %s", f[j].name, meta_int(&g->meta, &f[j]),
+                    want ? "on" : "off");
+      ck_assert_msg(meta_int(&back->meta, &f[j]) == want, "meta.%s %d after save and load", f[j].name,
+                    meta_int(&back->meta, &f[j]));
+    }
+  }
+}
+END_TEST
+
+/* out[0]: with every switch off, 10 for each switch the report says; out[1 + k]: with the k-th switch of bit
+ * LAYOUT_SHOW_REPORT on, 1 if the JSON says "NAME":true, + 2 if the text says ", TEXT", + 10 for any other one said. */
+static void reports(void *arg, double out[SIM_CHILD_MAX])
+{
+  (void)arg;
+  gsize nf;
+  const layout_field *f = layout_fields(&nf);
+  sim_request rq = {.gen = gen_default_options()};
+  if (!profile_load_with_stack("h100-sxm5-80gb", "nemo", &rq.prof, NULL)) return;
+  rq.capacity_gib = rq.prof.memory_gib;
+  rq.l = one_gpu(&rq.m, f, -1);
+  sim_outcome o = {0};
+  if (!sim_run_layout(&rq, &o, NULL)) return;
+  int slot = 0;
+  for (int which = -1; which < (int)nf; which++) {
+    if ((which >= 0 && !(f[which].shows & LAYOUT_SHOW_REPORT)) || slot == SIM_CHILD_MAX) continue;
+    sim_request r = rq;
+    if (which >= 0) *(gboolean *)((char *)&r.l + f[which].offset) = TRUE;
+    cJSON *j = report_json(&o, &r, &r.prof, NULL);
+    char *json = cJSON_PrintUnformatted(j);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    report_text(mem, &o, &r, &r.prof, NULL);
+    fclose(mem);
+    double said = 0;
+    for (gsize k = 0; k < nf; k++) {
+      if (!(f[k].shows & LAYOUT_SHOW_REPORT)) continue;
+      g_autofree char *key = g_strdup_printf("\"%s\":true", f[k].name);
+      g_autofree char *words = g_strdup_printf(", %s", f[k].text);
+      gboolean in_json = strstr(json, key) != NULL, in_text = strstr(text, words) != NULL;
+      if ((int)k == which) said += in_json + 2 * in_text; /* 3: both */
+      else said += 10 * (in_json + in_text);              /* another switch said: >= 10 */
+    }
+    out[slot++] = said;
+    cJSON_free(json);
+    cJSON_Delete(j);
+    free(text);
+  }
+  sim_outcome_clear(&o);
+}
+
+/* The report says each switch on, in its JSON ("NAME": true) and in its text (", TEXT"), and no other one; with
+ * every switch off, none. */
+START_TEST(test_every_switch_is_said_by_the_report_when_on_only)
+{
+  gsize nf, ns;
+  const layout_field *f = switches(&nf, &ns);
+  gsize reported = 0;
+  for (gsize i = 0; i < nf; i++) reported += (f[i].shows & LAYOUT_SHOW_REPORT) != 0;
+  ck_assert_uint_lt(reported, SIM_CHILD_MAX); /* one slot each, and the all-off one */
+  double out[SIM_CHILD_MAX] = {0};
+  sim_child_run(reports, NULL, out);
+  ck_assert_msg(out[0] == 0, "a switch said with all off (%g)", out[0]);
+  int slot = 1;
+  for (gsize i = 0; i < nf; i++)
+    if (f[i].shows & LAYOUT_SHOW_REPORT) {
+      ck_assert_msg(out[slot] == 3, "%s on: %g (3: said in JSON and text, no other switch)", f[i].name, out[slot]);
+      slot++;
+    }
+}
+END_TEST
+
+static Suite *layout_fields_suite(void)
+{
+  Suite *s = suite_create("layout_fields");
+  TCase *tc = tcase_create("switches");
+  tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+  tcase_add_test(tc, test_the_known_switches_show_where_documented);
+  tcase_add_test(tc, test_every_switch_has_its_boolean_option_on_its_field);
+  tcase_add_test(tc, test_every_switch_column_round_trips_through_predict);
+  tcase_add_test(tc, test_every_switch_reaches_the_graph_and_its_file);
+  tcase_add_test(tc, test_every_switch_is_said_by_the_report_when_on_only);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return check_run(layout_fields_suite()); }

@@ -189,7 +189,8 @@ START_TEST(test_every_switch_reaches_the_graph_and_its_file)
 END_TEST
 
 /* out[0]: with every switch off, 10 for each switch the report says; out[1 + k]: with the k-th switch of bit
- * LAYOUT_SHOW_REPORT on, 1 if the JSON says "NAME":true, + 2 if the text says ", TEXT", + 10 for any other one said. */
+ * LAYOUT_SHOW_REPORT on, 1 if the JSON says "NAME":true, + 2 if the text says ", TEXT", + 10 for any other one said;
+ * the last: with every switch on, 100 for each said in both. */
 static void reports(void *arg, double out[SIM_CHILD_MAX])
 {
   (void)arg;
@@ -202,10 +203,11 @@ static void reports(void *arg, double out[SIM_CHILD_MAX])
   sim_outcome o = {0};
   if (!sim_run_layout(&rq, &o, NULL)) return;
   int slot = 0;
-  for (int which = -1; which < (int)nf; which++) {
-    if ((which >= 0 && !(f[which].shows & LAYOUT_SHOW_REPORT)) || slot == SIM_CHILD_MAX) continue;
+  for (int which = -1; which <= (int)nf; which++) { /* nf: every switch on at once */
+    if ((which >= 0 && which < (int)nf && !(f[which].shows & LAYOUT_SHOW_REPORT)) || slot == SIM_CHILD_MAX) continue;
     sim_request r = rq;
-    if (which >= 0) *(gboolean *)((char *)&r.l + f[which].offset) = TRUE;
+    for (gsize k = 0; k < nf; k++)
+      if (f[k].shows && ((int)k == which || which == (int)nf)) *(gboolean *)((char *)&r.l + f[k].offset) = TRUE;
     cJSON *j = report_json(&o, &r, &r.prof, NULL);
     char *json = cJSON_PrintUnformatted(j);
     char *text = NULL;
@@ -219,8 +221,9 @@ static void reports(void *arg, double out[SIM_CHILD_MAX])
       g_autofree char *key = g_strdup_printf("\"%s\":true", f[k].name);
       g_autofree char *words = g_strdup_printf(", %s", f[k].text);
       gboolean in_json = strstr(json, key) != NULL, in_text = strstr(text, words) != NULL;
-      if ((int)k == which) said += in_json + 2 * in_text; /* 3: both */
-      else said += 10 * (in_json + in_text);              /* another switch said: >= 10 */
+      if ((int)k == which) said += in_json + 2 * in_text;   /* 3: both */
+      else if (which == (int)nf) said += 100 * (in_json && in_text); /* all on: 100 each said in both */
+      else said += 10 * (in_json + in_text);                /* another switch said: >= 10 */
     }
     out[slot++] = said;
     cJSON_free(json);
@@ -238,7 +241,7 @@ START_TEST(test_every_switch_is_said_by_the_report_when_on_only)
   const layout_field *f = switches(&nf, &ns);
   gsize reported = 0;
   for (gsize i = 0; i < nf; i++) reported += (f[i].shows & LAYOUT_SHOW_REPORT) != 0;
-  ck_assert_uint_lt(reported, SIM_CHILD_MAX); /* one slot each, and the all-off one */
+  ck_assert_uint_lt(reported + 1, SIM_CHILD_MAX); /* one slot each, the all-off and the all-on ones */
   double out[SIM_CHILD_MAX] = {0};
   sim_child_run(reports, NULL, out);
   ck_assert_msg(out[0] == 0, "a switch said with all off (%g)", out[0]);
@@ -248,6 +251,8 @@ START_TEST(test_every_switch_is_said_by_the_report_when_on_only)
       ck_assert_msg(out[slot] == 3, "%s on: %g (3: said in JSON and text, no other switch)", f[i].name, out[slot]);
       slot++;
     }
+  ck_assert_msg(out[slot] == 100.0 * reported, "every switch on: %g (100 for each of the %zu said)", out[slot],
+                (size_t)reported);
 }
 END_TEST
 

@@ -1,4 +1,5 @@
-/* layout -- see layout.h. */
+/* layout -- see layout.h. LAYOUT_FIELDS below is the layout's field table: adding a field is one line in it
+ * (docs/options.md, "Adding a layout field"; a switch: SWITCH or SWITCH_META, where it shows, its report phrase). */
 #include "layout.h"
 
 #include <stddef.h>

@@ -2,8 +2,14 @@
  * spread over GPUs (data / tensor / context / pipeline / sequence parallel
  * degrees, micro-batch, checkpointing, kernels).
  *
- * Owns: struct layout, parsing its enumerations, validating it against a model.
+ * Owns: struct layout, its field table (layout.c LAYOUT_FIELDS), parsing its enumerations, validating it
+ * against a model.
  * May not touch: hardware, task graphs, the simulator.
+ *
+ * Adding a layout field (docs/options.md, "Adding a layout field"): the member here; one LAYOUT_FIELDS line
+ * in layout.c (a switch, a gboolean said only when on: SWITCH or SWITCH_META with where it shows, its report
+ * phrase; SWITCH_META also X(name) in graph.h GRAPH_META_SWITCHES); its option in cli/option_table.c; the code
+ * that acts on it. The layout string, graph meta, the report and predict's columns iterate the table.
  */
 #ifndef LAYOUT_H
 #define LAYOUT_H

@@ -102,7 +102,24 @@ static nccl_tune_comm tune_comm(const coll_group *g)
   return cm;
 }
 
-coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes)
+static coll_algo choose(const coll_group *g, graph_coll c, double bytes);
+
+/* The choice depends on the group, the collective and the size only: a group remembers its last few. */
+coll_algo coll_choose(coll_group *g, graph_coll c, double bytes)
+{
+  for (int k = 0; k < g->n_chosen; k++)
+    if (g->chosen[k].c == c && g->chosen[k].bytes == bytes) return g->chosen[k].a;
+  coll_algo a = choose(g, c, bytes);
+  int k = g->next_chosen;
+  g->chosen[k].c = c;
+  g->chosen[k].bytes = bytes;
+  g->chosen[k].a = a;
+  g->next_chosen = (k + 1) % COLL_CHOSEN_N;
+  g->n_chosen = MAX(g->n_chosen, k + 1);
+  return a;
+}
+
+static coll_algo choose(const coll_group *g, graph_coll c, double bytes)
 {
   if (c == COLL_ALL_TO_ALL) return COLL_ALGO_PAIRWISE;
   if (!g->tune || g->n < 2) return COLL_ALGO_RING;

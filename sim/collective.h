@@ -65,6 +65,9 @@ typedef struct coll_tune {
 
 typedef struct coll_plan coll_plan;
 
+/* How many of its last algorithm choices a group remembers (coll_choose). */
+#define COLL_CHOSEN_N 8
+
 typedef struct coll_group {
   coll_member *members;
   int n;
@@ -79,6 +82,10 @@ typedef struct coll_group {
   int domains, per_domain;
   int *dom, *loc, *at;
   coll_plan **plans[COLL_ALGO_N]; /* per algorithm per member, built on first use (sim/coll_flows.c) */
+  /* coll_choose's last answers (a group's calls repeat a few sizes: NCCL's tuner, nine cost evaluations a
+   * call, was a sixth of a sweep server's time, docs/sweep.md "Speed"); n_chosen valid, next overwritten next */
+  struct { graph_coll c; double bytes; coll_algo a; } chosen[COLL_CHOSEN_N];
+  int n_chosen, next_chosen;
   struct coll_group *sub;         /* hier's subgroups: the domains, then the per_domain local indices across */
 } coll_group;
 
@@ -93,7 +100,7 @@ sg_bar_t coll_group_barrier(coll_group *g, int k);
 const char *coll_algo_name(coll_algo a);
 int coll_algo_parse(const char *s);
 /* The algorithm that runs collective c of `bytes` per rank on g (never AUTO); the same on every member. */
-coll_algo coll_choose(const coll_group *g, graph_coll c, double bytes);
+coll_algo coll_choose(coll_group *g, graph_coll c, double bytes);
 
 /* Number of ring steps of a collective over n members. */
 int coll_steps(graph_coll c, int n);

@@ -16,6 +16,8 @@ double energy_power_w(const gpu_profile *p, energy_class c)
 typedef struct seconds_of {
   const gpu_profile *p;
   double *cat, *out;
+  tl_visit_fn also;
+  gpointer data;
 } seconds_of;
 
 static gboolean add(const tl_interval *iv, gpointer data)
@@ -24,14 +26,21 @@ static gboolean add(const tl_interval *iv, gpointer data)
   double d = iv->end_s - iv->start_s;
   s->cat[iv->cat] += d;
   if (iv->ev) s->out[energy_class_of(iv->ev, s->p)] += d;
+  if (s->also) s->also(iv, s->data);
   return TRUE;
 }
 
 void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N])
 {
+  energy_rank_seconds_and(tl, rank, p, cat, out, NULL, NULL);
+}
+
+void energy_rank_seconds_and(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N],
+                             tl_visit_fn also, gpointer data)
+{
   for (int c = 0; c < EN_N; c++) out[c] = 0;
   for (int c = 0; c < TL_N; c++) cat[c] = 0;
-  seconds_of s = {p, cat, out};
+  seconds_of s = {p, cat, out, also, data};
   tl_foreach_main(tl, rank, add, &s);
   double busy = out[EN_COMPUTE] + out[EN_MEMORY] + out[EN_COMM], cat_busy = 0;
   out[EN_IDLE] = tl->step_time_s > busy ? tl->step_time_s - busy : 0;

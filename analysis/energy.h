@@ -26,6 +26,10 @@ double energy_power_w(const gpu_profile *p, energy_class c);
 /* Seconds of `rank`'s step in each class into out, and in one pass over its intervals the seconds of
  * each timeline category into cat (as tl_rank_seconds gives them); idle: the step time minus the rest. */
 void energy_rank_seconds(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N]);
+/* The same, handing each interval of the pass to also(iv, data) too (NULL: nothing), so that a caller with another
+ * walk of the same intervals does it in this pass (metrics: a stage's memory, where the main view is every event). */
+void energy_rank_seconds_and(const timeline *tl, int rank, const gpu_profile *p, double cat[TL_N], double out[EN_N],
+                             tl_visit_fn also, gpointer data);
 /* Joules of seconds spent in each class. */
 double energy_joules(const gpu_profile *p, const double seconds[EN_N]);
 /* The nodes' share beside the GPUs: nodes * node_power_w * step time. */

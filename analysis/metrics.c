@@ -72,6 +72,15 @@ static void stage_memory(const timeline *tl, const gpu_profile *p, int rank, sta
   stage_memory_of(g_ptr_array_index(tl->g->programs, rank), p, &s.w, s.peak_time, sm);
 }
 
+/* Whether rank's main view (tl_foreach_main) is all its intervals, as tl_foreach gives them: its events
+ * (its source's, for a mirror) all on stream 0 with no dependency across streams, so no event is left out
+ * and no gap is shown where the compute stream waits for another. */
+static gboolean main_is_all(const graph *g, int rank)
+{
+  const graph_program *prog = g_ptr_array_index(g->programs, rank);
+  return !graph_program_streamed(prog->mirror_of >= 0 ? g_ptr_array_index(g->programs, prog->mirror_of) : prog);
+}
+
 /* Stage s fits while static + context + NCCL + (1 + f) * dynamic <= capacity. */
 static double fragmentation_limit(const metrics *m, const gpu_profile *p)
 {
@@ -140,15 +149,22 @@ metrics *metrics_compute(const timeline *tl, const gpu_profile *p, double capaci
     double *sec = &m->rank_seconds[(gsize)r * TL_N], *esec = &en[(gsize)r * EN_N];
     const graph_program *prog = g_ptr_array_index(g->programs, r);
     const graph_program *src = prog->mirror_of >= 0 ? g_ptr_array_index(g->programs, prog->mirror_of) : NULL;
+    gboolean memory_done = FALSE;
     if (src && prog->mirror_of < r && prog->active_from >= (int)src->events->len) { /* its source's intervals throughout */
       memcpy(sec, &m->rank_seconds[(gsize)prog->mirror_of * TL_N], sizeof(double) * TL_N);
       memcpy(esec, &en[(gsize)prog->mirror_of * EN_N], sizeof(double) * EN_N);
+    } else if (count[tl_stage_of(tl, r)] == 0 && main_is_all(g, r)) { /* and its stage's memory, in the same pass */
+      walk_state ws = {.peak_time = 0};
+      mem_walk_init(&ws.w);
+      energy_rank_seconds_and(tl, r, p, sec, esec, walk_memory, &ws);
+      stage_memory_of(prog, p, &ws.w, ws.peak_time, &m->stage[tl_stage_of(tl, r)]);
+      memory_done = TRUE;
     } else {
       energy_rank_seconds(tl, r, p, sec, esec); /* the categories and the energy classes in one pass */
     }
     for (int c = 0; c < EN_N; c++) m->energy_seconds[c] += esec[c];
     int s = tl_stage_of(tl, r);
-    if (count[s]++ == 0) stage_memory(tl, p, r, &m->stage[s]);
+    if (count[s]++ == 0 && !memory_done) stage_memory(tl, p, r, &m->stage[s]);
     for (int c = 0; c < TL_N; c++) {
       m->seconds[c] += sec[c] / world;
       m->stage[s].seconds[c] += sec[c];

@@ -640,6 +640,23 @@ static char *algos_summary(const engine *eng)
   return g_string_free(s, FALSE);
 }
 
+/* The inbox of member k of group gi: SimGrid's mailbox "g<gi>.<k>", the same object for the name every time in
+ * a process, so a process that replays again and again (a server, replay_prepare) remembers it rather than
+ * formatting and looking up every member's name every run (a few percent of a server's time, docs/sweep.md). */
+static sg_mailbox_t group_inbox(guint gi, guint k)
+{
+  static GPtrArray *by_group; /* GPtrArray of sg_mailbox_t per group id */
+  if (!by_group) by_group = g_ptr_array_new();
+  while (by_group->len <= gi) g_ptr_array_add(by_group, g_ptr_array_new());
+  GPtrArray *inboxes = g_ptr_array_index(by_group, gi);
+  while (inboxes->len <= k) {
+    char name[48];
+    snprintf(name, sizeof name, "g%u.%u", gi, inboxes->len);
+    g_ptr_array_add(inboxes, sg_mailbox_by_name(name));
+  }
+  return g_ptr_array_index(inboxes, k);
+}
+
 static void setup_groups(engine *eng)
 {
   const graph *g = eng->g;
@@ -649,9 +666,7 @@ static void setup_groups(engine *eng)
     coll_member *ms = g_new0(coll_member, gr->ranks->len);
     for (guint k = 0; k < gr->ranks->len; k++) {
       int rank = g_array_index(gr->ranks, int, k);
-      char name[48];
-      snprintf(name, sizeof name, "g%u.%u", gi, k);
-      ms[k].inbox = sg_mailbox_by_name(name);
+      ms[k].inbox = group_inbox(gi, k);
       ms[k].host = eng->ranks[rank].host;
       ms[k].node = domain_of(eng, rank); /* channels cross between NVLink domains */
       ms[k].streamed = eng->ranks[rank].dep != NULL;

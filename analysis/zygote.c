@@ -171,14 +171,23 @@ static guint children(const zygote_state *zs)
          (zs->servers ? zs->servers->len : 0);
 }
 
-G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
+/* In a worker or a server just forked: the caller's signal mask (the zygote blocks SIGCHLD), none of the zygote's
+ * descriptors but the results socket (its signalfd, its job socket, its siblings'), and its result message (a
+ * result_head, then the result's bytes), *n bytes, zeroed. */
+static char *child_prologue(zygote_state *zs, size_t *n)
 {
   sigprocmask(SIG_SETMASK, &zs->worker_mask, NULL);
   close(zs->sig_fd);
   close(zs->jobs_fd);
   close_families(zs);
-  size_t n = sizeof(result_head) + zs->ops.result_bytes;
-  char *msg = g_malloc0(n);
+  *n = sizeof(result_head) + zs->ops.result_bytes;
+  return g_malloc0(*n);
+}
+
+G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const void *job, size_t job_bytes)
+{
+  size_t n;
+  char *msg = child_prologue(zs, &n);
   result_head h = {.tag = tag, .kind = DONE_OK};
   memcpy(msg, &h, sizeof h);
   (void)zs->ops.run(job, job_bytes, msg + sizeof h, zs->ops.result_bytes); /* it exits after one job */
@@ -191,12 +200,8 @@ G_GNUC_NORETURN static void worker_main(zygote_state *zs, guint64 tag, const voi
  * each job it sends a byte on fd (idle), then the result. Exit status 0 only once the last job's result is sent. */
 G_GNUC_NORETURN static void server_main(zygote_state *zs, int fd, const char *first, size_t first_bytes)
 {
-  sigprocmask(SIG_SETMASK, &zs->worker_mask, NULL);
-  close(zs->sig_fd);
-  close(zs->jobs_fd);
-  close_families(zs);
-  size_t n = sizeof(result_head) + zs->ops.result_bytes;
-  char *msg = g_malloc(n);
+  size_t n;
+  char *msg = child_prologue(zs, &n);
   char *buf = g_malloc(sizeof(guint64) + ZYGOTE_MAX_JOB_BYTES);
   memcpy(buf, first, first_bytes);
   ssize_t got = (ssize_t)first_bytes;

@@ -237,6 +237,53 @@ START_TEST(test_a_family_zygote_that_dies_reports_its_jobs)
 }
 END_TEST
 
+/* ZYGOTE_MAX_FAMILIES families are kept; one more retires the least recently used, not the oldest: families a, b, c,
+ * ... (the limit) are used in turn, then a again (b is now the least recently used), then one more family: b's zygote
+ * and its server end, while a and c go on in the processes they had (the same family zygote, the same server), and b,
+ * used again, gets a new family zygote. Jobs in turn, so that each family has one server. */
+START_TEST(test_the_least_recently_used_family_retires_past_the_limit)
+{
+  G_STATIC_ASSERT(ZYGOTE_MAX_FAMILIES < 25); /* a letter each, not 'X' */
+  zygote *z = start();
+  enum { F = ZYGOTE_MAX_FAMILIES, N = F + 5 };
+  tjob jobs[N];
+  for (int i = 0; i < F; i++) jobs[i] = (tjob){.k = i, .family = (char)('a' + i)};
+  jobs[F] = (tjob){.k = F, .family = 'a'};         /* a: most recently used; b: least */
+  jobs[F + 1] = (tjob){.k = F + 1, .family = 'a' + F}; /* one family too many: b retires */
+  jobs[F + 2] = (tjob){.k = F + 2, .family = 'a'};
+  jobs[F + 3] = (tjob){.k = F + 3, .family = 'c'};
+  jobs[F + 4] = (tjob){.k = F + 4, .family = 'b'};
+  tres res[N];
+  char failed[N][200];
+  for (int i = 0; i < N; i++) {
+    run_all(z, &jobs[i], 1, &res[i], &failed[i]);
+    ck_assert_str_eq(failed[i], "");
+    ck_assert_int_eq(res[i].answer, 3 * jobs[i].k + 1);
+    ck_assert_int_eq(res[i].prepared, jobs[i].family);
+    ck_assert_int_eq(res[i].prepare_count, 1);
+    if (i == F + 1) { /* b's family zygote and its server end once it retired (its server was idle) */
+      for (int t = 0; t < 200 && (alive(res[1].parent) || alive(res[1].self)); t++) g_usleep(10000);
+      ck_assert_msg(!alive(res[1].parent), "the retired family b's zygote %d is still running", res[1].parent);
+      ck_assert_msg(!alive(res[1].self), "the retired family b's server %d is still running", res[1].self);
+    }
+  }
+  for (int i = 0; i < F; i++)
+    for (int j = 0; j < i; j++) ck_assert_int_ne(res[i].parent, res[j].parent); /* a family zygote each */
+  for (int i = 0; i < F; i++) ck_assert_int_ne(res[F + 1].parent, res[i].parent);
+  /* a, used last before the new family, kept: the same zygote and server for its three jobs; c too */
+  ck_assert_int_eq(res[F].parent, res[0].parent);
+  ck_assert_int_eq(res[F + 2].parent, res[0].parent);
+  ck_assert_int_eq(res[F + 2].self, res[0].self);
+  ck_assert_int_eq(res[F + 2].served, 3);
+  ck_assert_int_eq(res[F + 3].parent, res[2].parent);
+  ck_assert_int_eq(res[F + 3].self, res[2].self);
+  /* b, retired, starts again in a new family zygote (and retires the least recently used one) */
+  ck_assert_int_ne(res[F + 4].parent, res[1].parent);
+  ck_assert_int_eq(res[F + 4].served, 1);
+  zygote_stop(z);
+}
+END_TEST
+
 /* A process starts a zygote and a job that sleeps in a family's worker; the process is killed by sig: the
  * worker, its family zygote and the zygote must be gone within 2 s (they would sleep a minute). */
 static void parent_killed_by(int sig)
@@ -288,6 +335,7 @@ int main(void)
   tcase_add_test(tc, test_family_workers_start_from_what_their_zygote_prepared_once);
   tcase_add_test(tc, test_a_family_zygote_that_dies_reports_its_jobs);
   tcase_add_test(tc, test_a_family_server_runs_job_after_job_and_a_crash_is_reported_and_replaced);
+  tcase_add_test(tc, test_the_least_recently_used_family_retires_past_the_limit);
   tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigterm);
   tcase_add_test(tc, test_no_process_outlives_a_parent_killed_by_sigkill);
   suite_add_tcase(s, tc);

@@ -172,8 +172,15 @@ graph *gen_graph(const model *m, const layout *l, const gen_options *o, GError *
    * axes (the other replicas and tensor-parallel ranks), each of its source with 0 along them */
   const mesh *me = &gs.me;
   unsigned mirrored = axis_mask_mirrored();
+  guint reserve = 0; /* the events of the rank before: the next has about as many, its array then grows in one go */
   for (int r = 0; r < me->world; r++)
-    if (!symmetry || mesh_zeroed(me, r, mirrored) == r) emit_rank(g, m, l, &o->code, &part, &gs, r);
+    if (!symmetry || mesh_zeroed(me, r, mirrored) == r) {
+      GArray *ev = graph_program_of(g, r)->events;
+      guint n = ev->len;
+      if (reserve > n) g_array_set_size(g_array_set_size(ev, reserve), n);
+      emit_rank(g, m, l, &o->code, &part, &gs, r);
+      reserve = ev->len;
+    }
   if (symmetry)
     for (int r = 0; r < me->world; r++) {
       int src = mesh_zeroed(me, r, mirrored);

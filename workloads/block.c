@@ -416,6 +416,22 @@ static void mlp_block(const model *m, const layout *l, const block_code *c, cons
   mark_mlp(out, mlp_first);
 }
 
+/* Transformer Engine's linears with gradient-accumulation fusion (Megatron's default; TE >= 2.3, the stack's
+ * te_dummy_wgrad): the wgrad GEMM accumulates into the parameter's fp32 main_grad (module/linear.py,
+ * fuse_wgrad_accumulation: general_gemm(..., out=main_grad, accumulate=True)) and autograd gets the cached dummy
+ * (counted once per rank, workloads/memory.c), so a backward allocates no bf16 weight gradient: its transient is
+ * the output gradient and the input gradient alone. The layer's linears only: the router (Megatron's own) and the
+ * routed experts' grouped linears keep theirs (docs/memory.md). */
+static void te_wgrad_in_main_grad(block *b)
+{
+  static const block_label TE[] = {BL_QKV, BL_ATTN_OUT, BL_MLP_UP, BL_MLP_DOWN, BL_Q_DOWN, BL_KV_DOWN, BL_Q_UP, BL_KV_UP};
+  for (int i = 0; i < b->n; i++) {
+    block_op *o = &b->op[i];
+    for (gsize j = 0; o->kind == BLOCK_GEMM && j < G_N_ELEMENTS(TE); j++)
+      if (o->label == TE[j]) o->transient_bytes[1] -= o->k * o->n * o->count * BF16;
+  }
+}
+
 void block_layer(const model *m, const layout *l, const block_code *c, block *out)
 {
   dims d = dims_of(m, l);
@@ -423,6 +439,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   attention_block(m, l, c, &d, out);
   mlp_block(m, l, c, &d, d.f, out);
   residual(out, m, &d);
+  if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
 }
 
 /* The routed experts' grouped GEMM (Megatron-Core's TEGroupedMLP, Transformer Engine's GroupedLinear): `count` local
@@ -509,6 +526,7 @@ void block_moe_layer(const model *m, const layout *l, const block_code *c, block
   attention_block(m, l, c, &d, out);
   moe_block(m, l, c, &d, out);
   residual(out, m, &d);
+  if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
 }
 
 double block_moe_expert_params(const model *m, const layout *l)

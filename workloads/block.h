@@ -131,6 +131,8 @@ typedef struct block_code {
                                  * sent (memory.h mem_pipe_buffer_bytes, mem_pipe_output_bytes) */
   gboolean fused_swiglu;     /* SwiGLU saves its input alone (Megatron's fused function; generate.h) */
   gboolean attn_out_shared;  /* bf16: the attention's output is the output projection's saved input (generate.h) */
+  gboolean wgrad_in_main_grad; /* the layer's TE linears write their weight gradient into the fp32 main_grad: no
+                                * bf16 weight gradient in their backward's transient (generate.h te_dummy_wgrad) */
   double vocab_parallel_loss_bytes; /* 0: the study's loss on all-gathered logits; else the vocab-parallel loss
                                      * keeping this many bytes an element of the rank's logits (generate.h) */
 } block_code;

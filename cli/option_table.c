@@ -243,7 +243,8 @@ const cli_option CLI_OPTIONS[] = {
      .left_out = "1 only (and powers of two up to 8 with --space full)", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "context-parallel degree (default 1): each rank holds seq-len/cp\n"
              "tokens, attention is TransformerEngine's ring (seq-len a\n"
-             "multiple of 2*cp, a flash kernel); docs/model.md"},
+             "multiple of 2*cp, a flash kernel) or its all-to-all\n"
+             "(--cp-comm-type a2a); docs/model.md"},
     {.name = "cp-comm-type", .arg = CLI_ARG_REQUIRED, .metavar = "T", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
      .parse = layout_parse_cp_comm_int, .field = F(rq.l.cp_comm), .example = "a2a", .section = CLI_SEC_LAYOUT,
      .help = "p2p (default: TransformerEngine's ring) | a2a (its all-to-all:\n"

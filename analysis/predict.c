@@ -19,7 +19,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set", "cp_comm_type"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -189,6 +189,10 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
   if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
+  const char *cpc = row_opt(t, r, "cp_comm_type"); /* optional; empty: p2p */
+  layout_cp_comm cpcv = CP_COMM_P2P;
+  if (*cpc && !layout_parse_cp_comm(cpc, &cpcv, err)) return FALSE;
+  l->cp_comm = cpcv;
   /* optional: the ZeRO stage and the overlaps (empty: the row's stack's, stack_layout_defaults) */
   unsigned given = 0;
   if (*row_opt(t, r, "zero") && !row_int(t, r, "zero", &l->zero, err)) return FALSE;

@@ -88,6 +88,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "tp", l->tp);
   cJSON_AddNumberToObject(j, "pp", l->pp);
   cJSON_AddNumberToObject(j, "cp", l->cp);
+  if (l->cp > 1) cJSON_AddStringToObject(j, "cp_comm_type", layout_cp_comm_name(l->cp_comm));
   cJSON_AddBoolToObject(j, "sp", l->sp);
   cJSON_AddNumberToObject(j, "micro_batch", l->micro_batch);
   cJSON_AddNumberToObject(j, "global_batch", l->global_batch);
@@ -243,7 +244,7 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
-    if (l->cp > 1) fprintf(f, ", cp %d", l->cp); /* context parallelism: cp 1 goes unsaid */
+    if (l->cp > 1) fprintf(f, ", cp %d%s", l->cp, layout_cp_a2a(l) ? " a2a" : ""); /* cp 1 goes unsaid; p2p too */
     if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
       fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),
               l->moe_imbalance);

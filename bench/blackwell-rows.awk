@@ -7,7 +7,8 @@
 #
 # Per row: profile from gpu_type (H100 -> h100-sxm5-80gb, B200 -> b200, B300 -> b300, GB200 ->
 # gb200-nvl72, GB300 -> gb300-nvl72), stack nemo, precision from notes precision= (bf16, fp8-cs, mxfp8;
-# mxfp8 on the H100 and nvfp4 are skipped), cp from notes cp=, the schedule (interleaved-vN: N chunks),
+# mxfp8 on the H100 and nvfp4 are skipped), cp from notes cp= and its exchange from cp_comm_type= (SimuMax's cp rows:
+# a2a, its launcher's default; not stated: p2p, Megatron's and TE's default; column cp_comm_type, docs/context.md), the schedule (interleaved-vN: N chunks),
 # ZeRO: Megatron-Bridge's fsdp>0 (Megatron-FSDP) -> 3, else the distributed optimizer -> 1 (SimuMax's
 # runs pass --use-distributed-optimizer; Megatron-Bridge's perf recipes default to it); overlaps off
 # (neither table states them on; the nemo stack was fitted without them). Recompute not stated (the
@@ -22,7 +23,7 @@
 # "FILE<TAB>LINE<TAB>MODEL<TAB>REASON".
 FNR == 1 {
   rows_need()
-  if (!header++) print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,mem_gib,mem_reserved_gib,simumax_err_pct,simumax_mem_err_pct"
+  if (!header++) print "model,model_file,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,mem_gib,mem_reserved_gib,simumax_err_pct,simumax_mem_err_pct,cp_comm_type"
   simumax = FILENAME ~ /simumax/
   next
 }
@@ -49,9 +50,11 @@ FNR == 1 {
       close(file); written[file] = 1
     }
   } else { name = tolower(m); file = "" }
-  printf "%s,%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,layers,%s,%d,%s,%s,%d,0,0,%s,ok,%s,%s,%s,%s,%s,%s,%s\n", name, file, cell("seq_len"),
+  cc = note("cp_comm_type"); sub(/[^a-z0-9].*/, "", cc) # "a2a (launcher default ...)" -> a2a; not stated: p2p, TE's default
+  if (cc != "" && cc != "p2p" && cc != "a2a") { skip("cp_comm_type " cc ": not modelled"); next }
+  printf "%s,%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,layers,%s,%d,%s,%s,%d,0,0,%s,ok,%s,%s,%s,%s,%s,%s,%s,%s\n", name, file, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp,
     sched, vs, prof, simumax && simumax_stack != "" ? simumax_stack : "nemo", zero, pr, cell("measured_step_time_s"), sys, simumax ? "simumax" : "megatron-bridge",
-    num(note("mem_gib")), num(note("mem_reserved_gib")), num(note("simumax_err_pct")), num(note("simumax_mem_err_pct"))
+    num(note("mem_gib")), num(note("mem_reserved_gib")), num(note("simumax_err_pct")), num(note("simumax_mem_err_pct")), cc
 }
 END { if (bad) exit 2 }

@@ -3,7 +3,8 @@
 # node, Llama 3 70B cut to 12 layers and a 405B-like model cut to 4; each row with the measured
 # torch.cuda.max_memory_allocated, mem_gib, and max_memory_reserved, mem_reserved_gib, and SimuMax's own error)
 # against layoutsim, per distinct layout (rows that differ only in the micro-batch count share one measurement).
-# Rows are converted by bench/blackwell-rows.awk (stack nemo, ZeRO-1 for --use-distributed-optimizer, flash2).
+# Rows are converted by bench/blackwell-rows.awk (stack nemo, ZeRO-1 for --use-distributed-optimizer, flash2, the cp
+# rows' stated all-to-all context parallelism: --cp-comm-type a2a).
 # Two stacks, nothing fitted:
 #   shipped  the nemo stack as shipped;
 #   stated   the nemo stack with what these runs state in their notes: --accumulate-allreduce-grads-in-fp32
@@ -39,23 +40,23 @@ awk 'BEGIN { n = split("grad_reduce_bytes 4 vocab_parallel_loss_bytes 2 te_dummy
   END { print l[1]; for (k in want) if (!(k in seen)) printf "\t\"%s\": %s,\n", k, want[k]; for (i = 2; i <= NR; i++) print l[i] }' "$nemo" > "$work/stated.json"
 printf '%-30s %-16s %-7s %8s %8s %8s %8s %8s %8s %8s\n' model layout stack alloc meas err% reserved meas err% SimuMax%
 awk -v who=simumax-memory -f "$here/csv.awk" -f /dev/stdin "$work/rows.csv" <<'AWK' > "$work/layouts.tsv"
-NR == 1 { need("model model_file seq_len global_batch vocab gpus micro_batch tp pp cp sp profile zero mem_gib mem_reserved_gib simumax_mem_err_pct", "as bench/blackwell-rows.awk writes"); next }
+NR == 1 { need("model model_file seq_len global_batch vocab gpus micro_batch tp pp cp sp profile zero mem_gib mem_reserved_gib simumax_mem_err_pct cp_comm_type", "as bench/blackwell-rows.awk writes"); next }
 {
   k = cell("model") " " cell("tp") " " cell("pp") " " cell("cp") " " cell("seq_len")
   if (k in seen) next
   seen[k] = 1
   print cell("model") "\t" cell("model_file") "\t" cell("seq_len") "\t" cell("global_batch") "\t" cell("vocab") "\t" cell("gpus") "\t" \
     cell("micro_batch") "\t" cell("tp") "\t" cell("pp") "\t" cell("cp") "\t" cell("sp") "\t" cell("profile") "\t" cell("zero") "\t" \
-    cell("mem_gib") "\t" cell("mem_reserved_gib") "\t" cell("simumax_mem_err_pct")
+    cell("mem_gib") "\t" cell("mem_reserved_gib") "\t" cell("simumax_mem_err_pct") "\t" (cell("cp_comm_type") == "" ? "p2p" : cell("cp_comm_type"))
 }
 END { if (bad) exit 2 }
 AWK
-while IFS=$'\t' read -r model file seq gb vocab gpus mb tp pp cp sp prof zero mem res smerr; do
+while IFS=$'\t' read -r model file seq gb vocab gpus mb tp pp cp sp prof zero mem res smerr cpc; do
   for st in shipped stated; do
     stack=nemo; [ "$st" = stated ] && stack="$work/stated.json"
     spa=""; [ "$sp" = 1 ] && spa="--sp"
     # shellcheck disable=SC2086
-    "$bin" simulate --model-file "$file" --seq-len "$seq" --vocab "$vocab" --gpus "$gpus" --tp "$tp" --pp "$pp" --cp "$cp" \
+    "$bin" simulate --model-file "$file" --seq-len "$seq" --vocab "$vocab" --gpus "$gpus" --tp "$tp" --pp "$pp" --cp "$cp" --cp-comm-type "$cpc" \
       --micro-batch "$mb" --global-batch "$gb" --attention-kernel flash2 --stack "$stack" --profile "$prof" --zero "$zero" \
       --gpu-memory 100000 --overlap-grad-reduce=0 --overlap-param-gather=0 $spa --format json > "$work/out.json"
     awk -v model="$model" -v lay="tp$tp pp$pp cp$cp s$seq" -v st="$st" -v mem="$mem" -v res="$res" -v smerr="$smerr" '

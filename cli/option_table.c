@@ -32,7 +32,7 @@
 
 /* The enumerations as ints (the table stores every enum as an int). */
 G_STATIC_ASSERT(sizeof(layout_ckpt) == sizeof(int) && sizeof(layout_attn) == sizeof(int) &&
-                sizeof(layout_norm_kernel) == sizeof(int) && sizeof(partition_method) == sizeof(int) &&
+                sizeof(layout_norm_kernel) == sizeof(int) && sizeof(layout_cp_comm) == sizeof(int) && sizeof(partition_method) == sizeof(int) &&
                 sizeof(pool_fidelity) == sizeof(int));
 #define AS_INT(fn, type)                                                                                             \
   static gboolean fn##_int(const char *s, int *out, GError **err)                                                   \
@@ -45,6 +45,7 @@ G_STATIC_ASSERT(sizeof(layout_ckpt) == sizeof(int) && sizeof(layout_attn) == siz
 AS_INT(layout_parse_ckpt, layout_ckpt)
 AS_INT(layout_parse_attn, layout_attn)
 AS_INT(layout_parse_norm_kernel, layout_norm_kernel)
+AS_INT(layout_parse_cp_comm, layout_cp_comm)
 AS_INT(partition_parse_method, partition_method)
 AS_INT(pool_parse_fidelity, pool_fidelity)
 
@@ -242,7 +243,14 @@ const cli_option CLI_OPTIONS[] = {
      .left_out = "1 only (and powers of two up to 8 with --space full)", .example = "2", .section = CLI_SEC_LAYOUT,
      .help = "context-parallel degree (default 1): each rank holds seq-len/cp\n"
              "tokens, attention is TransformerEngine's ring (seq-len a\n"
-             "multiple of 2*cp, a flash kernel); docs/model.md"},
+             "multiple of 2*cp, a flash kernel) or its all-to-all\n"
+             "(--cp-comm-type a2a); docs/model.md"},
+    {.name = "cp-comm-type", .arg = CLI_ARG_REQUIRED, .metavar = "T", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
+     .parse = layout_parse_cp_comm_int, .field = F(rq.l.cp_comm), .example = "a2a", .section = CLI_SEC_LAYOUT,
+     .help = "p2p (default: TransformerEngine's ring) | a2a (its all-to-all:\n"
+             "q, k, v and the output all-to-all'd over the cp group, one kernel\n"
+             "on heads/cp heads; tp*cp dividing the heads); no effect at cp 1;\n"
+             "Megatron's --cp-comm-type; docs/context.md"},
     /* which ep and etp fold onto the ranks: layout_validate (docs/moe.md) */
     {.name = "ep", .arg = CLI_ARG_REQUIRED, .metavar = "N", .commands = LAYOUT_OPT, .value = CLI_V_INT, .lo = 1,
      .hi = LAYOUT_MAX_GPUS, .field = F(rq.l.ep), .list = CLI_LIST_FOLDED, .axis = AXIS_EP, .ranges = TRUE,

@@ -112,6 +112,38 @@ START_TEST(test_te_dummy_wgrad_is_one_layer_of_linear_weights_per_rank)
 }
 END_TEST
 
+static const block_op *op_of(const block *b, block_label label)
+{
+  for (int i = 0; i < b->n; i++)
+    if (b->op[i].label == label) return &b->op[i];
+  ck_abort_msg("no op %d", label);
+  return NULL;
+}
+
+/* Gradient-accumulation fusion (TE's fuse_wgrad_accumulation: the wgrad GEMM accumulates into the fp32 main_grad,
+ * autograd gets the cached dummy): a linear's backward holds its output gradient (T x n) and the input gradient it
+ * writes (T x k), no bf16 weight gradient (k x n). One llama3-70b layer at tp 8 with sp, bf16: the fused gate-and-up
+ * (n 2f/t, k h) holds 2 T (2f/t + h) while it runs, the down projection (n h, k f/t) 2 T (h + f/t); without the
+ * fusion each also holds 2 k n. */
+START_TEST(test_fused_wgrad_backward_holds_no_weight_gradient)
+{
+  model m = load70b();
+  layout l = make_layout(&m, 64, 8, 1, PREC_BF16);
+  double T = l.seq_len * (double)l.micro_batch, h = 8192, f = 28672, t = 8;
+  block_code c = te_code(TRUE), plain = te_code(TRUE);
+  c.wgrad_in_main_grad = TRUE;
+  block b, bp;
+  block_layer(&m, &l, &c, &b);
+  block_layer(&m, &l, &plain, &bp);
+  ck_assert_double_eq_tol(op_of(&b, BL_MLP_UP)->transient_bytes[1], 2 * T * (2 * f / t + h), 1);
+  ck_assert_double_eq_tol(op_of(&b, BL_MLP_DOWN)->transient_bytes[1], 2 * T * (h + f / t), 1);
+  ck_assert_double_eq_tol(op_of(&bp, BL_MLP_UP)->transient_bytes[1] - op_of(&b, BL_MLP_UP)->transient_bytes[1],
+                          2 * h * 2 * f / t, 1);
+  /* what the layer saves is not changed */
+  ck_assert_double_eq(block_saved_bytes(&b), block_saved_bytes(&bp));
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("te_memory");
@@ -119,6 +151,7 @@ int main(void)
   tcase_add_test(tc, test_megatron_te_layer_saves_12h_4kvd_6f_per_token_over_t);
   tcase_add_test(tc, test_attention_output_is_shared_in_bf16_only);
   tcase_add_test(tc, test_te_dummy_wgrad_is_one_layer_of_linear_weights_per_rank);
+  tcase_add_test(tc, test_fused_wgrad_backward_holds_no_weight_gradient);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

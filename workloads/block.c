@@ -167,13 +167,15 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
   block_op *o = add(b, BLOCK_ATTENTION, BL_ATTENTION);
   double T = d->T, h = d->qd, t = d->t, B = d->B, hl = h / t; /* h: the query width here */
   layout_attn run = softmax_run(m, l, c);
-  gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH;
-  int kv_len = l->seq_len / l->cp; /* the keys one step sees */
+  gboolean flash = layout_attn_is_flash(l->attn), torch = run == ATTN_TORCH, a2a = layout_cp_a2a(l);
+  /* the keys one step sees and its queries' length: the ring's s/cp; a2a's one kernel over the whole sequence on
+   * heads/(t cp) heads (its FLOPs, 4 T s h/t, the ring's cp steps') */
+  int kv_len = a2a ? l->seq_len : l->seq_len / l->cp, q_len = l->seq_len / l->cp;
   /* widths over all heads: q and k, v, the output; MLA's q and k are heads x (d_nope + d_rope) wide, its v and
    * output heads x d_v (every head its own key and value) */
   double qw = h, kw = d->kvd, vw = d->kvd, ow = h;
   o->attn_kind = attn_kind(l->attn);
-  o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp);
+  o->attn_m = (int)((double)l->micro_batch * m->heads / l->tp / (a2a ? l->cp : 1));
   o->attn_n = kv_len;
   o->attn_k = model_head_dim(m);
   o->flops = 4.0 * T * kv_len * hl;
@@ -186,9 +188,14 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
     o->flops = 2.0 * T * kv_len * m->heads / t * (dqk + dv);
     o->attn_k = (int)((dqk + dv) / 2);
   }
-  o->ring_steps = l->cp;
-  o->kv_block_bytes = l->cp > 1 ? T * (kw + vw) / t * BF16 : 0;
-  double qkvo = T * (qw + ow + kw + vw) / t * BF16, scores = (double)o->attn_m * l->seq_len / l->cp * kv_len;
+  o->ring_steps = a2a ? 1 : l->cp;
+  o->kv_block_bytes = l->cp > 1 && !a2a ? T * (kw + vw) / t * BF16 : 0;
+  if (a2a) {
+    double widths[4] = {qw, kw, vw, ow};
+    for (int i = 0; i < 4; i++) o->cp_a2a_bytes[i] = T * widths[i] / t * BF16;
+    q_len = l->seq_len;
+  }
+  double qkvo = T * (qw + ow + kw + vw) / t * BF16, scores = (double)o->attn_m * q_len * kv_len;
   for (int k = 0; k < 2; k++) {
     gboolean megatron_fwd = k == 0 && run == ATTN_FUSED_SOFTMAX && c->fused_softmax_batches > 0;
     o->bytes[k] = qkvo * (k + 1) +
@@ -201,7 +208,9 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
   else o->saved_bytes = T * (qw + kw + vw) / t * BF16 + B * (torch ? BF16 + FP32 : BF16);
   /* Transformer Engine's attention in Megatron (sbhd): in bf16 its saved output is the output projection's saved
    * input, one storage, counted there (under FP8 that projection saves its own FP8 copy) */
-  if (flash && c->attn_out_shared && l->precision == PREC_BF16) o->saved_bytes -= T * ow / t * BF16;
+  if (flash && c->attn_out_shared && l->precision == PREC_BF16 && !a2a) o->saved_bytes -= T * ow / t * BF16;
+  /* (a2a: TE saves the kernel's output before the all-to-all back, AttnFuncWithCPAndQKVOA2A's out_part, and returns
+   * the all-to-all's output, which the projection saves: two storages) */
   o->score_bytes = flash ? 0 : B * (torch ? BF16 + FP32 : BF16);
   /* unfused: the raw scores (torch: and the masked copy and its fp32 cast) live until softmax ends */
   o->transient_bytes[0] = flash ? 0 : torch ? B * (BF16 + BF16 + FP32) : B * BF16;
@@ -209,7 +218,12 @@ static void attention(block *b, const model *m, const layout *l, const block_cod
    * probabilities and of the scores */
   double grads = T * (qw + ow) / t * BF16 + T * (kw + vw) / t * BF16;
   o->transient_bytes[1] = flash ? grads + T * qw / t * FP32 : grads + B * (torch ? 2 * FP32 + BF16 : 2 * BF16);
-  if (l->cp > 1) {
+  if (a2a) {
+    /* forward: the q, k, v before their all-to-all, held by the caller while the kernel runs; backward: the output
+     * gradient and dq, dk, dv on the other side of their all-to-alls */
+    o->transient_bytes[0] += T * (qw + kw + vw) / t * BF16;
+    o->transient_bytes[1] += qkvo;
+  } else if (l->cp > 1) {
     /* forward: the cp - 1 KV blocks received, held to its end; backward: two ring buffers, each a KV block and
      * its dKV */
     o->transient_bytes[0] += (l->cp - 1) * o->kv_block_bytes;
@@ -416,6 +430,22 @@ static void mlp_block(const model *m, const layout *l, const block_code *c, cons
   mark_mlp(out, mlp_first);
 }
 
+/* Transformer Engine's linears with gradient-accumulation fusion (Megatron's default; TE >= 2.3, the stack's
+ * te_dummy_wgrad): the wgrad GEMM accumulates into the parameter's fp32 main_grad (module/linear.py,
+ * fuse_wgrad_accumulation: general_gemm(..., out=main_grad, accumulate=True)) and autograd gets the cached dummy
+ * (counted once per rank, workloads/memory.c), so a backward allocates no bf16 weight gradient: its transient is
+ * the output gradient and the input gradient alone. The layer's linears only: the router (Megatron's own) and the
+ * routed experts' grouped linears keep theirs (docs/memory.md). */
+static void te_wgrad_in_main_grad(block *b)
+{
+  static const block_label TE[] = {BL_QKV, BL_ATTN_OUT, BL_MLP_UP, BL_MLP_DOWN, BL_Q_DOWN, BL_KV_DOWN, BL_Q_UP, BL_KV_UP};
+  for (int i = 0; i < b->n; i++) {
+    block_op *o = &b->op[i];
+    for (gsize j = 0; o->kind == BLOCK_GEMM && j < G_N_ELEMENTS(TE); j++)
+      if (o->label == TE[j]) o->transient_bytes[1] -= o->k * o->n * o->count * BF16;
+  }
+}
+
 void block_layer(const model *m, const layout *l, const block_code *c, block *out)
 {
   dims d = dims_of(m, l);
@@ -423,6 +453,7 @@ void block_layer(const model *m, const layout *l, const block_code *c, block *ou
   attention_block(m, l, c, &d, out);
   mlp_block(m, l, c, &d, d.f, out);
   residual(out, m, &d);
+  if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
 }
 
 /* The routed experts' grouped GEMM (Megatron-Core's TEGroupedMLP, Transformer Engine's GroupedLinear): `count` local
@@ -509,6 +540,7 @@ void block_moe_layer(const model *m, const layout *l, const block_code *c, block
   attention_block(m, l, c, &d, out);
   moe_block(m, l, c, &d, out);
   residual(out, m, &d);
+  if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
 }
 
 double block_moe_expert_params(const model *m, const layout *l)

@@ -88,10 +88,14 @@ typedef struct block_op {
   int launches[2];          /* memory pass, attention: kernels, forward and backward */
   double flops;             /* attention: forward model FLOPs (backward twice); with cp, of one ring step */
   int attn_kind;            /* attention: GRAPH_ATTN_* (graph.h) */
-  int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence (seq / cp: a ring step's), head size */
+  int attn_m, attn_n, attn_k; /* attention: micro_batch * heads / t, sequence (seq / cp: a ring step's), head size;
+                               * cp a2a: micro_batch * heads / (t cp), seq */
   int ring_steps;           /* attention: kernels per pass, cp (TransformerEngine's ring attention, p2p); 1 without */
   double kv_block_bytes;    /* attention with cp: the K and V of the rank's T tokens (bf16) that travel the ring;
                              * bytes[] and launches[] are then of one ring step */
+  double cp_a2a_bytes[4];   /* attention with cp a2a: q, k, v and the output of the rank's T tokens (bf16), each
+                             * all-to-all'd over the cp group (forward q, k, v in and the output back; backward
+                             * the output gradient in and dq, dk, dv back); 0 without */
   double saved_bytes;       /* kept from the forward (or recompute) until the backward */
   double score_bytes;       /* attention: the part of saved_bytes that is score-sized (s x s per head), which
                              * selective recomputation drops at the forward and recomputes (0 for flash) */
@@ -131,6 +135,8 @@ typedef struct block_code {
                                  * sent (memory.h mem_pipe_buffer_bytes, mem_pipe_output_bytes) */
   gboolean fused_swiglu;     /* SwiGLU saves its input alone (Megatron's fused function; generate.h) */
   gboolean attn_out_shared;  /* bf16: the attention's output is the output projection's saved input (generate.h) */
+  gboolean wgrad_in_main_grad; /* the layer's TE linears write their weight gradient into the fp32 main_grad: no
+                                * bf16 weight gradient in their backward's transient (generate.h te_dummy_wgrad) */
   double vocab_parallel_loss_bytes; /* 0: the study's loss on all-gathered logits; else the vocab-parallel loss
                                      * keeping this many bytes an element of the rank's logits (generate.h) */
 } block_code;

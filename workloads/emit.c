@@ -19,7 +19,8 @@ block_code emit_code_of(const layout *l, const gen_code *code)
                       .fused_softmax_batches = code->fused_softmax_batches, .sp_saves_shard = code->sp_saves_shard,
                       .pipe_tensors_shared = code->pipe_tensors_shared,
                       .vocab_parallel_loss_bytes = code->vocab_parallel_loss_bytes,
-                      .fused_swiglu = code->fused_swiglu, .attn_out_shared = code->attn_out_shared};
+                      .fused_swiglu = code->fused_swiglu, .attn_out_shared = code->attn_out_shared,
+                      .wgrad_in_main_grad = code->te_dummy_wgrad};
 }
 
 void emit_tables(emit *x)

@@ -55,6 +55,7 @@ typedef struct emit {
   int ep_group, etp_group, edp_group; /* the expert layers' groups (mesh_init_expert; -1: none) */
   int prev_rank, next_rank; /* the neighbours of the virtual stage (-1: none) */
   int cp_next, cp_prev;     /* the ranks after and before this one around the cp ring (-1: cp 1) */
+  int cp_group;             /* the cp group (cp a2a's all-to-alls; -1: cp 1) */
   int up_rank, down_rank;   /* the ranks of stages stage - 1 and stage + 1 around the pipeline */
   double T, Tl;    /* tokens per micro-batch on the rank (seq / cp of each sequence); in the sequence-parallel region */
   graph_phase phase;

@@ -31,6 +31,7 @@ static void emit_rank(graph *g, const model *m, const layout *l, const gen_code 
             .last_side = -1, .tp_pending = -1, .before_gemm = -1, .last_gemm = -1, .stage = s, .tp_group = gen_group_of(gs, AXIS_TP, rank), .dp_group = gen_group_of(gs, AXIS_DP, rank),
             .pp_group = gen_group_of(gs, AXIS_PP, rank), .ep_group = gen_group_of(gs, AXIS_EP, rank),
             .etp_group = gen_group_of(gs, AXIS_ETP, rank), .edp_group = gen_group_edp_of(gs, rank),
+            .cp_group = gen_group_of(gs, AXIS_CP, rank),
             .up_rank = mesh_step(me, rank, AXIS_PP, -1), .down_rank = mesh_step(me, rank, AXIS_PP, 1),
             .cp_next = ring ? mesh_step(me, rank, AXIS_CP, 1) : -1,
             .cp_prev = ring ? mesh_step(me, rank, AXIS_CP, -1) : -1, .T = layout_tokens_per_rank(l)};
@@ -64,6 +65,7 @@ void gen_stage_events(const model *m, const layout *l, const gen_code *code, con
             .stage_params = mem_stage_params(m, l, part, stage), .tp_group = gen_group_exists(l, AXIS_TP),
             .dp_group = gen_group_exists(l, AXIS_DP), .pp_group = gen_group_exists(l, AXIS_PP),
             .ep_group = gen_group_exists(l, AXIS_EP), .etp_group = gen_group_exists(l, AXIS_ETP),
+            .cp_group = gen_group_exists(l, AXIS_CP),
             .edp_group = model_has_experts(m) ? gen_group_edp_exists(l) : -1, .up_rank = 0, .down_rank = 0,
             .cp_next = l->cp > 1 ? 0 : -1, .cp_prev = l->cp > 1 ? 0 : -1, .T = layout_tokens_per_rank(l)};
   x.Tl = l->sp ? x.T / l->tp : x.T;
@@ -132,6 +134,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
     g_string_append_printf(lay, " zero=%d overlap_grad_reduce=%d overlap_param_gather=%d", l->zero,
                            l->overlap_grad_reduce, l->overlap_param_gather);
   if (l->cp > 1) g_string_append_printf(lay, " cp=%d", l->cp); /* cp 1 is the layout string's silent default */
+  if (layout_cp_a2a(l)) g_string_append(lay, " cp_comm_type=a2a"); /* p2p, the silent default */
   if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
     g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
   if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));

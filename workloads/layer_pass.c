@@ -80,9 +80,25 @@ static void ring_exchange(emit *x, double bytes)
  * block after the first, the KV block and its dKV after the middle ones, the dKV home after the last
  * (AttnFuncWithCPAndKVP2P.backward). What the operator keeps is counted at its first kernel; each holds the
  * transients. */
+/* The all-to-all context parallelism's exchanges (TransformerEngine's AttnFuncWithCPAndQKVOA2A): forward q, k, v
+ * (before the kernel) or the output (after it), one all-to-all each over the cp group; backward the output
+ * gradient (before) or dq, dk, dv (after). */
+static void cp_a2a_exchange(emit *x, const block_op *o, gboolean before)
+{
+  gboolean qkv = before != emit_in_backward(x);
+  for (int i = qkv ? 0 : 3; i < (qkv ? 3 : 4); i++) emit_collective(x, COLL_ALL_TO_ALL, x->cp_group, o->cp_a2a_bytes[i]);
+}
+
 static graph_event *attention_emit(emit *x, const block_op *o)
 {
   gboolean bwd = emit_in_backward(x);
+  if (o->cp_a2a_bytes[0] > 0) { /* cp a2a: one kernel between the all-to-alls */
+    cp_a2a_exchange(x, o, TRUE);
+    graph_event *e = attention_kernel(x, o);
+    layer_saves(x, e, o);
+    cp_a2a_exchange(x, o, FALSE);
+    return e;
+  }
   int steps = MAX(o->ring_steps, 1);
   graph_event *first = NULL;
   for (int j = 0; j < steps; j++) {

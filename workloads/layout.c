@@ -34,6 +34,7 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(moe_imbalance, DOUBLE, MEMORY),
     FIELD(moe_capacity_factor, DOUBLE, MEMORY),
     FIELD(sp, INT, MEMORY),
+    FIELD(cp_comm, INT, MEMORY),
     FIELD(micro_batch, INT, MEMORY),
     FIELD(global_batch, INT, MEMORY),
     FIELD(seq_len, INT, MEMORY),
@@ -127,6 +128,21 @@ gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError
       return TRUE;
     }
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "norm_kernel: unknown '%s' (allowed: stack, torch, fused)", s);
+  return FALSE;
+}
+
+static const char *const CP_COMM_NAMES[CP_COMM_N] = {"p2p", "a2a"};
+const char *layout_cp_comm_name(layout_cp_comm c) { return CP_COMM_NAMES[c]; }
+gboolean layout_cp_a2a(const layout *l) { return l->cp > 1 && l->cp_comm == CP_COMM_A2A; }
+
+gboolean layout_parse_cp_comm(const char *s, layout_cp_comm *out, GError **err)
+{
+  for (int i = 0; i < CP_COMM_N; i++)
+    if (strcmp(s, CP_COMM_NAMES[i]) == 0) {
+      *out = (layout_cp_comm)i;
+      return TRUE;
+    }
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "cp_comm_type: unknown '%s' (allowed: p2p, a2a)", s);
   return FALSE;
 }
 
@@ -316,6 +332,12 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
       return fail(err, "attention_kernel: %s with cp %d; context parallelism runs TransformerEngine's ring of "
                   "FlashAttention kernels (allowed: flash1, flash1-legacy, flash2, flash2+rmsnorm; or cp 1)",
                   layout_attn_name(l->attn), l->cp);
+    /* a2a: each rank's heads/tp query heads and kv_heads/tp key/value heads split over the cp group
+     * (TransformerEngine: "cp_comm_type='a2a' requires num_heads % cp_size == 0 for Q, K, V") */
+    int kv = model_has_mla(m) ? m->heads : m->kv_heads;
+    if (l->cp_comm == CP_COMM_A2A && (m->heads % (l->tp * l->cp) != 0 || kv % (l->tp * l->cp) != 0))
+      return fail(err, "cp_comm_type: a2a with tp*cp = %d does not divide %s's %d heads and %d key/value heads (allowed: "
+                  "p2p, or tp*cp dividing both)", l->tp * l->cp, m->name, m->heads, kv);
   }
   if (l->sp && l->seq_len % l->tp != 0)
     return fail(err, "seq_len: %d must be a multiple of tp=%d with sequence parallelism (allowed: multiples of %d)",

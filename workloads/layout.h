@@ -41,6 +41,12 @@ typedef enum {
  * kernel (fused). */
 typedef enum { NORMK_STACK, NORMK_TORCH, NORMK_FUSED, NORMK_N } layout_norm_kernel;
 
+/* How context parallelism exchanges the sequence in attention (Megatron's --cp-comm-type, docs/context.md): p2p,
+ * TransformerEngine's ring (AttnFuncWithCPAndKVP2P: the KV blocks passed around the cp group); a2a, its all-to-all
+ * (AttnFuncWithCPAndQKVOA2A, DeepSpeed-Ulysses style: q, k, v all-to-all'd from sequence to head shards, one kernel
+ * over the whole sequence on heads/cp heads, its output all-to-all'd back). */
+typedef enum { CP_COMM_P2P, CP_COMM_A2A, CP_COMM_N } layout_cp_comm;
+
 typedef struct layout {
   int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * cp * pp) */
   int ep, etp;          /* expert parallelism and expert tensor parallelism (Megatron's --expert-model-parallel-size,
@@ -52,6 +58,7 @@ typedef struct layout {
                                * min(moe_imbalance, it), the rest dropped; 0: the model's capacity_factor (0: dropless) */
   int cp;               /* context parallelism (Megatron's --context-parallel-size): each rank holds seq_len/cp
                          * tokens of every sequence, attention is TransformerEngine's ring (docs/model.md) */
+  int cp_comm;          /* layout_cp_comm: the ring (p2p, the default) or the all-to-all (a2a) */
   gboolean sp;          /* Megatron sequence parallelism */
   int micro_batch, global_batch, seq_len;
   layout_ckpt ckpt;
@@ -120,6 +127,10 @@ gboolean layout_attn_is_flash(layout_attn a);
 /* The efficiency class of the kernel (graph.h GRAPH_ATTN_*): what its attention events name, and the stack prices. */
 int layout_attn_class(layout_attn a);
 gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err);
+gboolean layout_parse_cp_comm(const char *s, layout_cp_comm *out, GError **err);
+const char *layout_cp_comm_name(layout_cp_comm c);
+/* Whether attention runs the all-to-all context parallelism (cp > 1 and cp_comm a2a). */
+gboolean layout_cp_a2a(const layout *l);
 const char *layout_norm_kernel_name(layout_norm_kernel k);
 /* Whether the norms run as one fused kernel, for a stack whose code fuses them (stack_fused) or not. */
 gboolean layout_norm_fused(const layout *l, gboolean stack_fused);

@@ -7,9 +7,9 @@
 #
 # Each kept row gets a model file in DIR (written at run time: the measured data stay outside the
 # repository) and the columns model, model_file, seq_len, global_batch, vocab, gpus, checkpointing,
-# attention_kernel, micro_batch, tp, pp, cp, sp, partition, ib_gbps, nics_per_node (BLOOM's fabric; empty:
-# the profile's), schedule, virtual_stages (interleaved-vN: Megatron's interleaved 1F1B with N chunks),
-# profile (h100-sxm5-80gb for H100 rows, not calibrated; empty: the A100's), status, step_time_s, plus
+# attention_kernel, micro_batch, tp, pp, cp, sp, partition, ib_gbps, nics_per_node (empty: the profile's),
+# schedule, virtual_stages (interleaved-vN: Megatron's interleaved 1F1B with N chunks),
+# profile (h100-sxm5-80gb for H100 rows; a100-jean-zay for BLOOM's, its machine; empty: the A100's), status, step_time_s, plus
 # `source_row` (its line in IN) and `size` (the model size, for statistics per size). Grouped-query
 # attention goes to the model file (kv_heads); context parallelism (notes cp=N) to the cp column, gpus =
 # tp*cp*dp*pp (a cp row layoutsim cannot express -- its sequence not in 2*cp chunks, or no flash kernel -- is
@@ -22,8 +22,8 @@
 # GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
 # ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
 # tied embeddings, dropout 0.1 (Megatron's default). BLOOM: ALiBi instead of learned positions, the
-# embedding LayerNorm, no dropout (its tr11 configuration), and its fabric: 4 Omni-Path 100 Gb/s per
-# node (nics_per_node 4, ib_gbps 100). With STANDIN=1 (-v standin=1) GPT rows run as the earlier
+# embedding LayerNorm, no dropout (its tr11 configuration), and its machine: profile a100-jean-zay (4 Omni-Path
+# NICs per node at the bandwidth NCCL measured there, docs/trust.md "BLOOM's step"). With STANDIN=1 (-v standin=1) GPT rows run as the earlier
 # Llama-style stand-in instead: SwiGLU with ffn = 8h/3 rounded to a multiple of 8 (the GPT MLP's GEMM
 # FLOPs to 0.1%), RMSNorm and rotary, no biases; BLOOM rows are then skipped. The vocabulary is padded as
 # Megatron pads it (make-vocab-size-divisible-by 128, times tp).
@@ -63,7 +63,7 @@ NR == 1 {
   if (sched == "interleaved" && (L0 = cell("layers")) % (cell("pp") * vs) != 0) {
     skip("interleaved: " L0 " layers not divisible by pp*V = " cell("pp") * vs " (Megatron's constraint)"); next
   }
-  prof = g ~ /^H100/ ? "h100-sxm5-80gb" : ""
+  prof = g ~ /^H100/ ? "h100-sxm5-80gb" : bloom ? "a100-jean-zay" : ""
   nemo = src ~ /dgxc|DGX Cloud|NVIDIA\/dgxc/
   if (cp > 1 && !nemo) { skip("context parallelism " cp " without Transformer Engine's flash kernels"); next }
   kv = note("kv_heads"); sub(/[^0-9].*/, "", kv) # "8 (GQA)": its number
@@ -87,7 +87,7 @@ NR == 1 {
   }
   printf "%s,%s,%d,%d,%d,%d,%s,%s,%d,%d,%d,%d,%d,layers,%s,%s,%s,%d,%s,ok,%s,%d,%s,%s\n", name, file, cell("seq_len"), cell("global_batch"),
     pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", nemo ? "flash2" : "fused-softmax",
-    cell("micro_batch"), t, cell("pp"), cp, cell("sp"), bloom ? 100 : "", bloom ? 4 : "", sched, vs, prof,
+    cell("micro_batch"), t, cell("pp"), cp, cell("sp"), "", "", sched, vs, prof,
     cell("measured_step_time_s"), NR, size, pr
 }
 END { if (bad) exit 2 }

@@ -140,6 +140,8 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
   const guint bf16 = 1u << PREC_BF16, fp8 = 1u << PREC_FP8, cs = 1u << PREC_FP8_CS, mx = 1u << PREC_MXFP8;
   const struct { const char *name; double tflops, hbm_tbs, gib, nvlink_gbs, ib_gbs, sms, board_w; guint cal; } gpus[] = {
       {"a100-sxm4-80gb", 312, 2.039, 80, 300, 25, 108, 400, bf16 | fp8 | cs | mx}, /* "true": FP8 is refused there */
+      /* the same GPU on Jean Zay's Omni-Path: its NIC is what NCCL reached there (test below) */
+      {"a100-jean-zay", 312, 2.039, 80, 300, 4.6875, 108, 400, bf16 | fp8 | cs | mx},
       {"h100-sxm5-80gb", 989.4, 3.35, 80, 450, 50, 132, 700, bf16 | fp8},
       {"h200-sxm-141gb", 989.4, 4.8, 141, 450, 50, 132, 700, 0},
       /* Blackwell: half the datasheets' sparse bf16; NVLink 5 1.8 TB/s = 900 GB/s each way; 400/800 Gb/s NICs */
@@ -190,6 +192,31 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
   g_autofree char *num = load_error(j, &p);
   ck_assert_str_eq(num, "P: calibrated[1]: a number (allowed: a precision name: bf16, fp8, fp8-cs, mxfp8)");
   cJSON_Delete(j);
+}
+END_TEST
+
+/* Jean Zay's A100 partition (BLOOM-176B's machine, docs/trust.md "BLOOM's step"): 4 Omni-Path NICs per node
+ * (bigscience tr11-176B-ml README: "4 OmniPath links"), and what NCCL reached over them, 135 Gb/s per node
+ * (S. Bekman, stas00/ml-engineering network/README.md, Omni-Path): the megatron-deepspeed stack's achieved network
+ * bandwidth per node, NICs x link x its IB efficiency, is that figure; the GPU is the DGX A100 profile's. */
+START_TEST(test_jean_zay_network_is_what_nccl_reached_there)
+{
+  gpu_profile jz, a100;
+  stack_profile md;
+  GError *err = NULL;
+  ck_assert_msg(profile_load_named("a100-jean-zay", &jz, &err), "%s", err ? err->message : "");
+  ck_assert(profile_load_named("a100-sxm4-80gb", &a100, &err));
+  ck_assert(stack_load_named("megatron-deepspeed", &md, &err));
+  ck_assert_int_eq(jz.nics_per_node, 4);
+  ck_assert_int_eq(jz.gpus_per_node, 8);
+  ck_assert_str_eq(jz.default_stack, "megatron-deepspeed");
+  ck_assert_double_eq_tol(jz.nics_per_node * jz.ib_bytes_per_s * md.nccl_bw_efficiency_ib, 135e9 / 8, 1);
+  /* a third of the line rate: 4 x 100 Gb/s */
+  ck_assert_double_eq_tol(jz.nics_per_node * jz.ib_bytes_per_s * md.nccl_bw_efficiency_ib / (4 * 100e9 / 8), 0.3375, 1e-9);
+  ck_assert_double_eq(jz.peak_flops, a100.peak_flops);
+  ck_assert_double_eq(jz.hbm_bytes_per_s, a100.hbm_bytes_per_s);
+  ck_assert_double_eq(jz.nvlink_bytes_per_s, a100.nvlink_bytes_per_s);
+  ck_assert_double_eq(jz.memory_gib, a100.memory_gib);
 }
 END_TEST
 
@@ -417,6 +444,7 @@ Suite *s = suite_create("profile");
   TCase *tc = tcase_create("files");
   tcase_add_test(tc, test_every_shipped_profile_and_stack_loads);
   tcase_add_test(tc, test_shipped_gpus_datasheet_figures_and_calibration_mark);
+  tcase_add_test(tc, test_jean_zay_network_is_what_nccl_reached_there);
   tcase_add_test(tc, test_profile_domain_is_whole_hosts);
   tcase_add_test(tc, test_saved_stack_loads_back_unchanged);
   tcase_add_test(tc, test_profile_and_stack_keys_do_not_mix);

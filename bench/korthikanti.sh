@@ -19,8 +19,17 @@
 #
 # Prints per row: the predicted step time, the published one, the error, the peak memory and its verdict, and the
 # allocated part of the peak (without the stack's CUDA context, NCCL buffers and fragmentation: what torch's
-# max_memory_allocated would report; docs/memory.md sections 5b and 6).
-# Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 2 minutes on 2 cores)
+# max_memory_allocated would report; docs/memory.md sections 5b and 6); then the step time and its error with the
+# GEMMs at the A100's power-limited clock (sus_s, sus_err): the stack's gemm_efficiency, fitted on vTrain's small
+# single-node models, times 1305/1410, the clock NVIDIA takes as sustainable at the A100's 400 W limit under dense
+# tensor work (its HPL Rpeak) over the 1410 MHz boost clock the 312 TFLOP/s peak assumes. The product, 0.857 of peak,
+# is the A100-SXM's measured maximum achievable matmul rate (267.9 TFLOP/s, 0.859: stas00/ml-engineering's MAMF
+# table). Then (sg_s, sg_err) the step time with Megatron-LM's scatter-gather of pipeline tensors, which its 2022 code
+# ran by default without sp (--no-scatter-gather-tensors-in-pipeline, store_false; p2p_communication.py: "if
+# args.scatter_gather_tensors_in_pipeline and not args.sequence_parallel"): each tp rank sends 1/t of the
+# activation and the receiver all-gathers it over NVLink (stack key pipe_scatter_gather; with sp nothing changes);
+# and (both_s, both_err) the two together. Neither is in the shipped stack: docs/memory.md section 5b says why.
+# Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 8 minutes on 2 cores)
 set -euo pipefail
 die() { echo "korthikanti: $*" >&2; exit 2; }
 [ $# -le 1 ] || die "usage: bash bench/korthikanti.sh [WORK_DIR]"
@@ -29,6 +38,10 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 bin="$here/../build/layoutsim"
 [ -x "$bin" ] || die "no $bin: build first (bash tools/setup.sh)"
 mkdir -p "$work"
+stack_file="$here/../platforms/stacks/megatron-deepspeed.json"
+gemm_eff=$(awk -F: '/"gemm_efficiency"/ { gsub(/[ ,\t]/, "", $2); print $2 }' "$stack_file")
+[ -n "$gemm_eff" ] || die "no gemm_efficiency in $stack_file"
+sustained=$(awk -v e="$gemm_eff" 'BEGIN { printf "%.6f", e * 1305 / 1410 }')
 
 # Table 3: name layers hidden heads pp gpus global_batch; Table 5: full-recompute and present-work seconds
 rows="gpt-22b 48 6144 64 1 8 4 1.42 1.10
@@ -36,7 +49,8 @@ gpt-175b 96 12288 96 8 64 64 18.13 13.75
 gpt-530b 105 20480 128 35 280 280 49.05 37.83
 gpt-1t 128 25600 160 64 512 512 94.42 71.49"
 
-printf '%-9s %-22s %-13s %9s %9s %8s %9s %-7s %s\n' model method schedule pred_s paper_s error peak_GiB verdict alloc_GiB
+printf '%-9s %-22s %-13s %9s %9s %8s %9s %-7s %9s %8s %8s %8s %8s %8s %8s\n' model method schedule pred_s paper_s error \
+  peak_GiB verdict alloc_GiB sus_s sus_err sg_s sg_err both_s both_err
 echo "$rows" | while read -r name layers hidden heads pp gpus gb t_full t_sel; do
   cat > "$work/$name.json" <<EOF
 { "name": "$name", "layers": $layers, "hidden": $hidden, "heads": $heads, "ffn": $((4 * hidden)), "vocab": 51200,
@@ -57,7 +71,18 @@ EOF
       "$bin" simulate --model-file "$work/$name.json" --gpus "$gpus" --tp 8 --pp "$pp" --micro-batch 1 \
         --global-batch "$gb" --seq-len 2048 --attention-kernel fused-softmax --stack megatron-deepspeed \
         --profile a100-sxm4-80gb $ck $sa --format json > "$work/$name-$method-$sch.json"
-      awk -v name="$name" -v method="$method" -v sch="$sch" -v paper="$paper" '
+      step_with() { # the step time with the stack's keys set as the arguments say (--stack-set KEY=VALUE ...)
+        # shellcheck disable=SC2086
+        "$bin" simulate --model-file "$work/$name.json" --gpus "$gpus" --tp 8 --pp "$pp" --micro-batch 1 \
+          --global-batch "$gb" --seq-len 2048 --attention-kernel fused-softmax --stack megatron-deepspeed \
+          "$@" --profile a100-sxm4-80gb $ck $sa --format json |
+          awk '{ s = s $0 } END { match(s, /"step_time_s":[ \t]*[0-9.eE+-]+/); t = substr(s, RSTART, RLENGTH)
+                                  sub(/.*:[ \t]*/, "", t); print t }'
+      }
+      sus=$(step_with --stack-set "gemm_efficiency=$sustained")
+      sg=$(step_with --stack-set pipe_scatter_gather=1)
+      both=$(step_with --stack-set "gemm_efficiency=$sustained" --stack-set pipe_scatter_gather=1)
+      awk -v name="$name" -v method="$method" -v sch="$sch" -v paper="$paper" -v sus="$sus" -v sg="$sg" -v both="$both" '
         { s = s $0 }
         END {
           match(s, /"step_time_s":[ \t]*[0-9.eE+-]+/); t = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", t)
@@ -66,8 +91,9 @@ EOF
           match(s, /"peak_gib":[ \t]*[0-9.eE+-]+/); p = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", p)
           match(s, /"capacity_gib":[ \t]*[0-9.eE+-]+/); c = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", c)
           match(s, /"overhead":[ \t]*[0-9.eE+-]+/); o = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", o)
-          printf "%-9s %-22s %-13s %9.2f %9.2f %+7.1f%% %9.1f %-7s %9.1f\n", name, method, sch, t, paper,
-                 100 * (t / paper - 1), p, (p + 0 <= c + 0 ? "fits" : "OOM"), p - o
+          printf "%-9s %-22s %-13s %9.2f %9.2f %+7.1f%% %9.1f %-7s %9.1f %8.2f %+7.1f%% %8.2f %+7.1f%% %8.2f %+7.1f%%\n",
+                 name, method, sch, t, paper, 100 * (t / paper - 1), p, (p + 0 <= c + 0 ? "fits" : "OOM"), p - o,
+                 sus, 100 * (sus / paper - 1), sg, 100 * (sg / paper - 1), both, 100 * (both / paper - 1)
         }' "$work/$name-$method-$sch.json"
     done
   done

@@ -45,6 +45,7 @@ static const plat_field FIELDS[] = {
     DI(fused_norm, 0, 1, 0, MEMORY),
     D(grad_reduce_bytes, 2, 4, 4, MEMORY),
     DI(fused_softmax_batches, 0, 64, 0, MEMORY),
+    DI(fused_softmax_max_seq, 0, 1048576, 4096, MEMORY), /* 0: no bound; FusedScaleMaskSoftmax: 4096 */
     DI(vocab_pad_multiple, 0, 65536, 0, MEMORY),
     DI(sp_saves_shard, 0, 1, 0, MEMORY),
     DI(pipe_tensors_shared, 0, 1, 0, MEMORY),
@@ -334,6 +335,7 @@ gen_code stack_gen_code(const stack_profile *s)
   c.fused_norm = s->fused_norm != 0;
   c.grad_reduce_bytes = s->grad_reduce_bytes;
   c.fused_softmax_batches = (int)s->fused_softmax_batches;
+  c.fused_softmax_max_seq = (int)s->fused_softmax_max_seq;
   c.sp_saves_shard = s->sp_saves_shard != 0;
   c.pipe_tensors_shared = s->pipe_tensors_shared != 0;
   c.grad_buffer = s->grad_buffer != 0;

@@ -66,6 +66,7 @@ typedef struct stack_profile {
   double fused_norm;           /* 0 or 1 */
   double grad_reduce_bytes;    /* 2 or 4 */
   double fused_softmax_batches; /* 0, or the multiple micro-batch x heads/tp must be for the fused softmax to run */
+  double fused_softmax_max_seq; /* the longest sequence the fused softmax takes (0: any); longer: torch's fp32 softmax */
   double sp_saves_shard;       /* 0 or 1: with sp, a column-parallel GEMM saves its sequence-parallel shard of the
                                 * input and all-gathers it again in backward (Megatron, Transformer Engine) */
   double pipe_tensors_shared;  /* 0 or 1: a stage's received input is the tensor its first layer saves (no copy, no

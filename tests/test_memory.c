@@ -279,6 +279,75 @@ START_TEST(test_selective_recompute_drops_the_score_tensors_only)
 }
 END_TEST
 
+/* The unfused attention's score-sized tensors where every_layer checkpointing brings them back: the recompute
+ * of a layer's attention and its backward, per element of the rank's score block B = b (a/t) s^2 (docs/memory.md
+ * sections 3 and 4), written from the study's code (Aleph-Alpha/scaling multi_head_attention, MaskedSoftmaxTorch):
+ *   torch, recompute: keeps q, k, v (3 T h/t bf16) and the fp32 softmax output with its bf16 copy for the AV bmm
+ *     (4 + 2 bytes); holds while it runs the bf16 scores, their bf16 masked copy and the fp32 cast (2 + 2 + 4);
+ *   torch, backward: frees what the recompute kept; holds dO, dq, dk, dv (4 T h/t bf16) and the gradients of the
+ *     probabilities and scores in fp32 and the bf16 cast (4 + 4 + 2);
+ *   fused-softmax: keeps the bf16 probabilities (2), holds the bf16 scores while the kernel runs (2) and the
+ *     bf16 gradients of probabilities and scores in backward (2 + 2);
+ * and Megatron's FusedScaleMaskSoftmax (the study's fused-softmax) takes its kernel up to s = 4096 only
+ * (is_kernel_available, 16 < sk <= 4096), falling back to torch's fp32 softmax beyond: at s = 8192 fused-softmax
+ * holds torch's bytes, at 4096 its own. llama-13b, tp 2, mb 1, layer 7 of micro-batch 0. */
+static void attention_bytes(layout_attn a, int seq, double *kept, double *fwd_transient, double *bwd_transient,
+                            double *freed)
+{
+  model m = load13b();
+  layout l = test_layout(16, 2, 1, 1, CKPT_EVERY_LAYER);
+  l.attn = a;
+  l.seq_len = seq;
+  l.global_batch = 8;
+  GError *err = NULL;
+  ck_assert_msg(layout_validate(&l, &m, &err), "%s", err ? err->message : "");
+  gen_options o = gen_default_options();
+  g_autoptr(graph) g = gen_graph(&m, &l, &o, NULL);
+  ck_assert_ptr_nonnull(g);
+  const graph_program *p = g_ptr_array_index(g->programs, 0);
+  int found = 0;
+  for (guint i = 0; i < p->events->len; i++) {
+    const graph_event *e = &g_array_index(p->events, graph_event, i);
+    if (e->micro_batch != 0 || e->layer != 7 || e->cost != COST_ATTENTION) continue;
+    if (e->phase == PH_RECOMPUTE) {
+      *kept = e->mem_delta_bytes;
+      *fwd_transient = e->mem_transient_bytes;
+      found |= 1;
+    } else if (e->phase == PH_BACKWARD) {
+      *freed = -e->mem_delta_bytes;
+      *bwd_transient = e->mem_transient_bytes;
+      found |= 2;
+    }
+  }
+  ck_assert_int_eq(found, 3);
+}
+
+START_TEST(test_unfused_attention_score_tensors_in_recompute_and_backward)
+{
+  const double h = 5120, t = 2;
+  const struct { layout_attn a; int seq; double kept, fwd, bwd; } cases[] = {
+      {ATTN_TORCH, 2048, 4 + 2, 2 + 2 + 4, 4 + 4 + 2},
+      {ATTN_FUSED_SOFTMAX, 2048, 2, 2, 2 + 2},
+      {ATTN_FUSED_SOFTMAX, 4096, 2, 2, 2 + 2},
+      {ATTN_FUSED_SOFTMAX, 8192, 4 + 2, 2 + 2 + 4, 4 + 4 + 2}, /* beyond the kernel: torch's softmax */
+      {ATTN_TORCH, 8192, 4 + 2, 2 + 2 + 4, 4 + 4 + 2},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double s = cases[i].seq, T = s, B = 1 * (40 / t) * s * s;
+    double kept = 0, fwd = 0, bwd = 0, freed = 0;
+    attention_bytes(cases[i].a, cases[i].seq, &kept, &fwd, &bwd, &freed);
+    double qkv = 3 * T * h / t * 2, grads = 4 * T * h / t * 2;
+    ck_assert_msg(fabs(kept - (qkv + cases[i].kept * B)) <= 1e-9 * kept, "case %zu: kept %.6g, want %.6g", i, kept,
+                  qkv + cases[i].kept * B);
+    ck_assert_msg(fabs(freed - kept) <= 1e-9 * kept, "case %zu: backward frees %.6g of %.6g", i, freed, kept);
+    ck_assert_msg(fabs(fwd - cases[i].fwd * B) <= 1e-9 * fwd, "case %zu: recompute holds %.6g, want %.6g", i, fwd,
+                  cases[i].fwd * B);
+    ck_assert_msg(fabs(bwd - (grads + cases[i].bwd * B)) <= 1e-9 * bwd, "case %zu: backward holds %.6g, want %.6g", i,
+                  bwd, grads + cases[i].bwd * B);
+  }
+}
+END_TEST
+
 START_TEST(test_graph_json_keeps_model_states_and_transients)
 {
   model m = load13b();
@@ -625,6 +694,7 @@ int main(void)
   tcase_add_test(tc, test_llama13b_layer_activation_bytes_match_closed_form_for_every_kernel_tp_sp);
   tcase_add_test(tc, test_checkpoint_keeps_only_the_layer_input);
   tcase_add_test(tc, test_selective_recompute_drops_the_score_tensors_only);
+  tcase_add_test(tc, test_unfused_attention_score_tensors_in_recompute_and_backward);
   tcase_add_test(tc, test_gqa_layer_kv_projection_and_activation_bytes_by_hand);
   tcase_add_test(tc, test_gpt_layer_activation_bytes_match_korthikanti);
   tcase_add_test(tc, test_pp4_micro_batches_in_flight_follow_1f1b_and_the_buffer_count);

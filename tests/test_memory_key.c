@@ -131,9 +131,9 @@ START_TEST(test_stack_memory_key_follows_the_key_tags)
       ck_assert_msg(!strcmp(k, base), "stack key %s (not the memory's) changes the memory key", f[i].key);
     }
   }
-  /* cuda_context_gib, nccl_buffers_gib, fragmentation and the 14 of the code's graph (fused_swiglu, attn_out_shared,
-   * te_dummy_wgrad and tp_async_grad_reduce among them) */
-  ck_assert_int_eq(memory, 17);
+  /* cuda_context_gib, nccl_buffers_gib, fragmentation and the 15 of the code's graph (fused_swiglu, attn_out_shared,
+   * te_dummy_wgrad, tp_async_grad_reduce and fused_softmax_max_seq among them) */
+  ck_assert_int_eq(memory, 18);
 }
 END_TEST
 
@@ -150,6 +150,7 @@ START_TEST(test_stack_defaults_are_the_study_code)
   ck_assert_int_eq(got.fused_norm, want.fused_norm);
   ck_assert_double_eq(got.grad_reduce_bytes, want.grad_reduce_bytes);
   ck_assert_int_eq(got.fused_softmax_batches, want.fused_softmax_batches);
+  ck_assert_int_eq(got.fused_softmax_max_seq, want.fused_softmax_max_seq);
   ck_assert_int_eq(got.sp_saves_shard, want.sp_saves_shard);
   ck_assert_int_eq(got.pipe_tensors_shared, want.pipe_tensors_shared);
   ck_assert_int_eq(got.grad_buffer, want.grad_buffer);

@@ -139,10 +139,15 @@ static int attn_kind(layout_attn a) { return layout_attn_class(a); }
 /* The softmax the code runs for fused-softmax: Megatron(-DeepSpeed)'s FusedScaleMaskSoftmax takes its
  * fused kernel only where seq_len is in (16, 2048], a multiple of 4, and micro-batch x heads/tp a multiple
  * of 4 (megatron/model/fused_softmax.py, custom_kernel_constraint), and torch's softmax in fp32 (cast,
- * scale, masked fill, softmax, cast back) elsewhere: as the torch kernel's passes and kernels. */
+ * scale, masked fill, softmax, cast back) elsewhere: as the torch kernel's passes and kernels, its memory
+ * too. Under any rule a sequence longer than the code's fused_softmax_max_seq falls back the same way
+ * (is_kernel_available's 16 < sk <= 4096 in the Megatron-LM of 2022-23, whose kernel the study ran). */
 static layout_attn softmax_run(const model *m, const layout *l, const block_code *c)
 {
-  if (l->attn != ATTN_FUSED_SOFTMAX || c->fused_softmax_batches <= 0) return l->attn;
+  if (l->attn != ATTN_FUSED_SOFTMAX) return l->attn;
+  /* beyond the kernel's longest sequence the code runs torch's fp32 softmax (forward_torch_softmax) */
+  if (c->fused_softmax_max_seq > 0 && l->seq_len > c->fused_softmax_max_seq) return ATTN_TORCH;
+  if (c->fused_softmax_batches <= 0) return l->attn;
   long batches = (long)l->micro_batch * (m->heads / l->tp);
   gboolean fits = l->seq_len > 16 && l->seq_len <= 2048 && l->seq_len % 4 == 0 && batches % c->fused_softmax_batches == 0;
   return fits ? ATTN_FUSED_SOFTMAX : ATTN_TORCH;

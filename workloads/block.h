@@ -130,6 +130,7 @@ typedef struct block_code {
   gboolean fused_norm; /* every norm one fused kernel */
   int mlp_in_gemms;    /* SwiGLU's input projection as 2 GEMMs (each its own tp all-reduce backward) or 1 fused */
   int fused_softmax_batches; /* fused-softmax's availability rule (generate.h gen_code); 0: always fused */
+  int fused_softmax_max_seq; /* and its longest sequence (generate.h gen_code); 0: any */
   gboolean sp_saves_shard;   /* with sp, column-parallel GEMMs save their input's sp shard (Tl x h), not T x h */
   gboolean pipe_tensors_shared; /* pipe buffers: the input is the first layer's saved tensor, the output freed once
                                  * sent (memory.h mem_pipe_buffer_bytes, mem_pipe_output_bytes) */

@@ -16,7 +16,8 @@
 block_code emit_code_of(const layout *l, const gen_code *code)
 {
   return (block_code){.fused_norm = layout_norm_fused(l, code->fused_norm), .mlp_in_gemms = code->mlp_in_gemms,
-                      .fused_softmax_batches = code->fused_softmax_batches, .sp_saves_shard = code->sp_saves_shard,
+                      .fused_softmax_batches = code->fused_softmax_batches,
+                      .fused_softmax_max_seq = code->fused_softmax_max_seq, .sp_saves_shard = code->sp_saves_shard,
                       .pipe_tensors_shared = code->pipe_tensors_shared,
                       .vocab_parallel_loss_bytes = code->vocab_parallel_loss_bytes,
                       .fused_swiglu = code->fused_swiglu, .attn_out_shared = code->attn_out_shared,

@@ -6,7 +6,7 @@
 
 gen_code gen_default_code(void)
 {
-  return (gen_code){.mlp_in_gemms = 2, .fused_norm = FALSE, .grad_reduce_bytes = FP32};
+  return (gen_code){.mlp_in_gemms = 2, .fused_norm = FALSE, .grad_reduce_bytes = FP32, .fused_softmax_max_seq = 4096};
 }
 
 gen_options gen_default_options(void)

@@ -34,6 +34,9 @@ typedef struct gen_code {
   int fused_softmax_batches; /* fused-softmax: 0, always the fused kernel (the study); k > 0, Megatron's constraint:
                               * the fused kernel runs only where micro-batch x heads/tp is a multiple of k and
                               * 16 < seq_len <= 2048, seq_len a multiple of 4; elsewhere torch's softmax */
+  int fused_softmax_max_seq; /* fused-softmax: the longest sequence its kernel takes, longer ones falling back to
+                              * torch's fp32 softmax (Megatron's FusedScaleMaskSoftmax.is_kernel_available: 16 < sk
+                              * <= 4096, the study's code's kernel; docs/memory.md section 3); 0: no bound */
   gboolean sp_saves_shard;  /* with sp, column-parallel GEMMs save the sequence-parallel shard of their input, not
                              * the all-gathered one (Megatron, Transformer Engine; docs/memory.md); FALSE: the study */
   gboolean pipe_tensors_shared; /* the received stage input is what its first layer saves, and the stage output is

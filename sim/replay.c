@@ -688,37 +688,7 @@ static gboolean route_meets(const engine *eng, int a, int b, GHashTable *members
  * rank sends), the group's calls on one stream of the rank, and no flow of its other streams crossing a
  * member's NVLink link: not its messages there, nor any flow of a group it calls there, between any member
  * with an actor and any member, either way. The rank's own stream runs one event at a time, and the flows of
- * other ranks cannot reach the members' links (the group is clean, setup_lone).
- * A group called on several streams (TransformerEngine's overlap: the sequence-parallel all-gathers and
- * reduce-scatters on stream 2, the few without a GEMM beside them on stream 0) qualifies the same way where
- * each of its calls starts after the one before it ended (calls_chained: one call at a time), and no event of
- * the rank but the group's own calls, on any stream, has a flow crossing a member's NVLink link. */
-/* Whether each collective of group gi in rank rt's program starts only after its previous one (in program
- * order) ended: by its stream's order, or through the dependencies (graph.h: an event waits for its stream's
- * previous event and for its dependency). known[i * GRAPH_STREAMS + t]: the latest event of stream t that has
- * ended whenever event i starts. */
-static gboolean calls_chained(const rank_rt *rt, int gi)
-{
-  g_autofree int *known = g_new(int, (gsize)MAX(rt->n, 1) * GRAPH_STREAMS);
-  int prev[GRAPH_STREAMS], last = -1; /* per stream its latest event so far; the group's latest call */
-  for (int t = 0; t < GRAPH_STREAMS; t++) prev[t] = -1;
-  for (int i = 0; i < rt->n; i++) {
-    const graph_event *e = &rt->ev[i];
-    int *k = &known[(gsize)i * GRAPH_STREAMS], p = prev[e->stream], d = rt->dep[i];
-    for (int t = 0; t < GRAPH_STREAMS; t++) k[t] = p >= 0 ? known[(gsize)p * GRAPH_STREAMS + t] : -1;
-    if (p >= 0) k[e->stream] = p;
-    if (d >= 0) {
-      for (int t = 0; t < GRAPH_STREAMS; t++) k[t] = MAX(k[t], known[(gsize)d * GRAPH_STREAMS + t]);
-      k[rt->ev[d].stream] = MAX(k[rt->ev[d].stream], d);
-    }
-    prev[e->stream] = i;
-    if (e->kind != EV_COLLECTIVE || graph_group_for(rt->prog, e->peer) != gi) continue;
-    if (last >= 0 && k[rt->ev[last].stream] < last) return FALSE;
-    last = i;
-  }
-  return TRUE;
-}
-
+ * other ranks cannot reach the members' links (the group is clean, setup_lone). */
 static gboolean streamed_alone(const engine *eng, int gi, int rank)
 {
   const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
@@ -732,16 +702,17 @@ static gboolean streamed_alone(const engine *eng, int gi, int rank)
   }
   const rank_rt *rt = &eng->ranks[rank];
   g_autoptr(GHashTable) others = g_hash_table_new(g_direct_hash, g_direct_equal); /* groups on other streams */
-  int stream = -1; /* the one stream of the group's calls; -2: several */
+  int stream = -1;
   for (int i = 0; i < rt->n; i++) {
     const graph_event *e = &rt->ev[i];
-    if (e->kind == EV_COLLECTIVE && graph_group_for(rt->prog, e->peer) == gi)
-      stream = stream == -1 || stream == e->stream ? e->stream : -2;
+    if (e->kind == EV_COLLECTIVE && graph_group_for(rt->prog, e->peer) == gi) {
+      if (stream >= 0 && e->stream != stream) return FALSE;
+      stream = e->stream;
+    }
   }
-  if (stream == -2 && !calls_chained(rt, gi)) return FALSE;
   for (int i = 0; i < rt->n; i++) {
     const graph_event *e = &rt->ev[i];
-    if (e->stream == stream || (e->kind == EV_COLLECTIVE && graph_group_for(rt->prog, e->peer) == gi)) continue;
+    if (e->stream == stream) continue;
     if (e->kind == EV_COLLECTIVE) g_hash_table_add(others, GINT_TO_POINTER(graph_group_for(rt->prog, e->peer)));
     else if ((e->kind == EV_SEND || e->kind == EV_RECV) &&
              (route_meets(eng, rank, e->peer, members) || route_meets(eng, e->peer, rank, members)))

@@ -87,29 +87,23 @@ END_TEST
 /* The symmetric and the every-rank replay of llama-7b with cp 2: 1F1B (pp 2) and interleaved (pp 2, 2 virtual
  * stages), tp 2 (two dp-cp members per node: 4 channels), tp 1 (8) and tp 8 (one: the node is the tensor-parallel
  * group), ZeRO 0-3, the overlaps, a slow network (25 Gbit/s: communication the overlaps cannot hide). */
-static int with_sp; /* the cases with sequence parallelism ("mirrors-sp"), or those without ("mirrors") */
-
 START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero)
 {
   int inter = -1;
   ck_assert(sched_parse("interleaved", &inter, NULL));
   GArray *rqs = g_array_new(FALSE, FALSE, sizeof(sim_request));
   /* exact: 1e-9; else held to 5e-3 (measured 2.8e-3 at most), see below */
-  struct { int tp, zero, ogr, opg, v; double ib_gbps; gboolean exact; int sp; } cases[] = {
-      {2, 0, 0, 0, 1, 0, TRUE, 0},  {2, 1, 0, 0, 1, 0, TRUE, 0},  {2, 2, 0, 0, 1, 0, TRUE, 0},   {2, 3, 0, 0, 1, 0, TRUE, 0},
-      {2, 0, 1, 0, 1, 0, TRUE, 0},  {2, 1, 1, 1, 1, 0, TRUE, 0},  {2, 2, 1, 1, 1, 0, TRUE, 0},   {2, 2, 1, 0, 1, 25, FALSE, 0},
-      {1, 1, 1, 1, 1, 25, TRUE, 0}, {1, 2, 1, 0, 1, 0, TRUE, 0},  {1, 3, 0, 0, 1, 25, TRUE, 0},  {2, 1, 1, 1, 2, 0, TRUE, 0},
-      {2, 1, 1, 1, 2, 25, FALSE, 0}, {2, 0, 1, 0, 2, 0, TRUE, 0}, {1, 1, 1, 1, 2, 0, TRUE, 0},   {2, 1, 0, 0, 2, 0, TRUE, 0},
-      {2, 3, 1, 0, 1, 0, FALSE, 0}, {1, 3, 1, 0, 1, 25, TRUE, 0}, {1, 2, 1, 0, 1, 25, TRUE, 0},
+  struct { int tp, zero, ogr, opg, v; double ib_gbps; gboolean exact; } cases[] = {
+      {2, 0, 0, 0, 1, 0, TRUE},  {2, 1, 0, 0, 1, 0, TRUE},  {2, 2, 0, 0, 1, 0, TRUE},   {2, 3, 0, 0, 1, 0, TRUE},
+      {2, 0, 1, 0, 1, 0, TRUE},  {2, 1, 1, 1, 1, 0, TRUE},  {2, 2, 1, 1, 1, 0, TRUE},   {2, 2, 1, 0, 1, 25, FALSE},
+      {1, 1, 1, 1, 1, 25, TRUE}, {1, 2, 1, 0, 1, 0, TRUE},  {1, 3, 0, 0, 1, 25, TRUE},  {2, 1, 1, 1, 2, 0, TRUE},
+      {2, 1, 1, 1, 2, 25, FALSE}, {2, 0, 1, 0, 2, 0, TRUE}, {1, 1, 1, 1, 2, 0, TRUE},   {2, 1, 0, 0, 2, 0, TRUE},
+      {2, 3, 1, 0, 1, 0, FALSE}, {1, 3, 1, 0, 1, 25, TRUE}, {1, 2, 1, 0, 1, 25, TRUE},
       /* tp 8, a whole node: the streamed explicit rank's tensor-parallel collectives taken alone (sim/replay.c
        * streamed_alone: its dp-cp ring crosses only NICs), against the every-rank replay that simulates them */
-      {8, 1, 1, 1, 1, 0, TRUE, 0},  {8, 1, 1, 1, 2, 25, TRUE, 0},
-      /* tp 8 with sp: TransformerEngine's overlap (nemo's tp_comm_overlap) calls the tensor-parallel group on
-       * streams 2 and 0, one call at a time through the dependencies (replay.c calls_chained): taken alone too */
-      {8, 1, 1, 1, 1, 0, TRUE, 1},  {8, 1, 1, 1, 2, 25, TRUE, 1},
+      {8, 1, 1, 1, 1, 0, TRUE},  {8, 1, 1, 1, 2, 25, TRUE},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-    if (cases[i].sp != with_sp) continue; /* two meson tests, each within its timeout on a loaded machine */
     int tp = cases[i].tp, pp = 2, cp = 2, dp = 2;
     layout l = test_layout(tp * pp * cp * dp * 2, tp, pp, 1, CKPT_NONE); /* dp 4 */
     l.cp = cp;
@@ -118,7 +112,6 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
     l.zero = cases[i].zero;
     l.overlap_grad_reduce = cases[i].ogr;
     l.overlap_param_gather = cases[i].opg;
-    l.sp = cases[i].sp;
     if (cases[i].v > 1) {
       l.schedule = inter;
       l.virtual_stages = cases[i].v;
@@ -149,8 +142,8 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
      * successor (a direct transfer) is limited by the sender's links and by the successor's, which carry
      * none of that rank's own traffic, whereas in the full ring they carry its mirror's (docs/sweep.md) */
     double tol = cases[i].exact ? 1e-9 : 5e-3;
-    ck_assert_msg(rel < tol, "case %u: tp%d cp%d sp%d %s v%d zero%d ogr%d opg%d: mirrored %.15g s, every rank %.15g s (rel %.3g)",
-                  i, l->tp, l->cp, l->sp, sched_name(l->schedule), l->virtual_stages, l->zero, l->overlap_grad_reduce,
+    ck_assert_msg(rel < tol, "case %u: tp%d cp%d %s v%d zero%d ogr%d opg%d: mirrored %.15g s, every rank %.15g s (rel %.3g)",
+                  i, l->tp, l->cp, sched_name(l->schedule), l->virtual_stages, l->zero, l->overlap_grad_reduce,
                   l->overlap_param_gather, a[i].step_time_s, b[i].step_time_s, rel);
   }
   g_array_free(rqs, TRUE);
@@ -158,11 +151,10 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
 END_TEST
 
 /* No argument: the fast path; "mirrors": the mirrored replay against every rank (its own meson test, each within
- * the suite's timeout on a loaded machine), "mirrors-sp" its cases with sequence parallelism. */
+ * the suite's timeout on a loaded machine). */
 int main(int argc, char **argv)
 {
-  with_sp = argc > 1 && strcmp(argv[1], "mirrors-sp") == 0;
-  gboolean mirrors = with_sp || (argc > 1 && strcmp(argv[1], "mirrors") == 0);
+  gboolean mirrors = argc > 1 && strcmp(argv[1], "mirrors") == 0;
   Suite *s = suite_create("fast_path");
   TCase *tc = tcase_create("fast_path");
   tcase_set_timeout(tc, 600);

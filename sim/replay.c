@@ -12,8 +12,10 @@
  * actor on its host, a *lane* beside the compute stream's; each lane walks its
  * stream's events in program order and pays its own pending latencies. An
  * event with a dependency waits, after the latencies its lane owes, until its
- * lane's rank has marked the awaited event ended (a condition variable per
- * rank); an event someone waits for ends its compute run and marks it. Compute
+ * lane's rank has marked the awaited event ended (the rank's list of waiting
+ * lanes, each woken by a semaphore of its own: actors run one at a time and
+ * switch only in SimGrid's calls, so no lock); an event someone waits for ends
+ * its compute run and marks it. Compute
  * on both lanes shares the GPU host (SimGrid splits its speed). A streamed
  * rank's collectives are simulated unless no flow of its other lanes can meet
  * their links (setup_lone's streamed_alone): then a lone one is a sleep of its
@@ -25,12 +27,10 @@
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
-#include <simgrid/cond.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/instr.h>
 #include <simgrid/mailbox.h>
-#include <simgrid/mutex.h>
 #include <simgrid/semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +59,8 @@ typedef struct lane {
   double host_s;   /* when the host has issued every event of the lane up to the current one (host_issue) */
   int cur;         /* event being executed, for deadlock reports; -1 once the lane finished */
   sg_sem_t wake;   /* lane 1 of a mirror: released with the mirror's own */
+  sg_sem_t dep;    /* a streamed rank's lane: released when the event it waits for ended (wait_dep) */
+  int want_s, want_i; /* while it waits: the stream and the event */
 } lane;
 
 /* The engine's state for one run: the only mutable global of layoutsim. */
@@ -103,8 +105,7 @@ struct rank_rt {
   int *before_gid, *before_calls;
   int last_of[GRAPH_STREAMS]; /* per stream: its last event, -1: none */
   int done[GRAPH_STREAMS]; /* per stream: the latest waited-for event this rank has ended */
-  sg_mutex_t mu;
-  sg_cond_t ended;
+  GPtrArray *waiting; /* a streamed rank's: the lanes (its own, its mirrors') waiting for its events, in order */
   replay_rank *out;
   struct p2p_box { /* the point-to-point mailboxes this rank used: p2p_mailbox */
     int src, dst, grad;
@@ -159,9 +160,12 @@ static void wait_dep(lane *l, int i)
   int t = r->ev[d].stream;
   if (o->done[t] >= d) return;
   flush_pending(l);
-  sg_mutex_lock(o->mu);
-  while (o->done[t] < d) sg_cond_wait(o->ended, o->mu);
-  sg_mutex_unlock(o->mu);
+  if (o->done[t] >= d) return;
+  /* actors run one at a time and switch only in SimGrid's calls: a list and a semaphore, no lock */
+  l->want_s = t;
+  l->want_i = d;
+  g_ptr_array_add(o->waiting, l);
+  sg_sem_acquire(l->dep);
 }
 
 /* After event i of lane l: mark it ended if some event waits for it. */
@@ -170,10 +174,16 @@ static void mark_ended(lane *l, int i)
   rank_rt *r = l->r;
   if (!r->wanted || !r->wanted[i]) return;
   flush_pending(l);
-  sg_mutex_lock(r->mu);
   r->done[l->s] = i;
-  sg_cond_notify_all(r->ended);
-  sg_mutex_unlock(r->mu);
+  for (guint k = 0; k < r->waiting->len;) { /* wake, in the order they began to wait, those whose event ended */
+    lane *w = g_ptr_array_index(r->waiting, k);
+    if (r->done[w->want_s] < w->want_i) {
+      k++;
+      continue;
+    }
+    g_ptr_array_remove_index(r->waiting, k);
+    sg_sem_release(w->dep);
+  }
 }
 
 /* SimGrid's Paje state of an event (--paje-simgrid): its category, by the timeline's rule (workloads/category.h);
@@ -574,8 +584,8 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->wanted = src->wanted;
     if (src != rt) memcpy(rt->last_of, src->last_of, sizeof rt->last_of);
     if (rt->dep) {
-      rt->mu = sg_mutex_init();
-      rt->ended = sg_cond_init();
+      rt->waiting = g_ptr_array_new();
+      for (int s = 0; s < GRAPH_STREAMS; s++) rt->lanes[s].dep = sg_sem_init(0);
     }
     /* a lane per stream up to the last the rank runs events of itself (a lane with none ends at once) */
     rt->n_lanes = 1;
@@ -838,8 +848,9 @@ static void engine_clear(engine *eng)
     if (rt->wake) sg_sem_destroy(rt->wake);
     for (int s = 1; s < GRAPH_STREAMS; s++)
       if (rt->lanes[s].wake) sg_sem_destroy(rt->lanes[s].wake);
-    if (rt->mu) sg_mutex_destroy(rt->mu);
-    if (rt->ended) sg_cond_destroy(rt->ended);
+    if (rt->waiting) g_ptr_array_free(rt->waiting, TRUE);
+    for (int s = 0; s < GRAPH_STREAMS; s++)
+      if (rt->lanes[s].dep) sg_sem_destroy(rt->lanes[s].dep);
     if (rt->prog->mirror_of < 0) {
       g_free(rt->dep);
       g_free(rt->wanted);

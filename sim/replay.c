@@ -659,6 +659,10 @@ static void setup_groups(engine *eng)
     eng->groups[gi].tune = &eng->tune;
     eng->groups[gi].members = ms;
     eng->groups[gi].n = (int)gr->ranks->len;
+    if (gr->tclass == TC_EP) { /* Megatron's flex dispatcher: the routing its all-to-alls deduplicate by */
+      eng->groups[gi].flex_experts = g->meta.flex_experts;
+      eng->groups[gi].flex_top_k = g->meta.flex_top_k;
+    }
     coll_group_init(&eng->groups[gi]);
   }
 }

@@ -36,6 +36,7 @@ typedef struct coll_case {
   coll_algo algo;      /* forced; AUTO: the tuner */
   gboolean tuned;      /* the stack's nccl_latency "tuned" (else no per-step overhead at all) */
   int flex_experts, flex_top_k; /* an ep group under the flex dispatcher: the graph's meta.flex_* (0: a dp group) */
+  double nvlink_bytes_per_s;    /* > 0: the profile's NVLink bandwidth replaced */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -44,6 +45,7 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
   coll_case *c = arg;
   gpu_profile p = test_profile(c->profile ? c->profile : "a100-sxm4-80gb");
   p.stack.nccl_latency_tuned = c->tuned;
+  if (c->nvlink_bytes_per_s > 0) p.nvlink_bytes_per_s = c->nvlink_bytes_per_s;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, c->flex_top_k ? "ep" : "dp");
@@ -232,6 +234,12 @@ START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
   c.flex_top_k = 8;
   double net = (1 - choose(64, 8) / choose(128, 8)) / 8 * S;
   expect_both(c, net / 25e9 + p.ib_latency_s, "flex");
+  /* NVLink at 10 GB/s, so that the forwarding sets the time: each GPU sends its node's 7 others its own tokens
+   * and those its rail peer brought, 2 x (1 - C(120, 8) / C(128, 8)) / 8 S each */
+  c.nvlink_bytes_per_s = 10e9;
+  double fwd = 7 * 2 * (1 - choose(120, 8) / choose(128, 8)) / 8 * S;
+  expect_both(c, fwd / 10e9 + p.nvlink_latency_s, "flex");
+  c.nvlink_bytes_per_s = 0;
   c.flex_experts = c.flex_top_k = 0;
   expect_both(c, S / 2 / 25e9 + p.ib_latency_s, "pairwise");
 }

@@ -88,6 +88,8 @@ typedef struct coll_group {
   /* the flex all-to-all's routing (an ep group whose graph says meta.flex_top_k): experts over the group, top-k;
    * 0: its all-to-alls are pairwise (the replay sets them before coll_group_init) */
   int flex_experts, flex_top_k;
+  double flex_nvlink_scale; /* its NVLink bytes x this: NCCL's NVLink efficiency (the links' rate) over the flex
+                             * kernels' (the stack's flex_nvlink_efficiency); 0 or 1: as NCCL's */
 } coll_group;
 
 /* The chance that a token routed uniformly to top_k of `experts` experts has one or more of them on a given one

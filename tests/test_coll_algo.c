@@ -37,6 +37,7 @@ typedef struct coll_case {
   gboolean tuned;      /* the stack's nccl_latency "tuned" (else no per-step overhead at all) */
   int flex_experts, flex_top_k; /* an ep group under the flex dispatcher: the graph's meta.flex_* (0: a dp group) */
   double nvlink_bytes_per_s;    /* > 0: the profile's NVLink bandwidth replaced */
+  double flex_nvlink_efficiency; /* the stack's (0: NCCL's, 1 here) */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -46,6 +47,7 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
   gpu_profile p = test_profile(c->profile ? c->profile : "a100-sxm4-80gb");
   p.stack.nccl_latency_tuned = c->tuned;
   if (c->nvlink_bytes_per_s > 0) p.nvlink_bytes_per_s = c->nvlink_bytes_per_s;
+  p.stack.flex_nvlink_efficiency = c->flex_nvlink_efficiency;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, c->flex_top_k ? "ep" : "dp");
@@ -239,6 +241,10 @@ START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
   c.nvlink_bytes_per_s = 10e9;
   double fwd = 7 * 2 * (1 - choose(120, 8) / choose(128, 8)) / 8 * S;
   expect_both(c, fwd / 10e9 + p.nvlink_latency_s, "flex");
+  /* the stack's flex_nvlink_efficiency 0.4 (NCCL's 1 here): the flex kernels move the same bytes at 0.4 of the link */
+  c.flex_nvlink_efficiency = 0.4;
+  expect_both(c, fwd / (0.4 * 10e9) + p.nvlink_latency_s, "flex");
+  c.flex_nvlink_efficiency = 0;
   c.nvlink_bytes_per_s = 0;
   c.flex_experts = c.flex_top_k = 0;
   expect_both(c, S / 2 / 25e9 + p.ib_latency_s, "pairwise");

@@ -31,13 +31,24 @@
 # 26.06) do neither (H100: moe_a2a_overlap=False; the others' CUDA graphs cover only the router and the
 # permutation's preprocessing, cuda_graph_scope ["moe_router", "moe_preprocess"] (+ "attn"), not modelled) ->
 # columns overlap_moe_ep_comm and cuda_graph (1 on those rows, 0 else).
+# The token dispatcher (column moe_flex_dispatcher: 1 where the recipe runs Megatron's flex dispatcher, DeepEP or
+# HybridEP, which sends a token once per destination node and GPU; 0 where it runs the alltoall one):
+#   25.09: alltoall (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml@fa0315a sets no dispatcher);
+#   25.11: flex on GB200 and GB300 only (scripts/performance/configs/qwen/qwen3_workload_base_configs.py@97ad8cc gives
+#     moe_flex_dispatcher_backend "hybridep" to their Qwen3-30B-A3B configs only, and
+#     src/megatron/bridge/training/flex_dispatcher_backend.py apply_flex_dispatcher_backend turns HybridEP on only on
+#     GB200/GB300; B200 and H100 have no backend);
+#   26.02, 26.02.01: flex on GB300, GB200, B300, H100, alltoall on B200 (scripts/performance/configs/qwen/
+#     qwen3_llm_pretrain.py@c0b9a00 qwen3_30b_a3b_pretrain_config_* set moe_token_dispatcher_type "flex" / "alltoall");
+#   26.04, 26.04.01, 26.06: flex on all five (the same file @74695a0, @63b08b3);
+#   26.06.01, 26.08: flex (src/megatron/bridge/perf_recipes/qwen/{h100,gb200,gb300}/qwen3_moe.py@4ab94df: "hybridep").
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
 # shipped: DeepSeek-V3's MLA attention), GPT-OSS-120B (its 128-token sliding window cuts the sequence: refused), rows whose
 # gradient accumulation disagrees with GBS/(MBS*DP), nvfp4, mxfp8 on the H100.
 BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
   rows_need()
-  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph"
+  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph,moe_flex_dispatcher"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
 }
@@ -67,8 +78,9 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   sp = rows_sp(t)
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
   full = rel >= "26.06" && pr == "mxfp8" && (sys == "B300" || sys == "GB200" || sys == "GB300") # the recipes above
-  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d\n", name, cell("seq_len"),
+  flex = rel >= "26.04" || (rel ~ /^26\.02/ && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
+  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d,%d\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,
-    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full
+    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full, flex
 }
 END { if (bad) exit 2 }

@@ -347,6 +347,13 @@ const cli_option CLI_OPTIONS[] = {
              "the communication stream beside the other micro-batch's\n"
              "compute (Megatron's --overlap-moe-expert-parallel-comm,\n"
              "DualPipe's overlap; alone: on; default off)"},
+    {.name = "moe-flex-dispatcher", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_BOOL, .field = F(rq.l.moe_flex_dispatcher), .example = "1", .section = CLI_SEC_LAYOUT,
+     .help = "MoE: Megatron's flex token dispatcher (DeepEP, HybridEP):\n"
+             "each token sent once per destination NVLink domain over\n"
+             "the network, then once per destination GPU over NVLink,\n"
+             "not once per expert (alone: on; default off, the alltoall\n"
+             "dispatcher); docs/moe.md"},
     {.name = "cuda-graph", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
      .value = CLI_V_BOOL, .field = F(rq.l.cuda_graph), .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "the whole step captured as one CUDA graph (Megatron's\n"

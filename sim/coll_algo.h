@@ -58,6 +58,6 @@ void coll_plans_clear(coll_group *g);
 /* hier's subgroups of g, where hier fits (sim/coll_hier.c) */
 void coll_hier_make_subs(coll_group *g);
 
-extern const coll_algo_def coll_ring_def, coll_tree_def, coll_nvls_def, coll_hier_def, coll_pairwise_def;
+extern const coll_algo_def coll_ring_def, coll_tree_def, coll_nvls_def, coll_hier_def, coll_pairwise_def, coll_flex_def;
 
 #endif

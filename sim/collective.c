@@ -11,6 +11,7 @@
 static const coll_algo_def *const ALGOS[COLL_ALGO_N] = {
     [COLL_ALGO_RING] = &coll_ring_def, [COLL_ALGO_TREE] = &coll_tree_def, [COLL_ALGO_NVLS] = &coll_nvls_def,
     [COLL_ALGO_HIER] = &coll_hier_def, [COLL_ALGO_PAIRWISE] = &coll_pairwise_def,
+    [COLL_ALGO_FLEX] = &coll_flex_def,
 };
 
 const char *coll_algo_name(coll_algo a) { return a == COLL_ALGO_AUTO ? "auto" : ALGOS[a]->name; }
@@ -121,7 +122,7 @@ coll_algo coll_choose(coll_group *g, graph_coll c, double bytes)
 
 static coll_algo choose(const coll_group *g, graph_coll c, double bytes)
 {
-  if (c == COLL_ALL_TO_ALL) return COLL_ALGO_PAIRWISE;
+  if (c == COLL_ALL_TO_ALL) return runs(COLL_ALGO_FLEX, g, c) ? COLL_ALGO_FLEX : COLL_ALGO_PAIRWISE;
   if (!g->tune || g->n < 2) return COLL_ALGO_RING;
   if (g->tune->forced != COLL_ALGO_AUTO) return runs(g->tune->forced, g, c) ? g->tune->forced : COLL_ALGO_RING;
   nccl_tune_comm cm = tune_comm(g);

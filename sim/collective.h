@@ -9,8 +9,12 @@
  *             local index, all-gather in each domain (sim/coll_hier.c): all-reduce; as many members in
  *             every domain, two or more domains and members per domain
  *   pairwise  all-to-all as concurrent sends of bytes/n to every other member (sim/coll_alltoall.c)
+ *   flex      all-to-all of Megatron's flex dispatcher (DeepEP, HybridEP): each token once per destination
+ *             NVLink domain over the network, then once per destination GPU over NVLink
+ *             (sim/coll_alltoall_flex.c); where the group carries its routing (coll_group.flex_top_k)
  * Which one runs: the forced one (--nccl-algo) where it supports the collective and fits the group,
- * else NCCL's own choice (platforms/nccl_tune.h: ring, tree or nvls), all-to-all always pairwise;
+ * else NCCL's own choice (platforms/nccl_tune.h: ring, tree or nvls), all-to-all pairwise (flex where the
+ * group carries its routing and has as many members in every domain);
  * with no tuner (coll_group.tune NULL) the ring. Adding an algorithm: one module sim/coll_NAME.c and
  * one entry in ALGOS (sim/collective.c), its value in coll_algo here, and its name in meson.build.
  *
@@ -37,6 +41,7 @@ typedef enum {
   COLL_ALGO_NVLS,
   COLL_ALGO_HIER,
   COLL_ALGO_PAIRWISE,
+  COLL_ALGO_FLEX,
   COLL_ALGO_N
 } coll_algo;
 
@@ -87,7 +92,17 @@ typedef struct coll_group {
   struct { graph_coll c; double bytes; coll_algo a; } chosen[COLL_CHOSEN_N];
   int n_chosen, next_chosen;
   struct coll_group *sub;         /* hier's subgroups: the domains, then the per_domain local indices across */
+  /* the flex all-to-all's routing (an ep group whose graph says meta.flex_top_k): experts over the group, top-k;
+   * 0: its all-to-alls are pairwise (the replay sets them before coll_group_init) */
+  int flex_experts, flex_top_k;
+  double flex_nvlink_scale; /* its NVLink bytes x this: NCCL's NVLink efficiency (the links' rate) over the flex
+                             * kernels' (the stack's flex_nvlink_efficiency); 0 or 1: as NCCL's */
 } coll_group;
+
+/* The chance that a token routed uniformly to top_k of `experts` experts has one or more of them on a given one
+ * of `parts` equal parts (domains, GPUs): 1 - C(E - E/parts, k) / C(E, k); parts x it is the expected number
+ * of parts a token reaches (sim/coll_alltoall_flex.c). */
+double coll_flex_reach(int experts, int top_k, int parts);
 
 /* Prepare a group (members filled in by the caller). */
 void coll_group_init(coll_group *g);

@@ -684,6 +684,12 @@ static void setup_groups(engine *eng)
     eng->groups[gi].tune = &eng->tune;
     eng->groups[gi].members = ms;
     eng->groups[gi].n = (int)gr->ranks->len;
+    if (gr->tclass == TC_EP) { /* Megatron's flex dispatcher: the routing its all-to-alls deduplicate by */
+      eng->groups[gi].flex_experts = g->meta.flex_experts;
+      eng->groups[gi].flex_top_k = g->meta.flex_top_k;
+      const stack_profile *st = &eng->prof->stack;
+      if (st->flex_nvlink_efficiency > 0) eng->groups[gi].flex_nvlink_scale = st->nccl_bw_efficiency_nvlink / st->flex_nvlink_efficiency;
+    }
     coll_group_init(&eng->groups[gi]);
   }
 }

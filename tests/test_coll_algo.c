@@ -35,6 +35,9 @@ typedef struct coll_case {
   double bytes;
   coll_algo algo;      /* forced; AUTO: the tuner */
   gboolean tuned;      /* the stack's nccl_latency "tuned" (else no per-step overhead at all) */
+  int flex_experts, flex_top_k; /* an ep group under the flex dispatcher: the graph's meta.flex_* (0: a dp group) */
+  double nvlink_bytes_per_s;    /* > 0: the profile's NVLink bandwidth replaced */
+  double flex_nvlink_efficiency; /* the stack's (0: NCCL's, 1 here) */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -43,9 +46,13 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
   coll_case *c = arg;
   gpu_profile p = test_profile(c->profile ? c->profile : "a100-sxm4-80gb");
   p.stack.nccl_latency_tuned = c->tuned;
+  if (c->nvlink_bytes_per_s > 0) p.nvlink_bytes_per_s = c->nvlink_bytes_per_s;
+  p.stack.flex_nvlink_efficiency = c->flex_nvlink_efficiency;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
-  int gid = graph_add_group(g, c->members, c->n, "dp");
+  int gid = graph_add_group(g, c->members, c->n, c->flex_top_k ? "ep" : "dp");
+  g->meta.flex_experts = c->flex_experts;
+  g->meta.flex_top_k = c->flex_top_k;
   graph_event e = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_DP, .peer = gid, .bytes = c->bytes,
                    .micro_batch = -1, .layer = -1, .variant = (uint8_t)c->coll};
   g_array_append_val(graph_program_of(g, c->members[0])->events, e);
@@ -176,6 +183,71 @@ START_TEST(test_alltoall_is_n_minus_1_over_n_s_over_b_plus_one_hop)
   double S = GIB_BYTES;
   expect_both(one_node(8, S, COLL_ALGO_AUTO, COLL_ALL_TO_ALL), 7.0 / 8 * S / 300e9 + 1e-6, "pairwise");
   expect_both(one_per_node(8, S, COLL_ALGO_AUTO, COLL_ALL_TO_ALL), 7.0 / 8 * S / 25e9 + p.ib_latency_s, "pairwise");
+}
+END_TEST
+
+/* C(n, k) as a double, by the multiplicative formula */
+static double choose(int n, int k)
+{
+  double c = 1;
+  for (int i = 1; i <= k; i++) c = c * (n - k + i) / i;
+  return c;
+}
+
+/* coll_flex_reach against a count over every top-k set: E experts in `parts` equal blocks, the mean number of
+ * blocks a set touches, over parts (E 8 k 2 in 4 parts: 28 sets; E 12 k 3 in 3 parts: 220 sets; E 6 k 6 in
+ * 2 parts: always both); and for Qwen3-30B-A3B's routing (128 experts, top-8) against the binomials written
+ * out: over 2 nodes 1 - C(64, 8) / C(128, 8) = 0.99690, over 16 GPUs 1 - C(120, 8) / C(128, 8) = 0.41228. */
+START_TEST(test_flex_reach_is_the_mean_distinct_parts_of_a_top_k_set_over_parts)
+{
+  const int cases[][3] = {{8, 2, 4}, {12, 3, 3}, {6, 6, 2}, {16, 4, 16}};
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    int E = cases[c][0], k = cases[c][1], parts = cases[c][2];
+    double sets = 0, touched = 0;
+    for (unsigned mask = 0; mask < 1u << E; mask++) {
+      if (__builtin_popcount(mask) != k) continue;
+      unsigned hit = 0;
+      for (int e = 0; e < E; e++)
+        if (mask >> e & 1) hit |= 1u << (e / (E / parts));
+      sets++;
+      touched += __builtin_popcount(hit);
+    }
+    double want = touched / sets / parts;
+    ck_assert_msg(fabs(coll_flex_reach(E, k, parts) - want) < 1e-12, "E %d k %d parts %d: %.15f vs %.15f", E, k,
+                  parts, coll_flex_reach(E, k, parts), want);
+  }
+  ck_assert(fabs(coll_flex_reach(128, 8, 2) - (1 - choose(64, 8) / choose(128, 8))) < 1e-12);
+  ck_assert(fabs(coll_flex_reach(128, 8, 16) - (1 - choose(120, 8) / choose(128, 8))) < 1e-12);
+  ck_assert(fabs(coll_flex_reach(128, 8, 2) - 0.99690) < 1e-5 && fabs(coll_flex_reach(128, 8, 16) - 0.41228) < 1e-5);
+}
+END_TEST
+
+/* The flex dispatcher's all-to-all (DeepEP, HybridEP) over 2 A100 nodes of 8 (ep 16, 128 experts, top-8): each
+ * rank sends each token once to the other node (to its rail peer, its own NIC), so S (the k copies) / k x
+ * (1 - C(64, 8) / C(128, 8)) crosses InfiniBand instead of the pairwise S / 2: 4.01x fewer bytes; its NVLink
+ * forwarding (7 x 2 x 0.412 / 8 S at 300 GB/s) ends first. The same group without the routing is pairwise. */
+START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
+{
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  double S = GIB_BYTES;
+  coll_case c = {.world = 16, .n = 16, .coll = COLL_ALL_TO_ALL, .bytes = S, .algo = COLL_ALGO_AUTO};
+  for (int i = 0; i < 16; i++) c.members[i] = i;
+  c.flex_experts = 128;
+  c.flex_top_k = 8;
+  double net = (1 - choose(64, 8) / choose(128, 8)) / 8 * S;
+  expect_both(c, net / 25e9 + p.ib_latency_s, "flex");
+  /* NVLink at 10 GB/s, so that the forwarding sets the time: each GPU sends its node's 7 others its own tokens
+   * and those its rail peer brought, 2 x (1 - C(120, 8) / C(128, 8)) / 8 S each */
+  c.nvlink_bytes_per_s = 10e9;
+  double fwd = 7 * 2 * (1 - choose(120, 8) / choose(128, 8)) / 8 * S;
+  expect_both(c, fwd / 10e9 + p.nvlink_latency_s, "flex");
+  /* the stack's flex_nvlink_efficiency 0.4 (NCCL's 1 here): the flex kernels move the same bytes at 0.4 of the link */
+  c.flex_nvlink_efficiency = 0.4;
+  expect_both(c, fwd / (0.4 * 10e9) + p.nvlink_latency_s, "flex");
+  c.flex_nvlink_efficiency = 0;
+  c.nvlink_bytes_per_s = 0;
+  c.flex_experts = c.flex_top_k = 0;
+  expect_both(c, S / 2 / 25e9 + p.ib_latency_s, "pairwise");
 }
 END_TEST
 
@@ -332,6 +404,8 @@ int main(void)
   tcase_add_test(tc, test_nvls_allreduce_runs_at_nccls_nvls_efficiency);
   tcase_add_test(tc, test_hier_allreduce_is_rs_in_node_plus_ar_across_plus_ag_in_node);
   tcase_add_test(tc, test_alltoall_is_n_minus_1_over_n_s_over_b_plus_one_hop);
+  tcase_add_test(tc, test_flex_reach_is_the_mean_distinct_parts_of_a_top_k_set_over_parts);
+  tcase_add_test(tc, test_flex_alltoall_sends_a_token_once_per_destination_node);
   tcase_add_test(tc, test_a_forced_algorithm_that_does_not_fit_runs_the_ring);
   tcase_add_test(tc, test_tuner_picks_tree_for_a_small_allreduce_across_many_nodes);
   tcase_add_test(tc, test_tuner_picks_ring_for_a_large_allreduce_on_few_nodes);

@@ -149,6 +149,10 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   g_string_free(lay, TRUE);
   g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
   gm->gpus_per_node = o->gpus_per_node;
+  if (l->moe_flex_dispatcher && l->ep > 1) { /* the routing the ep all-to-alls deduplicate by (sim/coll_alltoall_flex.c) */
+    gm->flex_experts = m->moe.experts;
+    gm->flex_top_k = m->moe.top_k;
+  }
   gm->tokens_per_step = (double)l->global_batch * l->seq_len;
   gm->model_flops_per_step = model_flops_per_token(m, l->seq_len) * l->global_batch * l->seq_len;
   gm->pp = l->pp;

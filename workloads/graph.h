@@ -137,6 +137,9 @@ typedef struct graph_meta {
   double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
   int pp, ranks_per_stage;                      /* enable per-stage reports */
   int gpus_per_node;                            /* how ranks group into nodes in the traces */
+  int flex_experts, flex_top_k; /* Megatron's flex token dispatcher (DeepEP, HybridEP; the layout's moe_flex_dispatcher):
+                                 * the routing (experts, top-k) its ep all-to-alls deduplicate by
+                                 * (sim/coll_alltoall_flex.c); 0: the alltoall dispatcher */
 #define GRAPH_META_SWITCH_MEMBER(name) int name;
   GRAPH_META_SWITCHES(GRAPH_META_SWITCH_MEMBER) /* the switches above */
 #undef GRAPH_META_SWITCH_MEMBER

@@ -38,7 +38,7 @@ typedef struct meta_key {
 static const meta_key META_KEYS[] = {
     MS(model), MS(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
     MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096),
-    GRAPH_META_SWITCHES(MSWITCH)};
+    MN(flex_experts, TRUE, 65536), MN(flex_top_k, TRUE, 65536), GRAPH_META_SWITCHES(MSWITCH)};
 #undef MS
 #undef MN
 #undef MSWITCH

@@ -46,6 +46,8 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(overlap_param_gather, INT, MEMORY),
     SWITCH(overlap_moe_ep_comm, LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "MoE all-to-alls overlapped in F&B pairs"),
     SWITCH_META(cuda_graph, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "one CUDA graph"),
+    /* the replay reads the routing, not the switch: generate.c sets graph meta flex_experts and flex_top_k */
+    SWITCH(moe_flex_dispatcher, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "flex token dispatcher"),
     FIELD(grad_accum, INT, DERIVED),
     FIELD(schedule, INT, MEMORY),
     FIELD(virtual_stages, INT, MEMORY),
@@ -387,5 +389,8 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
                   "dualpipev, whose F&B pairs it overlaps, or 1f1b at pp 1, Megatron's combined 1F1B)",
                   sched_name(l->schedule), l->pp);
   }
+  if (l->moe_flex_dispatcher && !model_has_experts(m))
+    return fail(err, "moe_flex_dispatcher: %s has no experts, so no tokens to dispatch (allowed: a model with "
+                "experts, or without --moe-flex-dispatcher)", m->name);
   return check_zero(l, err);
 }

@@ -70,6 +70,8 @@ typedef struct layout {
   gboolean overlap_param_gather; /* ZeRO 1/2's parameter all-gather overlapped with the next step's forward */
   gboolean cuda_graph; /* the step captured as one CUDA graph (Megatron's cuda_graph_impl full_iteration: docs/moe.md) */
   gboolean overlap_moe_ep_comm;  /* MoE all-to-alls of an F&B pair beside the other pass's compute (docs/schedules.md) */
+  gboolean moe_flex_dispatcher;  /* Megatron's flex token dispatcher (DeepEP, HybridEP): each token sent once per
+                                  * destination NVLink domain and GPU, not once per expert (docs/moe.md) */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */

@@ -11,6 +11,7 @@
 #include "analysis/report.h"
 #include "analysis/simulate.h"
 #include "check_main.h"
+#include "check_table.h"
 #include "check_tmpdir.h"
 #include "cli/option_table.h"
 #include "cli/options.h"
@@ -316,16 +317,14 @@ START_TEST(test_every_enumeration_parses_from_its_option_and_column_and_is_said_
                   "%s listed %d among predict_columns", f[i].en->key, listed);
     if (!(f[i].en->shows & LAYOUT_SHOW_COLUMN)) continue;
     for (int v = -1; v < f[i].en->n; v++) { /* -1: the cell empty */
-      const char *hdr[G_N_ELEMENTS(REQUIRED) + 1];
-      GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+      const char *hdr[G_N_ELEMENTS(REQUIRED) + 1], *cells[G_N_ELEMENTS(REQUIRED) + 1];
       for (gsize c = 0; c < G_N_ELEMENTS(REQUIRED); c++) {
         hdr[c] = REQUIRED[c];
-        g_ptr_array_add(row, g_strdup(ROW[c]));
+        cells[c] = ROW[c];
       }
       hdr[G_N_ELEMENTS(REQUIRED)] = f[i].en->key;
-      g_ptr_array_add(row, g_strdup(v < 0 ? "" : f[i].en->names[v]));
-      g_autoptr(csv_table) t = csv_new(hdr, G_N_ELEMENTS(hdr));
-      csv_append_row(t, row, 2);
+      cells[G_N_ELEMENTS(REQUIRED)] = v < 0 ? "" : f[i].en->names[v];
+      g_autoptr(csv_table) t = check_one_row(hdr, G_N_ELEMENTS(hdr), cells);
       sim_request rq;
       ck_assert_msg(predict_row_request(t, 0, &cfg, &rq, &err), "%s: %s", f[i].en->key, err ? err->message : "");
       ck_assert_int_eq(layout_enum_value(&rq.l, &f[i]), v < 0 ? 0 : v);

@@ -90,7 +90,7 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "cp", l->cp);
   gsize nf;
   const layout_field *fs = layout_fields(&nf);
-  for (gsize i = 0; i < nf; i++) /* the enumerations (layout.h layout_enum, LAYOUT_SHOW_REPORT): when they mean something */
+  for (gsize i = 0; i < nf; i++) /* the enumerations (layout.h layout_enum, LAYOUT_SHOW_REPORT), when said */
     if (fs[i].en && (fs[i].en->shows & LAYOUT_SHOW_REPORT) && layout_enum_said(l, &fs[i]))
       cJSON_AddStringToObject(j, fs[i].en->key, layout_enum_name(&fs[i], layout_enum_value(l, &fs[i])));
   cJSON_AddBoolToObject(j, "sp", l->sp);

@@ -108,7 +108,8 @@ gboolean cli_parse_bool(const char *opt, const char *s, gboolean *out, GError **
 /* The layout enumeration an option without parse stores into (layout.h layout_enum): the field at its offset. */
 static const layout_field *layout_enum_at(const cli_option *op)
 {
-  const layout_field *f = op->field >= offsetof(cli_opts, rq.l) ? layout_field_at(op->field - offsetof(cli_opts, rq.l)) : NULL;
+  gsize at = offsetof(cli_opts, rq.l);
+  const layout_field *f = op->field >= at ? layout_field_at(op->field - at) : NULL;
   g_assert(f && f->en); /* a CLI_V_ENUM without parse must store into an enumeration of LAYOUT_FIELDS */
   return f;
 }

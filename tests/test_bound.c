@@ -139,8 +139,9 @@ START_TEST(test_static_verdict_equals_the_walk)
     ck_assert_msg(quick[i].status == walk[i].status, "tp%d pp%d zero%d mb%d: %s against the walk's %s", l->tp, l->pp,
                   l->zero, l->micro_batch, predict_status_name(quick[i].status), predict_status_name(walk[i].status));
     gboolean pre = strstr(quick[i].error, "at least") != NULL;
-    if (pre) ck_assert_msg(quick[i].peak_gib <= walk[i].peak_gib * (1 + 1e-12), "static %.3f GiB above the walk's %.3f GiB",
-                           quick[i].peak_gib, walk[i].peak_gib);
+    if (pre)
+      ck_assert_msg(quick[i].peak_gib <= walk[i].peak_gib * (1 + 1e-12), "static %.3f GiB above the walk's %.3f GiB",
+                    quick[i].peak_gib, walk[i].peak_gib);
     else ck_assert_double_eq_tol(quick[i].peak_gib, walk[i].peak_gib, 1e-9);
     by_static += pre;
     by_walk += walk[i].status == PRED_OOM && !pre;

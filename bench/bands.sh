@@ -5,10 +5,11 @@
 # with the bands' widths, before (the table's bands as shipped) and after, under leave one source out.
 #   1. the rows: bench/scale.sh's baseline (VARIANTS=baseline; MAX_ROWS rows per file, run once: rerunning
 #      reuses WORK_DIR's rows);
-#   2. nemo's base out of sample (`oos_p90_pct`): leave one model out on the 12 rows bench/calibrate-nemo.sh
-#      fits (8B, 70B, the 405B proxies: each refitted from nemo-prior without its model, MAX_EVALS evaluations,
-#      and predicted by that fit): the P90 of the |error| of the held-out rows whose model size lies between the
-#      others' (a model outside them is a distance, which g covers). megatron-deepspeed and study keep their
+#   2. nemo's base out of sample (`oos_p90_pct`): leave one group out on the 12 rows bench/calibrate-nemo.sh
+#      fits, the groups as HOLDOUT says (default "model gpus"): each model (8B, 70B, the 405B proxies) and each
+#      GPU count (8 to 256: 8 counts) refitted from nemo-prior without its rows, MAX_EVALS evaluations, and
+#      predicted by that fit: the P90 of the |error| of the held-out rows whose model size and node count lie
+#      between those of the other groups of its scheme (a row outside them is a distance, which g covers). megatron-deepspeed and study keep their
 #      tables' value (megatron-deepspeed: 960 vTrain rows against three fitted constants; study: bench/loso.sh);
 #   3. each row's band base and distance outside its table's data (validate -o's band_base_pct and
 #      band_distance, from a pass at --gpu-memory 1: the band needs no replay);
@@ -18,12 +19,14 @@
 #      90% of them inside. Leave one source out: each file's coverage with g derived from the other files only.
 # Writes WORK_DIR/data/analysis/trust/*.json (the tables with the derived constants; copy them to
 # analysis/trust/ to ship them) and prints the constants and the coverage table. WORK_DIR must lie outside the
-# repository. Usage: bash bench/bands.sh VALIDATION_DIR WORK_DIR [JOBS]   (env MAX_ROWS, MAX_EVALS)
+# repository. Usage: bash bench/bands.sh VALIDATION_DIR WORK_DIR [JOBS]   (env MAX_ROWS, MAX_EVALS, HOLDOUT)
 . "$(dirname "$0")/lib.sh"
 bench_start bands "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
 bench_positive JOBS "$jobs"
 evals=${MAX_EVALS:-60}
+holdout=${HOLDOUT:-model gpus}
+for h in $holdout; do case $h in model|gpus) ;; *) die "HOLDOUT: '$h' is not one of model, gpus" ;; esac; done
 bench_positive MAX_EVALS "$evals"
 [ -d "$1" ] || die "no directory '$1'"
 bench_work "$2"
@@ -39,13 +42,22 @@ mkdir -p "$lomo/models"
 : > "$lomo/skipped.tsv"
 awk -v who=external-rows -v models="$lomo/models" -v skips="$lomo/skipped.tsv" -v standin=0 \
   -f "$here/csv.awk" -f "$here/rows.awk" -f "$here/external-rows.awk" "$src" > "$lomo/dgxc.csv"
-for g in 8b 70b 405b; do
+# the held-out groups: models (leave one model out) and GPU counts (leave one GPU count out), as HOLDOUT says
+groups=""
+for h in $holdout; do
+  case $h in
+    model) groups="$groups 8b 70b 405b" ;;
+    gpus) groups="$groups $(awk -v who=bands -f "$here/csv.awk" -f <(echo 'NR > 1 { m = cell("model"); n = cell("gpus")
+      if (m ~ /^llama/ && m !~ /405b-kv/ && n + 0 <= 256 && !seen[n]++) printf " gpus%d", n }') "$lomo/dgxc.csv")" ;;
+  esac
+done
+for g in $groups; do
   # the fit's rows as bench/calibrate-nemo.sh selects them, the profile column dropped, split by model group
   for part in fit held; do
     awk -v who=bands -v g="$g" -v part="$part" -f "$here/csv.awk" -f /dev/stdin "$lomo/dgxc.csv" > "$lomo/$part-$g.csv" <<'AWK'
 NR == 1 { need("model gpus profile", "as bench/external-rows.awk writes"); pc = col["profile"] }
 { m = cell("model"); fit = NR > 1 && m ~ /^llama/ && m !~ /405b-kv/ && cell("gpus") + 0 <= 256 && !seen[m " " cell("gpus")]++
-  grp = m ~ /-8b/ ? "8b" : m ~ /-70b/ ? "70b" : "405b"
+  grp = g ~ /^gpus/ ? "gpus" cell("gpus") : m ~ /-8b/ ? "8b" : m ~ /-70b/ ? "70b" : "405b"
   keep = NR == 1 || (fit && (part == "held" ? grp == g : grp != g)) }
 keep { out = ""; for (i = 1; i <= nf; i++) if (i != pc) out = out (out == "" ? "" : ",") v[i]; print out }
 END { if (bad) exit 2 }
@@ -64,22 +76,24 @@ AWK
 done
 # the base: the P90 of |error| of the held-out rows whose model size lies inside the others' (the fit without them
 # interpolates; a model outside would carry its distance, which g covers)
-for g in 8b 70b 405b; do
-  lo=$(grep -E '"model_params_min"' "$lomo/held-$g-trust.json" | grep -Eo '[0-9.e+]+' | tail -1)
-  hi=$(grep -E '"model_params_max"' "$lomo/held-$g-trust.json" | grep -Eo '[0-9.e+]+' | tail -1)
-  awk -v who=bands -v g="$g" -v lo="$lo" -v hi="$hi" -f "$here/csv.awk" \
-    -f <(echo 'NR > 1 && cell("error_pct") != "" { print g, lo, hi, cell("error_pct") }') "$lomo/rows-$g.csv"
+key() { grep -E "\"$1\"" "$2" | grep -Eo '[0-9.e+]+' | tail -1; }
+for g in $groups; do
+  t="$lomo/held-$g-trust.json"
+  awk -v who=bands -v g="$g" -v lo="$(key model_params_min "$t")" -v hi="$(key model_params_max "$t")" -f "$here/csv.awk" \
+    -f <(echo 'NR > 1 && cell("error_pct") != "" { n = cell("setting"); sub(/ GPUs.*/, "", n); sub(/.*, /, "", n)
+      print g, lo, hi, int((n + 7) / 8), cell("error_pct") }') "$lomo/rows-$g.csv"
 done > "$lomo/errors.txt"
-oos=$(awk '{ g[NR] = $1; lo[NR] = $2; hi[NR] = $3; e[NR] = $4 < 0 ? -$4 : $4 } END {
-  for (i = 1; i <= NR; i++) { # inside: between the smallest and largest model of the other groups
-    min = 1e30; max = 0
-    for (j = 1; j <= NR; j++) if (g[j] != g[i]) { if (lo[j] < min) min = lo[j]; if (hi[j] > max) max = hi[j] }
-    if (lo[i] >= min && hi[i] <= max) x[++n] = e[i]
+oos=$(awk '{ g[NR] = $1; s[NR] = $1 ~ /^gpus/; lo[NR] = $2; hi[NR] = $3; nd[NR] = $4; e[NR] = $5 < 0 ? -$5 : $5 } END {
+  for (i = 1; i <= NR; i++) { # inside: its model sizes and its node count between those of the other groups of its scheme
+    min = nmin = 1e30; max = nmax = 0
+    for (j = 1; j <= NR; j++) if (s[j] == s[i] && g[j] != g[i]) {
+      if (lo[j] < min) min = lo[j]; if (hi[j] > max) max = hi[j]; if (nd[j] < nmin) nmin = nd[j]; if (nd[j] > nmax) nmax = nd[j] }
+    if (lo[i] >= min && hi[i] <= max && nd[i] >= nmin && nd[i] <= nmax) { x[++n] = e[i]; print "bands: held out inside: " g[i] " " nd[i] " nodes, " e[i] "%" > "/dev/stderr" }
   }
   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
   p = 0.9 * (n - 1); lo0 = int(p); printf "%.4f", (n == 0 ? 0 : lo0 >= n - 1 ? x[n] : x[lo0 + 1] + (p - lo0) * (x[lo0 + 2] - x[lo0 + 1])) }' "$lomo/errors.txt")
-echo "bands: nemo leave one model out: $(awk '{ printf "%s%s %+.2f", (NR > 1 ? "," : ""), $1, $4 }' "$lomo/errors.txt"); the P90 of those inside the others' model sizes: $oos%" >&2
-[ "$oos" != 0.0000 ] || die "no held-out row of nemo lies inside the others' model sizes"
+echo "bands: nemo leave one group out ($holdout): $(awk '{ printf "%s%s %+.2f", (NR > 1 ? "," : ""), $1, $5 }' "$lomo/errors.txt"); the P90 of those inside the others' model sizes and node counts: $oos%" >&2
+[ "$oos" != 0.0000 ] || die "no held-out row of nemo lies inside the others' model sizes and node counts"
 
 # 3. the tables with nemo's base out of sample, in a data root of their own (the repository's are not touched)
 data="$work/data"
@@ -175,5 +189,5 @@ for name in "${names[@]}"; do
     END { exit bad ? 2 : 0 }') "$work/$name-check.csv"
 done
 echo "== the constants (copy $data/analysis/trust/*.json to analysis/trust/ to ship them)"
-echo "nemo oos_p90_pct $oos (leave one model out)"
+echo "nemo oos_p90_pct $oos (leave one group out: $holdout)"
 cat "$work/bands.md"

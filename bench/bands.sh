@@ -88,7 +88,7 @@ oos=$(awk '{ g[NR] = $1; s[NR] = $1 ~ /^gpus/; lo[NR] = $2; hi[NR] = $3; nd[NR] 
     min = nmin = 1e30; max = nmax = 0
     for (j = 1; j <= NR; j++) if (s[j] == s[i] && g[j] != g[i]) {
       if (lo[j] < min) min = lo[j]; if (hi[j] > max) max = hi[j]; if (nd[j] < nmin) nmin = nd[j]; if (nd[j] > nmax) nmax = nd[j] }
-    if (lo[i] >= min && hi[i] <= max && nd[i] >= nmin && nd[i] <= nmax) { x[++n] = e[i]; print "bands: held out inside: " g[i] " " nd[i] " nodes, " e[i] "%" > "/dev/stderr" }
+    if (lo[i] >= min && hi[i] <= max && nd[i] >= nmin && nd[i] <= nmax) { x[++n] = e[i]; printf "bands: held out inside: %s %d nodes, %.2f%%\n", g[i], nd[i], e[i] > "/dev/stderr" }
   }
   for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
   p = 0.9 * (n - 1); lo0 = int(p); printf "%.4f", (n == 0 ? 0 : lo0 >= n - 1 ? x[n] : x[lo0 + 1] + (p - lo0) * (x[lo0 + 2] - x[lo0 + 1])) }' "$lomo/errors.txt")

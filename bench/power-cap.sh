@@ -12,8 +12,9 @@
 # over its window at or under the cap; the clock r = f / f_max solves
 #   [ c / r * P(r f_max) + m P_mem + n P_comm + i P_idle ] / (c / r + m + n + i) = P_cap
 # with c, m, n, i the fractions of the window in each class (compute-bound time stretches by 1 / r, the rest not).
-# Two windows: the whole step ("step"), and the steady state ("steady": the step less its pipeline bubble,
-# bubble_fraction taken off the communication class, where the timeline puts pipeline waits). The step estimate
+# Two windows: the whole step ("step"), and the steady state ("steady": the step less its pipeline waits,
+# bubble_fraction -- every pipeline wait, analysis/metrics.c -- taken off the communication class, where the
+# timeline puts them: the most the cap can take in this model). The step estimate
 # stretches every compute-bound second on the critical path: T (1 + c (1 / r - 1)), an upper bound.
 # Usage: bash bench/power-cap.sh SIMULATE_JSON...   (A100 figures: cap 400 W, f_sus / f_max = 1305 / 1410)
 set -euo pipefail

@@ -22,7 +22,8 @@ set -euo pipefail
 printf '%-36s %8s %6s %6s %6s %6s %7s %8s %8s %9s %8s %8s %9s\n' file step_s comp mem comm bubble W@fmax r_step \
   r_steady3 step_s3 r_step2 r_stdy2 step_s2
 for f in "$@"; do
-  tr -d ' \n\t' < "$f" | awk -v file="$(basename "$f")" -v cap=400 -v ps=60 -v pm=300 -v pc=150 -v pi=60 -v sus=$((1305))/1410 '
+  name=$(basename "$f")
+  tr -d ' \n\t' < "$f" | awk -v file="$name" -v cap=400 -v ps=60 -v pm=300 -v pc=150 -v pi=60 -v sus=1305/1410 '
     function num(key,   t) { if (!match(s, "\"" key "\":[0-9.eE+-]+")) return 0
                              t = substr(s, RSTART, RLENGTH); sub(/.*:/, "", t); return t + 0 }
     function avg(r, c, m, n, i, k,   tc, pf) { pf = ps + (cap - ps) * (1 / fsus) ^ k; tc = c / r

@@ -15,7 +15,8 @@
 # Two windows: the whole step ("step"), and the steady state ("steady": the step less its pipeline waits,
 # bubble_fraction -- every pipeline wait, analysis/metrics.c -- taken off the communication class, where the
 # timeline puts them: the most the cap can take in this model). The step estimate
-# stretches every compute-bound second on the critical path: T (1 + c (1 / r - 1)), an upper bound.
+# stretches the compute-bound seconds, T (1 + c (1 / r - 1)): low, the pipeline waits growing with the stages'
+# compute too; for the step, rerun simulate with --stack-set gemm_efficiency=(the stack's) x r.
 # Usage: bash bench/power-cap.sh SIMULATE_JSON...   (A100 figures: cap 400 W, f_sus / f_max = 1305 / 1410)
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: bash bench/power-cap.sh SIMULATE_JSON..." >&2; exit 2; }

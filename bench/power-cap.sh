@@ -38,6 +38,7 @@ for f in "$@"; do
       T = num("step_time_s"); b = num("bubble_fraction")
       s = substr(s, index(s, "\"gpu_seconds\":"))   # the energy object: its classes, not the breakdown
       c = num("compute_s"); m = num("memory_s"); n = num("comm_s"); i = num("idle_s"); tot = c + m + n + i
+      if (tot <= 0) { printf "%-36s no energy object (not a simulate --format json output)\n", file; exit }
       c /= tot; m /= tot; n /= tot; i /= tot; nb = n - b; if (nb < 0) nb = 0
       rs = clock(c, m, n, i, 3); r3 = clock(c, m, nb, i, 3); r2s = clock(c, m, n, i, 2); r2 = clock(c, m, nb, i, 2)
       printf "%-36s %8.3f %6.3f %6.3f %6.3f %6.3f %7.1f %8.4f %8.4f %9.3f %8.4f %8.4f %9.3f\n", file, T, c, m, n, b,

@@ -17,6 +17,7 @@
 #include "platforms/plat_params.h"
 #include "sim/replay.h"
 #include "workloads/axes.h"
+#include "workloads/memory.h"
 #include "workloads/schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -117,8 +118,39 @@ static prediction invalid(GError *err)
   return p;
 }
 
+/* Whether rq (prepared) does not fit by its static memory alone, without a graph (docs/sweep.md, "Exact top-K"):
+ * a stage's peak is static + dynamic + overhead(dynamic) (analysis/metrics.c), its static the generator's own
+ * mem_static_bytes (workloads/generate.c sets each program's from it), its dynamic a walk's peak (never below 0)
+ * and the overhead non-decreasing in it (fragmentation >= 0); so peak >= static + overhead(0), and where that is
+ * above the capacity the walk's verdict is OOM whatever the activations. Then *p is that verdict with the peak
+ * given as this lower bound (its error says "at least"). */
+static gboolean static_oom(const sim_request *rq, prediction *p)
+{
+  if (rq->prof.stack.fragmentation < 0) return FALSE;
+  partition part;
+  if (!partition_make_for(&part, &rq->m, &rq->l, rq->gen.partition, NULL)) return FALSE;
+  double worst = -1;
+  int at = 0;
+  for (int s = 0; s < rq->l.pp; s++) {
+    double b = mem_static_bytes(&rq->m, &rq->l, &rq->gen.code, &part, s);
+    if (b > worst) worst = b, at = s;
+  }
+  partition_clear(&part);
+  double lower = worst + metrics_mem_overhead_bytes(&rq->prof, 0);
+  if (!(lower > rq->capacity_gib * GIB)) return FALSE;
+  p->status = PRED_OOM;
+  p->peak_gib = lower / GIB;
+  p->capacity_gib = rq->capacity_gib;
+  p->peak_stage = at;
+  p->fragmentation_limit = -G_MAXDOUBLE; /* no room even without activations */
+  g_snprintf(p->error, sizeof p->error, "peak at least %.1f GiB on stage %d (its static memory and overheads, "
+             "before any activation) exceeds %.1f GiB", p->peak_gib, at, rq->capacity_gib);
+  return TRUE;
+}
+
 /* The memory verdict of rq at m micro-batches (0: its own count), from the graph at the count where the
- * schedule's peak is reached (1F1B: min(m, pp + 1)) (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails. */
+ * schedule's peak is reached (1F1B: min(m, pp + 1)) (no SimGrid: the parent may call it). FALSE with *p invalid when the request fails.
+ * With bound_s, a layout whose static memory alone does not fit is given static_oom's verdict without a graph. */
 static gboolean memory_verdict(const sim_request *req, int m, prediction *p, double *bound_s)
 {
   sim_request rq = *req;
@@ -134,6 +166,10 @@ static gboolean memory_verdict(const sim_request *req, int m, prediction *p, dou
   int peak_m = sched_memory_micro_batches(rq.l.schedule, rq.l.pp, rq.l.grad_accum);
   mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * MIN(rq.l.grad_accum, peak_m);
   if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
+  if (bound_s && static_oom(&mrq, p)) {
+    *bound_s = 0;
+    return TRUE;
+  }
   graph *g = gen_graph(&mrq.m, &mrq.l, &mrq.gen, &err);
   if (!g) goto fail;
   metrics *mem = metrics_memory_only(g, &mrq.prof, mrq.capacity_gib);

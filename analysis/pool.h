@@ -106,7 +106,8 @@ prediction pool_combine(const prediction *p1, const prediction *p2, int m);
  * it enumerates), give it to pool_run in pool_cfg.zygote, zygote_stop it after. NULL with err if refused. */
 zygote *pool_zygote_start(GError **err);
 
-/* The memory verdict of every non-NULL rqs[i] into out[i] (how = memory; the one pool_run with prune_oom gives),
+/* The memory verdict of every non-NULL rqs[i] into out[i] (how = memory; the one pool_run with prune_oom gives,
+ * but for a layout whose static memory alone does not fit: OOM without a graph, its peak a lower bound),
  * here, without a worker, and where it fits the lower bound on its step time into bound_s[i] (bound.h; 0 where
  * it does not fit or is invalid). Requests alike are walked once. */
 void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);

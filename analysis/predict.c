@@ -13,13 +13,14 @@
 #include "workloads/precision.h"
 #include "workloads/schedule.h"
 
-/* the required columns, then the optional ones; then the layout's switches' (layout.h LAYOUT_SHOW_COLUMN) */
+/* the required columns, then the optional ones; then the layout's enumerations' and switches' (layout.h
+ * LAYOUT_SHOW_COLUMN), in the field table's order */
 static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "partition", "model_file",
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set", "cp_comm_type"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -30,8 +31,9 @@ const char **predict_columns(guint *n)
   const char **cols = g_new(const char *, G_N_ELEMENTS(COLUMNS) + nf);
   memcpy(cols, COLUMNS, sizeof COLUMNS);
   *n = G_N_ELEMENTS(COLUMNS);
-  for (gsize i = 0; i < nf; i++)
-    if (fs[i].shows & LAYOUT_SHOW_COLUMN) cols[(*n)++] = fs[i].name;
+  for (gsize i = 0; i < nf; i++) /* the enumerations' (key) and the switches' (name), in the table's order */
+    if (fs[i].en ? (fs[i].en->shows & LAYOUT_SHOW_COLUMN) : (fs[i].shows & LAYOUT_SHOW_COLUMN))
+      cols[(*n)++] = fs[i].en ? fs[i].en->key : fs[i].name;
   return cols;
 }
 
@@ -65,7 +67,8 @@ static gboolean is_predict_column(const char *col)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(COLUMNS); i++)
     if (!strcmp(COLUMNS[i], col)) return TRUE;
-  return switch_column(col) != NULL;
+  const layout_field *e = layout_enum_field(col);
+  return switch_column(col) != NULL || (e && (e->en->shows & LAYOUT_SHOW_COLUMN) && !strcmp(e->en->key, col));
 }
 
 static gboolean row_int(const csv_table *t, guint r, const char *col, int *out, GError **err)
@@ -188,11 +191,16 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
   if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
-  if (*normk && !layout_parse_norm_kernel(normk, &l->norm_kernel, err)) return FALSE;
-  const char *cpc = row_opt(t, r, "cp_comm_type"); /* optional; empty: p2p */
-  layout_cp_comm cpcv = CP_COMM_P2P;
-  if (*cpc && !layout_parse_cp_comm(cpc, &cpcv, err)) return FALSE;
-  l->cp_comm = cpcv;
+  if (*normk && !layout_enum_parse(layout_enum_field("norm_kernel"), normk, (int *)&l->norm_kernel, err)) return FALSE;
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++) { /* the enumerations' columns (layout.h layout_enum, LAYOUT_SHOW_COLUMN); empty: 0 */
+    if (!fs[i].en || !(fs[i].en->shows & LAYOUT_SHOW_COLUMN)) continue;
+    const char *cell = row_opt(t, r, fs[i].en->key);
+    int v = 0;
+    if (*cell && !layout_enum_parse(&fs[i], cell, &v, err)) return FALSE;
+    *(int *)((char *)l + fs[i].offset) = v;
+  }
   /* optional: the ZeRO stage and the overlaps (empty: the row's stack's, stack_layout_defaults) */
   unsigned given = 0;
   if (*row_opt(t, r, "zero") && !row_int(t, r, "zero", &l->zero, err)) return FALSE;
@@ -215,8 +223,6 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   }
   /* optional: the layout's switches (layout.h LAYOUT_SHOW_COLUMN: the MoE all-to-all overlap, the full-iteration
    * CUDA graph, ...); empty = off */
-  gsize nf;
-  const layout_field *fs = layout_fields(&nf);
   for (gsize i = 0; i < nf; i++) {
     if (!(fs[i].shows & LAYOUT_SHOW_COLUMN)) continue;
     int v = 0;

@@ -88,7 +88,11 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   cJSON_AddNumberToObject(j, "tp", l->tp);
   cJSON_AddNumberToObject(j, "pp", l->pp);
   cJSON_AddNumberToObject(j, "cp", l->cp);
-  if (l->cp > 1) cJSON_AddStringToObject(j, "cp_comm_type", layout_cp_comm_name(l->cp_comm));
+  gsize nf;
+  const layout_field *fs = layout_fields(&nf);
+  for (gsize i = 0; i < nf; i++) /* the enumerations (layout.h layout_enum, LAYOUT_SHOW_REPORT), when said */
+    if (fs[i].en && (fs[i].en->shows & LAYOUT_SHOW_REPORT) && layout_enum_said(l, &fs[i]))
+      cJSON_AddStringToObject(j, fs[i].en->key, layout_enum_name(&fs[i], layout_enum_value(l, &fs[i])));
   cJSON_AddBoolToObject(j, "sp", l->sp);
   cJSON_AddNumberToObject(j, "micro_batch", l->micro_batch);
   cJSON_AddNumberToObject(j, "global_batch", l->global_batch);
@@ -104,8 +108,6 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   const char *used = (o->g->meta.partition[0] ? o->g->meta.partition : NULL); /* auto resolved by the generator */
   cJSON_AddStringToObject(j, "partition", used ? used : partition_method_name(rq->gen.partition));
   if (l->pipeline_layout[0]) cJSON_AddStringToObject(j, "pipeline_layout", l->pipeline_layout);
-  gsize nf;
-  const layout_field *fs = layout_fields(&nf);
   for (gsize i = 0; i < nf; i++) /* the switches (layout.h LAYOUT_SHOW_REPORT): said only when on */
     if ((fs[i].shows & LAYOUT_SHOW_REPORT) && layout_switch_on(l, &fs[i])) cJSON_AddBoolToObject(j, fs[i].name, TRUE);
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));

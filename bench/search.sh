@@ -5,6 +5,11 @@
 # memory, pruned by bound, replayed, the wall time and the CPU time (user and system, children included) per
 # replayed layout; then the median wall time and the last run's top 10. Then the check: the top 10 of llama3-8b
 # on 64 H100 by bound and prune equal the exhaustive sweep's (--exhaustive), with both wall times.
+# SPACE=full: the issue's full space (--space full: ZeRO 0-3, both overlaps, every schedule and virtual stages, cp to
+# 8, every checkpointing, fp8) instead: its size for the 70b on 1,024 H100 and llama3-8b on 64 H100 (one run refuses
+# above 100,000), then RUNS timed runs of the 8b's slice at micro-batch 1, flash2+rmsnorm, bf16 (SLICE overrides),
+# with the CPU time per layout and the full space's CPU time at that rate, then (CHECK 1) the top 10 of a
+# smaller slice (CHECK_SLICE) against --exhaustive.
 # Usage: bash bench/search.sh [RUNS [JOBS [CHECK]]]   (after tools/setup.sh; CHECK 0 skips the check)
 # EXTRA (environment): more sweep options for the 70b run, e.g. EXTRA="--schedule 1f1b,interleaved --cp 1,2".
 # CHECK_EXTRA: more for the check (default: --attention-kernel flash2+rmsnorm, which keeps its exhaustive sweep
@@ -39,6 +44,37 @@ counts() {
          sub(/,/, "", e); sub(/,/, "", i); print e, i, n, b, r }' "$1"
 }
 
+if [ "${SPACE:-default}" = full ]; then
+  full=(--seq-len 8192 --profile h100-sxm5-80gb --space full --top 10 -j "$jobs")
+  # the size of a full space: the refusal's count (one run holds at most 100,000)
+  size() { { "$bin" sweep "$@" 2>&1 || true; } | sed -n 's/.*sweep: \([0-9]*\) layouts to enumerate.*/\1/p' | head -1; }
+  n70=$(size --model llama3-70b --gpus 1024 "${full[@]}")
+  n8=$(size --model llama3-8b --gpus 64 "${full[@]}")
+  echo "full space: llama3-70b on 1,024 H100: ${n70:-?} layouts; llama3-8b on 64 H100: ${n8:-?} layouts"
+  read -r -a slice <<< "${SLICE:---micro-batch 1 --attention-kernel flash2+rmsnorm --precision bf16}"
+  echo "llama3-8b, seq 8192, 64 H100, full space at ${slice[*]}, top 10 by bound and prune, -j $jobs"
+  printf "%4s %10s %8s %13s %15s %9s %8s %8s %8s %12s\n" run enumerated invalid pruned_memory pruned_bound replayed wall_s \
+    user_s sys_s cpu_ms/layout
+  for ((i = 1; i <= runs; i++)); do
+    timed "$work/slice.txt" --model llama3-8b --gpus 64 "${full[@]}" "${slice[@]}"
+    read -r e inv oom b r < <(counts "$work/slice.txt")
+    read -r wall user sys < "$work/slice.txt.time"
+    awk -v i="$i" -v e="$e" -v inv="$inv" -v oom="$oom" -v b="$b" -v r="$r" -v w="$wall" -v u="$user" -v s="$sys" \
+      'BEGIN { printf "%4d %10d %8d %13d %15d %9d %8.1f %8.1f %8.1f %12.2f\n", i, e, inv, oom, b, r, w, u, s, 1000 * (u + s) / e }' |
+      tee -a "$work/runs"
+  done
+  awk -v n70="${n70:-0}" -v n8="${n8:-0}" -v j="$jobs" '{ c[NR] = $10 } END {
+    for (i = 1; i <= NR; i++) for (k = i + 1; k <= NR; k++) if (c[k] < c[i]) { t = c[i]; c[i] = c[k]; c[k] = t }
+    m = NR % 2 ? c[(NR + 1) / 2] : (c[NR / 2] + c[NR / 2 + 1]) / 2
+    printf "median CPU %.2f ms per layout: the 8b full space %.1f CPU-hours, the 70b full space %.1f CPU-hours at that rate", m, m * n8 / 3.6e6, m * n70 / 3.6e6
+    printf " (%.1f h wall on %d cores; target: 60 s)\n", m * n70 / 3.6e6 / j, j }' "$work/runs"
+  sed -n '/^rank /,/^[0-9]* fit/p' "$work/slice.txt" | head -12
+  [ "$check" = 1 ] || exit 0
+  read -r -a cs <<< "${CHECK_SLICE:---tp 8 --pp 1,2 --micro-batch 1 --attention-kernel flash2+rmsnorm --precision bf16 --cp 1,2}"
+  small=(--model llama3-8b --gpus 64 "${full[@]}" "${cs[@]}")
+  echo
+  echo "check: llama3-8b, seq 8192, 64 H100, full space at ${cs[*]}: top 10 by bound and prune against --exhaustive"
+else
 echo "llama3-70b, seq 8192, 1,024 H100 (h100-sxm5-80gb), sweep's default space${EXTRA:+ + $EXTRA}, top 10 by bound and prune, -j $jobs"
 printf "%4s %10s %8s %13s %15s %9s %8s %15s %15s\n" run enumerated invalid pruned_memory pruned_bound replayed wall_s \
   user_s/replay sys_s/replay
@@ -61,6 +97,7 @@ sed -n '/^rank /,/^[0-9]* fit/p' "$work/big.txt" | head -12
 echo
 small=(--model llama3-8b --seq-len 8192 --gpus 64 --profile h100-sxm5-80gb --top 10 -j "$jobs" "${check_extra[@]}")
 echo "check: llama3-8b, seq 8192, 64 H100${check_extra[*]:+, ${check_extra[*]}}: top 10 by bound and prune against --exhaustive"
+fi
 timed "$work/pruned.txt" "${small[@]}"
 timed "$work/all.txt" "${small[@]}" --exhaustive
 # the ranked rows shown: rank, layout and figures, without the summary lines (which count the pruned)

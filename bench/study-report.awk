@@ -151,6 +151,15 @@ function value_row(s, f, LIST, n, mode, q, V, M,    line, k, c) {
   }
   return line
 }
+# A row of an off/on table (checkpointing, sp): setting s's fastest layout at value a and at value b of field f,
+# then (gain) the gain cell g; with the measured rows (hasp) the same of the measured ones (gain cell mg), empty
+# where s has none; the charts' values at bar group q.
+function off_on_row(s, f, a, b, q, V, M, gain, g, mg,    line) {
+  line = "| " s " | " bestcell("s", s, f "=" a) " | " bestcell("s", s, f "=" b) " |" (gain ? " " g " |" : "")
+  if (hasp) line = line (hasm(s) ? " " bestcell("m", s, f "=" a) " | " bestcell("m", s, f "=" b) " |" (gain ? " " mg " |" : "") : " | |" (gain ? " |" : ""))
+  chart_values(V, M, q, 1, s, f, a); chart_values(V, M, q, 2, s, f, b)
+  return line
+}
 
 # ---- part 2 rows: the sweep's ranking order, ok rows first -------------------------------------------------
 function part2_row(    s, v, k) {
@@ -237,9 +246,7 @@ END {
     s = P1[q]
     if (!((("s", s, "ck", "every_layer") in HAS))) continue
     nc3++; CL3[nc3] = s
-    printf "| %s | %s | %s |%s\n", s, bestcell("s", s, "ck=none"), bestcell("s", s, "ck=every_layer"),
-      hasp ? (hasm(s) ? " " bestcell("m", s, "ck=none") " | " bestcell("m", s, "ck=every_layer") " |" : " | |") : "" > md
-    chart_values(V3, M3, nc3, 1, s, "ck", "none"); chart_values(V3, M3, nc3, 2, s, "ck", "every_layer")
+    print off_on_row(s, "ck", "none", "every_layer", nc3, V3, M3, 0) > md
   }
   SL3[1] = "no checkpointing"; SL3[2] = "every layer"
   bars(out "/img/p1-checkpointing.svg", "Best MFU with and without activation checkpointing", "the fastest layout that fits, any kernel, per setting", "MFU %", nc3, CL3, 2, SL3, V3, M3, EBNONE, hasp)
@@ -293,14 +300,12 @@ END {
     nc5++; CL5[nc5] = s; SP5[nc5] = s
     b0 = best("s", s, "sp=0"); b1 = best("s", s, "sp=1")
     G5["s", s] = (b0 && b1) ? 100 * (R["s", b0, "t"] / R["s", b1, "t"] - 1) : ""
-    mline = ""
     if (hasp) {
       m0 = best("m", s, "sp=0"); m1 = best("m", s, "sp=1")
       G5["m", s] = (m0 && m1) ? 100 * (R["m", m0, "t"] / R["m", m1, "t"] - 1) : ""
-      mline = hasm(s) ? sprintf(" %s | %s | %s |", bestcell("m", s, "sp=0"), bestcell("m", s, "sp=1"), G5["m", s] == "" ? "-" : sprintf("%+.1f%%", G5["m", s])) : " | | |"
     }
-    printf "| %s | %s | %s | %s |%s\n", s, bestcell("s", s, "sp=0"), bestcell("s", s, "sp=1"), G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]), mline > md
-    chart_values(V5, M5, nc5, 1, s, "sp", "0"); chart_values(V5, M5, nc5, 2, s, "sp", "1")
+    print off_on_row(s, "sp", "0", "1", nc5, V5, M5, 1, G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]),
+      G5["m", s] == "" ? "-" : sprintf("%+.1f%%", G5["m", s])) > md
   }
   SL5[1] = "sp off"; SL5[2] = "sp on (tp >= 2)"
   bars(out "/img/p1-sp.svg", "Best MFU without and with sequence parallelism", "the fastest layout that fits, per setting whose space has sp on", "MFU %", nc5, CL5, 2, SL5, V5, M5, EBNONE, hasp)

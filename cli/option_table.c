@@ -44,8 +44,6 @@ G_STATIC_ASSERT(sizeof(layout_ckpt) == sizeof(int) && sizeof(layout_attn) == siz
   }
 AS_INT(layout_parse_ckpt, layout_ckpt)
 AS_INT(layout_parse_attn, layout_attn)
-AS_INT(layout_parse_norm_kernel, layout_norm_kernel)
-AS_INT(layout_parse_cp_comm, layout_cp_comm)
 AS_INT(partition_parse_method, partition_method)
 AS_INT(pool_parse_fidelity, pool_fidelity)
 
@@ -246,7 +244,7 @@ const cli_option CLI_OPTIONS[] = {
              "multiple of 2*cp, a flash kernel) or its all-to-all\n"
              "(--cp-comm-type a2a); docs/model.md"},
     {.name = "cp-comm-type", .arg = CLI_ARG_REQUIRED, .metavar = "T", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
-     .parse = layout_parse_cp_comm_int, .field = F(rq.l.cp_comm), .example = "a2a", .section = CLI_SEC_LAYOUT,
+     .field = F(rq.l.cp_comm), .example = "a2a", .section = CLI_SEC_LAYOUT,
      .help = "p2p (default: TransformerEngine's ring) | a2a (its all-to-all:\n"
              "q, k, v and the output all-to-all'd over the cp group, one kernel\n"
              "on heads/cp heads; tp*cp dividing the heads); no effect at cp 1;\n"
@@ -307,7 +305,7 @@ const cli_option CLI_OPTIONS[] = {
              "flash2+rmsnorm (default)\n"
              "(flash2+rmsnorm is flash2 with --norm-kernel fused)"},
     {.name = "norm-kernel", .arg = CLI_ARG_REQUIRED, .metavar = "K", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
-     .parse = layout_parse_norm_kernel_int, .field = F(rq.l.norm_kernel), .example = "torch",
+     .field = F(rq.l.norm_kernel), .example = "torch",
      .section = CLI_SEC_LAYOUT,
      .help = "stack (default: fused where the stack fuses norms or with\n"
              "flash2+rmsnorm, else torch) | torch (the study's RMSNorm) | fused"},

@@ -105,6 +105,15 @@ gboolean cli_parse_bool(const char *opt, const char *s, gboolean *out, GError **
   return TRUE;
 }
 
+/* The layout enumeration an option without parse stores into (layout.h layout_enum): the field at its offset. */
+static const layout_field *layout_enum_at(const cli_option *op)
+{
+  gsize at = offsetof(cli_opts, rq.l);
+  const layout_field *f = op->field >= at ? layout_field_at(op->field - at) : NULL;
+  g_assert(f && f->en); /* a CLI_V_ENUM without parse must store into an enumeration of LAYOUT_FIELDS */
+  return f;
+}
+
 /* One value of `op` (an element of its list in sweep) as an int (enums, booleans) or, a what-if, a
  * double: the check of the value's type and range the table declares. */
 static gboolean parse_value(const cli_option *op, const char *s, int *iv, double *dv, GError **err)
@@ -112,7 +121,8 @@ static gboolean parse_value(const cli_option *op, const char *s, int *iv, double
   gboolean b;
   switch (op->value) {
   case CLI_V_INT: return cli_parse_int_in(op->name, s, op->lo, op->hi, iv, err);
-  case CLI_V_ENUM: return op->parse(s, iv, err);
+  case CLI_V_ENUM: /* without parse: an enumeration of the layout's field table (layout.h layout_enum) */
+    return op->parse ? op->parse(s, iv, err) : layout_enum_parse(layout_enum_at(op), s, iv, err);
   case CLI_V_BOOL:
     if (!cli_parse_bool(op->name, s, &b, err)) return FALSE;
     *iv = b;

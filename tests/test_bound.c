@@ -103,6 +103,56 @@ START_TEST(test_bound_is_below_the_replay_over_many_layouts)
 }
 END_TEST
 
+/* The static pre-check (analysis/pool.c static_oom): pool_verdicts (the top-K sweep's, which gives a layout whose
+ * static memory and overheads alone exceed the capacity its OOM without a graph) against the memory walk of
+ * every layout (pool_run, memory only): the same status for each of 64 layouts of llama-7b on 8 H100 at 40 GiB
+ * (tp 1-8, pp 1-2, ZeRO 0-3, micro-batch 1-2, seq 4096), the pre-check's peak ("at least") never above the
+ * walk's, and both kinds of OOM present (by static memory alone, and by the activations on top of it). */
+START_TEST(test_static_verdict_equals_the_walk)
+{
+  GArray *rqs = g_array_new(FALSE, FALSE, sizeof(sim_request));
+  for (int tp = 1; tp <= 8; tp *= 2)
+    for (int pp = 1; pp <= 2; pp++)
+      for (int zero = 0; zero <= 3; zero++)
+        for (int mb = 1; mb <= 2; mb++) {
+          layout l = test_layout(8, tp, pp, mb, CKPT_NONE);
+          l.seq_len = 4096;
+          l.global_batch = 8 / (tp * pp) * 4 * mb;
+          l.zero = zero;
+          sim_request rq = request("llama-7b", "h100-sxm5-80gb", l);
+          rq.capacity_gib = 40;
+          g_array_append_val(rqs, rq);
+        }
+  guint n = rqs->len;
+  ck_assert_uint_eq(n, 64);
+  g_autofree sim_request **ptr = g_new(sim_request *, n);
+  for (guint i = 0; i < n; i++) ptr[i] = &g_array_index(rqs, sim_request, i);
+  g_autofree prediction *quick = g_new0(prediction, n), *walk = g_new0(prediction, n);
+  g_autofree double *bound = g_new0(double, n);
+  pool_cfg cfg = {.jobs = 1, .fidelity = POOL_FULL, .prune_oom = TRUE};
+  pool_verdicts(ptr, n, &cfg, quick, bound);
+  cfg.memory_only = TRUE;
+  pool_run(ptr, n, &cfg, walk);
+  int by_static = 0, by_walk = 0, fit = 0;
+  for (guint i = 0; i < n; i++) {
+    const layout *l = &ptr[i]->l;
+    ck_assert_msg(quick[i].status == walk[i].status, "tp%d pp%d zero%d mb%d: %s against the walk's %s", l->tp, l->pp,
+                  l->zero, l->micro_batch, predict_status_name(quick[i].status), predict_status_name(walk[i].status));
+    gboolean pre = strstr(quick[i].error, "at least") != NULL;
+    if (pre)
+      ck_assert_msg(quick[i].peak_gib <= walk[i].peak_gib * (1 + 1e-12), "static %.3f GiB above the walk's %.3f GiB",
+                    quick[i].peak_gib, walk[i].peak_gib);
+    else ck_assert_double_eq_tol(quick[i].peak_gib, walk[i].peak_gib, 1e-9);
+    by_static += pre;
+    by_walk += walk[i].status == PRED_OOM && !pre;
+    fit += walk[i].status == PRED_OK;
+  }
+  ck_assert_msg(by_static > 0 && by_walk > 0 && fit > 0, "%d OOM by static memory, %d by the walk, %d fit", by_static,
+                by_walk, fit);
+  g_array_free(rqs, TRUE);
+}
+END_TEST
+
 /* A one-point sweep spec of `model` on `gpus` GPUs of `profile`; the caller sets the lists. */
 static sweep_spec spec(const char *model, const char *profile, int gpus, int seq, int gb)
 {
@@ -241,6 +291,7 @@ int main(void)
   TCase *tc = tcase_create("bound");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_bound_is_below_the_replay_over_many_layouts);
+  tcase_add_test(tc, test_static_verdict_equals_the_walk);
   suite_add_tcase(s, tc);
   tc = tcase_create("top_k"); /* CK_RUN_CASE=bound or top_k runs one */
   tcase_set_timeout(tc, 600);

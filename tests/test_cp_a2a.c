@@ -196,8 +196,8 @@ START_TEST(test_a2a_refuses_heads_not_divided_by_tp_cp)
   g_clear_error(&err);
   l = cp_layout(16, 2, 8, 2048, CP_COMM_P2P);
   ck_assert(layout_validate(&l, &m, NULL));
-  layout_cp_comm c;
-  ck_assert(!layout_parse_cp_comm("ring", &c, &err));
+  int c;
+  ck_assert(!layout_enum_parse(layout_enum_field("cp_comm_type"), "ring", &c, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "allowed: p2p, a2a"));
   g_clear_error(&err);
 }

@@ -2,7 +2,8 @@
  * bits) reaches every place its bits name, read off the table itself so that a new entry is tested without
  * a line here: its option sets it (cli/option_table.c), predict's column sets it and only it and refuses
  * anything but 0 and 1, the generator writes " NAME=1" in the layout string and 1 in graph meta, a graph file
- * carries it through save and load, the report says it in JSON and in words; and none of them when off. */
+ * carries it through save and load, the report says it in JSON and in words; and none of them when off. Every
+ * enumeration (layout_enum) likewise: its option and column parse its names, its layout-string entry. */
 #include <check.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "analysis/report.h"
 #include "analysis/simulate.h"
 #include "check_main.h"
+#include "check_table.h"
 #include "check_tmpdir.h"
 #include "cli/option_table.h"
 #include "cli/options.h"
@@ -256,6 +258,82 @@ START_TEST(test_every_switch_is_said_by_the_report_when_on_only)
 }
 END_TEST
 
+/* Each enumeration (layout.h layout_enum; at least cp_comm and norm_kernel, which the table declared first) has a
+ * CLI_V_ENUM option of its key in dashes storing into its field, which takes every name i as value i and refuses
+ * another naming the key, the value and every name; with LAYOUT_SHOW_COLUMN its key is a predict column that sets
+ * it the same way (empty: 0); with LAYOUT_SHOW_STRING the layout string says " KEY=NAME" for a value other than
+ * 0 where the layout means it (said), nothing for 0. */
+START_TEST(test_every_enumeration_parses_from_its_option_and_column_and_is_said_in_the_layout_string)
+{
+  gsize nf, nenums = 0;
+  const layout_field *f = layout_fields(&nf);
+  guint ncols;
+  g_autofree const char **cols = predict_columns(&ncols);
+  predict_cfg cfg = {.gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &cfg.prof, &err));
+  cfg.capacity_gib = cfg.prof.memory_gib;
+  for (gsize i = 0; i < nf; i++) {
+    if (!f[i].en) continue;
+    nenums++;
+    ck_assert_msg(f[i].type == LAYOUT_FIELD_INT && f[i].size == sizeof(int) && !f[i].shows, "%s", f[i].name);
+    ck_assert_ptr_eq(layout_enum_field(f[i].en->key), &f[i]);
+    g_autofree char *opt = g_strdelimit(g_strdup(f[i].en->key), "_", '-');
+    const cli_option *o = cli_option_find(opt);
+    ck_assert_msg(o != NULL && o->value == CLI_V_ENUM, "enumeration %s has no CLI_V_ENUM option --%s", f[i].name, opt);
+    ck_assert_msg(o->field == offsetof(cli_opts, rq.l) + f[i].offset, "--%s does not store into layout.%s", opt,
+                  f[i].name);
+    g_autoptr(GString) allowed = g_string_new(NULL);
+    for (int v = 0; v < f[i].en->n; v++) {
+      g_string_append_printf(allowed, "%s%s", v ? ", " : "", f[i].en->names[v]);
+      g_autofree char *arg = g_strdup_printf("--%s=%s", opt, f[i].en->names[v]);
+      char *argv[] = {"simulate", arg, NULL};
+      cli_opts co;
+      cli_opts_init(&co);
+      ck_assert_msg(cli_parse(&co, "simulate", CMD_SIMULATE, 2, argv, &err), "%s: %s", arg, err ? err->message : "");
+      ck_assert_int_eq(layout_enum_value(&co.rq.l, &f[i]), v);
+      cli_opts_clear(&co);
+      layout l = layout_default();
+      l.cp = 2; /* where cp_comm is said */
+      *(int *)((char *)&l + f[i].offset) = v;
+      g_autoptr(GString) str = g_string_new(NULL);
+      layout_enums_string(&l, str);
+      g_autofree char *entry = g_strdup_printf(" %s=%s", f[i].en->key, f[i].en->names[v]);
+      gboolean want = v != 0 && (f[i].en->shows & LAYOUT_SHOW_STRING) && layout_enum_said(&l, &f[i]);
+      ck_assert_msg((strstr(str->str, entry) != NULL) == want, "layout string '%s' with %s", str->str, entry + 1);
+    }
+    g_autofree char *bad = g_strdup_printf("--%s=no-such-%s", opt, f[i].name);
+    char *argv[] = {"simulate", bad, NULL};
+    cli_opts co;
+    cli_opts_init(&co);
+    ck_assert(!cli_parse(&co, "simulate", CMD_SIMULATE, 2, argv, &err));
+    g_autofree char *want = g_strdup_printf("%s: unknown 'no-such-%s' (allowed: %s)", f[i].en->key, f[i].name, allowed->str);
+    ck_assert_msg(strstr(err->message, want), "'%s' is not '%s'", err->message, want);
+    g_clear_error(&err);
+    cli_opts_clear(&co);
+    gboolean listed = FALSE;
+    for (guint c = 0; c < ncols; c++) listed |= !strcmp(cols[c], f[i].en->key);
+    ck_assert_msg(listed == ((f[i].en->shows & LAYOUT_SHOW_COLUMN) != 0 || !strcmp(f[i].en->key, "norm_kernel")),
+                  "%s listed %d among predict_columns", f[i].en->key, listed);
+    if (!(f[i].en->shows & LAYOUT_SHOW_COLUMN)) continue;
+    for (int v = -1; v < f[i].en->n; v++) { /* -1: the cell empty */
+      const char *hdr[G_N_ELEMENTS(REQUIRED) + 1], *cells[G_N_ELEMENTS(REQUIRED) + 1];
+      for (gsize c = 0; c < G_N_ELEMENTS(REQUIRED); c++) {
+        hdr[c] = REQUIRED[c];
+        cells[c] = ROW[c];
+      }
+      hdr[G_N_ELEMENTS(REQUIRED)] = f[i].en->key;
+      cells[G_N_ELEMENTS(REQUIRED)] = v < 0 ? "" : f[i].en->names[v];
+      g_autoptr(csv_table) t = check_one_row(hdr, G_N_ELEMENTS(hdr), cells);
+      sim_request rq;
+      ck_assert_msg(predict_row_request(t, 0, &cfg, &rq, &err), "%s: %s", f[i].en->key, err ? err->message : "");
+      ck_assert_int_eq(layout_enum_value(&rq.l, &f[i]), v < 0 ? 0 : v);
+    }
+  }
+  ck_assert_uint_ge(nenums, 2);
+}
+END_TEST
+
 static Suite *layout_fields_suite(void)
 {
   Suite *s = suite_create("layout_fields");
@@ -266,6 +344,7 @@ static Suite *layout_fields_suite(void)
   tcase_add_test(tc, test_every_switch_column_round_trips_through_predict);
   tcase_add_test(tc, test_every_switch_reaches_the_graph_and_its_file);
   tcase_add_test(tc, test_every_switch_is_said_by_the_report_when_on_only);
+  tcase_add_test(tc, test_every_enumeration_parses_from_its_option_and_column_and_is_said_in_the_layout_string);
   suite_add_tcase(s, tc);
   return s;
 }

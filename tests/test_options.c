@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "check_shipped.h"
 #include "cli/help.h"
 #include "cli/options.h"
 
@@ -435,6 +436,25 @@ START_TEST(test_dualpipev_alone_implies_two_virtual_stages_and_refuses_another)
 }
 END_TEST
 
+/* --profile's help names the shipped profiles (cli/option_table.c, its text a golden of tests/cli/help.tesh): its
+ * words with a digit in them are exactly the files of platforms/profiles, so a profile added or removed there
+ * without its help fails here. */
+START_TEST(test_the_profile_help_names_exactly_the_shipped_profiles)
+{
+  const cli_option *op = cli_option_find("profile");
+  ck_assert_ptr_nonnull(op);
+  g_autoptr(GPtrArray) shipped = check_shipped_profiles();
+  g_autoptr(GPtrArray) named = g_ptr_array_new_with_free_func(g_free);
+  g_auto(GStrv) words = g_strsplit_set(op->help, " ,;()\n", -1);
+  for (char **w = words; *w; w++)
+    if (strpbrk(*w, "0123456789") && !strchr(*w, '/')) g_ptr_array_add(named, g_strdup(*w));
+  g_ptr_array_sort(named, check_shipped_cmp);
+  ck_assert_uint_eq(named->len, shipped->len);
+  for (guint i = 0; i < shipped->len; i++)
+    ck_assert_str_eq(named->pdata[i], shipped->pdata[i]);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("options");
@@ -450,6 +470,7 @@ int main(void)
   tcase_add_test(tc, test_the_tp_maximum_is_the_same_for_one_value_and_a_list);
   tcase_add_test(tc, test_sweep_capacity_factor_reaches_every_layout);
   tcase_add_test(tc, test_dualpipev_alone_implies_two_virtual_stages_and_refuses_another);
+  tcase_add_test(tc, test_the_profile_help_names_exactly_the_shipped_profiles);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

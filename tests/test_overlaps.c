@@ -17,6 +17,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_request.h"
 #include "sim_child.h"
 #include <math.h>
 #include <stdio.h>
@@ -44,14 +45,11 @@ typedef struct ocase {
 static sim_request request(const ocase *c)
 {
   sim_request rq = {.m = uniform16(), .l = layout_default(), .gen = gen_default_options()};
-  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, NULL));
+  check_request_platform(&rq, "a100-sxm4-80gb", "study");
   if (c->free_comm) {
-    rq.prof.nvlink_latency_s = rq.prof.ib_latency_s = rq.prof.stack.nccl_step_latency_s = 0;
-    rq.prof.stack.launch_overhead_s = 0;
-    rq.prof.nvlink_bytes_per_s = rq.prof.ib_bytes_per_s = 1e18;
+    check_free_links(&rq.prof);
     rq.prof.hbm_bytes_per_s = 1e18;
   }
-  rq.capacity_gib = rq.prof.memory_gib;
   layout *l = &rq.l;
   l->pp = 2;
   l->dp = c->dp;
@@ -67,8 +65,7 @@ static sim_request request(const ocase *c)
   l->overlap_grad_reduce = c->ogr;
   l->overlap_param_gather = c->opg;
   rq.gen.partition = PARTITION_LAYERS;
-  GError *err = NULL;
-  ck_assert_msg(layout_validate(l, &rq.m, &err), "%s", err ? err->message : "");
+  check_request_validate(&rq);
   return rq;
 }
 
@@ -184,17 +181,14 @@ static sim_request tp_request(const tcase_tp *c)
 {
   sim_request rq = {.l = layout_default(), .gen = gen_default_options()};
   ck_assert(model_load_named("llama-7b", &rq.m, NULL));
-  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &rq.prof, NULL));
+  check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
   rq.prof.stack.tp_comm_overlap = c->overlap;
   rq.prof.stack.tp_overlap_sm_fraction = c->sm_fraction;
   if (c->free_comm) {
-    rq.prof.nvlink_latency_s = rq.prof.ib_latency_s = rq.prof.stack.nccl_step_latency_s = 0;
-    rq.prof.nvlink_bytes_per_s = rq.prof.ib_bytes_per_s = 1e18;
-    rq.prof.stack.host_dispatch_s = rq.prof.stack.launch_overhead_s = 0; /* kernel times are their math alone */
+    check_free_links(&rq.prof);
+    rq.prof.stack.host_dispatch_s = 0; /* kernel times are their math alone */
   }
-  rq.gen.code = stack_gen_code(&rq.prof.stack);
-  rq.gen.partition = rq.prof.stack.partition;
-  rq.capacity_gib = rq.prof.memory_gib;
+  check_request_stack_generator(&rq);
   layout *l = &rq.l;
   l->gpus = 2;
   l->tp = 2;
@@ -203,8 +197,7 @@ static sim_request tp_request(const tcase_tp *c)
   l->micro_batch = 1;
   l->global_batch = 1;
   stack_layout_defaults(&rq.prof.stack, l, 0);
-  GError *err = NULL;
-  ck_assert_msg(layout_validate(l, &rq.m, &err), "%s", err ? err->message : "");
+  check_request_validate(&rq);
   return rq;
 }
 

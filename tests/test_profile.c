@@ -4,6 +4,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_shipped.h"
 #include <cjson/cJSON.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -149,6 +150,14 @@ START_TEST(test_shipped_gpus_datasheet_figures_and_calibration_mark)
       {"b300", 2250, 8, 288, 900, 100, 160, 1100, 0},
       {"gb200-nvl72", 2500, 8, 186, 900, 50, 148, 1200, cs | mx},
       {"gb300-nvl72", 2500, 8, 279, 900, 100, 160, 1400, 0}};
+  /* the table covers exactly the files of platforms/profiles: a profile shipped without its figures here fails */
+  g_autoptr(GPtrArray) shipped = check_shipped_profiles();
+  ck_assert_uint_eq(shipped->len, G_N_ELEMENTS(gpus));
+  for (guint k = 0; k < shipped->len; k++) {
+    gboolean listed = FALSE;
+    for (size_t i = 0; i < G_N_ELEMENTS(gpus); i++) listed |= !strcmp(gpus[i].name, shipped->pdata[k]);
+    ck_assert_msg(listed, "platforms/profiles/%s.json: no datasheet figures in this test", (char *)shipped->pdata[k]);
+  }
   for (size_t i = 0; i < G_N_ELEMENTS(gpus); i++) {
     gpu_profile p;
     GError *err = NULL;

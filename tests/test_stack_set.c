@@ -9,6 +9,7 @@
 #include "analysis/predict.h"
 #include "analysis/report.h"
 #include "check_main.h"
+#include "check_table.h"
 #include "cli/options.h"
 #include "platforms/plat_file.h"
 #include "platforms/stack_set.h"
@@ -89,15 +90,6 @@ START_TEST(test_a_set_default_key_reaches_the_layout_unless_the_option_is_given)
 }
 END_TEST
 
-static csv_table *one_row(const char *const *cols, guint n, const char *const *cells)
-{
-  csv_table *t = csv_new(cols, n);
-  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
-  for (guint c = 0; c < n; c++) g_ptr_array_add(row, g_strdup(cells[c]));
-  csv_append_row(t, row, 2);
-  return t;
-}
-
 /* A table row: the command's --stack-set applies to the row's own stack too, then the row's stack_set cell (a later
  * key of the row wins over the command's); an empty cell keeps the command's; a bad cell is the row's error. */
 START_TEST(test_a_row_stack_set_applies_after_the_command_on_its_own_stack)
@@ -117,9 +109,9 @@ START_TEST(test_a_row_stack_set_applies_after_the_command_on_its_own_stack)
   const char *keep[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "2", "1", "1", "nemo", ""};
   const char *bad[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "2", "1", "1", "nemo",
                        "grad_reduce_bytes=3"};
-  g_autoptr(csv_table) to = one_row(cols, G_N_ELEMENTS(cols), own);
-  g_autoptr(csv_table) tk = one_row(cols, G_N_ELEMENTS(cols), keep);
-  g_autoptr(csv_table) tb = one_row(cols, G_N_ELEMENTS(cols), bad);
+  g_autoptr(csv_table) to = check_one_row(cols, G_N_ELEMENTS(cols), own);
+  g_autoptr(csv_table) tk = check_one_row(cols, G_N_ELEMENTS(cols), keep);
+  g_autoptr(csv_table) tb = check_one_row(cols, G_N_ELEMENTS(cols), bad);
   sim_request rq;
   ck_assert_msg(predict_row_request(to, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
   ck_assert_str_eq(rq.prof.stack.name, "nemo");

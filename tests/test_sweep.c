@@ -12,6 +12,7 @@
 #include "analysis/sweep_plot.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
+#include "check_table.h"
 #include "workloads/schedule.h"
 #include "test_layout.h"
 
@@ -497,15 +498,6 @@ START_TEST(test_plot_draws_bands_near_oom_marks_and_round_ticks)
 }
 END_TEST
 
-static csv_table *one_row(const char *const *cols, guint n, const char *const *cells)
-{
-  csv_table *t = csv_new(cols, n);
-  GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
-  for (guint c = 0; c < n; c++) g_ptr_array_add(row, g_strdup(cells[c]));
-  csv_append_row(t, row, 2);
-  return t;
-}
-
 /* Platform columns of a table row are honoured per row (none is silently ignored): ib_gbps 400
  * doubles the NIC bandwidth of that row's request, nics_per_node and gpu_memory set theirs; an
  * empty cell keeps the command's value; a bad value is the row's error naming the column. */
@@ -521,9 +513,9 @@ START_TEST(test_platform_columns_override_the_command_per_row)
   const char *set[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "400", "4", "40"};
   const char *keep[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "", "", ""};
   const char *bad[] = {"llama-7b", "1024", "16", "32000", "16", "none", "flash2", "1", "1", "2", "0", "fast", "", ""};
-  g_autoptr(csv_table) ts = one_row(cols, G_N_ELEMENTS(cols), set);
-  g_autoptr(csv_table) tk = one_row(cols, G_N_ELEMENTS(cols), keep);
-  g_autoptr(csv_table) tb = one_row(cols, G_N_ELEMENTS(cols), bad);
+  g_autoptr(csv_table) ts = check_one_row(cols, G_N_ELEMENTS(cols), set);
+  g_autoptr(csv_table) tk = check_one_row(cols, G_N_ELEMENTS(cols), keep);
+  g_autoptr(csv_table) tb = check_one_row(cols, G_N_ELEMENTS(cols), bad);
   sim_request rq;
   ck_assert_msg(predict_row_request(ts, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
   ck_assert_double_eq_tol(rq.prof.ib_bytes_per_s, 400e9 / 8, 1);
@@ -550,8 +542,8 @@ START_TEST(test_model_file_column_and_option_give_the_rows_model)
   predict_cfg cfg = {.gen = gen_default_options(), .capacity_gib = 80};
   const char *named[] = {"mini", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0", path};
   const char *other[] = {"llama-7b", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0", path};
-  g_autoptr(csv_table) tn = one_row(cols, G_N_ELEMENTS(cols), named);
-  g_autoptr(csv_table) to = one_row(cols, G_N_ELEMENTS(cols), other);
+  g_autoptr(csv_table) tn = check_one_row(cols, G_N_ELEMENTS(cols), named);
+  g_autoptr(csv_table) to = check_one_row(cols, G_N_ELEMENTS(cols), other);
   sim_request rq;
   GError *err = NULL;
   ck_assert_msg(predict_row_request(tn, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
@@ -567,7 +559,7 @@ START_TEST(test_model_file_column_and_option_give_the_rows_model)
   static const char *const cols2[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
                                       "attention_kernel", "micro_batch", "tp", "pp", "sp"};
   const char *plain[] = {"", "128", "4", "1000", "4", "none", "flash2", "1", "1", "4", "0"};
-  g_autoptr(csv_table) tp = one_row(cols2, G_N_ELEMENTS(cols2), plain);
+  g_autoptr(csv_table) tp = check_one_row(cols2, G_N_ELEMENTS(cols2), plain);
   ck_assert_msg(predict_row_request(tp, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
   ck_assert_str_eq(rq.m.name, "mini");
   ck_assert(!predict_row_request(tn, 0, &cfg, &rq, &err));

@@ -18,6 +18,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_request.h"
 #include "sim_child.h"
 #include <math.h>
 #include <stdio.h>
@@ -45,18 +46,12 @@ static sim_request request(const acase *c)
     rq.m.heads = rq.m.kv_heads = 16;
     rq.m.ffn = 4096;
   }
-  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "megatron-deepspeed", &rq.prof, NULL));
+  check_request_platform(&rq, "a100-sxm4-80gb", "megatron-deepspeed");
   rq.prof.stack.tp_async_grad_reduce = c->async;
   rq.prof.stack.tp_overlap_sm_fraction = c->sm_fraction;
   rq.prof.stack.host_dispatch_s = 0; /* the host always ahead: kernels start when the GPU is free */
-  if (c->free_links) {
-    rq.prof.nvlink_latency_s = rq.prof.ib_latency_s = rq.prof.stack.nccl_step_latency_s = 0;
-    rq.prof.nvlink_bytes_per_s = rq.prof.ib_bytes_per_s = 1e18;
-    rq.prof.stack.launch_overhead_s = 0;
-  }
-  rq.gen.code = stack_gen_code(&rq.prof.stack);
-  rq.gen.partition = rq.prof.stack.partition;
-  rq.capacity_gib = rq.prof.memory_gib;
+  if (c->free_links) check_free_links(&rq.prof);
+  check_request_stack_generator(&rq);
   layout *l = &rq.l;
   l->gpus = 8;
   l->tp = 8;
@@ -66,8 +61,7 @@ static sim_request request(const acase *c)
   l->global_batch = 1;
   ck_assert(layout_parse_attn("fused-softmax", &l->attn, NULL));
   stack_layout_defaults(&rq.prof.stack, l, 0);
-  GError *err = NULL;
-  ck_assert_msg(layout_validate(l, &rq.m, &err), "%s", err ? err->message : "");
+  check_request_validate(&rq);
   return rq;
 }
 

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "check_main.h"
+#include "check_request.h"
 #include "sim_child.h"
 #include "test_layout.h"
 #include <math.h>
@@ -190,8 +191,7 @@ static void run_dp16(void *arg, double out[SIM_CHILD_MAX])
 {
   const run_case *c = arg;
   sim_request rq = {.m = load7b(), .gen = gen_default_options()};
-  ck_assert(profile_load_with_stack("a100-sxm4-80gb", "study", &rq.prof, NULL));
-  rq.capacity_gib = rq.prof.memory_gib;
+  check_request_platform(&rq, "a100-sxm4-80gb", "study");
   rq.l = small(&rq.m, 16, c->zero, 2);
   rq.l.overlap_grad_reduce = c->ogr;
   sim_outcome o = {0};

@@ -134,7 +134,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
     g_string_append_printf(lay, " zero=%d overlap_grad_reduce=%d overlap_param_gather=%d", l->zero,
                            l->overlap_grad_reduce, l->overlap_param_gather);
   if (l->cp > 1) g_string_append_printf(lay, " cp=%d", l->cp); /* cp 1 is the layout string's silent default */
-  if (layout_cp_a2a(l)) g_string_append(lay, " cp_comm_type=a2a"); /* p2p, the silent default */
+  layout_enums_string(l, lay); /* the enumerations (layout.h layout_enum): cp_comm_type=a2a; p2p the silent default */
   if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
     g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
   if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));

@@ -1,5 +1,6 @@
 /* layout -- see layout.h. LAYOUT_FIELDS below is the layout's field table: adding a field is one line in it
- * (docs/options.md, "Adding a layout field"; a switch: SWITCH or SWITCH_META, where it shows, its report phrase). */
+ * (docs/options.md, "Adding a layout field"; a switch: SWITCH or SWITCH_META, where it shows, its report phrase;
+ * an enumeration: ENUM and its layout_enum, its key, names and where it shows). */
 #include "layout.h"
 
 #include <stddef.h>
@@ -26,6 +27,18 @@ static const int ATTN_CLASSES[ATTN_N_KERNELS] = {GRAPH_ATTN_SCORES, GRAPH_ATTN_S
 #define SWITCH_META(f, s, t)                                                                                     \
   {.name = #f, .offset = offsetof(layout, f), .size = sizeof(((layout *)0)->f), .type = LAYOUT_FIELD_INT,        \
    .tag = LAYOUT_KEY_MEMORY, .shows = (s) | LAYOUT_SHOW_META, .text = (t), .meta_offset = offsetof(graph_meta, f)}
+/* An enumeration (layout.h layout_enum): a layout_enum E_f declared before the table, with its names. */
+#define ENUM(f)                                                                                                  \
+  {.name = #f, .offset = offsetof(layout, f), .size = sizeof(((layout *)0)->f), .type = LAYOUT_FIELD_INT,        \
+   .tag = LAYOUT_KEY_MEMORY, .en = &E_##f}
+static const char *const CP_COMM_NAMES[CP_COMM_N] = {"p2p", "a2a"};
+static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
+static gboolean cp_said(const layout *l) { return l->cp > 1; }
+/* The enumerations: their key, names, where they show (layout_enum). Adding one: its names, one E_ line, one ENUM
+ * line in the table (docs/options.md, "Adding a layout field"). */
+static const layout_enum E_cp_comm = {"cp_comm_type", CP_COMM_NAMES, CP_COMM_N,
+                                      LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, cp_said};
+static const layout_enum E_norm_kernel = {"norm_kernel", NORMK_NAMES, NORMK_N, 0, NULL}; /* its column named in predict.c */
 /* Every field of struct layout but the axes' degrees, with its type and its tag (the macro takes both).
  * Adding a switch (docs/options.md, "Adding a layout field"): one SWITCH line here, in the order it shows, and
  * its option (cli/option_table.c, .field = F(rq.l.NAME)); the generator, report and predict pick it up. */
@@ -34,13 +47,13 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(moe_imbalance, DOUBLE, MEMORY),
     FIELD(moe_capacity_factor, DOUBLE, MEMORY),
     FIELD(sp, INT, MEMORY),
-    FIELD(cp_comm, INT, MEMORY),
+    ENUM(cp_comm),
     FIELD(micro_batch, INT, MEMORY),
     FIELD(global_batch, INT, MEMORY),
     FIELD(seq_len, INT, MEMORY),
     FIELD(ckpt, INT, MEMORY),
     FIELD(attn, INT, MEMORY),
-    FIELD(norm_kernel, INT, MEMORY),
+    ENUM(norm_kernel),
     FIELD(zero, INT, MEMORY),
     FIELD(overlap_grad_reduce, INT, MEMORY),
     FIELD(overlap_param_gather, INT, MEMORY),
@@ -57,6 +70,7 @@ static const layout_field LAYOUT_FIELDS[] = {
 #undef FIELD
 #undef SWITCH
 #undef SWITCH_META
+#undef ENUM
 
 const layout_field *layout_fields(gsize *n)
 {
@@ -68,6 +82,53 @@ gboolean layout_switch_on(const layout *l, const layout_field *f)
 {
   g_assert(f->shows && f->type == LAYOUT_FIELD_INT && f->size == sizeof(gboolean));
   return *(const gboolean *)((const char *)l + f->offset) != 0;
+}
+
+const layout_field *layout_enum_field(const char *key)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS(LAYOUT_FIELDS); i++)
+    if (LAYOUT_FIELDS[i].en && (!strcmp(LAYOUT_FIELDS[i].en->key, key) || !strcmp(LAYOUT_FIELDS[i].name, key)))
+      return &LAYOUT_FIELDS[i];
+  return NULL;
+}
+
+const layout_field *layout_field_at(gsize offset)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS(LAYOUT_FIELDS); i++)
+    if (LAYOUT_FIELDS[i].offset == offset) return &LAYOUT_FIELDS[i];
+  return NULL;
+}
+
+gboolean layout_enum_parse(const layout_field *f, const char *s, int *out, GError **err)
+{
+  g_assert(f->en);
+  for (int i = 0; i < f->en->n; i++)
+    if (strcmp(s, f->en->names[i]) == 0) {
+      *out = i;
+      return TRUE;
+    }
+  g_autoptr(GString) allowed = g_string_new(NULL);
+  for (int i = 0; i < f->en->n; i++) g_string_append_printf(allowed, "%s%s", i ? ", " : "", f->en->names[i]);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown '%s' (allowed: %s)", f->en->key, s, allowed->str);
+  return FALSE;
+}
+
+int layout_enum_value(const layout *l, const layout_field *f)
+{
+  g_assert(f->en && f->size == sizeof(int));
+  return *(const int *)((const char *)l + f->offset);
+}
+const char *layout_enum_name(const layout_field *f, int v) { return v >= 0 && v < f->en->n ? f->en->names[v] : "?"; }
+gboolean layout_enum_said(const layout *l, const layout_field *f) { return !f->en->said || f->en->said(l); }
+
+void layout_enums_string(const layout *l, GString *out)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS(LAYOUT_FIELDS); i++) {
+    const layout_field *f = &LAYOUT_FIELDS[i];
+    if (!f->en || !(f->en->shows & LAYOUT_SHOW_STRING) || !layout_enum_said(l, f)) continue;
+    int v = layout_enum_value(l, f);
+    if (v != 0) g_string_append_printf(out, " %s=%s", f->en->key, layout_enum_name(f, v)); /* 0: the silent default */
+  }
 }
 
 void layout_memory_key(const layout *l, GString *out)
@@ -84,7 +145,6 @@ void layout_memory_key(const layout *l, GString *out)
   }
 }
 static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp", "mla_up_proj"};
-static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
 
 layout layout_default(void)
 {
@@ -122,31 +182,7 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused)
   return stack_fused || l->attn == ATTN_FLASH2_RMSNORM;
 }
 
-gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err)
-{
-  for (int i = 0; i < NORMK_N; i++)
-    if (strcmp(s, NORMK_NAMES[i]) == 0) {
-      *out = (layout_norm_kernel)i;
-      return TRUE;
-    }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "norm_kernel: unknown '%s' (allowed: stack, torch, fused)", s);
-  return FALSE;
-}
-
-static const char *const CP_COMM_NAMES[CP_COMM_N] = {"p2p", "a2a"};
-const char *layout_cp_comm_name(layout_cp_comm c) { return CP_COMM_NAMES[c]; }
 gboolean layout_cp_a2a(const layout *l) { return l->cp > 1 && l->cp_comm == CP_COMM_A2A; }
-
-gboolean layout_parse_cp_comm(const char *s, layout_cp_comm *out, GError **err)
-{
-  for (int i = 0; i < CP_COMM_N; i++)
-    if (strcmp(s, CP_COMM_NAMES[i]) == 0) {
-      *out = (layout_cp_comm)i;
-      return TRUE;
-    }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "cp_comm_type: unknown '%s' (allowed: p2p, a2a)", s);
-  return FALSE;
-}
 
 gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
 {

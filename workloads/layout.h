@@ -8,8 +8,9 @@
  *
  * Adding a layout field (docs/options.md, "Adding a layout field"): the member here; one LAYOUT_FIELDS line
  * in layout.c (a switch, a gboolean said only when on: SWITCH or SWITCH_META with where it shows, its report
- * phrase; SWITCH_META also X(name) in graph.h GRAPH_META_SWITCHES); its option in cli/option_table.c; the code
- * that acts on it. The layout string, graph meta, the report and predict's columns iterate the table.
+ * phrase; SWITCH_META also X(name) in graph.h GRAPH_META_SWITCHES; an enumeration: ENUM with its layout_enum, its
+ * names); its option in cli/option_table.c; the code that acts on it. The layout string, graph meta, the report,
+ * predict's columns and the enumerations' parsing iterate the table.
  */
 #ifndef LAYOUT_H
 #define LAYOUT_H
@@ -99,6 +100,18 @@ enum {
   LAYOUT_SHOW_COLUMN = 1 << 2, /* an optional 0/1 column NAME of predict's tables, empty: off (predict.c) */
   LAYOUT_SHOW_META = 1 << 3,   /* the graph meta entry NAME, 1 (graph.h GRAPH_META_SWITCHES): what the replay reads */
 };
+/* An enumeration (a field of type INT whose values have names; value 0 its default), declared with its names once
+ * (layout.c ENUM): its option (cli/option_table.c, CLI_V_ENUM without .parse), its predict column, its report key and
+ * its layout-string entry are parsed and printed from here (docs/options.md, "Adding a layout field"). */
+typedef struct layout_enum {
+  const char *key;          /* its name outside: the predict column, the report's JSON key, the layout string's */
+  const char *const *names; /* value i's name, i < n; 0 the default */
+  int n;
+  unsigned shows;           /* LAYOUT_SHOW_STRING: " KEY=NAME" after cp in the layout string when said and not 0;
+                             * LAYOUT_SHOW_REPORT: "KEY": "NAME" after cp in the report's layout JSON when said;
+                             * LAYOUT_SHOW_COLUMN: an optional predict column KEY, empty: 0 */
+  gboolean (*said)(const struct layout *l); /* whether it means anything in l (NULL: always) */
+} layout_enum;
 typedef struct layout_field {
   const char *name;
   gsize offset, size;
@@ -107,6 +120,7 @@ typedef struct layout_field {
   unsigned shows;         /* a switch: LAYOUT_SHOW_* bits; 0 for the others (each shown by its own code) */
   const char *text;       /* LAYOUT_SHOW_REPORT: the text summary's phrase when on */
   gsize meta_offset;      /* LAYOUT_SHOW_META: of its int in graph_meta */
+  const layout_enum *en;  /* an enumeration: its names and where it shows; NULL for the others */
 } layout_field;
 const layout_field *layout_fields(gsize *n);
 /* The layout's part of a memory verdict's cache key: every non-derived axis' degree and every field tagged
@@ -114,6 +128,18 @@ const layout_field *layout_fields(gsize *n);
 void layout_memory_key(const layout *l, GString *out);
 /* Whether switch f (a field with `shows` bits) is on in l. */
 gboolean layout_switch_on(const layout *l, const layout_field *f);
+/* The enumeration whose key (layout_enum) or member name is key, NULL when none; the field at offset, NULL when none. */
+const layout_field *layout_enum_field(const char *key);
+const layout_field *layout_field_at(gsize offset);
+/* An enumeration's value named s; else an error "KEY: unknown 's' (allowed: its names)". */
+gboolean layout_enum_parse(const layout_field *f, const char *s, int *out, GError **err);
+/* Its value in l, and that value's name. */
+int layout_enum_value(const layout *l, const layout_field *f);
+const char *layout_enum_name(const layout_field *f, int v);
+/* Whether it means anything in l (layout_enum.said). */
+gboolean layout_enum_said(const layout *l, const layout_field *f);
+/* The enumerations' layout-string entries (LAYOUT_SHOW_STRING), " KEY=NAME" each, appended to out. */
+void layout_enums_string(const layout *l, GString *out);
 
 /* Highest ZeRO stage. */
 #define LAYOUT_MAX_ZERO 3
@@ -128,9 +154,6 @@ const char *layout_ckpt_name(layout_ckpt c);
 gboolean layout_attn_is_flash(layout_attn a);
 /* The efficiency class of the kernel (graph.h GRAPH_ATTN_*): what its attention events name, and the stack prices. */
 int layout_attn_class(layout_attn a);
-gboolean layout_parse_norm_kernel(const char *s, layout_norm_kernel *out, GError **err);
-gboolean layout_parse_cp_comm(const char *s, layout_cp_comm *out, GError **err);
-const char *layout_cp_comm_name(layout_cp_comm c);
 /* Whether attention runs the all-to-all context parallelism (cp > 1 and cp_comm a2a). */
 gboolean layout_cp_a2a(const layout *l);
 const char *layout_norm_kernel_name(layout_norm_kernel k);

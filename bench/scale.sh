@@ -18,9 +18,9 @@
 #              (DeepSpeed's PartitionedTensor, Megatron-LM 2021's --scatter-gather-tensors-in-pipeline); nemo none.
 #   +tp-sync   "tp_async_grad_reduce": 0 on megatron-deepspeed (docs/trust.md "Megatron-LM 2021's blocking tensor-parallel
 #              all-reduce"): both files' code predates the asynchronous input-gradient all-reduce (Megatron-LM 6985e58,
-#              2021-08-18, the SC'21 runs' commit; the async path first in 16c9044, 2021-09-02, opt-in; BLOOM's fork of
-#              February 2022 before Megatron-DeepSpeed's March 2022 merge): the all-reduce follows the whole backward
-#              GEMM; nemo unchanged.
+#              2021-08-18, the SC'21 runs' commit; the async path first in 16c9044, 2021-09-02, opt-in; BLOOM's fork,
+#              bigscience-workshop/Megatron-DeepSpeed, never had it): the all-reduce follows the whole backward GEMM;
+#              nemo unchanged.
 # A variant whose stacks are those of the one before it for a file reuses that one's rows.
 # The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
 # (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,

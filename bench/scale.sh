@@ -156,7 +156,7 @@ END {
   if (bad) exit 2
   for (key in cnt) {
     if (cnt[key] != nv) continue
-    g = setting[key]; sub(/ GPUs.*/, "", g); sub(/.*, /, "", g); nodes = (g + 7) / 8
+    g = setting[key]; sub(/ GPUs.*/, "", g); sub(/.*, /, "", g); nodes = int((g + 7) / 8)
     b = nodes <= 1 ? "1" : nodes <= 16 ? "2-16" : nodes <= 64 ? "17-64" : nodes <= 512 ? "65-512" : ">512"
     seen[b] = 1
     for (i = 1; i <= nv; i++) {

@@ -140,7 +140,7 @@ function median(arr, n,    i, j, t) {
 { # file, setting, error %, band before %, base %, distance
   n++; file[n] = $1; e[n] = $3 < 0 ? -$3 : $3; before[n] = $4; B[n] = $5; D[n] = $6
   s = $2; gpus = s; sub(/ GPUs.*/, "", gpus); sub(/.*, /, "", gpus); model = s; sub(/ .*/, "", model)
-  nodes = (gpus + 7) / 8
+  nodes = int((gpus + 7) / 8)
   bucket[n] = nodes <= 1 ? "1" : nodes <= 16 ? "2-16" : nodes <= 64 ? "17-64" : nodes <= 512 ? "65-512" : ">512"
   # in sample: nemo's rows of a setting it was fitted on (Llama up to 256 GPUs but the full 405B)
   insample[n] = $1 ~ /^nvidia_dgxc/ && model ~ /^llama/ && model !~ /405b-kv/ && gpus + 0 <= 256

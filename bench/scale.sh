@@ -16,6 +16,11 @@
 #   +pipe-sg   "pipe_scatter_gather": 1 on megatron-deepspeed (docs/trust.md "BLOOM's step"): without sp, each
 #              tensor-parallel rank sends 1/tp of a pipeline tensor and the receiver all-gathers it over tp
 #              (DeepSpeed's PartitionedTensor, Megatron-LM 2021's --scatter-gather-tensors-in-pipeline); nemo none.
+#   +tp-sync   "tp_async_grad_reduce": 0 on megatron-deepspeed (docs/trust.md "Megatron-LM 2021's blocking tensor-parallel
+#              all-reduce"): both files' code predates the asynchronous input-gradient all-reduce (Megatron-LM 6985e58,
+#              2021-08-18, the SC'21 runs' commit; the async path first in 16c9044, 2021-09-02, opt-in; BLOOM's fork,
+#              bigscience-workshop/Megatron-DeepSpeed, never had it): the all-reduce follows the whole backward GEMM;
+#              nemo unchanged.
 # A variant whose stacks are those of the one before it for a file reuses that one's rows.
 # The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
 # (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,
@@ -25,7 +30,7 @@
 # At most MAX_ROWS rows per file (default 30, every k-th expressible row: BLOOM's 103 rows at 48 nodes take
 # most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
 # Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
-#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum, pipe-sg), MAX_ROWS, PRECISIONS)
+#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum, pipe-sg, tp-sync), MAX_ROWS, PRECISIONS)
 . "$(dirname "$0")/lib.sh"
 bench_start scale "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
@@ -37,7 +42,7 @@ precisions=${PRECISIONS:-bf16}
 max_rows=${MAX_ROWS:-30}
 bench_positive MAX_ROWS "$max_rows"
 for v in $variants; do
-  case $v in baseline | nccl-lat | straggler | grad-accum | pipe-sg) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum, pipe-sg)" ;; esac
+  case $v in baseline | nccl-lat | straggler | grad-accum | pipe-sg | tp-sync) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum, pipe-sg, tp-sync)" ;; esac
 done
 [ -d "$1" ] || die "no directory '$1'"
 bench_work "$2" models
@@ -45,19 +50,27 @@ mkdir -p "$work/stacks"
 
 # the stack variants: cumulative keys on the shipped stacks
 for s in megatron-deepspeed nemo; do
-  keys=""; accum=0
+  keys=""; accum=0; sync=0
   for v in $variants; do
     case $v in
       nccl-lat) keys="$keys\"nccl_latency\": \"tuned\", " ;;
       straggler) keys="$keys\"straggler_sigma\": $sigma, " ;;
       grad-accum) [ "$s" = megatron-deepspeed ] && accum=1 ;;
       pipe-sg) [ "$s" = megatron-deepspeed ] && keys="$keys\"pipe_scatter_gather\": 1, " ;;
+      tp-sync) [ "$s" = megatron-deepspeed ] && sync=1 ;;
     esac
     if [ "$accum" = 1 ]; then # fp16 rows 6 bytes, the source's bf16 rows 18 (a stack of their own)
       sed "0,/{/s//{ $keys\"grad_accum_bytes\": 6, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
       sed "0,/{/s//{ $keys\"grad_accum_bytes\": 18, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v-bf16.json"
     else
       sed "0,/{/s//{ $keys/" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
+    fi
+    if [ "$sync" = 1 ]; then # the shipped stack's key set to 0 in place (a second key would be ambiguous)
+      for f in "$work/stacks/$s-$v.json" "$work/stacks/$s-$v-bf16.json"; do
+        [ -f "$f" ] || continue
+        grep -q '"tp_async_grad_reduce": 1' "$f" || die "tp-sync: no '\"tp_async_grad_reduce\": 1' in $s's stack"
+        sed -i 's/"tp_async_grad_reduce": 1/"tp_async_grad_reduce": 0/' "$f"
+      done
     fi
   done
 done
@@ -143,7 +156,7 @@ END {
   if (bad) exit 2
   for (key in cnt) {
     if (cnt[key] != nv) continue
-    g = setting[key]; sub(/ GPUs.*/, "", g); sub(/.*, /, "", g); nodes = (g + 7) / 8
+    g = setting[key]; sub(/ GPUs.*/, "", g); sub(/.*, /, "", g); nodes = int((g + 7) / 8)
     b = nodes <= 1 ? "1" : nodes <= 16 ? "2-16" : nodes <= 64 ? "17-64" : nodes <= 512 ? "65-512" : ">512"
     seen[b] = 1
     for (i = 1; i <= nv; i++) {

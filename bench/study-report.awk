@@ -167,7 +167,8 @@ function part2_row(    s, v, k) {
   if ($21 != "ok") return
   k = ++N2[s, v]
   if (k > 10) return
-  X2[s, v, k, "lay"] = "tp" $10 " pp" $11 " mb" $12 " sp" $13 " " $14 " " $16 ($17 > 1 ? " V" $17 : "")
+  X2[s, v, k, "lay"] = "tp" $10 " pp" $11 " mb" $12 " sp" $13 " " $14 " " $16 ($17 > 1 ? " V" $17 : "") ($19 != "bf16" ? " " $19 : "")
+  X2[s, v, k, "prec"] = $19
   X2[s, v, k, "tp"] = $10; X2[s, v, k, "pp"] = $11; X2[s, v, k, "mb"] = $12; X2[s, v, k, "ck"] = $14
   X2[s, v, k, "sch"] = $16; X2[s, v, k, "t"] = $22 + 0; X2[s, v, k, "mfu"] = 100 * $23; X2[s, v, k, "band"] = $27 + 0
   X2[s, v, k, "kwh"] = $29 + 0; X2[s, v, k, "flags"] = $28; X2[s, v, k, "ib"] = $20; X2[s, v, k, "bub"] = 100 * $24
@@ -538,11 +539,16 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   print "> command fills then. Each number carries the error band of its regime (the sweep's `band_pct`, docs/trust.md), and" > md
   print "> every setting here lies outside the calibration data (last column); read the bands as a floor, not a bound." > md
   print "" > md
-  print "Global batch: 16M tokens (Llama 3 405B's). Space: tp 2-8, pp 4-32, micro-batch 1-2, sp on, checkpointing none," > md
-  print "mlp or every_layer, flash2, 1F1B or interleaved (2 chunks a stage); the top 5 of each setting exact by bound and" > md
-  print "prune (docs/sweep.md). Not in the frame yet: MoE models, 16,384 GPUs of 175B and 131,072 of anything, GB200," > md
-  print "zero-bubble and DualPipeV, ZeRO-2/3 with overlap, FP8 (each is one more entry in bench/study-report.sh's PART2" > md
-  print "or SPACE2; left out to keep the whole report within 15 minutes on 2 cores)." > md
+  print "Global batch: 16M tokens (Llama 3 405B's). Each setting's space:" > md
+  print "" > md
+  table_head(md, "setting|model|seq|GPUs|profile|space")
+  for (q = 1; q <= np2; q++) { s = P2[q]; printf "| %s | %s | %d | %d | %s | %s |\n", s, SMODEL[s], SSEQ[s], SGPUS[s], SPROF[s], SSPACE[s] > md }
+  print "" > md
+  print "The Blackwell settings also sweep BF16 against FP8 linear layers (the layout names fp8 where it won). The top 5" > md
+  print "of each setting are exact by bound and prune (docs/sweep.md). Not in the frame yet: DeepSeek-V3-class MoE (one" > md
+  print "sweep of its space takes about 9 minutes on 2 cores), 16,384 GPUs of 175B and 131,072 of anything, ZeRO-2/3" > md
+  print "(each is one more entry in bench/study-report.sh's PART2 or its spaces; left out to keep the whole report within" > md
+  print "15 minutes on 2 cores)." > md
   section(md, "Best layouts at scale", "p2-best", "best MFU at scale, with bands")
   table_head(md, "setting|profile|best layout|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
   for (q = 1; q <= np2; q++) {
@@ -555,20 +561,20 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   }
   SLb[1] = "best layout (today's model)"
   BAR_EBNOTE = "the error band of the regime (today's model; issue 25 pending)"
-  bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting, 16M tokens a step (top 5 by bound and prune); the numbers move when the scale model is corrected", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
+  bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting, 16M tokens a step (top 5 by bound and prune); MFU against the GPU's dense BF16 peak, FP8 layouts too", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
 
   section(md, "The findings at scale")
   print "Read from each setting's top 5 (the rest of the space is pruned, so pairs as in part 1 are not available):" > md
   print "the best layout's micro-batch (finding 1), checkpointing (2), tp against pp (3) and schedule." > md
   print "" > md
-  table_head(md, "setting|micro-batch of the best (top 5 with mb 1)|checkpointing of the best (top 5 without)|tp, pp of the best|schedule of the best")
+  table_head(md, "setting|micro-batch of the best (top 5 with mb 1)|checkpointing of the best (top 5 without)|tp, pp of the best|schedule of the best|precision of the best")
   hold1 = 0; hold2 = 0; hold3 = 0; t = 0
   for (q = 1; q <= np2; q++) {
     s = P2[q]; v = "-"; if (!N2[s, v]) continue
     t++; c1 = 0; c2 = 0; n10 = N2[s, v] < 5 ? N2[s, v] : 5
     for (k = 1; k <= n10; k++) { if (X2[s, v, k, "mb"] == 1) c1++; if (X2[s, v, k, "ck"] == "none") c2++ }
     if (X2[s, v, 1, "mb"] == 1) hold1++; if (X2[s, v, 1, "ck"] == "none") hold2++; if (X2[s, v, 1, "pp"] + 0 >= X2[s, v, 1, "tp"] + 0) hold3++
-    printf "| %s | %s (%d of %d) | %s (%d of %d) | tp %s, pp %s | %s |\n", s, X2[s, v, 1, "mb"], c1, n10, X2[s, v, 1, "ck"], c2, n10, X2[s, v, 1, "tp"], X2[s, v, 1, "pp"], X2[s, v, 1, "sch"] > md
+    printf "| %s | %s (%d of %d) | %s (%d of %d) | tp %s, pp %s | %s | %s |\n", s, X2[s, v, 1, "mb"], c1, n10, X2[s, v, 1, "ck"], c2, n10, X2[s, v, 1, "tp"], X2[s, v, 1, "pp"], X2[s, v, 1, "sch"], X2[s, v, 1, "prec"] > md
   }
   printf "\nToday's model: the best layout has micro-batch 1 in %d of %d settings (finding 1 %s), no checkpointing in %d of %d (finding 2 %s), and at least as much pipeline as tensor parallelism in %d of %d (finding 3 %s at the best layout). Findings 4 and 5 are not asked by this space (sp on, one kernel); finding 6 is in each setting's sweep (its `oom` rows).\n",
     hold1, t, hold1 == t ? "holds" : "breaks where it does not", hold2, t, hold2 == t ? "holds" : "breaks where it does not", hold3, t, hold3 == t ? "holds" : "breaks where it does not" > md

@@ -58,20 +58,31 @@ PART1=(
   "65B-2k-64|llama-65b|2048|64|2,4,8|2,4,8|1,2,4|0,1|sp|"
 )
 # Part 2 (the frame; its numbers wait for issue 25's corrected scale model): name|model|seq_len|gpus|profile|more
-# sweep options. Global batch 16M tokens (Llama 3 405B's: 8192 sequences at 2k, 2048 at 8k). GPT-3's vocabulary
-# (50,257) padded to 51,200 as Megatron does, on the study stack (which does not pad). The space: tp 2-8, pp 4-32,
-# micro-batch 1-2, sp on, checkpointing none, mlp and every_layer (selective changes nothing with FlashAttention),
-# flash2, schedules 1F1B and interleaved (V 2), the top 5 exact by bound and prune (docs/sweep.md).
+# sweep options|space (dense: SPACE2, moe: SPACE2_MOE). Global batch 16M tokens (Llama 3 405B's: 8192 sequences at
+# 2k, 2048 at 8k, 4096 at 4k). GPT-3's vocabulary (50,257) padded to 51,200 as Megatron does, on the study stack
+# (which does not pad). The dense space: tp 2-8, pp 4-32, micro-batch 1-2, sp on, checkpointing none, mlp and
+# every_layer (selective changes nothing with FlashAttention), flash2, schedules 1F1B, interleaved (V 2), ZB-H1 and
+# DualPipeV (each where valid: ZB-H1 is refused with the overlapped gradient reduction the nemo stack runs), the top
+# 5 exact by bound and prune (docs/sweep.md); on Blackwell BF16 and FP8 linear layers. The MoE space: Qwen3-30B-A3B
+# with expert parallelism 8 inside the NVLink domain, tp 1-2, pp 1-4, micro-batch 1-2, checkpointing none or
+# selective, 1F1B or interleaved, BF16 or FP8.
 PART2=(
-  "175B-2k-1024-A100|gpt3-175b|2048|1024|a100-sxm4-80gb|--vocab 51200"
-  "175B-2k-4096-H100|gpt3-175b|2048|4096|h100-sxm5-80gb|"
-  "405B-8k-4096-H100|llama3-405b|8192|4096|h100-sxm5-80gb|"
-  "405B-8k-16384-H100|llama3-405b|8192|16384|h100-sxm5-80gb|"
-  "405B-8k-4096-B200|llama3-405b|8192|4096|b200|"
+  "175B-2k-1024-A100|gpt3-175b|2048|1024|a100-sxm4-80gb|--vocab 51200|dense"
+  "175B-2k-4096-H100|gpt3-175b|2048|4096|h100-sxm5-80gb||dense"
+  "405B-8k-4096-H100|llama3-405b|8192|4096|h100-sxm5-80gb||dense"
+  "405B-8k-16384-H100|llama3-405b|8192|16384|h100-sxm5-80gb||dense"
+  "405B-8k-4096-B200|llama3-405b|8192|4096|b200|--precision bf16,fp8|dense"
+  "405B-8k-4096-GB200|llama3-405b|8192|4096|gb200-nvl72|--precision bf16,fp8|dense"
+  "MoE-30B-A3B-4k-1024-GB200|qwen3-30b-a3b|4096|1024|gb200-nvl72|--ep 8 --precision bf16,fp8|moe"
 )
 # shellcheck disable=SC2054 # the commas are the sweep's lists
 SPACE2=(--tp 2,4,8 --pp 4,8,16,32 --micro-batch 1,2 --sp 1 --checkpointing none,mlp,every_layer
-        --attention-kernel flash2 --schedule 1f1b,interleaved --virtual-stages 1,2 --top 5)
+        --attention-kernel flash2 --schedule 1f1b,interleaved,zb-h1,dualpipev --virtual-stages 1,2 --top 5)
+SPACE2_TEXT="tp 2-8, pp 4-32, micro-batch 1-2, sp 1, checkpointing none, mlp, every_layer, 1F1B, interleaved V2, ZB-H1 and DualPipeV, top 5"
+# shellcheck disable=SC2054
+SPACE2_MOE=(--tp 1,2 --pp 1,2,4 --micro-batch 1,2 --sp 0,1 --checkpointing none,selective
+            --attention-kernel flash2 --schedule 1f1b,interleaved --virtual-stages 1,2 --top 5)
+SPACE2_MOE_TEXT="ep 8, tp 1-2, pp 1-4, micro-batch 1-2, checkpointing none or selective, 1F1B or interleaved V2, top 5"
 # The interconnect what-if: these Part 2 settings at 0.5x and 2x their profile's InfiniBand bandwidth per NIC.
 IB2=("405B-8k-4096-H100")
 
@@ -125,12 +136,17 @@ for st in "${PART1[@]}"; do
   totsv 1 "$name" late - "$out/sweeps/p1-$name-rmsnorm.csv" >> "$tsv"
 done
 for st in "${PART2[@]}"; do
-  IFS='|' read -r name model seq gpus profile more <<< "$st"
+  IFS='|' read -r name model seq gpus profile more space <<< "$st"
   gb=$((16777216 / seq))
   read -r -a more <<< "$more"
-  base=(--model "$model" --seq-len "$seq" --gpus "$gpus" --global-batch "$gb" --profile "$profile" "${more[@]}" "${SPACE2[@]}")
-  printf '2\t%s\t%s\t%s\t%s\t%s\t%s\ttp 2-8, pp 4-32, micro-batch 1-2, sp 1, checkpointing none, mlp, every_layer, 1F1B and interleaved V2, top 5\tscale\n' \
-    "$name" "$model" "$seq" "$gpus" "$gb" "$profile" >> "$settings"
+  case "$space" in
+    dense) sp2=("${SPACE2[@]}") text=$SPACE2_TEXT ;;
+    moe) sp2=("${SPACE2_MOE[@]}") text=$SPACE2_MOE_TEXT ;;
+    *) die "PART2 $name: space '$space' (allowed: dense, moe)" ;;
+  esac
+  base=(--model "$model" --seq-len "$seq" --gpus "$gpus" --global-batch "$gb" --profile "$profile" "${more[@]}" "${sp2[@]}")
+  printf '2\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tscale\n' \
+    "$name" "$model" "$seq" "$gpus" "$gb" "$profile" "$text" >> "$settings"
   sweep "p2-$name" "${base[@]}"
   totsv 2 "$name" - - "$out/sweeps/p2-$name.csv" >> "$tsv"
   for ib in "${IB2[@]}"; do

@@ -129,6 +129,27 @@ static const double *alone_hops(coll_group *g, int me)
   return h;
 }
 
+/* Member me's ring hop: the largest route latency to its successors over the channels, the same at every
+ * call (the routes are fixed), so asked of SimGrid once per member (a route latency walks the route: about
+ * 2,000 instructions, once per ring call before). */
+static double ring_hop(coll_group *g, int me)
+{
+  int ch = g->channels, n = g->n;
+  if (!g->ring_hop) {
+    g->ring_hop = g_new(double, n);
+    for (int i = 0; i < n; i++) g->ring_hop[i] = NAN;
+  }
+  if (isnan(g->ring_hop[me])) {
+    double hop = 0;
+    for (int k = 0; k < ch; k++) {
+      double lat = sg_host_get_route_latency(g->members[me].host, g->members[coll_ring_next(me, n, ch, k)].host);
+      if (lat > hop) hop = lat;
+    }
+    g->ring_hop[me] = hop;
+  }
+  return g->ring_hop[me];
+}
+
 /* The lone ring's flows (returned) and what run_alone returns after them (*owed_s). */
 static double ring_alone_wait(graph_coll c, coll_group *g, int me, double bytes, double step_overhead_s, double *owed_s)
 {
@@ -155,11 +176,11 @@ static double ring_alone(graph_coll c, coll_group *g, int me, double bytes, doub
  * pipelined ring, towards passive successors. By symmetry every member's flows load their links as
  * these load the active member's (NVLink up: the channels that stay in the node; NIC: the one that
  * leaves it; the fabric is non-blocking), so the time is the pipelined ring's. */
-static double run_alone(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+static double run_alone(coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
 {
   int ch = g->channels, n = g->n;
   g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
-  double hop = 0;
+  double hop = ring_hop(g, me);
   int nc = ch;
   for (int k = 0; k < ch; k++) {
     const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
@@ -167,26 +188,22 @@ static double run_alone(const coll_group *g, int me, double bytes_per_step, int 
     if (g->members[me].streamed) /* its passive predecessor's hop, into its links (see the header) */
       comms[nc++] = net_sendto_async(g->members[coll_ring_prev(me, n, ch, k)].host, g->members[me].host,
                                      bytes_per_step * steps / ch);
-    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
-    if (lat > hop) hop = lat;
   }
   sg_comm_wait_all(comms, nc);
   return (steps - 1) * hop + steps * overhead_s;
 }
 
 /* Every member active: pipelined rings, one flow per channel, then a barrier. */
-static double run_pipelined(const coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
+static double run_pipelined(coll_group *g, int me, double bytes_per_step, int steps, double overhead_s)
 {
   int ch = g->channels, n = g->n;
   g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
   g_autofree void **got = g_new(void *, ch);
-  double hop = 0;
+  double hop = ring_hop(g, me);
   for (int k = 0; k < ch; k++) {
     const coll_member *next = &g->members[coll_ring_next(me, n, ch, k)];
     comms[k] = sg_mailbox_put_async(next->inbox, &payload, (long)(bytes_per_step * steps / ch));
     comms[ch + k] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
-    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
-    if (lat > hop) hop = lat;
   }
   sg_comm_wait_all(comms, 2 * ch);
   sg_barrier_wait(g->barrier);
@@ -206,7 +223,7 @@ static double run_mixed(coll_group *g, const int *active, int n_active, int me, 
   int ch = g->channels, n = g->n, k_comm = 0;
   g_autofree sg_comm_t *comms = g_new(sg_comm_t, 2 * ch);
   g_autofree void **got = g_new(void *, ch);
-  double hop = 0, each = bytes_per_step * steps / ch;
+  double hop = ring_hop(g, me), each = bytes_per_step * steps / ch;
   for (int k = 0; k < ch; k++) {
     int inext = coll_ring_next(me, n, ch, k), iprev = coll_ring_prev(me, n, ch, k);
     const coll_member *next = &g->members[inext];
@@ -215,8 +232,6 @@ static double run_mixed(coll_group *g, const int *active, int n_active, int me, 
     if (active[iprev]) comms[k_comm++] = sg_mailbox_get_async(g->members[me].inbox, &got[k]);
     else if (g->members[me].streamed) /* its passive predecessor's hop, into its links */
       comms[k_comm++] = net_sendto_async(g->members[iprev].host, g->members[me].host, each);
-    double lat = sg_host_get_route_latency(g->members[me].host, next->host);
-    if (lat > hop) hop = lat;
   }
   sg_comm_wait_all(comms, (size_t)k_comm);
   sg_barrier_wait(coll_group_barrier(g, n_active));

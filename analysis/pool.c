@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +75,12 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m)
 {
   return t1 + (t2 - t1) * (double)(m - m1) / (double)(m2 - m1);
+}
+
+gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int m3)
+{
+  double e = pool_extrapolate(t1, m1, t2, m2, m3);
+  return fabs(e - t3) <= POOL_AFFINE_TOL * fabs(t3);
 }
 
 prediction pool_combine(const prediction *p1, const prediction *p2, int m)
@@ -235,7 +242,8 @@ char *pool_memory_key(const sim_request *rq, gboolean symmetry)
 typedef struct job {
   guint req;
   int m;     /* micro-batches to simulate (0: the request's own) */
-  int stage; /* 0: the only or the first run; 1: the fast path's second */
+  int stage; /* 0: the only or the first run; 1: the fast path's second; 2: its check at 2 m2; 3: the full run
+              * that replaces a fast path whose check failed */
 } job;
 
 /* A job as the zygote carries it: the request's bytes, then the strings its replay options point to
@@ -350,6 +358,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
 {
   g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(job)); /* jobs not started, in order */
   g_autofree prediction *first = g_new0(prediction, n ? n : 1);      /* the fast path's m1 run */
+  g_autofree prediction *second = g_new0(prediction, n ? n : 1);     /* its m2 run, while its check runs */
   g_autofree int *fast_m = g_new0(int, n ? n : 1);                   /* m2 of the fast path; 0: not fast */
   g_autofree int *own_m = g_new0(int, n ? n : 1);                    /* the request's micro-batches */
   g_autofree gboolean *sym = g_new0(gboolean, n ? n : 1);            /* the symmetry its graph will have */
@@ -454,6 +463,23 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
       g_array_append_val(queue, second);
       continue;
+    }
+    /* the check (docs/sweep.md, "Where the line bends"): a third run at 2 m2 must lie on the line of the first
+     * two, else the step is replayed in full */
+    if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID && 2 * p.m < own_m[jb.req]) {
+      second[jb.req] = p;
+      job check = {.req = jb.req, .m = 2 * p.m, .stage = 2};
+      g_array_append_val(queue, check);
+      continue;
+    }
+    if (fast_m[jb.req] && jb.stage == 2 && p.status != PRED_INVALID) {
+      const prediction *a = &first[jb.req], *b = &second[jb.req];
+      if (!pool_affine_holds(a->step_time_s, a->m, b->step_time_s, b->m, p.step_time_s, p.m)) {
+        job full = {.req = jb.req, .m = 0, .stage = 3};
+        g_array_append_val(queue, full);
+        continue;
+      }
+      p = pool_combine(a, b, own_m[jb.req]);
     }
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) p = pool_combine(&first[jb.req], &p, own_m[jb.req]);
     if (p.status != PRED_INVALID) p.m = own_m[jb.req];

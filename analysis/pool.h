@@ -99,6 +99,10 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
 gboolean pool_fast_counts(pool_fidelity f, int pp, int m, int *m1, int *m2);
 /* Affine extrapolation T(m) from T(m1), T(m2). */
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
+/* the fast path's check: the step time t3 of a third run at m3 lies on the line through (m1, t1) and (m2, t2)
+ * within POOL_AFFINE_TOL of t3 (docs/sweep.md, "Where the line bends") */
+#define POOL_AFFINE_TOL 1e-3
+gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int m3);
 /* The fast prediction at m micro-batches from the predictions at m1 and m2. */
 prediction pool_combine(const prediction *p1, const prediction *p2, int m);
 

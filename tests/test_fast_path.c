@@ -15,6 +15,7 @@
 
 #include "analysis/pool.h"
 #include "check_main.h"
+#include "check_request.h"
 #include "workloads/schedule.h"
 #include "test_layout.h"
 
@@ -150,6 +151,53 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
 }
 END_TEST
 
+/* The fast path's check (docs/sweep.md, "Where the line bends"): a third run at m3 = 2 m2 must lie on the line
+ * of the first two within POOL_AFFINE_TOL (0.1%) of its own step time, else the step is replayed in full. The
+ * line through (4, 1.0) and (5, 1.2) puts m3 = 10 at 1.0 + 0.2 * 6 = 2.2 s. */
+START_TEST(test_a_third_run_off_the_line_sends_the_step_to_a_full_replay)
+{
+  double t1 = 1.0, t2 = 1.2, on = 1.0 + 0.2 * (10 - 4);
+  ck_assert(pool_affine_holds(t1, 4, t2, 5, on, 10));
+  ck_assert(pool_affine_holds(t1, 4, t2, 5, on * (1 + 0.5e-3), 10));  /* inside 0.1% */
+  ck_assert(!pool_affine_holds(t1, 4, t2, 5, on * (1 + 2e-3), 10));   /* bent up by 0.2% */
+  ck_assert(!pool_affine_holds(t1, 4, t2, 5, on * (1 - 2e-3), 10));   /* or down */
+  /* the case that showed it: llama3-70b, 1,024 H100, tp8 pp32 cp2 ZeRO-3 with the overlapped reduction, a step
+   * of m = 256 micro-batches: 2.2901 s at 32, 2.3322 at 33 (a slope of 0.04214 s), 3.9240 at 66, where the
+   * line says 3.6808 */
+  ck_assert(!pool_affine_holds(2.2901073879121716, 32, 2.3322481714241365, 33, 3.923986903566907, 66));
+}
+END_TEST
+
+/* The same check inside pool_run: llama3-70b at seq 8192 on 1,024 H100, tp8 pp32 cp2 dp2 with sp and ZeRO-3 with
+ * the overlapped reduction, 100 micro-batches: its step is not affine from 32 on (above), so auto replays it in
+ * full and gives the full replay's step time exactly. */
+START_TEST(test_a_step_whose_line_bends_is_replayed_in_full)
+{
+  layout l = test_layout(1024, 8, 32, 1, CKPT_NONE);
+  l.cp = 2;
+  l.sp = TRUE;
+  l.seq_len = 8192;
+  l.global_batch = 2 * 100;
+  l.zero = 3;
+  l.overlap_grad_reduce = TRUE;
+  sim_request rq = {.l = l, .gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert_msg(model_load_named("llama3-70b", &rq.m, &err), "%s", err ? err->message : "");
+  check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
+  check_request_stack_generator(&rq);
+  rq.capacity_gib = 1000;
+  sim_request *ptr = &rq;
+  prediction autop, full;
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_AUTO};
+  pool_run(&ptr, 1, &cfg, &autop);
+  cfg.fidelity = POOL_FULL;
+  pool_run(&ptr, 1, &cfg, &full);
+  ck_assert_msg(autop.status == PRED_OK && full.status == PRED_OK, "%s %s", autop.error, full.error);
+  ck_assert_int_eq(autop.how, PRED_HOW_FULL);
+  ck_assert_double_eq(autop.step_time_s, full.step_time_s);
+}
+END_TEST
+
 /* No argument: the fast path; "mirrors": the mirrored replay against every rank (its own meson test, each within
  * the suite's timeout on a loaded machine). */
 int main(int argc, char **argv)
@@ -159,7 +207,11 @@ int main(int argc, char **argv)
   TCase *tc = tcase_create("fast_path");
   tcase_set_timeout(tc, 600);
   if (mirrors) tcase_add_test(tc, test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero);
-  else tcase_add_test(tc, test_fast_path_equals_the_full_replay_with_overlaps_and_zero);
+  else {
+    tcase_add_test(tc, test_a_third_run_off_the_line_sends_the_step_to_a_full_replay);
+    tcase_add_test(tc, test_a_step_whose_line_bends_is_replayed_in_full);
+    tcase_add_test(tc, test_fast_path_equals_the_full_replay_with_overlaps_and_zero);
+  }
   suite_add_tcase(s, tc);
   return check_run(s);
 }

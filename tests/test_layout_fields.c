@@ -99,6 +99,16 @@ static csv_table *switch_row(const layout_field *f, gsize nf, gsize which, const
   return t;
 }
 
+/* predict's configuration on the shipped H100 profile and the nemo stack, the GPU's memory as capacity */
+static predict_cfg predict_cfg_h100_nemo(void)
+{
+  predict_cfg cfg = {.gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert_msg(profile_load_with_stack("h100-sxm5-80gb", "nemo", &cfg.prof, &err), "%s", err ? err->message : "");
+  cfg.capacity_gib = cfg.prof.memory_gib;
+  return cfg;
+}
+
 /* A switch's column is one of predict's columns; 1 in it turns on that switch and no other, 0 or empty leaves
  * every switch off, 2 is the row's error naming the column, the value and the allowed ones. */
 START_TEST(test_every_switch_column_round_trips_through_predict)
@@ -107,10 +117,8 @@ START_TEST(test_every_switch_column_round_trips_through_predict)
   const layout_field *f = switches(&nf, &ns);
   guint ncols;
   g_autofree const char **cols = predict_columns(&ncols);
-  predict_cfg cfg = {.gen = gen_default_options()};
+  predict_cfg cfg = predict_cfg_h100_nemo();
   GError *err = NULL;
-  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &cfg.prof, &err));
-  cfg.capacity_gib = cfg.prof.memory_gib;
   for (gsize i = 0; i < nf; i++) {
     if (!(f[i].shows & LAYOUT_SHOW_COLUMN)) continue;
     gboolean listed = FALSE;
@@ -269,10 +277,8 @@ START_TEST(test_every_enumeration_parses_from_its_option_and_column_and_is_said_
   const layout_field *f = layout_fields(&nf);
   guint ncols;
   g_autofree const char **cols = predict_columns(&ncols);
-  predict_cfg cfg = {.gen = gen_default_options()};
+  predict_cfg cfg = predict_cfg_h100_nemo();
   GError *err = NULL;
-  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &cfg.prof, &err));
-  cfg.capacity_gib = cfg.prof.memory_gib;
   for (gsize i = 0; i < nf; i++) {
     if (!f[i].en) continue;
     nenums++;

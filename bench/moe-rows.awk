@@ -48,7 +48,7 @@
 BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
   rows_need()
-  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph,moe_flex_dispatcher"
+  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph,moe_flex_dispatcher,fp8_param_gather"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
 }
@@ -79,8 +79,12 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
   full = rel >= "26.06" && pr == "mxfp8" && (sys == "B300" || sys == "GB200" || sys == "GB300") # the recipes above
   flex = rel >= "26.04" || (rel ~ /^26\.02/ && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
-  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d,%d\n", name, cell("seq_len"),
+  # FP8 primary weights (column fp8_param_gather): the fp8-cs recipe sets fp8_param_gather = True
+  # (bf16_with_fp8_current_scaling_mixed, src/megatron/bridge/training/mixed_precision.py@97ad8cc); mxfp8's differs by
+  # release (False in some versions, True with reuse_grad_buf_for_mxfp8_param_ag in others): not set, not resolved
+  f8p = pr == "fp8-cs"
+  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d,%d,%d\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,
-    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full, flex
+    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full, flex, f8p
 }
 END { if (bad) exit 2 }

@@ -352,6 +352,13 @@ const cli_option CLI_OPTIONS[] = {
              "the network, then once per destination GPU over NVLink,\n"
              "not once per expert (alone: on; default off, the alltoall\n"
              "dispatcher); docs/moe.md"},
+    {.name = "fp8-param-gather", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_BOOL, .field = F(rq.l.fp8_param_gather), .example = "1", .section = CLI_SEC_LAYOUT,
+     .help = "with --precision fp8, fp8-cs or mxfp8: FP8 primary weights\n"
+             "(Megatron's --fp8-param-gather, Transformer Engine's\n"
+             "fp8_param): the linear layers' weights kept in FP8 only,\n"
+             "2 bytes a parameter less than a bf16 weight beside its FP8\n"
+             "copy (alone: on; default off); docs/precision.md"},
     {.name = "cuda-graph", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
      .value = CLI_V_BOOL, .field = F(rq.l.cuda_graph), .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "the whole step captured as one CUDA graph (Megatron's\n"

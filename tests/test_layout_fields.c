@@ -76,9 +76,11 @@ START_TEST(test_the_known_switches_show_where_documented)
 END_TEST
 
 static const char *const REQUIRED[] = {"model", "seq_len", "global_batch", "vocab", "gpus", "checkpointing",
-                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "ep"};
-/* a MoE layout on which every switch is valid: ep 8, pp 1, 1f1b (the all-to-all overlap's combined 1F1B) */
-static const char *const ROW[] = {"qwen3-30b-a3b", "1024", "16", "151936", "8", "none", "flash2", "1", "1", "1", "0", "8"};
+                                       "attention_kernel", "micro_batch", "tp", "pp", "sp", "ep", "precision"};
+/* a MoE layout on which every switch is valid: ep 8, pp 1, 1f1b (the all-to-all overlap's combined 1F1B), FP8 (the
+ * FP8 primary weights') */
+static const char *const ROW[] = {"qwen3-30b-a3b", "1024", "16", "151936", "8",  "none",
+                                  "flash2",        "1",    "1",  "1",      "0",  "8", "fp8"};
 
 /* A one-row table of the required columns and every switch's column, switch `which` set to `cell`, the rest empty. */
 static csv_table *switch_row(const layout_field *f, gsize nf, gsize which, const char *cell)

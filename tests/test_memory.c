@@ -82,6 +82,30 @@ START_TEST(test_fp8_model_states_add_two_bytes_per_linear_parameter)
 }
 END_TEST
 
+/* FP8 primary weights (--fp8-param-gather, Transformer Engine's fp8_param): the FP8 weight and its transpose are the
+ * linear layers' only copy, the bf16 weights of those layers are not kept: 2 bytes per linear parameter less than
+ * FP8 without it (the 40 layers' 4h^2 + 3hf); the embedding, head and norms stay bf16, and nothing else moves. */
+START_TEST(test_fp8_primary_weights_drop_the_bf16_copy_of_every_linear_parameter)
+{
+  model m = load13b();
+  layout l = make_layout(&m, 64, 1, 1, FALSE, 1, ATTN_FLASH2_RMSNORM, CKPT_NONE);
+  partition p;
+  ck_assert(partition_make(&p, &m, 1, 1, PARTITION_UNIFORM, NULL));
+  mem_states f8, prim;
+  l.precision = PREC_FP8;
+  mem_model_states(&m, &l, NULL, &p, 0, &f8);
+  l.fp8_param_gather = TRUE;
+  mem_model_states(&m, &l, NULL, &p, 0, &prim);
+  double linear = 40.0 * (4.0 * 5120 * 5120 + 3.0 * 5120 * 13824);
+  ck_assert_double_eq_tol(f8.params_bytes - prim.params_bytes, 2 * linear, 1);
+  ck_assert_double_eq_tol(prim.params_bytes, 2 * (n13b() - linear), 1); /* what is left in bf16 */
+  ck_assert_double_eq(prim.buffers_bytes, f8.buffers_bytes);
+  ck_assert_double_eq(prim.grads_bytes, f8.grads_bytes);
+  ck_assert_double_eq(prim.optimizer_bytes, f8.optimizer_bytes);
+  partition_clear(&p);
+}
+END_TEST
+
 START_TEST(test_llama13b_dp64_model_states_without_zero1_are_20N)
 {
   model m = load13b();
@@ -701,6 +725,7 @@ int main(void)
   tcase_add_test(tc, test_memory_never_negative_and_back_to_model_states_at_step_end);
   tcase_add_test(tc, test_graph_json_keeps_model_states_and_transients);
   tcase_add_test(tc, test_fp8_model_states_add_two_bytes_per_linear_parameter);
+  tcase_add_test(tc, test_fp8_primary_weights_drop_the_bf16_copy_of_every_linear_parameter);
   tcase_add_test(tc, test_korthikanti_table2_no_parallelism_is_sbh_34_plus_5as_over_h);
   tcase_add_test(tc, test_korthikanti_table2_tensor_parallel_is_sbh_10_plus_24_over_t_plus_5as_over_ht);
   tcase_add_test(tc, test_korthikanti_table2_tensor_and_sequence_parallel_is_sbh_34_over_t_plus_5as_over_ht);

@@ -8,6 +8,7 @@
 
 #include "common/lsim_error.h"
 #include "axes.h"
+#include "precision.h"
 #include "schedule.h"
 
 static const char *const ATTN_NAMES[ATTN_N_KERNELS] = {"torch", "fused-softmax", "flash1", "flash1-legacy",
@@ -61,6 +62,7 @@ static const layout_field LAYOUT_FIELDS[] = {
     SWITCH_META(cuda_graph, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "one CUDA graph"),
     /* the replay reads the routing, not the switch: generate.c sets graph meta flex_experts and flex_top_k */
     SWITCH(moe_flex_dispatcher, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "flex token dispatcher"),
+    SWITCH(fp8_param_gather, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "FP8 primary weights"),
     FIELD(grad_accum, INT, DERIVED),
     FIELD(schedule, INT, MEMORY),
     FIELD(virtual_stages, INT, MEMORY),
@@ -428,5 +430,11 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   if (l->moe_flex_dispatcher && !model_has_experts(m))
     return fail(err, "moe_flex_dispatcher: %s has no experts, so no tokens to dispatch (allowed: a model with "
                 "experts, or without --moe-flex-dispatcher)", m->name);
+  if (l->fp8_param_gather && l->precision == PREC_BF16)
+    return fail(err, "fp8_param_gather: FP8 primary weights need FP8 linear layers, got precision bf16 (allowed: "
+                "--precision fp8, fp8-cs or mxfp8, or without --fp8-param-gather)");
+  if (l->fp8_param_gather && l->zero >= 3)
+    return fail(err, "fp8_param_gather: not modelled with zero %d, which shards the weights themselves (allowed: "
+                "--zero 0, 1 or 2 with --fp8-param-gather)", l->zero);
   return check_zero(l, err);
 }

@@ -73,6 +73,9 @@ typedef struct layout {
   gboolean overlap_moe_ep_comm;  /* MoE all-to-alls of an F&B pair beside the other pass's compute (docs/schedules.md) */
   gboolean moe_flex_dispatcher;  /* Megatron's flex token dispatcher (DeepEP, HybridEP): each token sent once per
                                   * destination NVLink domain and GPU, not once per expert (docs/moe.md) */
+  gboolean fp8_param_gather;     /* FP8 primary weights (Megatron's --fp8-param-gather, Transformer Engine's
+                                  * fp8_param): the linear layers' weights kept in FP8 only, no bf16 copy
+                                  * (docs/precision.md) */
   int grad_accum;       /* derived: global_batch / (dp * micro_batch) */
   int schedule;         /* pipeline schedule: an id of the schedule table (schedule.h); 0 = 1f1b, the study's */
   int virtual_stages;   /* model chunks per stage (the interleaved schedule's V); 1 otherwise */

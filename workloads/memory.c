@@ -129,9 +129,12 @@ void mem_model_states(const model *m, const layout *l, const gen_code *code, con
    * weight shape, from the first backward on; a dense layer's four shapes (qkv, out, gate-and-up, down) once per
    * rank whatever its layer count (the routed experts' grouped linears are not counted: docs/memory.md) */
   if (code->te_dummy_wgrad && layers > 0) out->buffers_bytes += block_layer_linear_params(m, l->tp) * BF16;
+  double linear = model_has_experts(m) ? moe_linear : layers * block_layer_linear_params(m, l->tp);
   if (l->precision != PREC_BF16)
-    out->buffers_bytes += (model_has_experts(m) ? moe_linear : layers * block_layer_linear_params(m, l->tp)) *
-                          precision_weight_copy_bytes((precision)l->precision); /* the experts': docs/moe.md */
+    out->buffers_bytes += linear * precision_weight_copy_bytes((precision)l->precision); /* the experts': docs/moe.md */
+  /* FP8 primary weights (--fp8-param-gather): the FP8 weight and its transpose above are the linear layers' only
+   * copy, their bf16 weights are not kept (zero 3 refused: layout.c) */
+  if (l->fp8_param_gather) out->params_bytes -= BF16 * linear;
 }
 
 double mem_static_bytes(const model *m, const layout *l, const gen_code *code, const partition *p, int stage)

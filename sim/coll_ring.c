@@ -129,25 +129,15 @@ static const double *alone_hops(coll_group *g, int me)
   return h;
 }
 
-/* Member me's ring hop: the largest route latency to its successors over the channels, the same at every
- * call (the routes are fixed), so asked of SimGrid once per member (a route latency walks the route: about
- * 2,000 instructions, once per ring call before). */
+/* Member me's ring hop: the largest route latency to its successors over the channels, from its lone hops
+ * (alone_hops: the routes are fixed, so SimGrid is asked once per member, not at every ring call). */
 static double ring_hop(coll_group *g, int me)
 {
-  int ch = g->channels, n = g->n;
-  if (!g->ring_hop) {
-    g->ring_hop = g_new(double, n);
-    for (int i = 0; i < n; i++) g->ring_hop[i] = NAN;
-  }
-  if (isnan(g->ring_hop[me])) {
-    double hop = 0;
-    for (int k = 0; k < ch; k++) {
-      double lat = sg_host_get_route_latency(g->members[me].host, g->members[coll_ring_next(me, n, ch, k)].host);
-      if (lat > hop) hop = lat;
-    }
-    g->ring_hop[me] = hop;
-  }
-  return g->ring_hop[me];
+  const double *h = alone_hops(g, me);
+  double hop = 0;
+  for (int k = 0; k < g->channels; k++)
+    if (h[2 * k + 1] > hop) hop = h[2 * k + 1];
+  return hop;
 }
 
 /* The lone ring's flows (returned) and what run_alone returns after them (*owed_s). */

@@ -79,7 +79,6 @@ void coll_group_clear(coll_group *g)
   }
   g_free(g->members);
   g_free(g->alone);
-  g_free(g->ring_hop);
   g_free(g->dom);
   g_free(g->loc);
   g_free(g->at);

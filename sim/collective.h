@@ -82,7 +82,6 @@ typedef struct coll_group {
   sg_bar_t barrier;   /* all n members, for the pipelined ring and the other algorithms */
   sg_bar_t *barriers; /* per count k < n of active members: theirs (coll_group_barrier); NULL: none yet */
   double *alone;      /* per member: channels x (seconds per byte, latency) of its lone hops; NAN: not yet */
-  double *ring_hop;   /* per member: the largest route latency to its successors over the channels; NAN: not yet */
   /* the domain shape: domains in order of first member; per_domain members in each (0: not the same
    * in all); dom and loc per member; at[d * per_domain + l]: member l of domain d */
   int domains, per_domain;

@@ -29,6 +29,7 @@ static const plat_field FIELDS[] = {
     K(attn_head_dim_half, 0, 1e4, NOT_MEMORY),
     K(launch_overhead_s, 0, 1e-2, NOT_MEMORY),
     D(host_dispatch_s, 0, 1e-2, 0, NOT_MEMORY), /* 0: the host always ahead of the GPU */
+    DI(launch_blocking, 0, 1, 0, NOT_MEMORY),   /* 0: launches asynchronous (CUDA's default) */
     K(fp8_gemm_efficiency, 0.05, 1, NOT_MEMORY),
     D(attn_fit_flops_per_exp, 0, 1e4, 0, NOT_MEMORY), /* 0: attention on every GPU as on the fit GPU */
     /* collectives */

@@ -48,6 +48,8 @@ typedef struct stack_profile {
   double launch_overhead_s;    /* GPU-side gap per kernel launch */
   double host_dispatch_s;      /* host (Python, PyTorch) time to issue one kernel: a kernel cannot start before
                                 * the host has issued it (sim/replay.c); 0: the host is always ahead */
+  double launch_blocking;      /* 0 or 1: CUDA_LAUNCH_BLOCKING=1, every launch returns to the host when its kernel or
+                                * collective has ended, so the host never runs ahead (sim/replay.c) */
   /* collectives (sim/collective.c) */
   double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
   double nccl_step_latency_s;  /* per ring step, on top of link latency */

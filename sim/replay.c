@@ -264,9 +264,14 @@ static double run_event_seconds(rank_rt *r, int k)
 /* Whether the host issues the kernels one by one; a captured CUDA graph is launched once for the step. */
 static gboolean host_dispatched(const engine *eng) { return eng->prof->stack.host_dispatch_s > 0 && !eng->g->meta.cuda_graph; }
 
-static double host_issue(lane *l, const graph_event *e)
+/* With launch_blocking (CUDA_LAUNCH_BLOCKING=1) a launch returns when its work has ended, so the host issues the
+ * next kernel only after the GPU's current time `now`: each of an event's launches costs its dispatch in series
+ * with the GPU, the event e.launches x host_dispatch_s on top of its own time. */
+static double host_issue(lane *l, const graph_event *e, double now)
 {
-  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * l->r->eng->prof->stack.host_dispatch_s;
+  const stack_profile *st = &l->r->eng->prof->stack;
+  if (st->launch_blocking && l->host_s < now) l->host_s = now;
+  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * st->host_dispatch_s;
   return l->host_s;
 }
 
@@ -278,7 +283,7 @@ static int run_compute(lane *l, int i)
   if (r->eng->tracing) flush_pending(l); /* the state must start where the event starts */
   double t = simgrid_get_clock() + l->pending_s, total = l->pending_s;
   for (int k = i; k < j; k++) {
-    double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k]) - t : 0;
+    double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k], t) - t : 0;
     if (wait > 0) { /* the GPU waits for the host */
       t += wait;
       total += wait;
@@ -330,7 +335,7 @@ static void run_comm(lane *l, int i)
   rank_rt *r = l->r;
   const graph_event *e = &r->ev[i];
   if (host_dispatched(r->eng)) { /* issued by the host like a kernel */
-    double wait = host_issue(l, e) - (simgrid_get_clock() + l->pending_s);
+    double now = simgrid_get_clock() + l->pending_s, wait = host_issue(l, e, now) - now;
     if (wait > 0) l->pending_s += wait;
   }
   flush_pending(l);
@@ -373,8 +378,8 @@ static void run_comm(lane *l, int i)
   r->out->end_s[i] = simgrid_get_clock() + l->pending_s;
   /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p); a
    * layer's message (GRAPH_P2P_LAYER) is ordered on the stream, as a collective, and the host runs ahead */
-  if ((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER) && l->host_s < r->out->end_s[i])
-    l->host_s = r->out->end_s[i];
+  if (((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER)) || r->eng->prof->stack.launch_blocking)
+    if (l->host_s < r->out->end_s[i]) l->host_s = r->out->end_s[i]; /* launch_blocking: every call returns at its end */
 }
 
 /* The first event of lane l's stream from i on (r->n: none). */

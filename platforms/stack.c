@@ -36,6 +36,7 @@ static const plat_field FIELDS[] = {
     K(nccl_bw_efficiency_nvlink, 0.05, 1, NOT_MEMORY),
     K(nccl_bw_efficiency_ib, 0.05, 1, NOT_MEMORY),
     K(nccl_step_latency_s, 0, 1e-2, NOT_MEMORY),
+    D(p2p_bw_efficiency_ib, 0, 1, 0, NOT_MEMORY), /* 0: a pipeline send between nodes as fast as a collective */
     D(straggler_sigma, 0, 0.2, 0, NOT_MEMORY), /* 0: every GPU as fast as the profile says */
     D(flex_nvlink_efficiency, 0, 1, 0, NOT_MEMORY), /* 0: the flex dispatcher's NVLink as fast as NCCL's */
     /* memory beside the model (docs/memory.md); fragmentation is fitted (calibrate --fit memory) */

@@ -53,6 +53,8 @@ typedef struct stack_profile {
   /* collectives (sim/collective.c) */
   double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
   double nccl_step_latency_s;  /* per ring step, on top of link latency */
+  double p2p_bw_efficiency_ib; /* achieved / link bandwidth of a pipeline send between nodes (NCCL send/recv); 0: the
+                                * collectives' nccl_bw_efficiency_ib (sim/replay.c run_comm) */
   gboolean nccl_latency_tuned; /* JSON "nccl_latency": "tuned" (NCCL's own per-collective latency, tuning.cc's
                                 * baseLat + hwLat per step by link type, replacing nccl_step_latency_s; docs/trust.md)
                                 * or "fitted" (the default: nccl_step_latency_s per step) */

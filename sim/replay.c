@@ -330,6 +330,15 @@ static gboolean passive_in(const rank_rt *rt, int gid, int ordinal)
   return FALSE;
 }
 
+/* A pipeline send between nodes at the stack's p2p_bw_efficiency_ib instead of the collectives' efficiency, which the
+ * links carry (plat_params): its bytes scaled by their ratio (1 within a node or with the key at 0). */
+static double p2p_slowdown(const rank_rt *r, const graph_event *e)
+{
+  const stack_profile *st = &r->eng->prof->stack;
+  if (st->p2p_bw_efficiency_ib <= 0 || topo_host_of(r->eng->pp, r->rank) == topo_host_of(r->eng->pp, e->peer)) return 1;
+  return st->nccl_bw_efficiency_ib / st->p2p_bw_efficiency_ib;
+}
+
 static void run_comm(lane *l, int i)
 {
   rank_rt *r = l->r;
@@ -343,7 +352,7 @@ static void run_comm(lane *l, int i)
   if (l->s == 0) trace_push(r, e);
   if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
     sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
-  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes);
+  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)(e->bytes * p2p_slowdown(r, e)));
   else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(r, e->peer, r->rank, e));
   else {
     int gid = graph_group_for(r->prog, e->peer);

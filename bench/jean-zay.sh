@@ -13,7 +13,9 @@
 # 160 s for hidden 14400 against 13824 on the same 40 nodes, a shape penalty the kernel model does not have; so the
 # 1-node row checks the compute only loosely, and the 10-node row's use is its difference to the 1-node row (the
 # same 8 layers a GPU; the pipeline's communication and fill).
-# Usage: bash bench/jean-zay.sh [WORK_DIR]   (about 3 minutes of CPU; the 10-node run takes 4 GiB)
+# With P2P=E the pipeline sends between nodes run at p2p_bw_efficiency_ib E (0: the collectives' 0.9); P2P=0.2 makes the
+# 10-node row's pipeline cost what was measured (docs/trust.md, "BLOOM's step": a fit on this row, not shipped).
+# Usage: [P2P=E] bash bench/jean-zay.sh [WORK_DIR]   (about 3 minutes of CPU; the 10-node run takes 4 GiB)
 set -euo pipefail
 die() { echo "jean-zay: $*" >&2; exit 2; }
 [ $# -le 1 ] || die "usage: bash bench/jean-zay.sh [WORK_DIR]"
@@ -29,7 +31,7 @@ model jz-20b 8 32
 model jz-200b 80 96
 common=(--profile a100-jean-zay --tp 8 --micro-batch 1 --seq-len 2048 --vocab 250880 --checkpointing every_layer
   --attention-kernel fused-softmax --stack-set grad_accum_bytes=18 --stack-set pipe_scatter_gather=1
-  --stack-set tp_async_grad_reduce=0)
+  --stack-set tp_async_grad_reduce=0 --stack-set p2p_bw_efficiency_ib="${P2P:-0}")
 step() { "$bin" simulate --format json "$@" 2> /dev/null | awk -F'[:,]' '/"step_time_s"/ && !n++ { gsub(/[ \t]/, "", $2); print $2 }'; }
 t1=$(step --model-file "$work/jz-20b.json" --gpus 8 --pp 1 --global-batch 2048 "${common[@]}" --stack-set launch_blocking=1)
 t10=$(step --model-file "$work/jz-200b.json" --gpus 80 --pp 10 --global-batch 2048 "${common[@]}" --stack-set launch_blocking=1)

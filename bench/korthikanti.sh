@@ -30,8 +30,15 @@
 # ran by default without sp (--no-scatter-gather-tensors-in-pipeline, store_false; p2p_communication.py: "if
 # args.scatter_gather_tensors_in_pipeline and not args.sequence_parallel"): each tp rank sends 1/t of the
 # activation and the receiver all-gathers it over NVLink (stack key pipe_scatter_gather; with sp nothing changes);
-# and (both_s, both_err) the two together. Neither is in the shipped stack: docs/memory.md section 5b says why.
-# Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 2.5 minutes of CPU under load)
+# and (both_s, both_err) the two together. Then (code_s, code_err) what Megatron-LM's own GPT recipes at the paper's
+# commit run besides: the scatter-gather and the gradient accumulation pass after every micro-batch's backward,
+# `param.main_grad.add_(param.grad.data)` in fp16 (6 bytes a parameter: stack key grad_accum_bytes 6), which the code
+# runs instead of accumulating in the weight-gradient GEMM when gradients are not accumulated in fp32
+# (megatron/arguments.py at 3f91f09b switches gradient_accumulation_fusion off then; examples/pretrain_gpt3_175B.sh,
+# pretrain_gpt_distributed_with_mp.sh and sc21/CONFIG.sh all run --fp16 without --accumulate-allreduce-grads-in-fp32;
+# the paper says only "mixed precision"); and (all_s, all_err) those with the clock. None is in the shipped stack:
+# docs/memory.md section 5b says why.
+# Usage: bash bench/korthikanti.sh [WORK_DIR]   (about 4 minutes of CPU under load)
 set -euo pipefail
 die() { echo "korthikanti: $*" >&2; exit 2; }
 [ $# -le 1 ] || die "usage: bash bench/korthikanti.sh [WORK_DIR]"
@@ -52,8 +59,8 @@ gpt-175b 96 12288 96 8 64 64 1 interleaved-3 1f1b 18.13 13.75
 gpt-530b 105 20480 128 35 280 280 1 interleaved-3 1f1b 49.05 37.83
 gpt-1t 128 25600 160 64 512 512 1 1f1b interleaved-2 94.42 71.49"
 
-printf '%-9s %-22s %-13s %-6s %9s %9s %8s %9s %-7s %9s %8s %8s %8s %8s %8s %8s\n' model method schedule run pred_s paper_s error \
-  peak_GiB verdict alloc_GiB sus_s sus_err sg_s sg_err both_s both_err
+printf '%-9s %-22s %-13s %-6s %9s %9s %8s %9s %-7s %9s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n' model method schedule run pred_s paper_s error \
+  peak_GiB verdict alloc_GiB sus_s sus_err sg_s sg_err both_s both_err code_s code_err all_s all_err
 echo "$rows" | while read -r name layers hidden heads pp gpus gb mb sched_paper sched_beside t_full t_sel; do
   cat > "$work/$name.json" <<EOF
 { "name": "$name", "layers": $layers, "hidden": $hidden, "heads": $heads, "ffn": $((4 * hidden)), "vocab": 51200,
@@ -84,8 +91,11 @@ EOF
       sus=$(step_with --stack-set "gemm_efficiency=$sustained")
       sg=$(step_with --stack-set pipe_scatter_gather=1)
       both=$(step_with --stack-set "gemm_efficiency=$sustained" --stack-set pipe_scatter_gather=1)
+      code=$(step_with --stack-set pipe_scatter_gather=1 --stack-set grad_accum_bytes=6)
+      all=$(step_with --stack-set "gemm_efficiency=$sustained" --stack-set pipe_scatter_gather=1 \
+                      --stack-set grad_accum_bytes=6)
       run=beside; [ "$sch" = "$sched_paper" ] && run=paper
-      awk -v name="$name" -v method="$method" -v sch="$sch" -v run="$run" -v paper="$paper" -v sus="$sus" -v sg="$sg" -v both="$both" '
+      awk -v name="$name" -v method="$method" -v sch="$sch" -v run="$run" -v paper="$paper" -v sus="$sus" -v sg="$sg" -v both="$both" -v code="$code" -v all="$all" '
         { s = s $0 }
         END {
           match(s, /"step_time_s":[ \t]*[0-9.eE+-]+/); t = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", t)
@@ -94,9 +104,10 @@ EOF
           match(s, /"peak_gib":[ \t]*[0-9.eE+-]+/); p = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", p)
           match(s, /"capacity_gib":[ \t]*[0-9.eE+-]+/); c = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", c)
           match(s, /"overhead":[ \t]*[0-9.eE+-]+/); o = substr(s, RSTART, RLENGTH); sub(/.*:[ \t]*/, "", o)
-          printf "%-9s %-22s %-13s %-6s %9.2f %9.2f %+7.1f%% %9.1f %-7s %9.1f %8.2f %+7.1f%% %8.2f %+7.1f%% %8.2f %+7.1f%%\n",
+          printf "%-9s %-22s %-13s %-6s %9.2f %9.2f %+7.1f%% %9.1f %-7s %9.1f %8.2f %+7.1f%% %8.2f %+7.1f%% %8.2f %+7.1f%% %8.2f %+7.1f%% %8.2f %+7.1f%%\n",
                  name, method, sch, run, t, paper, 100 * (t / paper - 1), p, (p + 0 <= c + 0 ? "fits" : "OOM"), p - o,
-                 sus, 100 * (sus / paper - 1), sg, 100 * (sg / paper - 1), both, 100 * (both / paper - 1)
+                 sus, 100 * (sus / paper - 1), sg, 100 * (sg / paper - 1), both, 100 * (both / paper - 1),
+                 code, 100 * (code / paper - 1), all, 100 * (all / paper - 1)
         }' "$work/$name-$method-$sch.json"
     done
   done

@@ -27,7 +27,6 @@ rows="gpt-22b 6144 64 4
 gpt-175b 12288 96 1
 gpt-530b 20480 128 1
 gpt-1t 25600 160 1"
-# shellcheck disable=SC2034
 declare -A paper=([gpt-22b:none]=7.7/11.9 [gpt-22b:sp]=7.2/11.8 [gpt-22b:full]=7.7/19.5 [gpt-22b:selective]=7.7/13.2
                   [gpt-22b:selective+sp]=7.2/13.1)
 declare -A paper_over=([gpt-22b:full]=39 [gpt-22b:selective+sp]=4 [gpt-530b:full]=36 [gpt-530b:selective+sp]=2

@@ -5,11 +5,19 @@
 
 #include "common/lsim_error.h"
 
-static const char *const NAMES[PREC_N] = {"bf16", "fp8", "fp8-cs", "mxfp8"};
+/* The precisions' names, the one list of them: the layout's field table (layout.c E_precision) reads it for
+ * --precision and the precision column. */
+const char *const PRECISION_NAMES[PREC_N] = {"bf16", "fp8", "fp8-cs", "mxfp8"};
+#define NAMES PRECISION_NAMES
 
 const char *precision_name(precision p) { return NAMES[(unsigned)p < PREC_N ? p : PREC_BF16]; }
 
-const char *precision_names(void) { return "bf16, fp8, fp8-cs, mxfp8"; }
+char *precision_names(void)
+{
+  GString *s = g_string_new(NULL);
+  for (int i = 0; i < PREC_N; i++) g_string_append_printf(s, "%s%s", i ? ", " : "", NAMES[i]);
+  return g_string_free(s, FALSE);
+}
 
 gboolean precision_parse(const char *field, const char *s, precision *out, GError **err)
 {
@@ -18,8 +26,9 @@ gboolean precision_parse(const char *field, const char *s, precision *out, GErro
       *out = (precision)i;
       return TRUE;
     }
+  g_autofree char *names = precision_names();
   g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a precision (allowed: %s)", field, s ? s : "",
-              precision_names());
+              names);
   return FALSE;
 }
 

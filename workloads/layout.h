@@ -9,7 +9,8 @@
  * Adding a layout field (docs/options.md, "Adding a layout field"): the member here; one LAYOUT_FIELDS line
  * in layout.c (a switch, a gboolean said only when on: SWITCH or SWITCH_META with where it shows, its report
  * phrase; SWITCH_META also X(name) in graph.h GRAPH_META_SWITCHES; an enumeration: ENUM with its layout_enum, its
- * names); its option in cli/option_table.c; the code that acts on it. The layout string, graph meta, the report,
+ * names or its registry's, aliases, case rule, sweep counts); its option in cli/option_table.c; the code that acts on
+ * it. The layout string, graph meta, the report,
  * predict's columns and the enumerations' parsing iterate the table.
  */
 #ifndef LAYOUT_H

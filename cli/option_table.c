@@ -278,16 +278,18 @@ const cli_option CLI_OPTIONS[] = {
      .help = "tokens per sequence (default 2048)"},
     {.name = "checkpointing", .arg = CLI_ARG_REQUIRED, .metavar = "MODE", .commands = LAYOUT_OPT,
      .value = CLI_V_ENUM, .field = F(rq.l.ckpt), .list = CLI_LIST_LAYOUT,
-     .axis = AX_CKPT, .left_out = EVERY_VALID, .example = "every_layer", .section = CLI_SEC_LAYOUT,
+     .axis = AX_CKPT, .left_out = "none and every_layer (and selective and mlp with --space full)",
+     .example = "every_layer", .section = CLI_SEC_LAYOUT,
      .help = "none (default) | every_layer (or full) | selective (the attention core's\n"
              "score-sized tensors recomputed; no change with FlashAttention)\n"
              "| mla_up_proj (MLA's up-projections and rope recomputed, the latents\n"
              "kept: Megatron's --recompute-modules mla_up_proj; docs/moe.md)\n"
              "| mlp (the MLP sub-block recomputed, its input kept); a sweep\n"
-             "takes selective and mlp when listed"},
+             "takes selective and mlp when listed or with --space full"},
     {.name = "attention-kernel", .arg = CLI_ARG_REQUIRED, .metavar = "K", .commands = LAYOUT_OPT,
      .value = CLI_V_ENUM, .field = F(rq.l.attn), .list = CLI_LIST_LAYOUT,
-     .axis = AX_ATTN, .left_out = EVERY_VALID, .example = "flash2", .section = CLI_SEC_LAYOUT,
+     .axis = AX_ATTN, .left_out = "the profile's kernels, else its stack's (every kernel with --space full)",
+     .example = "flash2", .section = CLI_SEC_LAYOUT,
      .help = "torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
              "flash2+rmsnorm (default)\n"
              "(flash2+rmsnorm is flash2 with --norm-kernel fused)"},
@@ -555,8 +557,8 @@ const cli_option CLI_OPTIONS[] = {
      .set = set_space, .example = "full", .section = CLI_SEC_RUN,
      .help = "sweep: what an axis left out covers: default (as each option says)\n"
              "or full (every valid value of every axis: zero 0-3, both overlaps,\n"
-             "every schedule and virtual stages, cp up to 8, every checkpointing,\n"
-             "fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
+             "every schedule and virtual stages, cp up to 8, checkpointing but\n"
+             "mla_up_proj, fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
     {.name = "exhaustive", .arg = CLI_ARG_NONE, .commands = CMD_SWEEP, .value = CLI_V_FLAG, .field = F(exhaustive),
      .flag_value = TRUE, .section = CLI_SEC_RUN,
      .help = "sweep: replay every layout that fits (default with --top K or the\n"

@@ -357,6 +357,20 @@ START_TEST(test_every_enumeration_parses_from_its_option_and_column_and_is_said_
       gboolean want = v != 0 && (f[i].en->shows & LAYOUT_SHOW_STRING) && layout_enum_said(&l, &f[i]);
       ck_assert_msg((strstr(str->str, entry) != NULL) == want, "layout string '%s' with %s", str->str, entry + 1);
     }
+    if (o->list != CLI_LIST_NONE) { /* a sweep axis: what it covers left out, as its table entry says */
+      int dflt = f[i].en->sweep_default > 0 ? layout_enum_sweep_count(&f[i], FALSE) : 0;
+      int full = layout_enum_sweep_count(&f[i], TRUE);
+      ck_assert_msg(o->left_out && full >= dflt, "--%s: no left_out, or full space %d below default %d", opt, full, dflt);
+      for (int v = 0; v < n; v++) /* named exactly the values it covers, unless "every" says it */
+        if (f[i].en->sweep_full != LAYOUT_SWEEP_ALL)
+          ck_assert_msg(names_word(o->left_out, layout_enum_name(&f[i], v)) == (v < full), "--%s's left_out '%s' "
+                        "and %s (covered: %d)", opt, o->left_out, layout_enum_name(&f[i], v), v < full);
+        else if (v < dflt)
+          ck_assert_msg(names_word(o->left_out, layout_enum_name(&f[i], v)), "--%s's left_out '%s' lacks %s", opt,
+                        o->left_out, layout_enum_name(&f[i], v));
+      if (f[i].en->sweep_full == LAYOUT_SWEEP_ALL)
+        ck_assert_msg(strstr(o->left_out, "every"), "--%s's left_out '%s' says not every value", opt, o->left_out);
+    }
     for (const layout_enum_alias *a = f[i].en->aliases; a && a->name; a++) {
       parse_option(opt, a->name, TRUE, &f[i], a->value);
       if (a->shown) ck_assert_msg(names_word(o->help, a->name), "--%s's help does not name %s", opt, a->name);

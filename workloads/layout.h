@@ -105,8 +105,10 @@ enum {
   LAYOUT_SHOW_META = 1 << 3,   /* the graph meta entry NAME, 1 (graph.h GRAPH_META_SWITCHES): what the replay reads */
 };
 /* An enumeration (a field of type INT whose values have names; value 0 its default), declared with its names once
- * (layout.c ENUM): its option (cli/option_table.c, CLI_V_ENUM without .parse), its predict column, its report key and
- * its layout-string entry are parsed and printed from here (docs/options.md, "Adding a layout field"). */
+ * (layout.c ENUM), or with its registry's (the schedules', the precisions'): its option (cli/option_table.c,
+ * CLI_V_ENUM without .parse) and a sweep's list of it, its predict column, its report key and its layout-string
+ * entry are parsed and printed from here, and what a sweep without a list covers (analysis/sweep.c) read from here
+ * (docs/options.md, "Adding a layout field"). */
 typedef struct layout_enum_alias {
   const char *name; /* another name of value */
   int value;

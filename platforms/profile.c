@@ -110,7 +110,8 @@ static gboolean read_scales(const cJSON *j, gpu_profile *out, const char *path, 
 static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *path, GError **err)
 {
   const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
-  g_autofree char *names = precision_names();
+  const layout_field *pf = layout_enum_field("precision"); /* the precisions' names: the layout's field table */
+  g_autofree char *names = layout_enum_allowed(pf);
   if (cJSON_IsBool(cal)) {
     out->calibrated_precisions = cJSON_IsTrue(cal) ? (1u << PREC_N) - 1 : 0;
     return TRUE;
@@ -125,13 +126,17 @@ static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *pa
   int i = 0;
   for (const cJSON *e = cal->child; e; e = e->next, i++) {
     g_autofree char *field = g_strdup_printf("%s: calibrated[%d]", path, i);
-    precision p = PREC_BF16;
+    int p = PREC_BF16;
     if (!cJSON_IsString(e)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s (allowed: a precision name: %s)", field,
                   lsim_json_type_name(e), names);
       return FALSE;
     }
-    if (!precision_parse(field, e->valuestring, &p, err)) return FALSE;
+    if (!layout_enum_parse(pf, e->valuestring, &p, NULL)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a precision (allowed: %s)", field,
+                  e->valuestring, names);
+      return FALSE;
+    }
     if (out->calibrated_precisions & (1u << p)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is listed twice (allowed: each precision once)", field,
                   e->valuestring);

@@ -97,6 +97,8 @@ typedef struct coll_group {
   int flex_experts, flex_top_k;
   double flex_nvlink_scale; /* its NVLink bytes x this: NCCL's NVLink efficiency (the links' rate) over the flex
                              * kernels' (the stack's flex_nvlink_efficiency); 0 or 1: as NCCL's */
+  double flex_ib_scale;     /* its network bytes x this: NCCL's network efficiency over the flex kernels' RDMA one
+                             * (the stack's flex_ib_efficiency); 0 or 1: as NCCL's */
 } coll_group;
 
 /* The chance that a token routed uniformly to top_k of `experts` experts has one or more of them on a given one

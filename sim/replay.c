@@ -689,6 +689,7 @@ static void setup_groups(engine *eng)
       eng->groups[gi].flex_top_k = g->meta.flex_top_k;
       const stack_profile *st = &eng->prof->stack;
       if (st->flex_nvlink_efficiency > 0) eng->groups[gi].flex_nvlink_scale = st->nccl_bw_efficiency_nvlink / st->flex_nvlink_efficiency;
+      if (st->flex_ib_efficiency > 0) eng->groups[gi].flex_ib_scale = st->nccl_bw_efficiency_ib / st->flex_ib_efficiency;
     }
     coll_group_init(&eng->groups[gi]);
   }

@@ -38,6 +38,7 @@ typedef struct coll_case {
   int flex_experts, flex_top_k; /* an ep group under the flex dispatcher: the graph's meta.flex_* (0: a dp group) */
   double nvlink_bytes_per_s;    /* > 0: the profile's NVLink bandwidth replaced */
   double flex_nvlink_efficiency; /* the stack's (0: NCCL's, 1 here) */
+  double flex_ib_efficiency;     /* the stack's (0: NCCL's, 1 here) */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -48,6 +49,7 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
   p.stack.nccl_latency_tuned = c->tuned;
   if (c->nvlink_bytes_per_s > 0) p.nvlink_bytes_per_s = c->nvlink_bytes_per_s;
   p.stack.flex_nvlink_efficiency = c->flex_nvlink_efficiency;
+  p.stack.flex_ib_efficiency = c->flex_ib_efficiency;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, c->flex_top_k ? "ep" : "dp");
@@ -236,6 +238,11 @@ START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
   c.flex_top_k = 8;
   double net = (1 - choose(64, 8) / choose(128, 8)) / 8 * S;
   expect_both(c, net / 25e9 + p.ib_latency_s, "flex");
+  /* the stack's flex_ib_efficiency 0.5 (NCCL's 1 here): the kernels' RDMA moves the same bytes at half the NIC's rate;
+   * the NVLink side (300 GB/s) still ends first */
+  c.flex_ib_efficiency = 0.5;
+  expect_both(c, net / (0.5 * 25e9) + p.ib_latency_s, "flex");
+  c.flex_ib_efficiency = 0;
   /* NVLink at 10 GB/s, so that the forwarding sets the time: each GPU sends its node's 7 others its own tokens
    * and those its rail peer brought, 2 x (1 - C(120, 8) / C(128, 8)) / 8 S each */
   c.nvlink_bytes_per_s = 10e9;

@@ -376,6 +376,22 @@ START_TEST(test_fp8_experts_keep_weight_copies_and_save_fp8_inputs)
   double experts = 8 / 4 * 3 * h * m.moe.expert_ffn;
   ck_assert_double_eq_tol(sf.buffers_bytes - sb.buffers_bytes, m.layers * (attention + experts) * 2,
                           1e-9 * sf.buffers_bytes);
+  /* FP8 primary weights (--fp8-param-gather): the dp all-gather after the optimizer moves the attention's linear
+   * weights at 1 byte, the rest of the dense parameters (embedding, head, norms, router) at 2; the routed experts
+   * are not in it (their own buffers, over edp) */
+  lf.fp8_param_gather = TRUE;
+  ck_assert(layout_validate(&lf, &m, NULL));
+  ck_assert_double_eq_tol(mem_stage_dense_linear_params(&m, &lf, &part, 0), m.layers * attention, 1e-9);
+  graph *g = generate(&m, &lf);
+  double gathered = 0;
+  const graph_program *p0 = program(g, 0);
+  for (guint i = 0; i < p0->events->len; i++) {
+    const graph_event *e = &g_array_index(p0->events, graph_event, i);
+    if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && !strcmp(group(g, e->peer)->label, "dp")) gathered += e->bytes;
+  }
+  double dense = mem_stage_params(&m, &lf, &part, 0);
+  ck_assert_double_eq_tol(gathered, 2 * (dense - m.layers * attention) + 1 * m.layers * attention, 1e-9 * gathered);
+  graph_free(g);
   partition_clear(&part);
   block bb, bf;
   block_code code = {.mlp_in_gemms = 1};

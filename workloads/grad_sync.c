@@ -143,9 +143,10 @@ void grad_sync_param_gather_prologue(emit *x)
   for (int c = 0; c < l->virtual_stages; c++) {
     stage_at_chunk(x, c);
     double params = grad_sync_chunk_params(x), shards = MAX(1, floor(params / GRAD_BUCKET_ELEMENTS));
+    double bytes = mem_param_gather_bytes(l, params, mem_chunk_dense_linear_params(x->m, l, x->part, x->vstage));
     if (x->gathers_from) x->gathers_from[c] = x->param_gathers ? (int)x->param_gathers->len : 0;
     for (int i = 0; i < (int)shards; i++) {
-      emit_collective(x, COLL_ALL_GATHER, x->dp_group, params / shards * BF16);
+      emit_collective(x, COLL_ALL_GATHER, x->dp_group, bytes / shards);
       x->bucket_counted += !x->ev;
       if (x->param_gathers) {
         int at = emit_last_index(x);

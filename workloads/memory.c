@@ -77,17 +77,21 @@ double mem_param_gather_bytes(const layout *l, double params, double linear)
   return BF16 * params - (l->fp8_param_gather ? (BF16 - 1) * linear : 0);
 }
 
+double mem_chunk_expert_params(const model *m, const layout *l, const partition *p, int v)
+{
+  double params = 0;
+  int first, count;
+  partition_layers(p, m, v, &first, &count);
+  for (int i = first; i < first + count; i++)
+    if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
+  if (partition_has_head(p, m, v)) params += block_mtp_expert_params(m, l);
+  return params;
+}
+
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage)
 {
   double params = 0;
-  for (int c = 0; c < p->chunks; c++) {
-    int first, count;
-    partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
-    for (int i = first; i < first + count; i++)
-      if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
-    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
-      params += block_mtp_expert_params(m, l);
-  }
+  for (int c = 0; c < p->chunks; c++) params += mem_chunk_expert_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
   return params;
 }
 

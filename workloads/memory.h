@@ -58,6 +58,7 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
  * the routed experts' parameters a rank of the stage holds (docs/moe.md; mem_stage_params leaves them out). */
 double mem_layer_dense_params(const model *m, const layout *l, int i);
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage);
+double mem_chunk_expert_params(const model *m, const layout *l, const partition *p, int v); /* of virtual stage v */
 /* The linear layers' parameters of virtual stage v a rank holds and dp-cp replicates (the routed experts left out,
  * as in mem_stage_params; the embedding, head, norms and router are not linear layers), and the same summed over
  * `stage`'s chunks: what --fp8-param-gather keeps, and the distributed optimizer gathers, in FP8. */

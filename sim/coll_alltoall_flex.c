@@ -21,9 +21,9 @@
  * for a group of n members in N domains of n/N each (the group shape it needs; else pairwise). Flows run
  * together (chunks pipelined as the kernels do), symmetric (the combine mirrors the dispatch).
  * The kernels' NVLink throughput is the stack's flex_nvlink_efficiency of the link (HybridEP's README measures
- * about 0.52 on B200, below NCCL's): the NVLink flows carry nccl_bw_efficiency_nvlink / it times their bytes
+ * about 0.54 on B200 and GB200, below NCCL's): the NVLink flows carry nccl_bw_efficiency_nvlink / it times their bytes
  * on links the platform runs at NCCL's efficiency (coll_group.flex_nvlink_scale). The network side runs at the
- * stack's flex_ib_efficiency of the NIC (HybridEP's README measures 0.57 on H100 over 2 nodes) the same way
+ * stack's flex_ib_efficiency of the NIC (HybridEP's README measures 0.54 on H100 over 2 nodes) the same way
  * (coll_group.flex_ib_scale); without it, at NCCL's. Forwarding and RDMA are pipelined (HybridEP's RDMA warp
  * group beside its NVLink ones, on Hopper as on Blackwell: Hybrid-EP_Implementation.md).
  * Not modelled: the SMs the kernels take (HybridEP's moe_hybridep_num_sms_*), which matter only where the

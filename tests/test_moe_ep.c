@@ -424,7 +424,8 @@ START_TEST(test_fp8_experts_keep_weight_copies_and_save_fp8_inputs)
   const graph_program *p0 = program(g, 0);
   for (guint i = 0; i < p0->events->len; i++) {
     const graph_event *e = &g_array_index(p0->events, graph_event, i);
-    if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && !strcmp(group(g, e->peer)->label, "dp")) gathered += e->bytes;
+    if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && !strcmp(group(g, e->peer)->label, "dp"))
+      gathered += e->bytes;
   }
   double dense = mem_stage_params(&m, &lf, &part, 0);
   ck_assert_double_eq_tol(gathered, 2 * (dense - m.layers * attention) + 1 * m.layers * attention, 1e-9 * gathered);

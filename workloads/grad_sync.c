@@ -155,7 +155,8 @@ void grad_sync_param_gather_prologue(emit *x)
     }
     /* the chunk's routed experts over edp, after its dense buckets (the first forward does not wait for them: a
      * simplification) */
-    double experts = mem_chunk_expert_params(x->m, l, x->part, x->vstage), eshards = MAX(1, floor(experts / GRAD_BUCKET_ELEMENTS));
+    double experts = mem_chunk_expert_params(x->m, l, x->part, x->vstage);
+    double eshards = MAX(1, floor(experts / GRAD_BUCKET_ELEMENTS));
     for (int i = 0; experts > 0 && x->edp_group >= 0 && i < (int)eshards; i++) {
       emit_collective(x, COLL_ALL_GATHER, x->edp_group, mem_param_gather_bytes(l, experts, experts) / eshards);
       x->bucket_counted += !x->ev;

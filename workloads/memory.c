@@ -68,7 +68,8 @@ double mem_chunk_dense_linear_params(const model *m, const layout *l, const part
 double mem_stage_dense_linear_params(const model *m, const layout *l, const partition *p, int stage)
 {
   double n = 0;
-  for (int c = 0; c < p->chunks; c++) n += mem_chunk_dense_linear_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
+  for (int c = 0; c < p->chunks; c++)
+    n += mem_chunk_dense_linear_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
   return n;
 }
 
@@ -91,7 +92,8 @@ double mem_chunk_expert_params(const model *m, const layout *l, const partition 
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage)
 {
   double params = 0;
-  for (int c = 0; c < p->chunks; c++) params += mem_chunk_expert_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
+  for (int c = 0; c < p->chunks; c++)
+    params += mem_chunk_expert_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
   return params;
 }
 

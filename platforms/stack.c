@@ -39,6 +39,8 @@ static const plat_field FIELDS[] = {
     D(p2p_bw_efficiency_ib, 0, 1, 0, NOT_MEMORY), /* 0: a pipeline send between nodes as fast as a collective */
     D(straggler_sigma, 0, 0.2, 0, NOT_MEMORY), /* 0: every GPU as fast as the profile says */
     D(flex_nvlink_efficiency, 0, 1, 0, NOT_MEMORY), /* 0: the flex dispatcher's NVLink as fast as NCCL's */
+    D(flex_ib_efficiency, 0, 1, 0, NOT_MEMORY),     /* 0: the flex dispatcher's RDMA as fast as NCCL's */
+    D(flex_sms, 0, 1024, 0, NOT_MEMORY),            /* 0: the flex dispatcher's kernels take no SMs from compute */
     /* memory beside the model (docs/memory.md); fragmentation is fitted (calibrate --fit memory) */
     D(cuda_context_gib, 0, 100, 0.75, MEMORY),
     D(nccl_buffers_gib, 0, 100, 0.5, MEMORY),

@@ -69,7 +69,9 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
    * (test_sweep holds it to 1e-9 of the full replay on an MoE at pp 2 and 4, with the overlap and without) */
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
-  return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */
+  /* auto: where its three runs replay fewer micro-batches than the step has (docs/sweep.md, "Where the line
+   * bends": the fast path replays m1, m2 and the check's 2 m2) */
+  return m > *m1 + 3 * *m2;
 }
 
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m)
@@ -81,6 +83,27 @@ gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int 
 {
   double e = pool_extrapolate(t1, m1, t2, m2, m3);
   return fabs(e - t3) <= POOL_AFFINE_TOL * fabs(t3);
+}
+
+double pool_stage_work(const double seconds[TL_N])
+{
+  double w = 0;
+  for (int c = 0; c < TL_N; c++)
+    if (c != TL_PP_WAIT && c != TL_IDLE) w += seconds[c];
+  return w;
+}
+
+gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
+                                  int m2)
+{
+  /* every category but pp-wait and idle is a stage's own work: its GPU computing, or in a collective among the
+   * ranks of its own stage (tp, cp, ep, dp: the same work on every member), so a stage's work never exceeds the
+   * step; if it grows faster per micro-batch than the line, the line must fall below it at some m: the step
+   * is not that line (docs/sweep.md, "Where the line bends") */
+  double slope = (t2 - t1) / (double)(m2 - m1);
+  for (int s = 0; s < stages; s++)
+    if ((w2[s] - w1[s]) / (double)(m2 - m1) > slope * (1 + POOL_STAGE_TOL)) return FALSE;
+  return TRUE;
 }
 
 prediction pool_combine(const prediction *p1, const prediction *p2, int m)
@@ -190,8 +213,18 @@ fail:
   return FALSE;
 }
 
+/* What a worker sends back for a job: its prediction, and each stage's own work (pool_stage_work) for the fast
+ * path's stage check; stages 0 where the layout has more than POOL_STAGES_MAX (the check then refuses the
+ * line). */
+#define POOL_STAGES_MAX 512
+typedef struct job_result {
+  prediction p;
+  int stages;
+  double work_s[POOL_STAGES_MAX];
+} job_result;
+
 /* Runs in the worker: the replay of rq at m micro-batches (0: its own count). */
-static prediction run_job(const sim_request *req, int m)
+static prediction run_job(const sim_request *req, int m, job_result *r)
 {
   sim_request rq = *req;
   GError *err = NULL;
@@ -203,6 +236,8 @@ static prediction run_job(const sim_request *req, int m)
     return invalid(err);
   }
   const metrics *met = o.met;
+  r->stages = met->stages <= POOL_STAGES_MAX ? met->stages : 0;
+  for (int s = 0; s < r->stages; s++) r->work_s[s] = pool_stage_work(met->stage[s].seconds);
   prediction p = {.m = rq.l.grad_accum, .how = PRED_HOW_FULL}; /* the memory verdict is the replay's own */
   memory_of(&p, met, rq.capacity_gib);
   p.step_time_s = met->step_time_s;
@@ -297,12 +332,12 @@ static guint64 resident_bytes(void)
  * replay another: its prepared engine ended clean (replay_reusable) and it keeps less than a GiB resident. */
 static gboolean run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
 {
-  g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
+  g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(job_result));
   const packed_job *pj = bytes;
   sim_request rq;
   unpack_job(pj, &rq);
-  prediction p = run_job(&rq, pj->m);
-  memcpy(result, &p, sizeof p);
+  job_result *r = result; /* zeroed */
+  r->p = run_job(&rq, pj->m, r);
   return replay_reusable() && resident_bytes() < POOL_SERVER_KEEP_BYTES;
 }
 
@@ -342,7 +377,7 @@ static void packed_prepare(const void *bytes, size_t n)
 
 zygote *pool_zygote_start(GError **err)
 {
-  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(prediction), .family = packed_family,
+  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(job_result), .family = packed_family,
                     .prepare = packed_prepare};
   return zygote_start(&ops, err);
 }
@@ -359,6 +394,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(job)); /* jobs not started, in order */
   g_autofree prediction *first = g_new0(prediction, n ? n : 1);      /* the fast path's m1 run */
   g_autofree prediction *second = g_new0(prediction, n ? n : 1);     /* its m2 run, while its check runs */
+  g_autofree double **first_work = g_new0(double *, n ? n : 1);      /* its m1 run's stages' work (job_result) */
   g_autofree int *fast_m = g_new0(int, n ? n : 1);                   /* m2 of the fast path; 0: not fast */
   g_autofree int *own_m = g_new0(int, n ? n : 1);                    /* the request's micro-batches */
   g_autofree gboolean *sym = g_new0(gboolean, n ? n : 1);            /* the symmetry its graph will have */
@@ -443,10 +479,11 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     }
     if (running == 0) break;
     guint64 tag;
-    prediction p;
+    static job_result r; /* 4 KiB: not on the stack */
     const char *failed;
     char why[200];
-    if (!zygote_collect(z, &tag, &p, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
+    if (!zygote_collect(z, &tag, &r, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
+    prediction p = r.p;
     int slot = 0;
     while (slot < jobs && !(busy[slot] && tag_of[slot] == tag)) slot++;
     if (slot == jobs) continue; /* reported twice (zygote.h): no longer waited for */
@@ -460,12 +497,24 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     }
     if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
       first[jb.req] = p; /* replayed at m1: now m2 */
+      first_work[jb.req] = g_memdup2(r.work_s, sizeof(double) * (size_t)MAX(1, r.stages));
       job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
       g_array_append_val(queue, second);
       continue;
     }
-    /* the check (docs/sweep.md, "Where the line bends"): a third run at 2 m2 must lie on the line of the first
-     * two, else the step is replayed in full */
+    /* the checks (docs/sweep.md, "Where the line bends"): no stage's own work may grow faster than the line
+     * (else it must bend), and a third run at 2 m2 must lie on it; else the step is replayed in full */
+    if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) {
+      const prediction *a = &first[jb.req];
+      gboolean ok = r.stages > 0 && pool_stages_within_slope(first_work[jb.req], r.work_s, r.stages, a->step_time_s,
+                                                             a->m, p.step_time_s, p.m);
+      g_clear_pointer(&first_work[jb.req], g_free);
+      if (!ok) {
+        job full = {.req = jb.req, .m = 0, .stage = 3};
+        g_array_append_val(queue, full);
+        continue;
+      }
+    }
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID && 2 * p.m < own_m[jb.req]) {
       second[jb.req] = p;
       job check = {.req = jb.req, .m = 2 * p.m, .stage = 2};
@@ -489,6 +538,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   }
   zygote_stop(own);
   g_clear_error(&zerr);
+  for (guint i = 0; i < n; i++) g_free(first_work[i]); /* a second run that failed left its first's */
   lsim_progress_finish(&bar);
 }
 

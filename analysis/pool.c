@@ -85,21 +85,12 @@ gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int 
   return fabs(e - t3) <= POOL_AFFINE_TOL * fabs(t3);
 }
 
-double pool_stage_work(const double seconds[TL_N])
-{
-  double w = 0;
-  for (int c = 0; c < TL_N; c++)
-    if (c != TL_PP_WAIT && c != TL_IDLE) w += seconds[c];
-  return w;
-}
-
 gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
                                   int m2)
 {
-  /* every category but pp-wait and idle is a stage's own work: its GPU computing, or in a collective among the
-   * ranks of its own stage (tp, cp, ep, dp: the same work on every member), so a stage's work never exceeds the
-   * step; if it grows faster per micro-batch than the line, the line must fall below it at some m: the step
-   * is not that line (docs/sweep.md, "Where the line bends") */
+  /* w: a stage's least time in the step (run_job): it never exceeds the step, so if it grows faster per
+   * micro-batch than the line, the line must fall below it at some m: the step is not that line (docs/sweep.md,
+   * "Where the line bends") */
   double slope = (t2 - t1) / (double)(m2 - m1);
   for (int s = 0; s < stages; s++)
     if ((w2[s] - w1[s]) / (double)(m2 - m1) > slope * (1 + POOL_STAGE_TOL)) return FALSE;
@@ -213,15 +204,51 @@ fail:
   return FALSE;
 }
 
-/* What a worker sends back for a job: its prediction, and each stage's own work (pool_stage_work) for the fast
- * path's stage check; stages 0 where the layout has more than POOL_STAGES_MAX (the check then refuses the
- * line). */
+/* What a worker sends back for a job: its prediction, and for the fast path's stage check each stage's least time
+ * in the step (stage_least_times); stages 0 where the layout has more than POOL_STAGES_MAX (the check then
+ * refuses the line). */
 #define POOL_STAGES_MAX 512
 typedef struct job_result {
   prediction p;
   int stages;
   double work_s[POOL_STAGES_MAX];
 } job_result;
+
+/* Each stage's least time in the step (docs/sweep.md, "Where the line bends"), into least[stages]: of each of its
+ * explicit ranks (a mirror runs its source's events), the time until it finished less its pipeline waits (its
+ * work: compute, its own stage's collectives, the host's gaps between its kernels), plus the least time its
+ * pipeline messages take, which are part of those waits: a rendezvous send or receive on stream 0 (1F1B's: not
+ * eager, not a layer's message such as cp's ring) blocks its rank until the transfer has ended (sim/replay.c
+ * run_comm: sg_mailbox_put/get), and a transfer moves at most at its route's slowest link's bandwidth (CM02, no
+ * factors: platforms/cluster.cpp): between NVLink domains a NIC's ib_bytes_per_s, inside one NVLink's. No message
+ * floor with a platform file (its links are not plat's). The least over the stage's explicit ranks. */
+static void stage_least_times(const sim_outcome *o, const sim_request *rq, int stages, double *least)
+{
+  for (int s = 0; s < stages; s++) least[s] = -1;
+  const graph *g = o->g;
+  const plat_params *pl = &o->plat;
+  int dom = pl->gpus_per_domain > 0 ? pl->gpus_per_domain : pl->gpus_per_node;
+  for (guint r = 0; r < g->programs->len; r++) {
+    const graph_program *prog = g_ptr_array_index(g->programs, r);
+    if (!prog->events || prog->rank >= o->res->world_size) continue;
+    int s = tl_stage_of(&o->tl, prog->rank);
+    if (s < 0 || s >= stages) continue;
+    double floor = 0;
+    gboolean eager = FALSE;
+    for (guint i = 0; i < prog->events->len && !rq->replay.platform_file; i++) {
+      const graph_event *e = &g_array_index(prog->events, graph_event, i);
+      if ((e->kind != EV_SEND && e->kind != EV_RECV) || (e->variant & GRAPH_P2P_LAYER) || e->stream != 0) continue;
+      if (e->variant & GRAPH_P2P_EAGER) eager = TRUE; /* an eager schedule: its receives may find the data there */
+      gboolean inside = dom > 0 && e->peer / dom == prog->rank / dom;
+      double bw = inside ? MAX(pl->nvlink_bytes_per_s, pl->ib_bytes_per_s) : pl->ib_bytes_per_s;
+      if (bw > 0 && e->peer >= 0) floor += e->bytes / bw;
+    }
+    if (eager) floor = 0;
+    double t = o->res->ranks[prog->rank].finish_s - o->met->rank_seconds[(gsize)prog->rank * TL_N + TL_PP_WAIT] + floor;
+    if (least[s] < 0 || t < least[s]) least[s] = t;
+  }
+  for (int s = 0; s < stages; s++) least[s] = MAX(least[s], 0);
+}
 
 /* Runs in the worker: the replay of rq at m micro-batches (0: its own count). */
 static prediction run_job(const sim_request *req, int m, job_result *r)
@@ -237,7 +264,7 @@ static prediction run_job(const sim_request *req, int m, job_result *r)
   }
   const metrics *met = o.met;
   r->stages = met->stages <= POOL_STAGES_MAX ? met->stages : 0;
-  for (int s = 0; s < r->stages; s++) r->work_s[s] = pool_stage_work(met->stage[s].seconds);
+  stage_least_times(&o, &rq, r->stages, r->work_s);
   prediction p = {.m = rq.l.grad_accum, .how = PRED_HOW_FULL}; /* the memory verdict is the replay's own */
   memory_of(&p, met, rq.capacity_gib);
   p.step_time_s = met->step_time_s;

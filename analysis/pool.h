@@ -103,11 +103,10 @@ double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
  * within POOL_AFFINE_TOL of t3 (docs/sweep.md, "Where the line bends") */
 #define POOL_AFFINE_TOL 1e-3
 gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int m3);
-/* A stage's own work in a step (seconds, from its breakdown): every category but pp-wait and idle. */
-double pool_stage_work(const double seconds[TL_N]);
-/* The fast path's stage check (docs/sweep.md, "Where the line bends"): FALSE when a stage's own work (w1 at m1,
- * w2 at m2 micro-batches, pool_stage_work) grows faster per micro-batch than the step (t1, t2), beyond
- * POOL_STAGE_TOL of the step's slope: the step's line must then bend (a stage's work never exceeds the step). */
+/* The fast path's stage check (docs/sweep.md, "Where the line bends"): FALSE when a stage's least time in a step
+ * (w1 at m1, w2 at m2 micro-batches: its ranks' time until they finished less their pipeline waits, plus the
+ * least time their pipeline messages take, pool.c stage_least_times) grows faster per micro-batch than the step (t1, t2), beyond POOL_STAGE_TOL of the step's slope: the step's
+ * line must then bend (a stage's least time never exceeds the step). */
 #define POOL_STAGE_TOL 1e-3
 gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
                                   int m2);

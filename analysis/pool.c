@@ -529,7 +529,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
       g_array_append_val(queue, second);
       continue;
     }
-    /* the checks (docs/sweep.md, "Where the line bends"): no stage's own work may grow faster than the line
+    /* the checks (docs/sweep.md, "Where the line bends"): no stage's least time may grow faster than the line
      * (else it must bend), and a third run at 2 m2 must lie on it; else the step is replayed in full */
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) {
       const prediction *a = &first[jb.req];

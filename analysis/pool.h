@@ -20,11 +20,15 @@
  *    stage: m1 = p and m2 = p + 1 (at least 2 and 3; docs/calibration.md,
  *    "Fast mode"). A schedule that claims no counts is always replayed
  *    whole. Model FLOPs and tokens are linear in m, so MFU and tokens/s
- *    follow;
+ *    follow. The step bends where a stage is busier per micro-batch than the
+ *    line of m1 and m2 (docs/sweep.md, "Where the line bends"), so the line
+ *    is checked: no stage's least time may grow faster than it, and a third
+ *    run at 2 m2 (where m > 2 m2) must lie on it, else the step is replayed
+ *    in full;
  *  - full: one replay of the whole step.
- * Fidelity auto takes fast where its argument holds and it saves at least
- * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
- * full never.
+ * Fidelity auto takes fast where its argument holds and its runs replay fewer
+ * micro-batches than the step (m > m1 + 3 m2), full elsewhere; fast takes it
+ * wherever m > m2; full never.
  *
  * Speed (docs/sweep.md, "Speed"): the workers are forked by a zygote
  * (zygote.h) started while the caller is small (a sweep starts it before it

@@ -284,7 +284,7 @@ END_TEST
  * 1,024 H100, tp8 pp32 cp2 dp2 with sp and ZeRO-1, 200 micro-batches. Its line from 32 and 33 holds to within 1e-9 up
  * to m = 153, so the third run at 66 lies on it; stage 0 (3 layers, the embedding and its tensor-parallel
  * all-reduce) does 0.5% more work per micro-batch than the line's slope and the step bends after 153 (T(200)
- * is 0.63% above the line). auto replays it in full, with the full replay's step time. */
+ * is 0.67% above the line). auto replays it in full, with the full replay's step time. */
 START_TEST(test_a_bend_after_the_third_run_is_replayed_in_full)
 {
   layout l = test_layout(1024, 8, 32, 1, CKPT_NONE);

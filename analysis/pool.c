@@ -211,7 +211,7 @@ fail:
 typedef struct job_result {
   prediction p;
   int stages;
-  double work_s[POOL_STAGES_MAX];
+  double least_s[POOL_STAGES_MAX];
 } job_result;
 
 /* Each stage's least time in the step (docs/sweep.md, "Where the line bends"), into least[stages]: of each of its
@@ -264,7 +264,7 @@ static prediction run_job(const sim_request *req, int m, job_result *r)
   }
   const metrics *met = o.met;
   r->stages = met->stages <= POOL_STAGES_MAX ? met->stages : 0;
-  stage_least_times(&o, &rq, r->stages, r->work_s);
+  stage_least_times(&o, &rq, r->stages, r->least_s);
   prediction p = {.m = rq.l.grad_accum, .how = PRED_HOW_FULL}; /* the memory verdict is the replay's own */
   memory_of(&p, met, rq.capacity_gib);
   p.step_time_s = met->step_time_s;
@@ -421,7 +421,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(job)); /* jobs not started, in order */
   g_autofree prediction *first = g_new0(prediction, n ? n : 1);      /* the fast path's m1 run */
   g_autofree prediction *second = g_new0(prediction, n ? n : 1);     /* its m2 run, while its check runs */
-  g_autofree double **first_work = g_new0(double *, n ? n : 1);      /* its m1 run's stages' work (job_result) */
+  g_autofree double **first_least = g_new0(double *, n ? n : 1);     /* its m1 run's stages' least times */
   g_autofree int *fast_m = g_new0(int, n ? n : 1);                   /* m2 of the fast path; 0: not fast */
   g_autofree int *own_m = g_new0(int, n ? n : 1);                    /* the request's micro-batches */
   g_autofree gboolean *sym = g_new0(gboolean, n ? n : 1);            /* the symmetry its graph will have */
@@ -524,7 +524,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     }
     if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
       first[jb.req] = p; /* replayed at m1: now m2 */
-      first_work[jb.req] = g_memdup2(r.work_s, sizeof(double) * (size_t)MAX(1, r.stages));
+      first_least[jb.req] = g_memdup2(r.least_s, sizeof(double) * (size_t)MAX(1, r.stages));
       job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
       g_array_append_val(queue, second);
       continue;
@@ -533,9 +533,9 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
      * (else it must bend), and a third run at 2 m2 must lie on it; else the step is replayed in full */
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) {
       const prediction *a = &first[jb.req];
-      gboolean ok = r.stages > 0 && pool_stages_within_slope(first_work[jb.req], r.work_s, r.stages, a->step_time_s,
-                                                             a->m, p.step_time_s, p.m);
-      g_clear_pointer(&first_work[jb.req], g_free);
+      gboolean ok = r.stages > 0 && pool_stages_within_slope(first_least[jb.req], r.least_s, r.stages,
+                                                             a->step_time_s, a->m, p.step_time_s, p.m);
+      g_clear_pointer(&first_least[jb.req], g_free);
       if (!ok) {
         job full = {.req = jb.req, .m = 0, .stage = 3};
         g_array_append_val(queue, full);
@@ -565,7 +565,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   }
   zygote_stop(own);
   g_clear_error(&zerr);
-  for (guint i = 0; i < n; i++) g_free(first_work[i]); /* a second run that failed left its first's */
+  for (guint i = 0; i < n; i++) g_free(first_least[i]); /* a second run that failed left its first's */
   lsim_progress_finish(&bar);
 }
 

@@ -109,8 +109,9 @@ double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
 gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int m3);
 /* The fast path's stage check (docs/sweep.md, "Where the line bends"): FALSE when a stage's least time in a step
  * (w1 at m1, w2 at m2 micro-batches: its ranks' time until they finished less their pipeline waits, plus the
- * least time their pipeline messages take, pool.c stage_least_times) grows faster per micro-batch than the step (t1, t2), beyond POOL_STAGE_TOL of the step's slope: the step's
- * line must then bend (a stage's least time never exceeds the step). */
+ * least time their pipeline messages take, pool.c stage_least_times) grows faster per micro-batch than the step
+ * (t1, t2), beyond POOL_STAGE_TOL of the step's slope: the step's line must then bend (a stage's least time never
+ * exceeds the step). */
 #define POOL_STAGE_TOL 1e-3
 gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
                                   int m2);

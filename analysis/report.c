@@ -246,6 +246,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+    if (l->precision != PREC_BF16) /* bf16 goes unsaid, as the study's runs; FP8 never (docs/precision.md) */
+      fprintf(f, ", %s linear layers", precision_name(l->precision));
     if (l->cp > 1) fprintf(f, ", cp %d%s", l->cp, layout_cp_a2a(l) ? " a2a" : ""); /* cp 1 goes unsaid; p2p too */
     if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
       fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),

@@ -73,7 +73,14 @@ START_TEST(test_what_the_block_cannot_express_is_refused_by_name)
       {"{\"model_type\":\"llama\",\"architectures\":[\"MistralForCausalLM\"]," DIMS "}", "model_type = \"llama\" contradicts"},
       {"{\"model_type\":\"llama\"," DIMS ",\"attention_bias\":true}", "attention_bias = true with mlp_bias = false"},
       {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":9,\"moe_intermediate_size\":64}",
-       "num_experts_per_tok = out of range (allowed: an integer from 1 to 8)"},
+       "num_experts_per_tok = 9 (allowed: an integer from 1 to 8)"},
+      {"{\"model_type\":\"llama\",\"hidden_size\":1024,\"intermediate_size\":4096,\"num_hidden_layers\":0,"
+       "\"num_attention_heads\":8,\"vocab_size\":1000}", "num_hidden_layers = 0 (allowed: an integer from 1 to 1024)"},
+      {"{\"model_type\":\"llama\",\"hidden_size\":1024,\"intermediate_size\":4096,\"num_hidden_layers\":40.5,"
+       "\"num_attention_heads\":8,\"vocab_size\":1000}", "num_hidden_layers = 40.5 (allowed: an integer from 1 to 1024)"},
+      {"{\"model_type\":\"deepseek_v3\"," DIMS ",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
+       "\"kv_lora_rank\":64,\"qk_rope_head_dim\":16,\"qk_nope_head_dim\":32,\"v_head_dim\":32,\"q_lora_rank\":-3}",
+       "q_lora_rank = -3 (allowed: an integer from 0 to 65536)"},
       {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
        "\"mlp_only_layers\":[0,1]}", "every layer is dense"},
       {"{\"model_type\":\"deepseek_v3\"," DIMS ",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"

@@ -175,6 +175,23 @@ START_TEST(test_params_per_gpu_is_the_largest_stages_tp_shard)
 }
 END_TEST
 
+/* Per GPU of a model with experts: its routed experts are held too, experts/ep of them (each whole at etp 1).
+ * qwen3-30b-a3b at ep 8 on 8 GPUs (tp 1, pp 1): per layer attention (q 32 x 128, k and v 4 x 128, o), its two
+ * q/k norms of 128, two RMSNorms, the router h x 128 and 128/8 = 16 experts of 3 x h x 768; then the final norm,
+ * the embedding and the head. Without the experts it was 1.54 B, a third of what a GPU holds. */
+START_TEST(test_params_per_gpu_counts_the_experts_of_a_rank)
+{
+  model m = load("qwen3-30b-a3b");
+  layout l = layout_default();
+  l.gpus = 8;
+  l.ep = 8;
+  double h = 2048, qd = 32 * 128, kvd = 4 * 128, d = 128, V = 151936;
+  double layer = h * (qd + 2 * kvd) + qd * h + 2 * d + 2 * h + h * 128 + 128.0 / 8 * 3 * h * 768;
+  double by_hand = 48 * layer + h + 2 * V * h;
+  ck_assert_double_eq_tol(model_params_per_gpu(&m, &l, PARTITION_LAYERS), by_hand, 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("hf_config");
@@ -184,6 +201,7 @@ int main(void)
   tcase_add_test(tc, test_vocabulary_padded_as_the_stack_pads_it);
   tcase_add_test(tc, test_a_sequence_longer_than_the_attention_window_is_refused);
   tcase_add_test(tc, test_params_per_gpu_is_the_largest_stages_tp_shard);
+  tcase_add_test(tc, test_params_per_gpu_counts_the_experts_of_a_rank);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

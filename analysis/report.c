@@ -252,7 +252,9 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
       fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),
               l->moe_imbalance);
-    if ((l->ep > 1 || l->etp > 1) && layout_moe_load(l, &rq->m) < l->moe_imbalance) /* the capacity caps it */
+    else if (l->moe_imbalance != 1) /* at ep 1 too it scales the expert GEMMs: said where it is not 1 */
+      fprintf(f, ", imbalance %g", l->moe_imbalance);
+    if ((l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) && layout_moe_load(l, &rq->m) < l->moe_imbalance) /* capped */
       fprintf(f, " capped at capacity %g", layout_moe_load(l, &rq->m));
     if (l->pp > 1 && l->pipeline_layout[0]) fprintf(f, ", pipeline layout '%s'", l->pipeline_layout);
     else if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));

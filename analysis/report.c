@@ -246,6 +246,11 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+    if (l->zero != 1) fprintf(f, ", zero %d", l->zero); /* ZeRO-1, the study's and nemo's, goes unsaid */
+    if (l->overlap_grad_reduce || l->overlap_param_gather) /* off, the study's, goes unsaid */
+      fprintf(f, ", overlapped %s", l->overlap_grad_reduce && l->overlap_param_gather ? "grad reduce and param gather"
+                                    : l->overlap_grad_reduce                          ? "grad reduce"
+                                                                                      : "param gather");
     if (l->precision != PREC_BF16) /* bf16 goes unsaid, as the study's runs; FP8 never (docs/precision.md) */
       fprintf(f, ", %s linear layers", precision_name(l->precision));
     if (l->cp > 1) fprintf(f, ", cp %d%s", l->cp, layout_cp_a2a(l) ? " a2a" : ""); /* cp 1 goes unsaid; p2p too */

@@ -10,8 +10,6 @@
 #include "platforms/stack_set.h"
 #include "workloads/axes.h"
 #include "workloads/partition.h"
-#include "workloads/precision.h"
-#include "workloads/schedule.h"
 
 /* the required columns, then the optional ones; then the layout's enumerations' and switches' (layout.h
  * LAYOUT_SHOW_COLUMN), in the field table's order */
@@ -188,8 +186,12 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     return FALSE;
   }
   l->sp = sp == 1;
-  if (!layout_parse_ckpt(csv_cell(t, r, csv_column(t, "checkpointing")), &l->ckpt, err)) return FALSE;
-  if (!layout_parse_attn(csv_cell(t, r, csv_column(t, "attention_kernel")), &l->attn, err)) return FALSE;
+  /* the enumerations of the layout's field table with columns of their own here (layout.h layout_enum) */
+  if (!layout_enum_parse(layout_enum_field("checkpointing"), csv_cell(t, r, csv_column(t, "checkpointing")),
+                         (int *)&l->ckpt, err) ||
+      !layout_enum_parse(layout_enum_field("attention_kernel"), csv_cell(t, r, csv_column(t, "attention_kernel")),
+                         (int *)&l->attn, err))
+    return FALSE;
   const char *normk = row_opt(t, r, "norm_kernel"); /* optional; empty: as the stack does */
   if (*normk && !layout_enum_parse(layout_enum_field("norm_kernel"), normk, (int *)&l->norm_kernel, err)) return FALSE;
   gsize nf;
@@ -235,11 +237,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   }
   /* optional: the training precision; empty = bf16 */
   const char *prec = row_opt(t, r, "precision");
-  if (*prec) {
-    precision pr;
-    if (!precision_parse("precision", prec, &pr, err)) return FALSE;
-    l->precision = pr;
-  }
+  if (*prec && !layout_enum_parse(layout_enum_field("precision"), prec, &l->precision, err)) return FALSE;
   /* optional: the experts' capacity factor (docs/moe.md); empty = the model's (dropless unless it has one) */
   const char *cf = row_opt(t, r, "moe_capacity_factor");
   if (*cf) {
@@ -260,7 +258,7 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
   if (*part && !partition_parse_method(part, &rq->gen.partition, err)) return FALSE;
   /* optional: the pipeline schedule and its chunks per stage; empty = the study's 1F1B, one chunk */
   const char *sched = row_opt(t, r, "schedule");
-  if (*sched && !sched_parse(sched, &l->schedule, err)) return FALSE;
+  if (*sched && !layout_enum_parse(layout_enum_field("schedule"), sched, &l->schedule, err)) return FALSE;
   if (*row_opt(t, r, "virtual_stages") && !row_int(t, r, "virtual_stages", &l->virtual_stages, err)) return FALSE;
   return layout_validate(l, &rq->m, err);
 }

@@ -141,6 +141,7 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   if (s->layout[ax] && ax != AX_VS) return g_array_ref(s->layout[ax]);
   GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
   const model *m = &s->m;
+  gboolean full = s->space == SWEEP_SPACE_FULL;
   int node = pt->prof.gpus_per_node, domain = profile_gpus_per_domain(&pt->prof);
   switch (ax) {
   case AX_TP: /* powers of two up to the NVLink domain (8 on an HGX board), each group inside one domain */
@@ -157,18 +158,19 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   case AX_SP:
     for (int sp = 0; sp <= (tp > 1 && s->seq_len % tp == 0); sp++) g_array_append_val(v, sp);
     break;
-  case AX_CKPT: /* the full space: selective and mlp too (selective with a flash kernel is skipped: the step of none) */
-    for (int c = CKPT_NONE; c <= (s->space == SWEEP_SPACE_FULL ? CKPT_MLP : CKPT_EVERY_LAYER); c++) g_array_append_val(v, c);
+  case AX_CKPT: /* as the layout's field table says (layout.c E_ckpt: none and every_layer; the full space selective
+                 * and mlp too; selective with a flash kernel is skipped: the step of none) */
+    for (int c = 0; c < layout_enum_sweep_count(layout_enum_field("checkpointing"), full); c++) g_array_append_val(v, c);
     break;
   case AX_ATTN: { /* the machine's default kernels (its profile's sweep_kernels: every kernel on the study's A100;
                    * else its stack's, the kernels of its most efficient fused class); the full space: every kernel */
     guint kernels = pt->prof.sweep_kernels ? pt->prof.sweep_kernels : stack_sweep_kernels(&pt->prof.stack);
-    for (int a = 0; a < ATTN_N_KERNELS; a++)
-      if (s->space == SWEEP_SPACE_FULL || (kernels & (1u << a))) g_array_append_val(v, a);
+    for (int a = 0; a < layout_enum_sweep_count(layout_enum_field("attention_kernel"), TRUE); a++)
+      if (full || (kernels & (1u << a))) g_array_append_val(v, a);
     break;
   }
-  case AX_SCHED: /* left out: the study's 1F1B; the full space: every schedule */
-    for (int h = 0; h < (s->space == SWEEP_SPACE_FULL ? sched_count() : 1); h++) g_array_append_val(v, h);
+  case AX_SCHED: /* the layout's field table's (layout.c E_schedule): the study's 1F1B; the full space every schedule */
+    for (int h = 0; h < layout_enum_sweep_count(layout_enum_field("schedule"), full); h++) g_array_append_val(v, h);
     break;
   case AX_VS: /* pp is the axis' pp; tp carries the schedule here (axis_values' caller) */
     if (!sched_get(tp)->chunked) {
@@ -188,9 +190,9 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     for (int c = 1; c <= (s->space == SWEEP_SPACE_FULL ? SWEEP_FULL_MAX_CP : 1); c *= 2)
       if (c == 1 || (dp_of(pt->gpus, tp, pp, c) > 0 && s->seq_len % (2 * c) == 0)) g_array_append_val(v, c);
     break;
-  case AX_PREC: /* the default space: bf16 (FP8 where listed, --precision); the full one: fp8 and fp8-cs too where
-                 * the profile has FP8 tensor cores (mxfp8, Blackwell's, where listed) */
-    for (int p = PREC_BF16; p <= (s->space == SWEEP_SPACE_FULL && pt->prof.peak_fp8_flops > 0 ? PREC_FP8_CS : PREC_BF16); p++)
+  case AX_PREC: /* the layout's field table's (layout.c E_precision): bf16 (FP8 where listed, --precision); the full
+                 * space fp8 and fp8-cs too where the profile has FP8 tensor cores (mxfp8, Blackwell's, where listed) */
+    for (int p = 0; p < layout_enum_sweep_count(layout_enum_field("precision"), full && pt->prof.peak_fp8_flops > 0); p++)
       g_array_append_val(v, p);
     break;
   case AX_ZERO: /* the one stage given (default 1); the full space: 0 to 3 */

@@ -222,8 +222,10 @@ static gboolean equivalent(const csv_table *t, guint x, guint y, GHashTable *req
   }
   const char *cx = cell(t, x, col), *cy = cell(t, y, col);
   gboolean pair = (!strcmp(cx, "none") && !strcmp(cy, "selective")) || (!strcmp(cx, "selective") && !strcmp(cy, "none"));
-  layout_attn a;
-  if (!pair || !layout_parse_attn(cell(t, x, "attention_kernel"), &a, NULL) || !layout_attn_is_flash(a)) return FALSE;
+  int a;
+  if (!pair || !layout_enum_parse(layout_enum_field("attention_kernel"), cell(t, x, "attention_kernel"), &a, NULL) ||
+      !layout_attn_is_flash((layout_attn)a))
+    return FALSE;
   return !strcmp(cell(t, x, "step_time_s"), cell(t, y, "step_time_s")) &&
          !strcmp(cell(t, x, "peak_mem_gib"), cell(t, y, "peak_mem_gib"));
 }

@@ -44,6 +44,33 @@ counts() {
          sub(/,/, "", e); sub(/,/, "", i); print e, i, n, b, r }' "$1"
 }
 
+# RUNS timed sweeps of "$@", the text to $1, one row each (to $work/runs too): the counts of its summary, the wall
+# time and the CPU time (user, system), per enumerated layout (PER layout: the full space's rate, in ms) or per
+# replayed layout (PER replay, in s)
+runs_table() {
+  local out=$1 per=$2
+  shift 2
+  if [ "$per" = layout ]; then
+    printf "%4s %10s %8s %13s %15s %9s %8s %8s %8s %12s\n" run enumerated invalid pruned_memory pruned_bound replayed \
+      wall_s user_s sys_s cpu_ms/layout
+  else
+    printf "%4s %10s %8s %13s %15s %9s %8s %15s %15s\n" run enumerated invalid pruned_memory pruned_bound replayed \
+      wall_s user_s/replay sys_s/replay
+  fi
+  for ((i = 1; i <= runs; i++)); do
+    timed "$out" "$@"
+    read -r e inv oom b r < <(counts "$out")
+    read -r wall user sys < "$out.time"
+    awk -v per="$per" -v i="$i" -v e="$e" -v inv="$inv" -v oom="$oom" -v b="$b" -v r="$r" -v w="$wall" -v u="$user" \
+      -v s="$sys" 'BEGIN {
+        if (per == "layout")
+          printf "%4d %10d %8d %13d %15d %9d %8.1f %8.1f %8.1f %12.2f\n", i, e, inv, oom, b, r, w, u, s, 1000 * (u + s) / e
+        else
+          printf "%4d %10d %8d %13d %15d %9d %8.1f %15.4f %15.4f\n", i, e, inv, oom, b, r, w, r ? u / r : 0, r ? s / r : 0 }' |
+      tee -a "$work/runs"
+  done
+}
+
 if [ "${SPACE:-default}" = full ]; then
   full=(--seq-len 8192 --profile h100-sxm5-80gb --space full --top 10 -j "$jobs")
   # the size of a full space: the refusal's count (one run holds at most 100,000)
@@ -53,16 +80,7 @@ if [ "${SPACE:-default}" = full ]; then
   echo "full space: llama3-70b on 1,024 H100: ${n70:-?} layouts; llama3-8b on 64 H100: ${n8:-?} layouts"
   read -r -a slice <<< "${SLICE:---micro-batch 1 --attention-kernel flash2+rmsnorm --precision bf16}"
   echo "llama3-8b, seq 8192, 64 H100, full space at ${slice[*]}, top 10 by bound and prune, -j $jobs"
-  printf "%4s %10s %8s %13s %15s %9s %8s %8s %8s %12s\n" run enumerated invalid pruned_memory pruned_bound replayed wall_s \
-    user_s sys_s cpu_ms/layout
-  for ((i = 1; i <= runs; i++)); do
-    timed "$work/slice.txt" --model llama3-8b --gpus 64 "${full[@]}" "${slice[@]}"
-    read -r e inv oom b r < <(counts "$work/slice.txt")
-    read -r wall user sys < "$work/slice.txt.time"
-    awk -v i="$i" -v e="$e" -v inv="$inv" -v oom="$oom" -v b="$b" -v r="$r" -v w="$wall" -v u="$user" -v s="$sys" \
-      'BEGIN { printf "%4d %10d %8d %13d %15d %9d %8.1f %8.1f %8.1f %12.2f\n", i, e, inv, oom, b, r, w, u, s, 1000 * (u + s) / e }' |
-      tee -a "$work/runs"
-  done
+  runs_table "$work/slice.txt" layout --model llama3-8b --gpus 64 "${full[@]}" "${slice[@]}"
   awk -v n70="${n70:-0}" -v n8="${n8:-0}" -v j="$jobs" '{ c[NR] = $10 } END {
     for (i = 1; i <= NR; i++) for (k = i + 1; k <= NR; k++) if (c[k] < c[i]) { t = c[i]; c[i] = c[k]; c[k] = t }
     m = NR % 2 ? c[(NR + 1) / 2] : (c[NR / 2] + c[NR / 2 + 1]) / 2
@@ -76,16 +94,7 @@ if [ "${SPACE:-default}" = full ]; then
   echo "check: llama3-8b, seq 8192, 64 H100, full space at ${cs[*]}: top 10 by bound and prune against --exhaustive"
 else
 echo "llama3-70b, seq 8192, 1,024 H100 (h100-sxm5-80gb), sweep's default space${EXTRA:+ + $EXTRA}, top 10 by bound and prune, -j $jobs"
-printf "%4s %10s %8s %13s %15s %9s %8s %15s %15s\n" run enumerated invalid pruned_memory pruned_bound replayed wall_s \
-  user_s/replay sys_s/replay
-for ((i = 1; i <= runs; i++)); do
-  timed "$work/big.txt" "${big[@]}"
-  read -r e inv oom b r < <(counts "$work/big.txt")
-  read -r wall user sys < "$work/big.txt.time"
-  awk -v i="$i" -v e="$e" -v inv="$inv" -v oom="$oom" -v b="$b" -v r="$r" -v w="$wall" -v u="$user" -v s="$sys" \
-    'BEGIN { printf "%4d %10d %8d %13d %15d %9d %8.1f %15.4f %15.4f\n", i, e, inv, oom, b, r, w, r ? u / r : 0, r ? s / r : 0 }' |
-    tee -a "$work/runs"
-done
+runs_table "$work/big.txt" replay "${big[@]}"
 awk '{ w[NR] = $7 } END {
   for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (w[j] < w[i]) { t = w[i]; w[i] = w[j]; w[j] = t }
   printf "median wall %.1f s over %d runs (target: at most 60 s)\n", NR % 2 ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2, NR }' "$work/runs"

@@ -14,9 +14,7 @@
 #include "platforms/stack_set.h"
 #include "sim/collective.h"
 #include "traces/svg.h"
-#include "workloads/precision.h"
 #include "workloads/partition.h"
-#include "workloads/schedule.h"
 
 /* Which commands an option applies to (an option a command would ignore is an error there). */
 #define ANY_RUN (CMD_SIMULATE | CMD_PREDICT | CMD_VALIDATE | CMD_CALIBRATE | CMD_SWEEP)
@@ -42,8 +40,6 @@ G_STATIC_ASSERT(sizeof(layout_ckpt) == sizeof(int) && sizeof(layout_attn) == siz
     *out = (int)v;                                                                                                   \
     return TRUE;                                                                                                     \
   }
-AS_INT(layout_parse_ckpt, layout_ckpt)
-AS_INT(layout_parse_attn, layout_attn)
 AS_INT(partition_parse_method, partition_method)
 AS_INT(pool_parse_fidelity, pool_fidelity)
 
@@ -154,15 +150,6 @@ static gboolean set_fit(cli_opts *o, const char *arg, GError **err)
   if (strcmp(arg, "all") && strcmp(arg, "timing") && strcmp(arg, "memory") && strcmp(arg, "fp8"))
     return cli_bad_value(err, "fit", arg, "all, timing, memory, fp8");
   o->calib_fit = arg;
-  return TRUE;
-}
-
-/* --precision: which GPUs take FP8 is sim_request_prepare's (the profile's peak_fp8_flops) */
-static gboolean precision_parse_int(const char *s, int *out, GError **err)
-{
-  precision pr;
-  if (!precision_parse("precision", s, &pr, err)) return FALSE;
-  *out = (int)pr;
   return TRUE;
 }
 
@@ -290,17 +277,19 @@ const cli_option CLI_OPTIONS[] = {
      .hi = CLI_INT_MAX, .field = F(rq.l.seq_len), .example = "1024", .section = CLI_SEC_LAYOUT,
      .help = "tokens per sequence (default 2048)"},
     {.name = "checkpointing", .arg = CLI_ARG_REQUIRED, .metavar = "MODE", .commands = LAYOUT_OPT,
-     .value = CLI_V_ENUM, .parse = layout_parse_ckpt_int, .field = F(rq.l.ckpt), .list = CLI_LIST_LAYOUT,
-     .axis = AX_CKPT, .left_out = EVERY_VALID, .example = "every_layer", .section = CLI_SEC_LAYOUT,
+     .value = CLI_V_ENUM, .field = F(rq.l.ckpt), .list = CLI_LIST_LAYOUT,
+     .axis = AX_CKPT, .left_out = "none and every_layer (and selective and mlp with --space full)",
+     .example = "every_layer", .section = CLI_SEC_LAYOUT,
      .help = "none (default) | every_layer (or full) | selective (the attention core's\n"
              "score-sized tensors recomputed; no change with FlashAttention)\n"
              "| mla_up_proj (MLA's up-projections and rope recomputed, the latents\n"
              "kept: Megatron's --recompute-modules mla_up_proj; docs/moe.md)\n"
              "| mlp (the MLP sub-block recomputed, its input kept); a sweep\n"
-             "takes selective and mlp when listed"},
+             "takes selective and mlp when listed or with --space full"},
     {.name = "attention-kernel", .arg = CLI_ARG_REQUIRED, .metavar = "K", .commands = LAYOUT_OPT,
-     .value = CLI_V_ENUM, .parse = layout_parse_attn_int, .field = F(rq.l.attn), .list = CLI_LIST_LAYOUT,
-     .axis = AX_ATTN, .left_out = EVERY_VALID, .example = "flash2", .section = CLI_SEC_LAYOUT,
+     .value = CLI_V_ENUM, .field = F(rq.l.attn), .list = CLI_LIST_LAYOUT,
+     .axis = AX_ATTN, .left_out = "the profile's kernels, else its stack's (every kernel with --space full)",
+     .example = "flash2", .section = CLI_SEC_LAYOUT,
      .help = "torch | fused-softmax | flash1 | flash1-legacy | flash2 |\n"
              "flash2+rmsnorm (default)\n"
              "(flash2+rmsnorm is flash2 with --norm-kernel fused)"},
@@ -319,7 +308,7 @@ const cli_option CLI_OPTIONS[] = {
     {.name = "no-zero1", .same_as = "zero", .arg = CLI_ARG_NONE, .commands = LAYOUT_OPT, .value = CLI_V_FLAG,
      .field = F(rq.l.zero), .flag_value = 0, .section = CLI_SEC_LAYOUT, .help = "the same as --zero 0"},
     {.name = "precision", .arg = CLI_ARG_REQUIRED, .metavar = "P", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
-     .parse = precision_parse_int, .field = F(rq.l.precision), .list = CLI_LIST_LAYOUT, .axis = AX_PREC,
+     .field = F(rq.l.precision), .list = CLI_LIST_LAYOUT, .axis = AX_PREC,
      .left_out = "bf16 only (and fp8, fp8-cs where the profile has FP8 with --space full)", .example = "bf16", .section = CLI_SEC_LAYOUT,
      .help = "bf16 (default) | fp8 (Transformer Engine's linear layers in FP8,\n"
              "delayed scaling) | fp8-cs (current scaling) | mxfp8; attention,\n"
@@ -382,7 +371,7 @@ const cli_option CLI_OPTIONS[] = {
              "16, V 4: 'Et|(tt|)*62,tL' (instead of --partition;\n"
              "docs/schedules.md)"},
     {.name = "schedule", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = LAYOUT_OPT, .value = CLI_V_ENUM,
-     .parse = sched_parse, .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b (every schedule with --space full)",
+     .field = F(rq.l.schedule), .list = CLI_LIST_LAYOUT, .axis = AX_SCHED, .left_out = "1f1b (every schedule with --space full)",
      .example = "gpipe", .section = CLI_SEC_LAYOUT,
      .help = "pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
              "gpipe | interleaved | zb-h1 (backward split into B and W) |\n"
@@ -568,8 +557,8 @@ const cli_option CLI_OPTIONS[] = {
      .set = set_space, .example = "full", .section = CLI_SEC_RUN,
      .help = "sweep: what an axis left out covers: default (as each option says)\n"
              "or full (every valid value of every axis: zero 0-3, both overlaps,\n"
-             "every schedule and virtual stages, cp up to 8, every checkpointing,\n"
-             "fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
+             "every schedule and virtual stages, cp up to 8, checkpointing but\n"
+             "mla_up_proj, fp8 and fp8-cs where the profile has FP8; docs/sweep.md)"},
     {.name = "exhaustive", .arg = CLI_ARG_NONE, .commands = CMD_SWEEP, .value = CLI_V_FLAG, .field = F(exhaustive),
      .flag_value = TRUE, .section = CLI_SEC_RUN,
      .help = "sweep: replay every layout that fits (default with --top K or the\n"

@@ -110,6 +110,8 @@ static gboolean read_scales(const cJSON *j, gpu_profile *out, const char *path, 
 static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *path, GError **err)
 {
   const cJSON *cal = cJSON_GetObjectItemCaseSensitive(j, "calibrated");
+  const layout_field *pf = layout_enum_field("precision"); /* the precisions' names: the layout's field table */
+  g_autofree char *names = layout_enum_allowed(pf);
   if (cJSON_IsBool(cal)) {
     out->calibrated_precisions = cJSON_IsTrue(cal) ? (1u << PREC_N) - 1 : 0;
     return TRUE;
@@ -117,20 +119,24 @@ static gboolean read_calibrated(const cJSON *j, gpu_profile *out, const char *pa
   if (!cJSON_IsArray(cal)) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: calibrated: %s (allowed: true, when a stack has been fitted "
                 "to measured runs on this GPU in every precision, false, or a list of the precisions fitted: %s)",
-                path, cal ? lsim_json_type_name(cal) : "missing", precision_names());
+                path, cal ? lsim_json_type_name(cal) : "missing", names);
     return FALSE;
   }
   out->calibrated_precisions = 0;
   int i = 0;
   for (const cJSON *e = cal->child; e; e = e->next, i++) {
     g_autofree char *field = g_strdup_printf("%s: calibrated[%d]", path, i);
-    precision p = PREC_BF16;
+    int p = PREC_BF16;
     if (!cJSON_IsString(e)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s (allowed: a precision name: %s)", field,
-                  lsim_json_type_name(e), precision_names());
+                  lsim_json_type_name(e), names);
       return FALSE;
     }
-    if (!precision_parse(field, e->valuestring, &p, err)) return FALSE;
+    if (!layout_enum_parse(pf, e->valuestring, &p, NULL)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a precision (allowed: %s)", field,
+                  e->valuestring, names);
+      return FALSE;
+    }
     if (out->calibrated_precisions & (1u << p)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is listed twice (allowed: each precision once)", field,
                   e->valuestring);
@@ -148,22 +154,21 @@ static gboolean read_sweep_kernels(const cJSON *j, gpu_profile *out, const char 
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "sweep_kernels");
   out->sweep_kernels = 0;
   if (!k) return TRUE;
+  const layout_field *kf = layout_enum_field("attention_kernel"); /* the kernels' names: the layout's field table */
+  g_autofree char *kernels = layout_enum_allowed(kf);
   if (!cJSON_IsArray(k) || !k->child) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels: %s (allowed: a non-empty list of attention "
-                "kernels: torch, fused-softmax, flash1, flash1-legacy, flash2, flash2+rmsnorm)", path,
-                cJSON_IsArray(k) ? "an empty list" : lsim_json_type_name(k));
+                "kernels: %s)", path, cJSON_IsArray(k) ? "an empty list" : lsim_json_type_name(k), kernels);
     return FALSE;
   }
   out->sweep_kernels = 0;
   int i = 0;
   for (const cJSON *e = k->child; e; e = e->next, i++) {
-    layout_attn a = ATTN_FLASH2;
-    g_autoptr(GError) bad = NULL;
-    if (!cJSON_IsString(e) || !layout_parse_attn(e->valuestring, &a, &bad)) {
-      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels[%d]: %s%s%s (allowed: torch, fused-softmax, "
-                  "flash1, flash1-legacy, flash2, flash2+rmsnorm)", path, i, cJSON_IsString(e) ? "'" : "",
-                  cJSON_IsString(e) ? e->valuestring : lsim_json_type_name(e),
-                  cJSON_IsString(e) ? "' is not an attention kernel" : "");
+    int a = ATTN_FLASH2;
+    if (!cJSON_IsString(e) || !layout_enum_parse(kf, e->valuestring, &a, NULL)) {
+      g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: sweep_kernels[%d]: %s%s%s (allowed: %s)", path, i,
+                  cJSON_IsString(e) ? "'" : "", cJSON_IsString(e) ? e->valuestring : lsim_json_type_name(e),
+                  cJSON_IsString(e) ? "' is not an attention kernel" : "", kernels);
       return FALSE;
     }
     if (out->sweep_kernels & (1u << a)) {

@@ -37,6 +37,8 @@ static const plat_field FIELDS[] = {
     K(nccl_step_latency_s, 0, 1e-2, NOT_MEMORY),
     D(straggler_sigma, 0, 0.2, 0, NOT_MEMORY), /* 0: every GPU as fast as the profile says */
     D(flex_nvlink_efficiency, 0, 1, 0, NOT_MEMORY), /* 0: the flex dispatcher's NVLink as fast as NCCL's */
+    D(flex_ib_efficiency, 0, 1, 0, NOT_MEMORY),     /* 0: the flex dispatcher's RDMA as fast as NCCL's */
+    D(flex_sms, 0, 1024, 0, NOT_MEMORY),            /* 0: the flex dispatcher's kernels take no SMs from compute */
     /* memory beside the model (docs/memory.md); fragmentation is fitted (calibrate --fit memory) */
     D(cuda_context_gib, 0, 100, 0.75, MEMORY),
     D(nccl_buffers_gib, 0, 100, 0.5, MEMORY),

@@ -61,6 +61,10 @@ typedef struct stack_profile {
   double straggler_sigma;      /* relative standard deviation of per-GPU speed (0, the default: off) */
   double flex_nvlink_efficiency; /* the flex dispatcher's (DeepEP, HybridEP) NVLink throughput / link bandwidth
                                   * (sim/coll_alltoall_flex.c; 0, the default: nccl_bw_efficiency_nvlink's) */
+  double flex_ib_efficiency;     /* its network (RDMA) throughput / NIC bandwidth (0, the default:
+                                  * nccl_bw_efficiency_ib's) */
+  double flex_sms;               /* the SMs its kernels hold while they run (Megatron's moe_hybridep_num_sms), taken from
+                                  * the compute an overlapped all-to-all runs beside (0, the default: none) */
   /* memory beside the model (docs/memory.md) */
   double cuda_context_gib, nccl_buffers_gib, fragmentation;
   /* the code's graph (workloads/generate.h gen_code) */

@@ -21,9 +21,11 @@
  * for a group of n members in N domains of n/N each (the group shape it needs; else pairwise). Flows run
  * together (chunks pipelined as the kernels do), symmetric (the combine mirrors the dispatch).
  * The kernels' NVLink throughput is the stack's flex_nvlink_efficiency of the link (HybridEP's README measures
- * about 0.52 on B200, below NCCL's): the NVLink flows carry nccl_bw_efficiency_nvlink / it times their bytes
- * on links the platform runs at NCCL's efficiency (coll_group.flex_nvlink_scale). The network side runs at
- * NCCL's (DeepEP measures 43-58 GB/s of RDMA on 50 GB/s NICs, at or above it).
+ * about 0.54 on B200 and GB200, below NCCL's): the NVLink flows carry nccl_bw_efficiency_nvlink / it times their bytes
+ * on links the platform runs at NCCL's efficiency (coll_group.flex_nvlink_scale). The network side runs at the
+ * stack's flex_ib_efficiency of the NIC (HybridEP's README measures 0.54 on H100 over 2 nodes) the same way
+ * (coll_group.flex_ib_scale); without it, at NCCL's. Forwarding and RDMA are pipelined (HybridEP's RDMA warp
+ * group beside its NVLink ones, on Hopper as on Blackwell: Hybrid-EP_Implementation.md).
  * Not modelled: the SMs the kernels take (HybridEP's moe_hybridep_num_sms_*), which matter only where the
  * all-to-all overlaps compute; routing that is not uniform (the imbalance scales S, as for pairwise).
  *
@@ -52,6 +54,7 @@ static void flex_plan(const coll_group *g, int me, coll_plan *p)
   int N = g->domains, n = g->n, E = g->flex_experts, k = g->flex_top_k;
   double net = coll_flex_reach(E, k, N) / k, nvl = N * coll_flex_reach(E, k, n) / k, hop = 0;
   if (g->flex_nvlink_scale > 0) nvl *= g->flex_nvlink_scale; /* the kernels' NVLink rate, not NCCL's */
+  if (g->flex_ib_scale > 0) net *= g->flex_ib_scale;          /* their RDMA rate, not NCCL's */
   for (int d = 0; d < N; d++) {
     if (d == g->dom[me]) {
       for (int l = 0; l < g->per_domain; l++)

@@ -97,6 +97,10 @@ typedef struct coll_group {
   int flex_experts, flex_top_k;
   double flex_nvlink_scale; /* its NVLink bytes x this: NCCL's NVLink efficiency (the links' rate) over the flex
                              * kernels' (the stack's flex_nvlink_efficiency); 0 or 1: as NCCL's */
+  double flex_ib_scale;     /* its network bytes x this: NCCL's network efficiency over the flex kernels' RDMA one
+                             * (the stack's flex_ib_efficiency); 0 or 1: as NCCL's */
+  double flex_sm_share;     /* the share of a member's SMs its flex kernels hold while they run (the stack's flex_sms
+                             * over the profile's sm_count; the replay takes it from compute beside them); 0: none */
 } coll_group;
 
 /* The chance that a token routed uniformly to top_k of `experts` experts has one or more of them on a given one

@@ -28,6 +28,7 @@
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/instr.h>
 #include <simgrid/mailbox.h>
@@ -289,6 +290,7 @@ static int run_compute(lane *l, int i)
     r->out->end_s[k] = t;
   }
   l->pending_s = 0;
+  double t0 = simgrid_get_clock();
   if (traced) {
     trace_push(r, &r->ev[i]);
     sg_actor_execute(total * sg_host_get_speed(r->host));
@@ -296,6 +298,14 @@ static int run_compute(lane *l, int i)
   } else if (total > 0) {
     sg_actor_execute(total * sg_host_get_speed(r->host)); /* the kernel model's seconds, on any host's speed */
   }
+  /* slower than its seconds where a flex all-to-all held SMs beside it (run_comm): its events' times stretched
+   * evenly over the time it took */
+  double took = simgrid_get_clock() - t0;
+  if (total > 0 && took > total * (1 + 1e-12))
+    for (int k = i; k < j; k++) {
+      r->out->start_s[k] = t0 + (r->out->start_s[k] - t0) * took / total;
+      r->out->end_s[k] = t0 + (r->out->end_s[k] - t0) * took / total;
+    }
   return j;
 }
 
@@ -343,6 +353,16 @@ static void run_comm(lane *l, int i)
   else {
     int gid = graph_group_for(r->prog, e->peer);
     const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
+    /* the flex dispatcher's kernels on a communication stream hold their SMs from the compute beside them: an
+     * execution on the rank's host bounded at their share, for as long as the all-to-all runs (SimGrid shares the
+     * host max-min: the compute gets the rest while it runs) */
+    sg_exec_t held = NULL;
+    if (l->s != 0 && r->eng->groups[gid].flex_sm_share > 0) {
+      held = sg_actor_exec_init(1e30);
+      sg_exec_set_host(held, r->host);
+      sg_exec_set_bound(held, r->eng->groups[gid].flex_sm_share * sg_host_get_speed(r->host));
+      sg_exec_start(held);
+    }
     int me = -1;
     for (guint k = 0; k < gr->ranks->len; k++)
       if (g_array_index(gr->ranks, int, k) == r->rank) me = (int)k;
@@ -367,7 +387,8 @@ static void run_comm(lane *l, int i)
       l->pending_s += coll_run(a, (graph_coll)e->variant, &r->eng->groups[gid], active, me, e->bytes,
                                r->eng->prof->stack.nccl_step_latency_s);
     }
-    if (r->eng->tracing) flush_pending(l);
+    if (r->eng->tracing || held) flush_pending(l);
+    if (held) sg_exec_cancel(held);
   }
   if (l->s == 0) trace_pop(r);
   r->out->end_s[i] = simgrid_get_clock() + l->pending_s;
@@ -689,6 +710,9 @@ static void setup_groups(engine *eng)
       eng->groups[gi].flex_top_k = g->meta.flex_top_k;
       const stack_profile *st = &eng->prof->stack;
       if (st->flex_nvlink_efficiency > 0) eng->groups[gi].flex_nvlink_scale = st->nccl_bw_efficiency_nvlink / st->flex_nvlink_efficiency;
+      if (st->flex_ib_efficiency > 0) eng->groups[gi].flex_ib_scale = st->nccl_bw_efficiency_ib / st->flex_ib_efficiency;
+      if (st->flex_sms > 0 && eng->prof->sm_count > 0 && g->meta.flex_top_k > 0)
+        eng->groups[gi].flex_sm_share = st->flex_sms / eng->prof->sm_count;
     }
     coll_group_init(&eng->groups[gi]);
   }

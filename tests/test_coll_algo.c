@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "platforms/kernel_cost.h"
 #include "platforms/nccl_tune.h"
 #include "platforms/plat_params.h"
 #include "sim/collective.h"
@@ -38,6 +39,7 @@ typedef struct coll_case {
   int flex_experts, flex_top_k; /* an ep group under the flex dispatcher: the graph's meta.flex_* (0: a dp group) */
   double nvlink_bytes_per_s;    /* > 0: the profile's NVLink bandwidth replaced */
   double flex_nvlink_efficiency; /* the stack's (0: NCCL's, 1 here) */
+  double flex_ib_efficiency;     /* the stack's (0: NCCL's, 1 here) */
   char what[128];      /* out: the replay's record of what ran */
 } coll_case;
 
@@ -48,6 +50,7 @@ static void run_coll(void *arg, double out[SIM_CHILD_MAX])
   p.stack.nccl_latency_tuned = c->tuned;
   if (c->nvlink_bytes_per_s > 0) p.nvlink_bytes_per_s = c->nvlink_bytes_per_s;
   p.stack.flex_nvlink_efficiency = c->flex_nvlink_efficiency;
+  p.stack.flex_ib_efficiency = c->flex_ib_efficiency;
   graph *g = graph_new(c->world);
   for (int r = 0; r < c->world; r++) graph_program_of(g, r);
   int gid = graph_add_group(g, c->members, c->n, c->flex_top_k ? "ep" : "dp");
@@ -236,6 +239,11 @@ START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
   c.flex_top_k = 8;
   double net = (1 - choose(64, 8) / choose(128, 8)) / 8 * S;
   expect_both(c, net / 25e9 + p.ib_latency_s, "flex");
+  /* the stack's flex_ib_efficiency 0.5 (NCCL's 1 here): the kernels' RDMA moves the same bytes at half the NIC's rate;
+   * the NVLink side (300 GB/s) still ends first */
+  c.flex_ib_efficiency = 0.5;
+  expect_both(c, net / (0.5 * 25e9) + p.ib_latency_s, "flex");
+  c.flex_ib_efficiency = 0;
   /* NVLink at 10 GB/s, so that the forwarding sets the time: each GPU sends its node's 7 others its own tokens
    * and those its rail peer brought, 2 x (1 - C(120, 8) / C(128, 8)) / 8 S each */
   c.nvlink_bytes_per_s = 10e9;
@@ -248,6 +256,74 @@ START_TEST(test_flex_alltoall_sends_a_token_once_per_destination_node)
   c.nvlink_bytes_per_s = 0;
   c.flex_experts = c.flex_top_k = 0;
   expect_both(c, S / 2 / 25e9 + p.ib_latency_s, "pairwise");
+}
+END_TEST
+
+/* The flex all-to-all on the communication stream beside compute (Megatron's --overlap-moe-expert-parallel-comm):
+ * its kernels hold the stack's flex_sms of the GPU's sm_count while they run, so the compute beside them runs on
+ * the rest. 8 A100s (108 SMs) in one node, ep 8 (128 experts, top-8): every rank starts the all-to-all (A seconds
+ * alone) on stream 1 and a memory pass (C > A seconds alone) on stream 0 together. The pass does A (1 - s) of its
+ * work while the all-to-all runs and the rest at full speed: it ends at C + s A, s = flex_sms / sm_count (54 SMs:
+ * s = 1/2, SimGrid's even share, so the bound is what holds it). Without the key the two overlap freely: C. The
+ * all-to-all's own time does not change, and the pass's recorded end is when it ended. */
+typedef struct beside_case {
+  double flex_sms, bytes, pass_bytes; /* the stack's flex_sms; the all-to-all's buffer; the pass's bytes (0: none) */
+} beside_case;
+
+static void run_beside(void *arg, double out[SIM_CHILD_MAX])
+{
+  const beside_case *c = arg;
+  gpu_profile p = test_profile("a100-sxm4-80gb");
+  p.stack.flex_sms = c->flex_sms;
+  graph *g = graph_new(8);
+  int members[8];
+  for (int r = 0; r < 8; r++) members[r] = r;
+  int gid = graph_add_group(g, members, 8, "ep");
+  g->meta.flex_experts = 128;
+  g->meta.flex_top_k = 8;
+  graph_event a2a = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_FORWARD, .peer = gid, .bytes = c->bytes,
+                     .micro_batch = 0, .layer = 0, .variant = COLL_ALL_TO_ALL, .stream = 1};
+  graph_event pass = {.kind = EV_COMPUTE, .cost = COST_MEMORY, .phase = PH_FORWARD, .launches = 1, .bytes = c->pass_bytes,
+                      .micro_batch = 0, .layer = 0};
+  for (int r = 0; r < 8; r++) {
+    graph_program *pr = graph_program_of(g, r);
+    if (c->bytes > 0) g_array_append_val(pr->events, a2a);
+    if (c->pass_bytes > 0) g_array_append_val(pr->events, pass);
+  }
+  GError *err = NULL;
+  ck_assert_msg(graph_check(g, &err), "%s", err ? err->message : "");
+  plat_params pp = plat_params_of(&p, 8);
+  replay_options o = {0};
+  replay_result *res = replay_run(g, &p, &pp, &o, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  out[0] = res->step_time_s;
+  out[1] = kcost_seconds(&p, &pass);
+  out[2] = p.sm_count;
+  out[3] = c->pass_bytes > 0 ? res->ranks[0].end_s[c->bytes > 0 ? 1 : 0] : 0; /* the pass's recorded end */
+  replay_result_free(res);
+  graph_free(g);
+}
+
+START_TEST(test_flex_kernels_hold_their_sms_from_the_compute_beside_them)
+{
+  double S = 256 * MIB_BYTES, P = 4 * GIB_BYTES, out[SIM_CHILD_MAX];
+  for (int k = 0; k < 3; k++) {
+    double sms = k == 0 ? 0 : k == 1 ? 32 : 54;
+    beside_case alone_a = {sms, S, 0}, alone_c = {sms, 0, P}, both = {sms, S, P};
+    sim_child_run(run_beside, &alone_a, out);
+    double A = out[0];
+    sim_child_run(run_beside, &alone_c, out);
+    double C = out[0], sm_count = out[2];
+    ck_assert_double_eq_tol(C, out[1], 1e-9 * C); /* the pass alone: its kernel's seconds */
+    ck_assert_msg(A < C, "the all-to-all (%.6f s) must end first (%.6f s)", A, C);
+    sim_child_run(run_beside, &both, out);
+    double want = C + sms / sm_count * A;
+    ck_assert_msg(fabs(out[0] - want) <= 1e-6 * want, "flex_sms %.0f: %.9f s, want C + s A = %.9f + %.4f x %.9f = %.9f",
+                  sms, out[0], C, sms / sm_count, A, want);
+    /* the timeline records the pass as long as it ran (its times stretched), not its kernel's seconds */
+    ck_assert_msg(fabs(out[3] - want) <= 1e-6 * want, "flex_sms %.0f: the pass recorded ending at %.9f s, ran to %.9f s",
+                  sms, out[3], want);
+  }
 }
 END_TEST
 
@@ -414,6 +490,7 @@ int main(void)
   tcase_add_test(tc, test_replay_runs_and_records_the_tuners_choice);
   tcase_add_test(tc, test_tuned_ring_latency_is_base_plus_steps_by_link_type);
   tcase_add_test(tc, test_replay_adds_the_tuned_latency_once_per_call);
+  tcase_add_test(tc, test_flex_kernels_hold_their_sms_from_the_compute_beside_them);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -19,6 +19,7 @@
 
 #include "check_main.h"
 #include "test_layout.h"
+#include <math.h>
 #include <string.h>
 
 #include "platforms/kernel_cost.h"
@@ -260,6 +261,42 @@ START_TEST(test_expert_gradients_reduce_over_edp_not_dp)
 }
 END_TEST
 
+/* The distributed optimizer's parameter all-gather of the routed experts: their updated shards gathered over edp
+ * (Megatron's expert-parallel parameter buffers), E/ep * 3 h fe per MoE layer in bf16 a step, at 1 byte with FP8
+ * primary weights; the same with --overlap-param-gather (before the first forward); and the events the generator
+ * counts for the sweep equal the program it writes. 8 GPUs, tp 2 (dp 4), ep 4: edp 2. */
+START_TEST(test_expert_parameters_are_gathered_over_edp)
+{
+  model m = moe();
+  double experts = m.layers * (m.moe.experts / 4.0) * 3.0 * m.hidden * m.moe.expert_ffn;
+  for (int c = 0; c < 4; c++) {
+    layout l = lay(8, 2, 1, 4, 1);
+    l.overlap_param_gather = c & 1;
+    if (c & 2) {
+      l.precision = PREC_FP8_CS;
+      l.fp8_param_gather = TRUE;
+    }
+    g_autoptr(graph) g = generate(&m, &l);
+    double edp_bytes = 0;
+    const graph_program *p = program(g, 0);
+    for (guint i = 0; i < p->events->len; i++) {
+      const graph_event *e = &g_array_index(p->events, graph_event, i);
+      if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && !strcmp(group(g, e->peer)->label, "edp"))
+        edp_bytes += e->bytes;
+    }
+    ck_assert_msg(fabs(edp_bytes - experts * (c & 2 ? 1 : 2)) < 1e-9 * experts, "case %d: %.0f, want %.0f", c, edp_bytes,
+                  experts * (c & 2 ? 1 : 2));
+    gen_options o = gen_default_options();
+    partition part;
+    ck_assert(partition_make_chunked(&part, &m, 1, 1, l.tp, o.partition, NULL));
+    gen_stage_size sz;
+    gen_stage_events(&m, &l, &o.code, &part, 0, &sz);
+    ck_assert_msg(sz.events == p->events->len, "case %d: counted %.0f, written %u", c, sz.events, p->events->len);
+    partition_clear(&part);
+  }
+}
+END_TEST
+
 static void refused(const model *m, layout l, const char *field)
 {
   GError *err = NULL;
@@ -376,6 +413,23 @@ START_TEST(test_fp8_experts_keep_weight_copies_and_save_fp8_inputs)
   double experts = 8 / 4 * 3 * h * m.moe.expert_ffn;
   ck_assert_double_eq_tol(sf.buffers_bytes - sb.buffers_bytes, m.layers * (attention + experts) * 2,
                           1e-9 * sf.buffers_bytes);
+  /* FP8 primary weights (--fp8-param-gather): the dp all-gather after the optimizer moves the attention's linear
+   * weights at 1 byte, the rest of the dense parameters (embedding, head, norms, router) at 2; the routed experts
+   * are not in it (their own buffers, over edp) */
+  lf.fp8_param_gather = TRUE;
+  ck_assert(layout_validate(&lf, &m, NULL));
+  ck_assert_double_eq_tol(mem_stage_dense_linear_params(&m, &lf, &part, 0), m.layers * attention, 1e-9);
+  graph *g = generate(&m, &lf);
+  double gathered = 0;
+  const graph_program *p0 = program(g, 0);
+  for (guint i = 0; i < p0->events->len; i++) {
+    const graph_event *e = &g_array_index(p0->events, graph_event, i);
+    if (e->kind == EV_COLLECTIVE && e->variant == COLL_ALL_GATHER && !strcmp(group(g, e->peer)->label, "dp"))
+      gathered += e->bytes;
+  }
+  double dense = mem_stage_params(&m, &lf, &part, 0);
+  ck_assert_double_eq_tol(gathered, 2 * (dense - m.layers * attention) + 1 * m.layers * attention, 1e-9 * gathered);
+  graph_free(g);
   partition_clear(&part);
   block bb, bf;
   block_code code = {.mlp_in_gemms = 1};
@@ -463,6 +517,7 @@ int main(void)
   tcase_add_test(tc, test_dispatch_all_to_all_moves_k_T_h_bytes_times_ep_minus_1_over_ep);
   tcase_add_test(tc, test_imbalance_scales_slowest_rank_expert_gemms_and_largest_message_exactly);
   tcase_add_test(tc, test_expert_gradients_reduce_over_edp_not_dp);
+  tcase_add_test(tc, test_expert_parameters_are_gathered_over_edp);
   tcase_add_test(tc, test_bad_ep_and_etp_are_refused_naming_the_field);
   tcase_add_test(tc, test_ep_does_not_change_the_world_or_dp);
   tcase_add_test(tc, test_fp8_expert_gemm_costs_as_the_dense_fp8_gemm_of_its_shape);

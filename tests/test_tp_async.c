@@ -59,7 +59,7 @@ static sim_request request(const acase *c)
   l->seq_len = 2048;
   l->micro_batch = 1;
   l->global_batch = 1;
-  ck_assert(layout_parse_attn("fused-softmax", &l->attn, NULL));
+  l->attn = ATTN_FUSED_SOFTMAX;
   stack_layout_defaults(&rq.prof.stack, l, 0);
   check_request_validate(&rq);
   return rq;

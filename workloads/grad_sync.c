@@ -131,7 +131,7 @@ double grad_sync_chunk_params(const emit *x)
  * update, issued per bucket on the communication stream: the first forward's units wait for their own bucket
  * only). The buckets as the optimizer's gather, per model chunk in chunk order (Megatron-Core: each chunk its
  * own buffer): on the one communication stream, chunk c's gathers run while chunk c - 1's first forward
- * computes. */
+ * computes; a model with experts gathers each chunk's routed experts over edp after its dense buckets. */
 void grad_sync_param_gather_prologue(emit *x)
 {
   const layout *l = x->l;
@@ -143,14 +143,23 @@ void grad_sync_param_gather_prologue(emit *x)
   for (int c = 0; c < l->virtual_stages; c++) {
     stage_at_chunk(x, c);
     double params = grad_sync_chunk_params(x), shards = MAX(1, floor(params / GRAD_BUCKET_ELEMENTS));
+    double bytes = mem_param_gather_bytes(l, params, mem_chunk_dense_linear_params(x->m, l, x->part, x->vstage));
     if (x->gathers_from) x->gathers_from[c] = x->param_gathers ? (int)x->param_gathers->len : 0;
     for (int i = 0; i < (int)shards; i++) {
-      emit_collective(x, COLL_ALL_GATHER, x->dp_group, params / shards * BF16);
+      emit_collective(x, COLL_ALL_GATHER, x->dp_group, bytes / shards);
       x->bucket_counted += !x->ev;
       if (x->param_gathers) {
         int at = emit_last_index(x);
         g_array_append_val(x->param_gathers, at);
       }
+    }
+    /* the chunk's routed experts over edp, after its dense buckets (the first forward does not wait for them: a
+     * simplification) */
+    double experts = mem_chunk_expert_params(x->m, l, x->part, x->vstage);
+    double eshards = MAX(1, floor(experts / GRAD_BUCKET_ELEMENTS));
+    for (int i = 0; experts > 0 && x->edp_group >= 0 && i < (int)eshards; i++) {
+      emit_collective(x, COLL_ALL_GATHER, x->edp_group, mem_param_gather_bytes(l, experts, experts) / eshards);
+      x->bucket_counted += !x->ev;
     }
   }
   if (x->gathers_from) x->gathers_from[l->virtual_stages] = x->param_gathers ? (int)x->param_gathers->len : 0;

@@ -1,6 +1,7 @@
 /* layout -- see layout.h. LAYOUT_FIELDS below is the layout's field table: adding a field is one line in it
  * (docs/options.md, "Adding a layout field"; a switch: SWITCH or SWITCH_META, where it shows, its report phrase;
- * an enumeration: ENUM and its layout_enum, its key, names and where it shows). */
+ * an enumeration: ENUM and its layout_enum, its key, names (or its registry's), aliases, where it shows and what a
+ * sweep covers of it). Its option, predict's columns, the sweep's lists and its error message parse it from here. */
 #include "layout.h"
 
 #include <stddef.h>
@@ -34,12 +35,36 @@ static const int ATTN_CLASSES[ATTN_N_KERNELS] = {GRAPH_ATTN_SCORES, GRAPH_ATTN_S
    .tag = LAYOUT_KEY_MEMORY, .en = &E_##f}
 static const char *const CP_COMM_NAMES[CP_COMM_N] = {"p2p", "a2a"};
 static const char *const NORMK_NAMES[NORMK_N] = {"stack", "torch", "fused"};
+static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp", "mla_up_proj"};
+G_STATIC_ASSERT(G_N_ELEMENTS(CKPT_NAMES) == CKPT_MLA_UP_PROJ + 1);
+/* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group); the others silently */
+static const layout_enum_alias CKPT_ALIASES[] = {{"full", CKPT_EVERY_LAYER, TRUE},
+                                                 {"every-layer", CKPT_EVERY_LAYER, FALSE},
+                                                 {"0", CKPT_NONE, FALSE},
+                                                 {"false", CKPT_NONE, FALSE},
+                                                 {NULL, 0, FALSE}};
 static gboolean cp_said(const layout *l) { return l->cp > 1; }
 /* The enumerations: their key, names, where they show (layout_enum). Adding one: its names, one E_ line, one ENUM
- * line in the table (docs/options.md, "Adding a layout field"). */
-static const layout_enum E_cp_comm = {"cp_comm_type", CP_COMM_NAMES, CP_COMM_N,
-                                      LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, cp_said};
-static const layout_enum E_norm_kernel = {"norm_kernel", NORMK_NAMES, NORMK_N, 0, NULL}; /* its column named in predict.c */
+ * line in the table (docs/options.md, "Adding a layout field"). Where a registry owns the names (the schedules,
+ * their modules sched_*.c; the precisions, precision.c) the entry reads it. A sweep without a list covers:
+ * checkpointing none and every_layer (the full space selective and mlp too, not mla_up_proj: MLA models only); the
+ * attention kernels the profile's (every one in the full space); the study's 1F1B (every schedule); bf16 (fp8 and
+ * fp8-cs too where the profile has FP8, analysis/sweep.c; mxfp8, Blackwell's, where listed). */
+static const layout_enum E_cp_comm = {.key = "cp_comm_type", .names = CP_COMM_NAMES, .n = CP_COMM_N,
+                                      .shows = LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN,
+                                      .said = cp_said};
+/* norm_kernel and these four: their columns named in predict.c (calibrate's order), report keys in report.c,
+ * layout-string entries by generate.c */
+static const layout_enum E_norm_kernel = {.key = "norm_kernel", .names = NORMK_NAMES, .n = NORMK_N};
+static const layout_enum E_ckpt = {.key = "checkpointing", .names = CKPT_NAMES, .n = G_N_ELEMENTS(CKPT_NAMES),
+                                   .any_case = TRUE, .aliases = CKPT_ALIASES, .sweep_default = CKPT_EVERY_LAYER + 1,
+                                   .sweep_full = CKPT_MLP + 1};
+static const layout_enum E_attn = {.key = "attention_kernel", .names = ATTN_NAMES, .n = ATTN_N_KERNELS,
+                                   .sweep_full = LAYOUT_SWEEP_ALL};
+static const layout_enum E_schedule = {.key = "schedule", .count = sched_count, .name_of = sched_name,
+                                       .any_case = TRUE, .sweep_default = 1, .sweep_full = LAYOUT_SWEEP_ALL};
+static const layout_enum E_precision = {.key = "precision", .names = PRECISION_NAMES, .n = PREC_N,
+                                        .sweep_default = 1, .sweep_full = PREC_FP8_CS + 1};
 /* Every field of struct layout but the axes' degrees, with its type and its tag (the macro takes both).
  * Adding a switch (docs/options.md, "Adding a layout field"): one SWITCH line here, in the order it shows, and
  * its option (cli/option_table.c, .field = F(rq.l.NAME)); the generator, report and predict pick it up. */
@@ -52,8 +77,8 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(micro_batch, INT, MEMORY),
     FIELD(global_batch, INT, MEMORY),
     FIELD(seq_len, INT, MEMORY),
-    FIELD(ckpt, INT, MEMORY),
-    FIELD(attn, INT, MEMORY),
+    ENUM(ckpt),
+    ENUM(attn),
     ENUM(norm_kernel),
     FIELD(zero, INT, MEMORY),
     FIELD(overlap_grad_reduce, INT, MEMORY),
@@ -64,9 +89,9 @@ static const layout_field LAYOUT_FIELDS[] = {
     SWITCH(moe_flex_dispatcher, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "flex token dispatcher"),
     SWITCH(fp8_param_gather, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "FP8 primary weights"),
     FIELD(grad_accum, INT, DERIVED),
-    FIELD(schedule, INT, MEMORY),
+    ENUM(schedule),
     FIELD(virtual_stages, INT, MEMORY),
-    FIELD(precision, INT, MEMORY),
+    ENUM(precision),
     FIELD(pipeline_layout, TEXT, MEMORY),
 };
 #undef FIELD
@@ -101,17 +126,45 @@ const layout_field *layout_field_at(gsize offset)
   return NULL;
 }
 
+int layout_enum_count(const layout_field *f) { return f->en->names ? f->en->n : f->en->count(); }
+
+const char *layout_enum_name(const layout_field *f, int v)
+{
+  if (v < 0 || v >= layout_enum_count(f)) return "?";
+  return f->en->names ? f->en->names[v] : f->en->name_of(v);
+}
+
+static gboolean same_name(const layout_enum *e, const char *a, const char *b)
+{
+  return e->any_case ? !g_ascii_strcasecmp(a, b) : !strcmp(a, b);
+}
+
+char *layout_enum_allowed(const layout_field *f)
+{
+  GString *allowed = g_string_new(NULL);
+  for (int i = 0; i < layout_enum_count(f); i++) {
+    g_string_append_printf(allowed, "%s%s", i ? ", " : "", layout_enum_name(f, i));
+    for (const layout_enum_alias *a = f->en->aliases; a && a->name; a++)
+      if (a->shown && a->value == i) g_string_append_printf(allowed, " (or %s)", a->name);
+  }
+  return g_string_free(allowed, FALSE);
+}
+
 gboolean layout_enum_parse(const layout_field *f, const char *s, int *out, GError **err)
 {
   g_assert(f->en);
-  for (int i = 0; i < f->en->n; i++)
-    if (strcmp(s, f->en->names[i]) == 0) {
+  for (int i = 0; i < layout_enum_count(f); i++)
+    if (same_name(f->en, s, layout_enum_name(f, i))) {
       *out = i;
       return TRUE;
     }
-  g_autoptr(GString) allowed = g_string_new(NULL);
-  for (int i = 0; i < f->en->n; i++) g_string_append_printf(allowed, "%s%s", i ? ", " : "", f->en->names[i]);
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown '%s' (allowed: %s)", f->en->key, s, allowed->str);
+  for (const layout_enum_alias *a = f->en->aliases; a && a->name; a++)
+    if (same_name(f->en, s, a->name)) {
+      *out = a->value;
+      return TRUE;
+    }
+  g_autofree char *allowed = layout_enum_allowed(f);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: unknown '%s' (allowed: %s)", f->en->key, s, allowed);
   return FALSE;
 }
 
@@ -120,7 +173,13 @@ int layout_enum_value(const layout *l, const layout_field *f)
   g_assert(f->en && f->size == sizeof(int));
   return *(const int *)((const char *)l + f->offset);
 }
-const char *layout_enum_name(const layout_field *f, int v) { return v >= 0 && v < f->en->n ? f->en->names[v] : "?"; }
+
+int layout_enum_sweep_count(const layout_field *f, gboolean full)
+{
+  int n = full ? f->en->sweep_full : f->en->sweep_default;
+  return n == LAYOUT_SWEEP_ALL ? layout_enum_count(f) : MIN(n, layout_enum_count(f));
+}
+
 gboolean layout_enum_said(const layout *l, const layout_field *f) { return !f->en->said || f->en->said(l); }
 
 void layout_enums_string(const layout *l, GString *out)
@@ -146,8 +205,6 @@ void layout_memory_key(const layout *l, GString *out)
     else g_string_append_printf(out, " %s='%.*s'", f->name, (int)f->size, at);
   }
 }
-static const char *const CKPT_NAMES[] = {"none", "every_layer", "selective", "mlp", "mla_up_proj"};
-
 layout layout_default(void)
 {
   layout l = {.gpus = 64, .sp = FALSE, .micro_batch = 1, .global_batch = 2048,
@@ -185,38 +242,6 @@ gboolean layout_norm_fused(const layout *l, gboolean stack_fused)
 }
 
 gboolean layout_cp_a2a(const layout *l) { return l->cp > 1 && l->cp_comm == CP_COMM_A2A; }
-
-gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err)
-{
-  for (int i = 0; i < ATTN_N_KERNELS; i++)
-    if (strcmp(s, ATTN_NAMES[i]) == 0) {
-      *out = (layout_attn)i;
-      return TRUE;
-    }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-              "attention_kernel: unknown '%s' (allowed: torch, fused-softmax, flash1, flash1-legacy, flash2, "
-              "flash2+rmsnorm)",
-              s);
-  return FALSE;
-}
-
-gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err)
-{
-  /* in any case, as --schedule: FULL, Selective (issue 27's papercut) */
-  if (g_ascii_strcasecmp(s, "none") == 0 || strcmp(s, "0") == 0 || g_ascii_strcasecmp(s, "false") == 0) *out = CKPT_NONE;
-  else if (g_ascii_strcasecmp(s, "every_layer") == 0 || g_ascii_strcasecmp(s, "every-layer") == 0 ||
-           g_ascii_strcasecmp(s, "full") == 0)
-    *out = CKPT_EVERY_LAYER; /* full: Megatron's --recompute-granularity full (method uniform, 1 layer a group) */
-  else if (g_ascii_strcasecmp(s, "selective") == 0) *out = CKPT_SELECTIVE;
-  else if (g_ascii_strcasecmp(s, "mlp") == 0) *out = CKPT_MLP;
-  else if (g_ascii_strcasecmp(s, "mla_up_proj") == 0) *out = CKPT_MLA_UP_PROJ;
-  else {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "checkpointing: unknown '%s' (allowed: none, every_layer (or full), selective, mlp, mla_up_proj)", s);
-    return FALSE;
-  }
-  return TRUE;
-}
 
 static gboolean fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static gboolean fail(GError **err, const char *fmt, ...)

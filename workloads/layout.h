@@ -9,7 +9,8 @@
  * Adding a layout field (docs/options.md, "Adding a layout field"): the member here; one LAYOUT_FIELDS line
  * in layout.c (a switch, a gboolean said only when on: SWITCH or SWITCH_META with where it shows, its report
  * phrase; SWITCH_META also X(name) in graph.h GRAPH_META_SWITCHES; an enumeration: ENUM with its layout_enum, its
- * names); its option in cli/option_table.c; the code that acts on it. The layout string, graph meta, the report,
+ * names or its registry's, aliases, case rule, sweep counts); its option in cli/option_table.c; the code that acts on
+ * it. The layout string, graph meta, the report,
  * predict's columns and the enumerations' parsing iterate the table.
  */
 #ifndef LAYOUT_H
@@ -104,16 +105,31 @@ enum {
   LAYOUT_SHOW_META = 1 << 3,   /* the graph meta entry NAME, 1 (graph.h GRAPH_META_SWITCHES): what the replay reads */
 };
 /* An enumeration (a field of type INT whose values have names; value 0 its default), declared with its names once
- * (layout.c ENUM): its option (cli/option_table.c, CLI_V_ENUM without .parse), its predict column, its report key and
- * its layout-string entry are parsed and printed from here (docs/options.md, "Adding a layout field"). */
+ * (layout.c ENUM), or with its registry's (the schedules', the precisions'): its option (cli/option_table.c,
+ * CLI_V_ENUM without .parse) and a sweep's list of it, its predict column, its report key and its layout-string
+ * entry are parsed and printed from here, and what a sweep without a list covers (analysis/sweep.c) read from here
+ * (docs/options.md, "Adding a layout field"). */
+typedef struct layout_enum_alias {
+  const char *name; /* another name of value */
+  int value;
+  gboolean shown;   /* said in the allowed list, "VALUE'S NAME (or NAME)"; else accepted silently */
+} layout_enum_alias;
+#define LAYOUT_SWEEP_ALL (-1)
 typedef struct layout_enum {
   const char *key;          /* its name outside: the predict column, the report's JSON key, the layout string's */
-  const char *const *names; /* value i's name, i < n; 0 the default */
+  const char *const *names; /* value i's name, i < n; 0 the default; NULL where a registry owns the names: */
   int n;
+  int (*count)(void);               /* the registry's number of values (names NULL), e.g. sched_count */
+  const char *(*name_of)(int v);    /* and value v's name, e.g. sched_name (workloads/sched_*.c) */
   unsigned shows;           /* LAYOUT_SHOW_STRING: " KEY=NAME" after cp in the layout string when said and not 0;
                              * LAYOUT_SHOW_REPORT: "KEY": "NAME" after cp in the report's layout JSON when said;
                              * LAYOUT_SHOW_COLUMN: an optional predict column KEY, empty: 0 */
   gboolean (*said)(const struct layout *l); /* whether it means anything in l (NULL: always) */
+  gboolean any_case;                /* names accepted in any case (1F1B, FULL) */
+  const layout_enum_alias *aliases; /* other names, ended by {NULL}; NULL: none */
+  int sweep_default, sweep_full;    /* a sweep without a list of it covers values 0..N-1 by default and with --space
+                                     * full; LAYOUT_SWEEP_ALL every value; 0 not said here (no sweep axis, or
+                                     * analysis/sweep.c's own rule: the profile's kernels) */
 } layout_enum;
 typedef struct layout_field {
   const char *name;
@@ -136,9 +152,15 @@ const layout_field *layout_enum_field(const char *key);
 const layout_field *layout_field_at(gsize offset);
 /* An enumeration's value named s; else an error "KEY: unknown 's' (allowed: its names)". */
 gboolean layout_enum_parse(const layout_field *f, const char *s, int *out, GError **err);
-/* Its value in l, and that value's name. */
+/* Its names as the error lists them, separated by ", ", each shown alias after its value's: "none, every_layer (or
+ * full), ..." (g_free it). */
+char *layout_enum_allowed(const layout_field *f);
+/* Its number of values (its names' or its registry's), its value in l, and value v's name ("?" out of range). */
+int layout_enum_count(const layout_field *f);
 int layout_enum_value(const layout *l, const layout_field *f);
 const char *layout_enum_name(const layout_field *f, int v);
+/* How many of its values, 0..N-1, a sweep without a list of it covers (layout_enum sweep_default, sweep_full). */
+int layout_enum_sweep_count(const layout_field *f, gboolean full);
 /* Whether it means anything in l (layout_enum.said). */
 gboolean layout_enum_said(const layout *l, const layout_field *f);
 /* The enumerations' layout-string entries (LAYOUT_SHOW_STRING), " KEY=NAME" each, appended to out. */
@@ -150,8 +172,7 @@ void layout_enums_string(const layout *l, GString *out);
 /* The built-in default: 64 GPUs, tp1 pp1 mb1, 2k, global batch 2048, flash2+rmsnorm, 1F1B, ZeRO-1. */
 layout layout_default(void);
 
-gboolean layout_parse_attn(const char *s, layout_attn *out, GError **err);
-gboolean layout_parse_ckpt(const char *s, layout_ckpt *out, GError **err);
+/* The names of the enumerations' values (their LAYOUT_FIELDS entries: layout_enum_name). */
 const char *layout_attn_name(layout_attn a);
 const char *layout_ckpt_name(layout_ckpt c);
 gboolean layout_attn_is_flash(layout_attn a);

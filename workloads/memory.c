@@ -48,17 +48,52 @@ double mem_layer_dense_params(const model *m, const layout *l, int i)
   return model_layer_is_moe(m, i) ? block_moe_dense_params(m, l->tp) : block_layer_params(m, l->tp);
 }
 
+/* a layer's linear parameters but its routed experts' (block_layer_linear_params_at counts them) */
+static double layer_dense_linear_params(const model *m, const layout *l, int i)
+{
+  double n = block_layer_linear_params_at(m, l, i);
+  return model_layer_is_moe(m, MIN(i, m->layers - 1)) ? n - block_moe_expert_params(m, l) : n;
+}
+
+double mem_chunk_dense_linear_params(const model *m, const layout *l, const partition *p, int v)
+{
+  int first, count;
+  partition_layers(p, m, v, &first, &count);
+  double n = 0;
+  for (int i = first; i < first + count; i++) n += layer_dense_linear_params(m, l, i);
+  if (partition_has_head(p, m, v)) n += m->mtp_layers * layer_dense_linear_params(m, l, m->layers); /* its layer */
+  return n;
+}
+
+double mem_stage_dense_linear_params(const model *m, const layout *l, const partition *p, int stage)
+{
+  double n = 0;
+  for (int c = 0; c < p->chunks; c++)
+    n += mem_chunk_dense_linear_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
+  return n;
+}
+
+double mem_param_gather_bytes(const layout *l, double params, double linear)
+{
+  return BF16 * params - (l->fp8_param_gather ? (BF16 - 1) * linear : 0);
+}
+
+double mem_chunk_expert_params(const model *m, const layout *l, const partition *p, int v)
+{
+  double params = 0;
+  int first, count;
+  partition_layers(p, m, v, &first, &count);
+  for (int i = first; i < first + count; i++)
+    if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
+  if (partition_has_head(p, m, v)) params += block_mtp_expert_params(m, l);
+  return params;
+}
+
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage)
 {
   double params = 0;
-  for (int c = 0; c < p->chunks; c++) {
-    int first, count;
-    partition_layers(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks), &first, &count);
-    for (int i = first; i < first + count; i++)
-      if (model_layer_is_moe(m, i)) params += block_moe_expert_params(m, l);
-    if (partition_has_head(p, m, sched_vstage(l->schedule, stage, c, p->pp, p->chunks)))
-      params += block_mtp_expert_params(m, l);
-  }
+  for (int c = 0; c < p->chunks; c++)
+    params += mem_chunk_expert_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
   return params;
 }
 

@@ -58,6 +58,16 @@ double mem_stage_params(const model *m, const layout *l, const partition *p, int
  * the routed experts' parameters a rank of the stage holds (docs/moe.md; mem_stage_params leaves them out). */
 double mem_layer_dense_params(const model *m, const layout *l, int i);
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage);
+double mem_chunk_expert_params(const model *m, const layout *l, const partition *p, int v); /* of virtual stage v */
+/* The linear layers' parameters of virtual stage v a rank holds and dp-cp replicates (the routed experts left out,
+ * as in mem_stage_params; the embedding, head, norms and router are not linear layers), and the same summed over
+ * `stage`'s chunks: what --fp8-param-gather keeps, and the distributed optimizer gathers, in FP8. */
+double mem_chunk_dense_linear_params(const model *m, const layout *l, const partition *p, int v);
+double mem_stage_dense_linear_params(const model *m, const layout *l, const partition *p, int stage);
+/* Bytes of the distributed optimizer's parameter all-gather of `params` parameters of which `linear` are the linear
+ * layers': bf16 each, the linear ones in FP8 (1 byte) under --fp8-param-gather (Megatron's param buffers hold the
+ * FP8 weights as uint8: megatron/core/distributed/param_and_grad_buffer.py group_params_for_buffers). */
+double mem_param_gather_bytes(const layout *l, double params, double linear);
 /* `code` (NULL: the study's, gen_default_code) says how the gradients are held (gen_code grad_buffer). */
 void mem_model_states(const model *m, const layout *l, const gen_code *code, const partition *p, int stage,
                       mem_states *out);

@@ -62,7 +62,18 @@ void optimizer_step(emit *x, double stage_params)
       x->counted += shards;
       x->bucket_counted += shards;
     }
-    for (int i = 0; x->ev && i < (int)shards; i++)
-      emit_collective(x, COLL_ALL_GATHER, x->dp_group, stage_params / shards * BF16);
+    /* bf16, the linear layers' weights in FP8 with --fp8-param-gather */
+    double bytes = mem_param_gather_bytes(l, stage_params, mem_stage_dense_linear_params(x->m, l, x->part, x->stage));
+    for (int i = 0; x->ev && i < (int)shards; i++) emit_collective(x, COLL_ALL_GATHER, x->dp_group, bytes / shards);
+  }
+  /* the routed experts' updated shards, over edp (their own buffers: Megatron's expert-parallel param buffers) */
+  if ((l->zero == 1 || l->zero == 2) && experts > 0 && x->edp_group >= 0 && !l->overlap_param_gather) {
+    x->phase = PH_DP;
+    double shards = MAX(1, floor(experts / GRAD_BUCKET_ELEMENTS)), bytes = mem_param_gather_bytes(l, experts, experts);
+    if (!x->ev) {
+      x->counted += shards;
+      x->bucket_counted += shards;
+    }
+    for (int i = 0; x->ev && i < (int)shards; i++) emit_collective(x, COLL_ALL_GATHER, x->edp_group, bytes / shards);
   }
 }

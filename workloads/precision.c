@@ -1,27 +1,11 @@
 /* precision -- see precision.h. */
 #include "precision.h"
 
-#include <string.h>
+/* The precisions' names, the one list of them: the layout's field table (layout.c E_precision) reads it for
+ * --precision, the precision column and a profile's calibrated list. */
+const char *const PRECISION_NAMES[PREC_N] = {"bf16", "fp8", "fp8-cs", "mxfp8"};
 
-#include "common/lsim_error.h"
-
-static const char *const NAMES[PREC_N] = {"bf16", "fp8", "fp8-cs", "mxfp8"};
-
-const char *precision_name(precision p) { return NAMES[(unsigned)p < PREC_N ? p : PREC_BF16]; }
-
-const char *precision_names(void) { return "bf16, fp8, fp8-cs, mxfp8"; }
-
-gboolean precision_parse(const char *field, const char *s, precision *out, GError **err)
-{
-  for (int i = 0; i < PREC_N; i++)
-    if (s && !strcmp(s, NAMES[i])) {
-      *out = (precision)i;
-      return TRUE;
-    }
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: '%s' is not a precision (allowed: %s)", field, s ? s : "",
-              precision_names());
-  return FALSE;
-}
+const char *precision_name(precision p) { return PRECISION_NAMES[(unsigned)p < PREC_N ? p : PREC_BF16]; }
 
 double precision_operand_bytes(precision p) { return p == PREC_MXFP8 ? 1 + 1.0 / 32 : p == PREC_BF16 ? 2 : 1; }
 

@@ -17,11 +17,10 @@
 
 typedef enum { PREC_BF16, PREC_FP8, PREC_FP8_CS, PREC_MXFP8, PREC_N } precision;
 
+/* The names, value i's at i: the one list; parsed (--precision, the precision column, a profile's calibrated list)
+ * through the layout's field table (layout.c E_precision, layout_enum_parse). */
+extern const char *const PRECISION_NAMES[PREC_N];
 const char *precision_name(precision p);
-/* "bf16, fp8, fp8-cs, mxfp8" */
-const char *precision_names(void);
-/* Parse `s` (field names the option or column in the error). */
-gboolean precision_parse(const char *field, const char *s, precision *out, GError **err);
 /* The dtype of a linear layer's GEMM under p, forward (E4M3) or backward (the gradient's: E5M2 under
  * current scaling's HYBRID recipe, MXFP8 blocks under mxfp8). */
 graph_dtype precision_gemm_dtype(precision p, gboolean backward);

@@ -398,8 +398,10 @@ const cli_option CLI_OPTIONS[] = {
      .example = "megatron-deepspeed", .section = CLI_SEC_PLATFORM,
      .help = "software stack: the training code's kernel and NCCL efficiencies,\n"
              "memory overheads and graph (default: the profile's, study on\n"
-             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; megatron-deepspeed;\n"
-             "docs/stacks.md)"},
+             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; predict, validate,\n"
+             "calibrate: study for a row without a stack cell, whatever its\n"
+             "profile or --profile; megatron-deepspeed; docs/stacks.md,\n"
+             "docs/profile.md)"},
     {.name = "stack-set", .arg = CLI_ARG_REQUIRED, .metavar = "KEY=VALUE", .commands = STACK_SET_CMDS,
      .value = CLI_V_CUSTOM, .set = set_stack_set, .repeatable = TRUE, .example = "tp_comm_overlap=0",
      .section = CLI_SEC_PLATFORM,

@@ -107,6 +107,10 @@ static void megatron(const sim_request *rq, GString *o)
          "full gradient buffers%s; ZeRO-%d is not an argument", l->zero, l->zero == 3 ? " and weights" : "", l->zero);
   if (l->overlap_grad_reduce) ARG("--overlap-grad-reduce");
   if (l->overlap_param_gather) ARG("--overlap-param-gather");
+  /* the stack's code as simulated: gradients reduced in bf16 (Megatron's default is fp32), TransformerEngine's tp
+   * overlap (with sp) */
+  if (rq->prof.stack.grad_buffer && rq->prof.stack.grad_reduce_bytes == 2) ARG("--grad-reduce-in-bf16");
+  if (rq->prof.stack.tp_comm_overlap && l->sp && l->tp > 1) ARG("--tp-comm-overlap");
   if (is_gpipe(l)) NOTE("schedule gpipe: Megatron-LM runs 1F1B (or interleaved); no argument selects GPipe");
   else if (!is_1f1b(l) && !is_interleaved(l))
     NOTE("schedule %s: not one of Megatron-LM's schedules (1F1B, interleaved)", sched(l));
@@ -251,6 +255,12 @@ static void nemo(const sim_request *rq, GString *o)
                            "reduce-scattered); ZeRO-%d is not a field\n", l->zero, l->zero);
   g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_grad_reduce = %s\n", py_bool(l->overlap_grad_reduce));
   g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_param_gather = %s\n", py_bool(l->overlap_param_gather));
+  if (rq->prof.stack.grad_buffer)
+    g_string_append_printf(o, "recipe.trainer.strategy.ddp.grad_reduce_in_fp32 = %s\n",
+                           py_bool(rq->prof.stack.grad_reduce_bytes != 2));
+  if (rq->prof.stack.tp_comm_overlap && l->sp && l->tp > 1)
+    g_string_append(o, "# tp_comm_overlap: the stack's TransformerEngine tp overlap, as simulated: keep the recipe's "
+                       "MegatronCommOverlapCallback(tp_comm_overlap=True)\n");
   if (is_gpipe(l)) g_string_append(o, "# schedule gpipe: NeMo runs Megatron's 1F1B or interleaved schedule\n");
   else if (!is_1f1b(l) && !is_interleaved(l))
     g_string_append_printf(o, "# schedule %s: not one of NeMo's schedules (1F1B, interleaved)\n", sched(l));

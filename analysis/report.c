@@ -283,7 +283,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);
-  if (assessed)
+  if (assessed && a.widening > 1 + 1e-9) /* outside the data: the band is not the P90 error itself (the warning says why) */
+    fprintf(f, "step time      %10.3f s  +- %.1f%% (%s runs of the calibration: P90 error %.1f%%, widened %.2fx outside "
+            "them; docs/trust.md)\n", m->step_time_s, a.band_pct, trust_class_name(a.cls), a.base_pct, a.widening);
+  else if (assessed)
     fprintf(f, "step time      %10.3f s  +- %.1f%% (%s runs of the calibration: P90 error; docs/trust.md)\n",
             m->step_time_s, a.band_pct, trust_class_name(a.cls));
   else

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/lsim_error.h"
+#include "workloads/precision.h"
 #include "workloads/schedule.h"
 
 static const char *const TARGETS[EXPORT_N] = {"megatron", "nemo", "torchtitan"};
@@ -27,6 +28,32 @@ static gboolean is_1f1b(const layout *l) { return !strcmp(sched(l), "1f1b"); }
 static gboolean is_interleaved(const layout *l) { return l->virtual_stages > 1 && !strcmp(sched(l), "interleaved"); }
 static gboolean is_gpipe(const layout *l) { return !strcmp(sched(l), "gpipe"); }
 
+/* Transformer Engine's recipe of a precision, as Megatron-LM's --fp8-recipe and NeMo's fp8_recipe name it (fp8:
+ * delayed scaling; fp8-cs: current, per-tensor scaling; mxfp8: block scaling), and its format (hybrid: E4M3
+ * forward, E5M2 backward; MXFP8 is E4M3 throughout). */
+static const char *fp8_recipe(const layout *l)
+{
+  return l->precision == PREC_FP8 ? "delayed" : l->precision == PREC_FP8_CS ? "tensorwise" : "mxfp8";
+}
+static const char *fp8_format(const layout *l) { return l->precision == PREC_MXFP8 ? "e4m3" : "hybrid"; }
+
+/* The MoE layers' pattern as Megatron's --moe-layer-freq takes a list ("[0,0,1,...]": 1 a MoE layer); NULL where
+ * every layer is one. Caller frees. */
+static char *moe_layer_pattern(const model *m)
+{
+  if (model_moe_layers(m) == m->layers) return NULL;
+  GString *p = g_string_new("[");
+  for (int i = 0; i < m->layers; i++) g_string_append_printf(p, "%s%d", i ? "," : "", model_layer_is_moe(m, i) ? 1 : 0);
+  g_string_append_c(p, ']');
+  return g_string_free(p, FALSE);
+}
+
+/* The capacity factor a layout runs with (its own, else the model's); 0: dropless. */
+static double capacity(const sim_request *rq)
+{
+  return rq->l.moe_capacity_factor > 0 ? rq->l.moe_capacity_factor : rq->m.moe.capacity_factor;
+}
+
 static void header(const sim_request *rq, const char *cm, export_target t, GString *o)
 {
   const layout *l = &rq->l;
@@ -47,7 +74,12 @@ static void megatron(const sim_request *rq, GString *o)
   if (l->pipeline_layout[0]) /* it gives the chunks per stage itself */
     ARG("--pipeline-model-parallel-layout '%s'", l->pipeline_layout);
   else if (is_interleaved(l)) ARG("--num-virtual-stages-per-pipeline-rank %d", l->virtual_stages);
+  if (!l->pipeline_layout[0] && l->pp > 1 && m->layers % (l->pp * l->virtual_stages))
+    NOTE("%d layers on %d stages: Megatron-LM splits them evenly only; give --pipeline-model-parallel-layout (or "
+         "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers) to split them as the prediction "
+         "did (its --partition)", m->layers, l->pp * l->virtual_stages);
   ARG("--context-parallel-size %d", l->cp);
+  if (layout_cp_a2a(l)) ARG("--cp-comm-type a2a");
   if (l->sp) ARG("--sequence-parallel");
   ARG("--micro-batch-size %d", l->micro_batch);
   ARG("--global-batch-size %d", l->global_batch);
@@ -75,6 +107,10 @@ static void megatron(const sim_request *rq, GString *o)
          "full gradient buffers%s; ZeRO-%d is not an argument", l->zero, l->zero == 3 ? " and weights" : "", l->zero);
   if (l->overlap_grad_reduce) ARG("--overlap-grad-reduce");
   if (l->overlap_param_gather) ARG("--overlap-param-gather");
+  /* the stack's code as simulated: gradients reduced in bf16 (Megatron's default is fp32), TransformerEngine's tp
+   * overlap (with sp) */
+  if (rq->prof.stack.grad_buffer && rq->prof.stack.grad_reduce_bytes == 2) ARG("--grad-reduce-in-bf16");
+  if (rq->prof.stack.tp_comm_overlap && l->sp && l->tp > 1) ARG("--tp-comm-overlap");
   if (is_gpipe(l)) NOTE("schedule gpipe: Megatron-LM runs 1F1B (or interleaved); no argument selects GPipe");
   else if (!is_1f1b(l) && !is_interleaved(l))
     NOTE("schedule %s: not one of Megatron-LM's schedules (1F1B, interleaved)", sched(l));
@@ -89,6 +125,38 @@ static void megatron(const sim_request *rq, GString *o)
     ARG("--num-query-groups %d", m->kv_heads);
   }
   if (m->head_dim) ARG("--kv-channels %d", m->head_dim);
+  if (m->mla.kv_lora_rank) {
+    ARG("--multi-latent-attention");
+    if (m->mla.q_lora_rank) ARG("--q-lora-rank %d", m->mla.q_lora_rank);
+    ARG("--kv-lora-rank %d", m->mla.kv_lora_rank);
+    ARG("--qk-head-dim %d", m->mla.qk_nope_head_dim);
+    ARG("--qk-pos-emb-head-dim %d", m->mla.qk_rope_head_dim);
+    ARG("--v-head-dim %d", m->mla.v_head_dim);
+  }
+  if (model_has_experts(m)) {
+    ARG("--num-experts %d", m->moe.experts);
+    ARG("--moe-router-topk %d", m->moe.top_k);
+    ARG("--moe-ffn-hidden-size %d", m->moe.expert_ffn);
+    if (m->moe.router == MODEL_ROUTER_SIGMOID) ARG("--moe-router-score-function sigmoid");
+    if (m->moe.shared_experts)
+      ARG("--moe-shared-expert-intermediate-size %d", m->moe.shared_experts * m->moe.shared_expert_ffn);
+    g_autofree char *freq = moe_layer_pattern(m);
+    if (freq) ARG("--moe-layer-freq '%s'", freq);
+    ARG("--moe-grouped-gemm");
+    ARG("--expert-model-parallel-size %d", l->ep);
+    ARG("--expert-tensor-parallel-size %d", l->etp);
+    if (capacity(rq) > 0) ARG("--moe-expert-capacity-factor %g", capacity(rq));
+    if (l->moe_flex_dispatcher) {
+      ARG("--moe-token-dispatcher-type flex");
+      NOTE("moe_flex_dispatcher: choose the flex dispatcher's backend (--moe-enable-deepep or "
+           "--moe-flex-dispatcher-backend) as your Megatron-LM version names it");
+    } else ARG("--moe-token-dispatcher-type alltoall");
+    if (l->overlap_moe_ep_comm) ARG("--overlap-moe-expert-parallel-comm");
+    if (l->moe_imbalance != 1)
+      NOTE("moe_imbalance %g: the router's load the prediction assumed (max over mean tokens per expert), not an "
+           "argument", l->moe_imbalance);
+  }
+  if (m->mtp_layers) ARG("--mtp-num-layers %d", m->mtp_layers);
   if (m->qk_norm) ARG("--qk-layernorm");
   if (m->mlp == MODEL_MLP_SWIGLU) ARG("--swiglu");
   ARG("--normalization %s", m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
@@ -112,6 +180,12 @@ static void megatron(const sim_request *rq, GString *o)
   ARG("--vocab-size %d", m->vocab_unpadded ? m->vocab_unpadded : m->vocab);
   ARG("--make-vocab-size-divisible-by %d", rq->prof.stack.vocab_pad_multiple > 0 ? (int)rq->prof.stack.vocab_pad_multiple : 1);
   ARG("--bf16");
+  if (l->precision != PREC_BF16) { /* Transformer Engine's FP8 linear layers, on top of bf16 (docs/precision.md) */
+    ARG("--fp8-format %s", fp8_format(l));
+    ARG("--fp8-recipe %s", fp8_recipe(l));
+    if (l->fp8_param_gather) ARG("--fp8-param-gather");
+  }
+  if (l->cuda_graph) ARG("--cuda-graph-impl full_iteration");
 #undef ARG
 #undef NOTE
   g_string_append(o, c->str);
@@ -140,6 +214,19 @@ static void nemo(const sim_request *rq, GString *o)
   if (l->pipeline_layout[0])
     g_string_append_printf(o, "recipe.trainer.strategy.pipeline_model_parallel_layout = \"%s\"\n", l->pipeline_layout);
   g_string_append_printf(o, "recipe.trainer.strategy.context_parallel_size = %d\n", l->cp);
+  if (layout_cp_a2a(l)) g_string_append(o, "recipe.model.config.cp_comm_type = \"a2a\"\n");
+  if (model_has_experts(&rq->m)) {
+    g_string_append_printf(o, "recipe.trainer.strategy.expert_model_parallel_size = %d\n", l->ep);
+    g_string_append_printf(o, "recipe.trainer.strategy.expert_tensor_parallel_size = %d\n", l->etp);
+    if (capacity(rq) > 0)
+      g_string_append_printf(o, "recipe.model.config.moe_expert_capacity_factor = %g\n", capacity(rq));
+    g_string_append_printf(o, "recipe.model.config.moe_token_dispatcher_type = \"%s\"\n",
+                           l->moe_flex_dispatcher ? "flex" : "alltoall");
+    if (l->overlap_moe_ep_comm) g_string_append(o, "recipe.model.config.overlap_moe_expert_parallel_comm = True\n");
+    if (l->moe_imbalance != 1)
+      g_string_append_printf(o, "# moe_imbalance %g: the router's load the prediction assumed, not a field\n",
+                             l->moe_imbalance);
+  }
   g_string_append_printf(o, "recipe.trainer.strategy.sequence_parallel = %s\n", py_bool(l->sp));
   g_string_append_printf(o, "recipe.data.micro_batch_size = %d\n", l->micro_batch);
   g_string_append_printf(o, "recipe.data.global_batch_size = %d\n", l->global_batch);
@@ -168,6 +255,12 @@ static void nemo(const sim_request *rq, GString *o)
                            "reduce-scattered); ZeRO-%d is not a field\n", l->zero, l->zero);
   g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_grad_reduce = %s\n", py_bool(l->overlap_grad_reduce));
   g_string_append_printf(o, "recipe.trainer.strategy.ddp.overlap_param_gather = %s\n", py_bool(l->overlap_param_gather));
+  if (rq->prof.stack.grad_buffer)
+    g_string_append_printf(o, "recipe.trainer.strategy.ddp.grad_reduce_in_fp32 = %s\n",
+                           py_bool(rq->prof.stack.grad_reduce_bytes != 2));
+  if (rq->prof.stack.tp_comm_overlap && l->sp && l->tp > 1)
+    g_string_append(o, "# tp_comm_overlap: the stack's TransformerEngine tp overlap, as simulated: keep the recipe's "
+                       "MegatronCommOverlapCallback(tp_comm_overlap=True)\n");
   if (is_gpipe(l)) g_string_append(o, "# schedule gpipe: NeMo runs Megatron's 1F1B or interleaved schedule\n");
   else if (!is_1f1b(l) && !is_interleaved(l))
     g_string_append_printf(o, "# schedule %s: not one of NeMo's schedules (1F1B, interleaved)\n", sched(l));
@@ -175,6 +268,16 @@ static void nemo(const sim_request *rq, GString *o)
                          layout_attn_is_flash(l->attn) ? "flash" : "unfused");
   g_string_append_printf(o, "recipe.model.config.make_vocab_size_divisible_by = %d\n",
                          rq->prof.stack.vocab_pad_multiple > 0 ? (int)rq->prof.stack.vocab_pad_multiple : 1);
+  if (l->precision != PREC_BF16) { /* the precision plugin's fields, which it sets on the model's config */
+    g_string_append(o, "recipe.trainer.plugins = bf16_with_fp8_mixed()  # nemo.collections.llm.recipes.precision."
+                       "mixed_precision\n");
+    g_string_append_printf(o, "recipe.trainer.plugins.fp8 = \"%s\"\n", fp8_format(l));
+    g_string_append_printf(o, "recipe.trainer.plugins.fp8_recipe = \"%s\"\n", fp8_recipe(l));
+    g_string_append_printf(o, "recipe.trainer.plugins.fp8_param_gather = %s\n", py_bool(l->fp8_param_gather));
+  }
+  if (l->cuda_graph)
+    g_string_append(o, "# cuda_graph: the whole step as one CUDA graph (Megatron-Core's cuda_graph_impl "
+                       "\"full_iteration\"); set it as your NeMo version exposes it\n");
 }
 
 static void torchtitan(const sim_request *rq, GString *o)
@@ -199,6 +302,19 @@ static void torchtitan(const sim_request *rq, GString *o)
     g_string_append(o, "# sp off: torchtitan's tensor parallelism always shards the sequence of the norm regions "
                        "(sequence parallelism); no field turns it off\n");
   g_string_append_printf(o, "context_parallel_degree = %d\n", l->cp);
+  if (layout_cp_a2a(l))
+    g_string_append(o, "# cp_comm_type a2a: torchtitan's context parallelism is a ring (its rotate method allgather or "
+                       "alltoall exchanges the KV shards), not Ulysses' all-to-all over heads\n");
+  if (model_has_experts(m)) {
+    g_string_append_printf(o, "expert_parallel_degree = %d\n", l->ep);
+    g_string_append_printf(o, "expert_tensor_parallel_degree = %d\n", l->etp);
+    if (l->moe_flex_dispatcher || l->overlap_moe_ep_comm || capacity(rq) > 0)
+      g_string_append(o, "# moe: the flex dispatcher, the overlapped all-to-alls and a capacity factor are "
+                         "Megatron's; torchtitan has none of them as a field\n");
+    if (l->moe_imbalance != 1)
+      g_string_append_printf(o, "# moe_imbalance %g: the router's load the prediction assumed, not a field\n",
+                             l->moe_imbalance);
+  }
   g_string_append_printf(o, "pipeline_parallel_degree = %d\n", l->pp);
   if (l->pp > 1) {
     const char *s = is_interleaved(l) ? "Interleaved1F1B" : is_gpipe(l) ? "GPipe" : is_1f1b(l) ? "1F1B" : NULL;
@@ -221,6 +337,11 @@ static void torchtitan(const sim_request *rq, GString *o)
   g_string_append_printf(o, "global_batch_size = %d\n", l->global_batch);
   g_string_append_printf(o, "seq_len = %d\n", l->seq_len);
   g_string_append(o, "mixed_precision_param = \"bfloat16\"\n");
+  if (l->precision != PREC_BF16)
+    g_string_append_printf(o, "# precision %s: torchtitan's float8 training is torchao's (its float8 or quantize "
+                           "section, as your version names it), not Transformer Engine's %s recipe: set it by hand\n",
+                           precision_name(l->precision), fp8_recipe(l));
+  if (l->cuda_graph) g_string_append(o, "# cuda_graph: the step as one CUDA graph is Megatron-Core's; no field\n");
   g_string_append(o, "\n[activation_checkpoint]\n");
   switch (l->ckpt) {
   case CKPT_EVERY_LAYER: g_string_append(o, "mode = \"full\"\n"); break;

@@ -69,7 +69,9 @@ gboolean pool_fast_counts_of(pool_fidelity f, const layout *l, int m, int *m1, i
    * (test_sweep holds it to 1e-9 of the full replay on an MoE at pp 2 and 4, with the overlap and without) */
   if (f == POOL_FULL) return FALSE;
   if (f == POOL_FAST) return m > *m2;
-  return m > 2 * *m2; /* auto: gain at least 2x over simulating m micro-batches once */
+  /* auto: where its three runs replay fewer micro-batches than the step has (docs/sweep.md, "Where the line
+   * bends": the fast path replays m1, m2 and the check's 2 m2) */
+  return m > *m1 + 3 * *m2;
 }
 
 double pool_extrapolate(double t1, int m1, double t2, int m2, int m)
@@ -81,6 +83,18 @@ gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int 
 {
   double e = pool_extrapolate(t1, m1, t2, m2, m3);
   return fabs(e - t3) <= POOL_AFFINE_TOL * fabs(t3);
+}
+
+gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
+                                  int m2)
+{
+  /* w: a stage's least time in the step (run_job): it never exceeds the step, so if it grows faster per
+   * micro-batch than the line, the line must fall below it at some m: the step is not that line (docs/sweep.md,
+   * "Where the line bends") */
+  double slope = (t2 - t1) / (double)(m2 - m1);
+  for (int s = 0; s < stages; s++)
+    if ((w2[s] - w1[s]) / (double)(m2 - m1) > slope * (1 + POOL_STAGE_TOL)) return FALSE;
+  return TRUE;
 }
 
 prediction pool_combine(const prediction *p1, const prediction *p2, int m)
@@ -190,8 +204,54 @@ fail:
   return FALSE;
 }
 
+/* What a worker sends back for a job: its prediction, and for the fast path's stage check each stage's least time
+ * in the step (stage_least_times); stages 0 where the layout has more than POOL_STAGES_MAX (the check then
+ * refuses the line). */
+#define POOL_STAGES_MAX 512
+typedef struct job_result {
+  prediction p;
+  int stages;
+  double least_s[POOL_STAGES_MAX];
+} job_result;
+
+/* Each stage's least time in the step (docs/sweep.md, "Where the line bends"), into least[stages]: of each of its
+ * explicit ranks (a mirror runs its source's events), the time until it finished less its pipeline waits (its
+ * work: compute, its own stage's collectives, the host's gaps between its kernels), plus the least time its
+ * pipeline messages take, which are part of those waits: a rendezvous send or receive on stream 0 (1F1B's: not
+ * eager, not a layer's message such as cp's ring) blocks its rank until the transfer has ended (sim/replay.c
+ * run_comm: sg_mailbox_put/get), and a transfer moves at most at its route's slowest link's bandwidth (CM02, no
+ * factors: platforms/cluster.cpp): between NVLink domains a NIC's ib_bytes_per_s, inside one NVLink's. No message
+ * floor with a platform file (its links are not plat's). The least over the stage's explicit ranks. */
+static void stage_least_times(const sim_outcome *o, const sim_request *rq, int stages, double *least)
+{
+  for (int s = 0; s < stages; s++) least[s] = -1;
+  const graph *g = o->g;
+  const plat_params *pl = &o->plat;
+  int dom = pl->gpus_per_domain > 0 ? pl->gpus_per_domain : pl->gpus_per_node;
+  for (guint r = 0; r < g->programs->len; r++) {
+    const graph_program *prog = g_ptr_array_index(g->programs, r);
+    if (!prog->events || prog->rank >= o->res->world_size) continue;
+    int s = tl_stage_of(&o->tl, prog->rank);
+    if (s < 0 || s >= stages) continue;
+    double floor = 0;
+    gboolean eager = FALSE;
+    for (guint i = 0; i < prog->events->len && !rq->replay.platform_file; i++) {
+      const graph_event *e = &g_array_index(prog->events, graph_event, i);
+      if ((e->kind != EV_SEND && e->kind != EV_RECV) || (e->variant & GRAPH_P2P_LAYER) || e->stream != 0) continue;
+      if (e->variant & GRAPH_P2P_EAGER) eager = TRUE; /* an eager schedule: its receives may find the data there */
+      gboolean inside = dom > 0 && e->peer / dom == prog->rank / dom;
+      double bw = inside ? MAX(pl->nvlink_bytes_per_s, pl->ib_bytes_per_s) : pl->ib_bytes_per_s;
+      if (bw > 0 && e->peer >= 0) floor += e->bytes / bw;
+    }
+    if (eager) floor = 0;
+    double t = o->res->ranks[prog->rank].finish_s - o->met->rank_seconds[(gsize)prog->rank * TL_N + TL_PP_WAIT] + floor;
+    if (least[s] < 0 || t < least[s]) least[s] = t;
+  }
+  for (int s = 0; s < stages; s++) least[s] = MAX(least[s], 0);
+}
+
 /* Runs in the worker: the replay of rq at m micro-batches (0: its own count). */
-static prediction run_job(const sim_request *req, int m)
+static prediction run_job(const sim_request *req, int m, job_result *r)
 {
   sim_request rq = *req;
   GError *err = NULL;
@@ -203,6 +263,8 @@ static prediction run_job(const sim_request *req, int m)
     return invalid(err);
   }
   const metrics *met = o.met;
+  r->stages = met->stages <= POOL_STAGES_MAX ? met->stages : 0;
+  stage_least_times(&o, &rq, r->stages, r->least_s);
   prediction p = {.m = rq.l.grad_accum, .how = PRED_HOW_FULL}; /* the memory verdict is the replay's own */
   memory_of(&p, met, rq.capacity_gib);
   p.step_time_s = met->step_time_s;
@@ -297,12 +359,12 @@ static guint64 resident_bytes(void)
  * replay another: its prepared engine ended clean (replay_reusable) and it keeps less than a GiB resident. */
 static gboolean run_packed(const void *bytes, size_t n, void *result, size_t result_bytes)
 {
-  g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(prediction));
+  g_assert(n >= sizeof(packed_job) && result_bytes == sizeof(job_result));
   const packed_job *pj = bytes;
   sim_request rq;
   unpack_job(pj, &rq);
-  prediction p = run_job(&rq, pj->m);
-  memcpy(result, &p, sizeof p);
+  job_result *r = result; /* zeroed */
+  r->p = run_job(&rq, pj->m, r);
   return replay_reusable() && resident_bytes() < POOL_SERVER_KEEP_BYTES;
 }
 
@@ -342,7 +404,7 @@ static void packed_prepare(const void *bytes, size_t n)
 
 zygote *pool_zygote_start(GError **err)
 {
-  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(prediction), .family = packed_family,
+  zygote_ops ops = {.run = run_packed, .result_bytes = sizeof(job_result), .family = packed_family,
                     .prepare = packed_prepare};
   return zygote_start(&ops, err);
 }
@@ -359,6 +421,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   g_autoptr(GArray) queue = g_array_new(FALSE, FALSE, sizeof(job)); /* jobs not started, in order */
   g_autofree prediction *first = g_new0(prediction, n ? n : 1);      /* the fast path's m1 run */
   g_autofree prediction *second = g_new0(prediction, n ? n : 1);     /* its m2 run, while its check runs */
+  g_autofree double **first_least = g_new0(double *, n ? n : 1);     /* its m1 run's stages' least times */
   g_autofree int *fast_m = g_new0(int, n ? n : 1);                   /* m2 of the fast path; 0: not fast */
   g_autofree int *own_m = g_new0(int, n ? n : 1);                    /* the request's micro-batches */
   g_autofree gboolean *sym = g_new0(gboolean, n ? n : 1);            /* the symmetry its graph will have */
@@ -443,10 +506,11 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     }
     if (running == 0) break;
     guint64 tag;
-    prediction p;
+    static job_result r; /* 4 KiB: not on the stack */
     const char *failed;
     char why[200];
-    if (!zygote_collect(z, &tag, &p, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
+    if (!zygote_collect(z, &tag, &r, &failed, why, sizeof why)) break; /* the zygote is gone: "not simulated" */
+    prediction p = r.p;
     int slot = 0;
     while (slot < jobs && !(busy[slot] && tag_of[slot] == tag)) slot++;
     if (slot == jobs) continue; /* reported twice (zygote.h): no longer waited for */
@@ -460,12 +524,24 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
     }
     if (fast_m[jb.req] && jb.stage == 0 && p.status != PRED_INVALID) {
       first[jb.req] = p; /* replayed at m1: now m2 */
+      first_least[jb.req] = g_memdup2(r.least_s, sizeof(double) * (size_t)MAX(1, r.stages));
       job second = {.req = jb.req, .m = fast_m[jb.req], .stage = 1};
       g_array_append_val(queue, second);
       continue;
     }
-    /* the check (docs/sweep.md, "Where the line bends"): a third run at 2 m2 must lie on the line of the first
-     * two, else the step is replayed in full */
+    /* the checks (docs/sweep.md, "Where the line bends"): no stage's least time may grow faster than the line
+     * (else it must bend), and a third run at 2 m2 must lie on it; else the step is replayed in full */
+    if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID) {
+      const prediction *a = &first[jb.req];
+      gboolean ok = r.stages > 0 && pool_stages_within_slope(first_least[jb.req], r.least_s, r.stages,
+                                                             a->step_time_s, a->m, p.step_time_s, p.m);
+      g_clear_pointer(&first_least[jb.req], g_free);
+      if (!ok) {
+        job full = {.req = jb.req, .m = 0, .stage = 3};
+        g_array_append_val(queue, full);
+        continue;
+      }
+    }
     if (fast_m[jb.req] && jb.stage == 1 && p.status != PRED_INVALID && 2 * p.m < own_m[jb.req]) {
       second[jb.req] = p;
       job check = {.req = jb.req, .m = 2 * p.m, .stage = 2};
@@ -489,6 +565,7 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   }
   zygote_stop(own);
   g_clear_error(&zerr);
+  for (guint i = 0; i < n; i++) g_free(first_least[i]); /* a second run that failed left its first's */
   lsim_progress_finish(&bar);
 }
 

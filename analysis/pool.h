@@ -20,11 +20,15 @@
  *    stage: m1 = p and m2 = p + 1 (at least 2 and 3; docs/calibration.md,
  *    "Fast mode"). A schedule that claims no counts is always replayed
  *    whole. Model FLOPs and tokens are linear in m, so MFU and tokens/s
- *    follow;
+ *    follow. The step bends where a stage is busier per micro-batch than the
+ *    line of m1 and m2 (docs/sweep.md, "Where the line bends"), so the line
+ *    is checked: no stage's least time may grow faster than it, and a third
+ *    run at 2 m2 (where m > 2 m2) must lie on it, else the step is replayed
+ *    in full;
  *  - full: one replay of the whole step.
- * Fidelity auto takes fast where its argument holds and it saves at least
- * half the work (m > 2 m2), full elsewhere; fast takes it wherever m > m2;
- * full never.
+ * Fidelity auto takes fast where its argument holds and its runs replay fewer
+ * micro-batches than the step (m > m1 + 3 m2), full elsewhere; fast takes it
+ * wherever m > m2; full never.
  *
  * Speed (docs/sweep.md, "Speed"): the workers are forked by a zygote
  * (zygote.h) started while the caller is small (a sweep starts it before it
@@ -103,6 +107,14 @@ double pool_extrapolate(double t1, int m1, double t2, int m2, int m);
  * within POOL_AFFINE_TOL of t3 (docs/sweep.md, "Where the line bends") */
 #define POOL_AFFINE_TOL 1e-3
 gboolean pool_affine_holds(double t1, int m1, double t2, int m2, double t3, int m3);
+/* The fast path's stage check (docs/sweep.md, "Where the line bends"): FALSE when a stage's least time in a step
+ * (w1 at m1, w2 at m2 micro-batches: its ranks' time until they finished less their pipeline waits, plus the
+ * least time their pipeline messages take, pool.c stage_least_times) grows faster per micro-batch than the step
+ * (t1, t2), beyond POOL_STAGE_TOL of the step's slope: the step's line must then bend (a stage's least time never
+ * exceeds the step). */
+#define POOL_STAGE_TOL 1e-3
+gboolean pool_stages_within_slope(const double *w1, const double *w2, int stages, double t1, int m1, double t2,
+                                  int m2);
 /* The fast prediction at m micro-batches from the predictions at m1 and m2. */
 prediction pool_combine(const prediction *p1, const prediction *p2, int m);
 

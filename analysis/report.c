@@ -246,11 +246,20 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
             rq->m.name, l->seq_len, l->global_batch, l->gpus, gpus_word(l->gpus), prof->name, l->dp, l->tp, l->pp,
             l->sp ? "on" : "off",
             l->micro_batch, layout_ckpt_name(l->ckpt), layout_attn_name(l->attn));
+    if (l->zero != 1) fprintf(f, ", zero %d", l->zero); /* ZeRO-1, the study's and nemo's, goes unsaid */
+    if (l->overlap_grad_reduce || l->overlap_param_gather) /* off, the study's, goes unsaid */
+      fprintf(f, ", overlapped %s", l->overlap_grad_reduce && l->overlap_param_gather ? "grad reduce and param gather"
+                                    : l->overlap_grad_reduce                          ? "grad reduce"
+                                                                                      : "param gather");
+    if (l->precision != PREC_BF16) /* bf16 goes unsaid, as the study's runs; FP8 never (docs/precision.md) */
+      fprintf(f, ", %s linear layers", precision_name(l->precision));
     if (l->cp > 1) fprintf(f, ", cp %d%s", l->cp, layout_cp_a2a(l) ? " a2a" : ""); /* cp 1 goes unsaid; p2p too */
     if (l->ep > 1 || l->etp > 1) /* expert parallelism: unsaid without it (docs/moe.md) */
       fprintf(f, ", ep %d, etp %d, edp %d, imbalance %g", l->ep, l->etp, l->tp * l->cp * l->dp / (l->ep * l->etp),
               l->moe_imbalance);
-    if ((l->ep > 1 || l->etp > 1) && layout_moe_load(l, &rq->m) < l->moe_imbalance) /* the capacity caps it */
+    else if (l->moe_imbalance != 1) /* at ep 1 too it scales the expert GEMMs: said where it is not 1 */
+      fprintf(f, ", imbalance %g", l->moe_imbalance);
+    if ((l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) && layout_moe_load(l, &rq->m) < l->moe_imbalance) /* capped */
       fprintf(f, " capped at capacity %g", layout_moe_load(l, &rq->m));
     if (l->pp > 1 && l->pipeline_layout[0]) fprintf(f, ", pipeline layout '%s'", l->pipeline_layout);
     else if (l->pp > 1) fprintf(f, ", %s partition", part ? part : partition_method_name(rq->gen.partition));
@@ -274,7 +283,10 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
   if (m->oom)
     fprintf(f, "NOT RUNNABLE: peak memory %.1f GiB on stage %d exceeds %.1f GiB; timing below is hypothetical\n",
             m->mem_peak_bytes / GIB, m->mem_peak_stage, m->mem_capacity_bytes / GIB);
-  if (assessed)
+  if (assessed && a.widening > 1 + 1e-9) /* outside the data: the band is not the P90 error itself (the warning says why) */
+    fprintf(f, "step time      %10.3f s  +- %.1f%% (%s runs of the calibration: P90 error %.1f%%, widened %.2fx outside "
+            "them; docs/trust.md)\n", m->step_time_s, a.band_pct, trust_class_name(a.cls), a.base_pct, a.widening);
+  else if (assessed)
     fprintf(f, "step time      %10.3f s  +- %.1f%% (%s runs of the calibration: P90 error; docs/trust.md)\n",
             m->step_time_s, a.band_pct, trust_class_name(a.cls));
   else

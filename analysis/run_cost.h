@@ -1,7 +1,7 @@
 /* run_cost -- what a run will cost, said before it starts, and the limits that stop it.
  *
  * Before a replay starts, its memory (footprint.h) and its time are estimated from what it holds:
- * the time from the events the replay walks and the ranks that run them (run_cost_seconds, constants
+ * the time from the events the replay walks, the ranks that run them and the GPUs of the platform (run_cost_seconds, constants
  * measured as CPU time, docs/hardening.md "A run's cost"; within a factor of two on the shapes measured). simulate and replay print the
  * estimate on standard error when it is large (above RUN_COST_TELL_SECONDS or RUN_COST_TELL_BYTES).
  *

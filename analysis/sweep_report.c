@@ -255,6 +255,43 @@ static gboolean prefer_roomier(const csv_table *t, guint r, guint p)
   return hr >= 2 * hp && hr - hp >= PREFER_HEADROOM_SHARE * capacity;
 }
 
+/* The root of row x's class (union-find, path halving). */
+static guint class_root(guint *parent, guint x)
+{
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+/* The classes of rows that are one step by a chain of equivalences (none flash2 = selective flash2 = selective
+ * flash2+rmsnorm on a stack fusing its norms: each link one kernel option, `equivalent`): rows of one point with
+ * the same layout columns but the kernel options, pairwise. parent[r] leads to r's class root. */
+static void equivalence_classes(const csv_table *t, guint *parent, GHashTable *requests)
+{
+  guint n = t->rows->len;
+  for (guint r = 0; r < n; r++) parent[r] = r;
+  g_autoptr(GHashTable) buckets = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+  for (guint r = 0; r < n; r++) {
+    if (strcmp(cell(t, r, "status"), "ok")) continue;
+    GString *k = g_string_new(NULL);
+    g_autofree char *pk = point_key(t, r);
+    g_string_append(k, pk);
+    for (size_t i = 0; i < G_N_ELEMENTS(LAYOUT_COLS); i++)
+      if (csv_column(t, LAYOUT_COLS[i]) >= 0) g_string_append_printf(k, "\x1f%s", cell(t, r, LAYOUT_COLS[i]));
+    GArray *b = g_hash_table_lookup(buckets, k->str);
+    if (!b) {
+      b = g_array_new(FALSE, FALSE, sizeof(guint));
+      g_hash_table_insert(buckets, g_strdup(k->str), b);
+    }
+    g_string_free(k, TRUE);
+    for (guint i = 0; i < b->len; i++) {
+      guint q = g_array_index(b, guint, i);
+      if (class_root(parent, q) != class_root(parent, r) && equivalent(t, r, q, requests))
+        parent[class_root(parent, r)] = class_root(parent, q);
+    }
+    g_array_append_val(b, r);
+  }
+}
+
 csv_table *sweep_rank(const csv_table *t)
 {
   guint n = t->rows->len;
@@ -286,9 +323,12 @@ csv_table *sweep_rank(const csv_table *t)
   csv_table *out = csv_new((const char *const *)cols->pdata, cols->len);
   int rank = 0, group = -1;
   guint best = 0;
-  g_autoptr(GArray) reps = g_array_new(FALSE, FALSE, sizeof(guint[2])); /* (row, output row) of the ranked rows */
+  g_autofree guint *parent = g_new(guint, n ? n : 1);
   guint pick = G_MAXUINT, pick_out = 0;
   g_autoptr(GHashTable) requests = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  equivalence_classes(t, parent, requests);
+  /* class root -> output row of its ranked row (the class's first row in the ranking) */
+  g_autoptr(GHashTable) ranked_of = g_hash_table_new(g_direct_hash, g_direct_equal);
   for (guint i = 0; i <= n; i++) {
     guint r = i < n ? order[i] : 0;
     if (i == n || c.group[r] != group) {
@@ -297,7 +337,6 @@ csv_table *sweep_rank(const csv_table *t)
       group = c.group[r];
       rank = 0;
       best = r;
-      g_array_set_size(reps, 0);
       pick = G_MAXUINT;
     }
     guint o = csv_append_row_from(out, t, r);
@@ -309,19 +348,14 @@ csv_table *sweep_rank(const csv_table *t)
     gap_of(t, r, best, &pct, &cause);
     csv_set(out, o, 1, pct);
     csv_set(out, o, 2, cause);
-    gboolean same = FALSE;
-    for (guint k = 0; k < reps->len && !same; k++) {
-      guint *q = &g_array_index(reps, guint, 2 * k);
-      if (equivalent(t, r, q[0], requests)) {
-        csv_set(out, o, 3, csv_cell(out, q[1], 0));
-        same = TRUE;
-      }
+    gpointer root = GUINT_TO_POINTER(class_root(parent, r)), first;
+    if (g_hash_table_lookup_extended(ranked_of, root, NULL, &first)) { /* the same step as a ranked row */
+      csv_set(out, o, 3, csv_cell(out, GPOINTER_TO_UINT(first), 0));
+      continue;
     }
-    if (same) continue;
+    g_hash_table_insert(ranked_of, root, GUINT_TO_POINTER(o));
     g_autofree char *rk = g_strdup_printf("%d", ++rank);
     csv_set(out, o, 0, rk);
-    guint pair[2] = {r, o};
-    g_array_append_vals(reps, pair, 1);
     if (r == best || tied(t, r, best)) {
       if (r != best) csv_set(out, o, 4, "1");
       /* the one to prefer: the fastest of the best and its ties that runs no OOM risk (near-oom, docs/trust.md),
@@ -408,8 +442,8 @@ static const char *params_note(const csv_table *t)
   return note;
 }
 
-/* " (= selective, flash2+rmsnorm)": the kernel option of each row of row r's point equivalent to it by
- * construction, where it differs from row r's. */
+/* " (= selective, flash2+rmsnorm, selective flash2+rmsnorm)": the kernel options of each row of row r's point
+ * equivalent to it by construction, where they differ from row r's. */
 static char *equivalents_note(const csv_table *t, guint r)
 {
   if (csv_column(t, "same_as") < 0 || !*cell(t, r, "rank")) return g_strdup("");
@@ -418,8 +452,13 @@ static char *equivalents_note(const csv_table *t, guint r)
   for (guint q = 0; q < t->rows->len; q++) {
     if (strcmp(cell(t, q, "same_as"), cell(t, r, "rank"))) continue;
     g_autofree char *k = point_key(t, q);
-    const char *col = differing_kernel_col(t, q, r);
-    if (!strcmp(k, key) && col) g_string_append_printf(s, "%s%s", s->len ? ", " : " (= ", cell(t, q, col));
+    if (strcmp(k, key)) continue;
+    GString *d = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(KERNEL_COLS); i++)
+      if (csv_column(t, KERNEL_COLS[i]) >= 0 && strcmp(cell(t, q, KERNEL_COLS[i]), cell(t, r, KERNEL_COLS[i])))
+        g_string_append_printf(d, "%s%s", d->len ? " " : "", cell(t, q, KERNEL_COLS[i]));
+    if (d->len) g_string_append_printf(s, "%s%s", s->len ? ", " : " (= ", d->str);
+    g_string_free(d, TRUE);
   }
   if (s->len) g_string_append(s, ")");
   return g_string_free(s, FALSE);

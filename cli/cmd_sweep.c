@@ -123,6 +123,17 @@ int cli_cmd_sweep(cli_opts *o)
   g_autoptr(csv_table) t = sweep_run(&spec, &err);
   cli_sweep_spec_clear(&spec);
   if (!t) return cli_fail(err);
+  if (o->shard_n == 1) { /* every layout the lists make refused: the lists are bad input, not an empty ranking */
+    int st = csv_column(t, "status"), er = csv_column(t, "error");
+    guint n = t->rows->len, bad = 0;
+    while (st >= 0 && bad < n && !strcmp(csv_cell(t, bad, st), "invalid")) bad++;
+    if (n > 0 && bad == n) {
+      const char *why = er >= 0 ? csv_cell(t, 0, er) : "(no reason recorded)";
+      g_autofree char *msg = n == 1 ? g_strdup_printf("sweep: its one layout is invalid: %s", why)
+                                    : g_strdup_printf("sweep: none of the %u layouts is valid, e.g. %s", n, why);
+      return cli_fail_msg(msg);
+    }
+  }
   return write_ranked(o, t);
 }
 

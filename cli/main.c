@@ -37,7 +37,11 @@ static int stdout_flushed(int rc)
 
 int main(int argc, char **argv)
 {
-  if (argc >= 3 && !strcmp(argv[1], "help")) return stdout_flushed(help_command(argv[2]));
+  if (argc > 3 && !strcmp(argv[1], "help")) { /* help takes one command: a second word is a mistake, not ignored */
+    g_autofree char *msg = g_strdup_printf("help: unexpected argument '%s' (allowed: layoutsim help [COMMAND])", argv[3]);
+    return cli_fail_msg(msg);
+  }
+  if (argc == 3 && !strcmp(argv[1], "help")) return stdout_flushed(help_command(argv[2]));
   if (argc < 2) { /* no command is bad input */
     g_autofree char *allowed = cli_command_names();
     fprintf(stderr, "layoutsim: no command (allowed: %s; layoutsim help explains them)\n", allowed);

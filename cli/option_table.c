@@ -316,17 +316,18 @@ const cli_option CLI_OPTIONS[] = {
              "(peak_fp8_flops); a sweep takes a list; docs/precision.md"},
     {.name = "overlap-grad-reduce", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_grad_reduce), .list = CLI_LIST_LAYOUT, .axis = AX_OGR,
-     .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
+     .left_out = "its one value (given or the stack's; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "reduce each gradient bucket during the backward as it completes\n"
              "(the last micro-batch's of each chunk; ZeRO-2/3: every one),\n"
              "overlapped with the rest of it (alone: on); default: the stack's\n"
-             "(shipped stacks: off); docs/schedules.md"},
+             "(nemo: on; study, megatron-deepspeed: off); docs/schedules.md"},
     {.name = "overlap-param-gather", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = LAYOUT_OPT,
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_param_gather), .list = CLI_LIST_LAYOUT, .axis = AX_OPG,
-     .left_out = "its one value (given or off; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
+     .left_out = "its one value (given or the stack's; off and on with --space full)", .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "ZeRO-1/2: the updated parameters' all-gather overlapped with the\n"
              "next step's forward, each layer waiting for its own bucket\n"
-             "(alone: on); default: the stack's (shipped stacks: off)"},
+             "(alone: on); default: the stack's (nemo: on; study,\n"
+             "megatron-deepspeed: off)"},
     {.name = "overlap-moe-ep-comm", .arg = CLI_ARG_OPTIONAL, .metavar = "[=0|1]", .commands = CMD_SIMULATE | CMD_GRAPH,
      .value = CLI_V_BOOL, .field = F(rq.l.overlap_moe_ep_comm), .example = "1", .section = CLI_SEC_LAYOUT,
      .help = "MoE with ep >= 2 and --schedule dualpipev, or 1f1b at pp 1\n"
@@ -397,8 +398,10 @@ const cli_option CLI_OPTIONS[] = {
      .example = "megatron-deepspeed", .section = CLI_SEC_PLATFORM,
      .help = "software stack: the training code's kernel and NCCL efficiencies,\n"
              "memory overheads and graph (default: the profile's, study on\n"
-             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; megatron-deepspeed;\n"
-             "docs/stacks.md)"},
+             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; predict, validate,\n"
+             "calibrate: study for a row without a stack cell, whatever its\n"
+             "profile or --profile; megatron-deepspeed; docs/stacks.md,\n"
+             "docs/profile.md)"},
     {.name = "stack-set", .arg = CLI_ARG_REQUIRED, .metavar = "KEY=VALUE", .commands = STACK_SET_CMDS,
      .value = CLI_V_CUSTOM, .set = set_stack_set, .repeatable = TRUE, .example = "tp_comm_overlap=0",
      .section = CLI_SEC_PLATFORM,

@@ -45,7 +45,7 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
     layout l = test_layout(tp * pp * dp * cases[i].cp, tp, pp, 1, CKPT_NONE);
     l.cp = cases[i].cp;
     l.seq_len = 512;
-    l.global_batch = dp * 12; /* 12 micro-batches: above 2 m2 = 10, so auto takes the fast path too */
+    l.global_batch = dp * 12; /* 12 micro-batches: above 2 m2 = 10, so the check's third run is made */
     l.zero = cases[i].zero;
     l.overlap_grad_reduce = cases[i].ogr;
     l.overlap_param_gather = cases[i].opg;
@@ -57,7 +57,7 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
   g_autofree sim_request **ptr = g_new(sim_request *, n);
   for (guint i = 0; i < n; i++) ptr[i] = &g_array_index(rqs, sim_request, i);
   g_autofree prediction *fast = g_new0(prediction, n), *full = g_new0(prediction, n);
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_AUTO};
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST}; /* auto: a full replay, cheaper than the three runs at 12 */
   pool_run(ptr, n, &cfg, fast);
   cfg.fidelity = POOL_FULL;
   pool_run(ptr, n, &cfg, full);
@@ -168,9 +168,11 @@ START_TEST(test_a_third_run_off_the_line_sends_the_step_to_a_full_replay)
 }
 END_TEST
 
-/* The same check inside pool_run: llama3-70b at seq 8192 on 1,024 H100, tp8 pp32 cp2 dp2 with sp and ZeRO-3 with
- * the overlapped reduction, 100 micro-batches: its step is not affine from 32 on (above), so auto replays it in
- * full and gives the full replay's step time exactly. */
+/* The same inside pool_run: llama3-70b at seq 8192 on 1,024 H100, tp8 pp32 cp2 dp2 with sp and ZeRO-3 with the
+ * overlapped reduction, 100 micro-batches: its step is not affine from 32 on (above; stage 0's work grows by 53.5
+ * ms a micro-batch, the line by 42.1 ms: the stage check refuses it before the third run), so `fast` replays it
+ * in full and gives the full replay's step time exactly (auto replays 100 micro-batches in full anyway: the three
+ * runs would replay 32 + 33 + 66). */
 START_TEST(test_a_step_whose_line_bends_is_replayed_in_full)
 {
   layout l = test_layout(1024, 8, 32, 1, CKPT_NONE);
@@ -180,6 +182,117 @@ START_TEST(test_a_step_whose_line_bends_is_replayed_in_full)
   l.global_batch = 2 * 100;
   l.zero = 3;
   l.overlap_grad_reduce = TRUE;
+  sim_request rq = {.l = l, .gen = gen_default_options()};
+  GError *err = NULL;
+  ck_assert_msg(model_load_named("llama3-70b", &rq.m, &err), "%s", err ? err->message : "");
+  check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
+  check_request_stack_generator(&rq);
+  rq.capacity_gib = 1000;
+  sim_request *ptr = &rq;
+  prediction autop, full;
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
+  pool_run(&ptr, 1, &cfg, &autop);
+  cfg.fidelity = POOL_FULL;
+  pool_run(&ptr, 1, &cfg, &full);
+  ck_assert_msg(autop.status == PRED_OK && full.status == PRED_OK, "%s %s", autop.error, full.error);
+  ck_assert_int_eq(autop.how, PRED_HOW_FULL);
+  ck_assert_double_eq(autop.step_time_s, full.step_time_s);
+}
+END_TEST
+
+/* The stage check (docs/sweep.md, "Where the line bends"): a stage's own work (every category but pp-wait and idle)
+ * is never more than the step, so where it grows faster per micro-batch than the line of the two runs, the line
+ * must bend. Closed form: the line through (4, 1.0) and (5, 1.1) has a slope of 0.1 s; two stages whose work grows
+ * by 0.1 s a micro-batch lie under it, one that grows by 0.1002 s (0.2%) does not, one by 0.10009 s (0.09%) is
+ * inside POOL_STAGE_TOL (0.1%). */
+START_TEST(test_a_stage_whose_work_outgrows_the_line_sends_the_step_to_a_full_replay)
+{
+  double w1[] = {0.5, 0.45}, on[] = {0.5 + 0.1, 0.45 + 0.1}, over[] = {0.5 + 0.1002, 0.45 + 0.1},
+         inside[] = {0.5 + 0.10009, 0.45 + 0.1};
+  ck_assert(pool_stages_within_slope(w1, on, 2, 1.0, 4, 1.1, 5));
+  ck_assert(!pool_stages_within_slope(w1, over, 2, 1.0, 4, 1.1, 5));
+  ck_assert(pool_stages_within_slope(w1, inside, 2, 1.0, 4, 1.1, 5));
+
+  /* The smallest step found whose line bends (docs/sweep.md): a llama of 9 layers (hidden 2048, vocab 8000) on 4
+   * H100 in 4 stages of 3, 2, 2, 2 layers: the first stage does the most work per micro-batch, but nothing waits
+   * for its backward and its warm-up forwards run ahead, so the line of 4 and 5 micro-batches follows the stages
+   * after it, and stage 0 falls behind until the pipeline waits for it (T(8) is 4.9% above the line). `fast`
+   * at m = 8 makes no third run (2 m2 = 10 >= 8): the stage check alone sends it to a full replay. */
+  layout l = test_layout(4, 1, 4, 1, CKPT_NONE);
+  l.seq_len = 2048;
+  l.global_batch = 8;
+  sim_request rq = {.l = l, .gen = gen_default_options(), .m = model_llama("small9", 9, 2048, 16, 5632, 8000)};
+  check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
+  check_request_stack_generator(&rq);
+  rq.capacity_gib = 1000;
+  sim_request *ptr = &rq;
+  prediction fast, full;
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
+  pool_run(&ptr, 1, &cfg, &fast);
+  cfg.fidelity = POOL_FULL;
+  pool_run(&ptr, 1, &cfg, &full);
+  ck_assert_msg(fast.status == PRED_OK && full.status == PRED_OK, "%s %s", fast.error, full.error);
+  ck_assert_int_eq(fast.how, PRED_HOW_FULL);
+  ck_assert_double_eq(fast.step_time_s, full.step_time_s);
+}
+END_TEST
+
+/* Two more parts of a stage's least time, each decisive in one case (`fast` at m <= 2 m2: no third run), each
+ * replayed in full with the full replay's step time:
+ *  - the host's gaps between kernels: the 9-layer llama above with tp 8 on 32 H100 (4 stages of 3, 2, 2, 2 layers):
+ *    its small kernels leave the GPU waiting for the host (idle 1.4 ms a micro-batch on stage 0); T(8) is 1.0%
+ *    above the line of 4 and 5;
+ *  - the pipeline's messages: llama3-70b at seq 8192 on 1,024 H100, tp8 pp32 cp2 dp2 sp, ZeRO-1, at 100 Gbit/s
+ *    InfiniBand, 60 micro-batches: stage 0's own time grows by 97% of the line's slope, its two rendezvous
+ *    messages of 8.4 MB a micro-batch (at most 12.5 GB/s each) make it more; T(66) is 1.9% above the line. */
+START_TEST(test_host_gaps_and_pipeline_messages_count_in_a_stage_least_time)
+{
+  struct { const char *model; int gpus, tp, pp, cp, seq, m; double ib_gbps; } cases[] = {
+      {NULL, 32, 8, 4, 1, 2048, 8, 0},
+      {"llama3-70b", 1024, 8, 32, 2, 8192, 60, 100},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    layout l = test_layout(cases[i].gpus, cases[i].tp, cases[i].pp, 1, CKPT_NONE);
+    l.cp = cases[i].cp;
+    l.sp = cases[i].cp > 1;
+    l.seq_len = cases[i].seq;
+    l.global_batch = l.gpus / (l.tp * l.pp * l.cp) * cases[i].m;
+    l.zero = 1;
+    sim_request rq = {.l = l, .gen = gen_default_options()};
+    GError *err = NULL;
+    if (cases[i].model) ck_assert_msg(model_load_named(cases[i].model, &rq.m, &err), "%s", err ? err->message : "");
+    else rq.m = model_llama("small9", 9, 2048, 16, 5632, 8000);
+    check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
+    check_request_stack_generator(&rq);
+    if (cases[i].ib_gbps > 0) rq.prof.ib_bytes_per_s = cases[i].ib_gbps * 1e9 / 8;
+    rq.capacity_gib = 1000;
+    sim_request *ptr = &rq;
+    prediction fast, full;
+    pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
+    pool_run(&ptr, 1, &cfg, &fast);
+    cfg.fidelity = POOL_FULL;
+    pool_run(&ptr, 1, &cfg, &full);
+    ck_assert_msg(fast.status == PRED_OK && full.status == PRED_OK, "case %zu: %s %s", i, fast.error, full.error);
+    ck_assert_msg(fast.how == PRED_HOW_FULL, "case %zu: extrapolated (%.9g s, the full replay %.9g s)", i,
+                  fast.step_time_s, full.step_time_s);
+    ck_assert_double_eq(fast.step_time_s, full.step_time_s);
+  }
+}
+END_TEST
+
+/* The issue's case, a bend the third run misses (docs/sweep.md, "Where the line bends"): llama3-70b at seq 8192 on
+ * 1,024 H100, tp8 pp32 cp2 dp2 with sp and ZeRO-1, 200 micro-batches. Its line from 32 and 33 holds to within 1e-9 up
+ * to m = 153, so the third run at 66 lies on it; stage 0 (3 layers, the embedding and its tensor-parallel
+ * all-reduce) does 0.5% more work per micro-batch than the line's slope and the step bends after 153 (T(200)
+ * is 0.67% above the line). auto replays it in full, with the full replay's step time. */
+START_TEST(test_a_bend_after_the_third_run_is_replayed_in_full)
+{
+  layout l = test_layout(1024, 8, 32, 1, CKPT_NONE);
+  l.cp = 2;
+  l.sp = TRUE;
+  l.seq_len = 8192;
+  l.global_batch = 2 * 200;
+  l.zero = 1;
   sim_request rq = {.l = l, .gen = gen_default_options()};
   GError *err = NULL;
   ck_assert_msg(model_load_named("llama3-70b", &rq.m, &err), "%s", err ? err->message : "");
@@ -210,6 +323,9 @@ int main(int argc, char **argv)
   else {
     tcase_add_test(tc, test_a_third_run_off_the_line_sends_the_step_to_a_full_replay);
     tcase_add_test(tc, test_a_step_whose_line_bends_is_replayed_in_full);
+    tcase_add_test(tc, test_a_stage_whose_work_outgrows_the_line_sends_the_step_to_a_full_replay);
+    tcase_add_test(tc, test_a_bend_after_the_third_run_is_replayed_in_full);
+    tcase_add_test(tc, test_host_gaps_and_pipeline_messages_count_in_a_stage_least_time);
     tcase_add_test(tc, test_fast_path_equals_the_full_replay_with_overlaps_and_zero);
   }
   suite_add_tcase(s, tc);

@@ -73,7 +73,14 @@ START_TEST(test_what_the_block_cannot_express_is_refused_by_name)
       {"{\"model_type\":\"llama\",\"architectures\":[\"MistralForCausalLM\"]," DIMS "}", "model_type = \"llama\" contradicts"},
       {"{\"model_type\":\"llama\"," DIMS ",\"attention_bias\":true}", "attention_bias = true with mlp_bias = false"},
       {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":9,\"moe_intermediate_size\":64}",
-       "num_experts_per_tok = out of range (allowed: an integer from 1 to 8)"},
+       "num_experts_per_tok = 9 (allowed: an integer from 1 to 8)"},
+      {"{\"model_type\":\"llama\",\"hidden_size\":1024,\"intermediate_size\":4096,\"num_hidden_layers\":0,"
+       "\"num_attention_heads\":8,\"vocab_size\":1000}", "num_hidden_layers = 0 (allowed: an integer from 1 to 1024)"},
+      {"{\"model_type\":\"llama\",\"hidden_size\":1024,\"intermediate_size\":4096,\"num_hidden_layers\":40.5,"
+       "\"num_attention_heads\":8,\"vocab_size\":1000}", "num_hidden_layers = 40.5 (allowed: an integer from 1 to 1024)"},
+      {"{\"model_type\":\"deepseek_v3\"," DIMS ",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
+       "\"kv_lora_rank\":64,\"qk_rope_head_dim\":16,\"qk_nope_head_dim\":32,\"v_head_dim\":32,\"q_lora_rank\":-3}",
+       "q_lora_rank = -3 (allowed: an integer from 0 to 65536)"},
       {"{\"model_type\":\"qwen3_moe\"," DIMS ",\"num_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
        "\"mlp_only_layers\":[0,1]}", "every layer is dense"},
       {"{\"model_type\":\"deepseek_v3\"," DIMS ",\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"moe_intermediate_size\":64,"
@@ -168,6 +175,23 @@ START_TEST(test_params_per_gpu_is_the_largest_stages_tp_shard)
 }
 END_TEST
 
+/* Per GPU of a model with experts: its routed experts are held too, experts/ep of them (each whole at etp 1).
+ * qwen3-30b-a3b at ep 8 on 8 GPUs (tp 1, pp 1): per layer attention (q 32 x 128, k and v 4 x 128, o), its two
+ * q/k norms of 128, two RMSNorms, the router h x 128 and 128/8 = 16 experts of 3 x h x 768; then the final norm,
+ * the embedding and the head. Without the experts it was 1.54 B, a third of what a GPU holds. */
+START_TEST(test_params_per_gpu_counts_the_experts_of_a_rank)
+{
+  model m = load("qwen3-30b-a3b");
+  layout l = layout_default();
+  l.gpus = 8;
+  l.ep = 8;
+  double h = 2048, qd = 32 * 128, kvd = 4 * 128, d = 128, V = 151936;
+  double layer = h * (qd + 2 * kvd) + qd * h + 2 * d + 2 * h + h * 128 + 128.0 / 8 * 3 * h * 768;
+  double by_hand = 48 * layer + h + 2 * V * h;
+  ck_assert_double_eq_tol(model_params_per_gpu(&m, &l, PARTITION_LAYERS), by_hand, 1);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("hf_config");
@@ -177,6 +201,7 @@ int main(void)
   tcase_add_test(tc, test_vocabulary_padded_as_the_stack_pads_it);
   tcase_add_test(tc, test_a_sequence_longer_than_the_attention_window_is_refused);
   tcase_add_test(tc, test_params_per_gpu_is_the_largest_stages_tp_shard);
+  tcase_add_test(tc, test_params_per_gpu_counts_the_experts_of_a_rank);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

@@ -185,6 +185,32 @@ START_TEST(test_equivalent_layouts_collapse_into_one_row)
 }
 END_TEST
 
+/* Equivalence is a chain: selective flash2+rmsnorm differs from none flash2 in two kernel options, but is
+ * selective flash2 (one option: the norm fusion nemo does anyway) which is none flash2 (selective has nothing to
+ * recompute under a flash kernel). One ranked row, not two rows of one step tied with each other. */
+START_TEST(test_a_chain_of_equivalent_layouts_collapses_into_one_row)
+{
+  const row_spec rows[] = {
+      {"10.0", "4.3", "30", "", "none", "flash2", "1"},
+      {"10.0", "4.3", "30", "", "selective", "flash2+rmsnorm", "1"},
+      {"10.0", "4.3", "30", "", "selective", "flash2", "1"},
+      {"10.0", "4.3", "30", "", "none", "flash2+rmsnorm", "1"},
+  };
+  g_autoptr(csv_table) rk = sweep_rank(table_of(rows, 4));
+  ck_assert_str_eq(at(rk, 0, "rank"), "1");
+  for (guint r = 1; r < 4; r++) {
+    ck_assert_str_eq(at(rk, r, "rank"), "");
+    ck_assert_str_eq(at(rk, r, "same_as"), "1");
+  }
+  GString *out = g_string_new(NULL);
+  sweep_view v = {.format = SWEEP_TEXT};
+  sweep_render(rk, &v, out);
+  ck_assert_msg(strstr(out->str, "none flash2 (= selective flash2+rmsnorm, selective, flash2+rmsnorm) "), "%s", out->str);
+  ck_assert_msg(strstr(out->str, "4 fit, 0 do not (3 the same step as a row above"), "%s", out->str);
+  g_string_free(out, TRUE);
+}
+END_TEST
+
 /* Two attention kernels are one step by construction, not by equal numbers: rows with equal results stay apart
  * where their graphs differ, and rows of one graph collapse. On the study stack (norms unfused) flash2 runs the
  * torch norm and flash2+rmsnorm the fused one; flash1 and flash2 are two efficiency classes; at seq 2048
@@ -222,6 +248,7 @@ int main(void)
   tcase_add_test(tc, test_the_best_is_preferred_without_risk_and_nothing_ties_without_bands);
   tcase_add_test(tc, test_a_tie_with_far_more_headroom_is_preferred);
   tcase_add_test(tc, test_equivalent_layouts_collapse_into_one_row);
+  tcase_add_test(tc, test_a_chain_of_equivalent_layouts_collapses_into_one_row);
   tcase_add_test(tc, test_attention_kernels_are_one_step_by_construction);
   suite_add_tcase(s, tc);
   return check_run(s);

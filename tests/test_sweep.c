@@ -98,7 +98,8 @@ START_TEST(test_fast_equals_full_and_memory_verdict_for_every_schedule)
     l.virtual_stages = cases[i].V;
     sim_request rq = request("llama-7b", l), *rqs[] = {&rq};
     prediction full, fast, mem;
-    pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_AUTO, .prune_oom = TRUE},
+    /* fast: auto replays m = 32 in full where the three runs would replay more (interleaved: 8 + 12 + 24) */
+    pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_FAST, .prune_oom = TRUE},
              cm = {.jobs = 1, .memory_only = TRUE};
     pool_run(rqs, 1, &cf, &full);
     pool_run(rqs, 1, &cq, &fast);
@@ -136,7 +137,8 @@ START_TEST(test_dualpipev_fast_path_is_exact_on_an_moe_with_and_without_the_over
       ck_assert(profile_load_with_stack("h100-sxm5-80gb", "nemo", &rq.prof, &err));
       rq.capacity_gib = 1000;
       prediction full, fast;
-      pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_AUTO};
+      /* fast: auto replays m = 24 in full (the three runs would replay 2P + 1, 2P + 2 and 4P + 4) */
+      pool_cfg cf = {.jobs = 1, .fidelity = POOL_FULL}, cq = {.jobs = 1, .fidelity = POOL_FAST};
       pool_run(rqs, 1, &cf, &full);
       pool_run(rqs, 1, &cq, &fast);
       ck_assert_msg(full.status == PRED_OK, "pp %d overlap %d: %s", pp, ov, full.error);

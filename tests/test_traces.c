@@ -46,8 +46,10 @@
 
 
 /* Simulate the test layout with tensor-parallel degree `tp` (PP * DP * tp GPUs), mirrored replicas or
- * (`symmetry` FALSE) every rank explicit; `paje` may be NULL. */
-static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const char *paje)
+ * (`symmetry` FALSE) every rank explicit, the gradient buckets reduced beside the backward or not; `paje` may be
+ * NULL. */
+static void simulate_layout_overlap(sim_outcome *out, int tp, gboolean symmetry, const char *paje,
+                                    gboolean overlap_grad_reduce)
 {
   sim_request rq = {0};
   GError *err = NULL;
@@ -63,9 +65,15 @@ static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const c
   rq.gen.symmetry = symmetry;
   rq.gen.gpus_per_node = rq.prof.gpus_per_node;
   rq.capacity_gib = rq.prof.memory_gib;
+  rq.l.overlap_grad_reduce = overlap_grad_reduce;
   rq.replay.simgrid_paje_path = paje;
   if (!sim_run_layout(&rq, out, &err)) ck_abort_msg("simulate: %s", err->message);
   ck_assert_int_eq(out->met->stages, PP);
+}
+
+static void simulate_layout(sim_outcome *out, int tp, gboolean symmetry, const char *paje)
+{
+  simulate_layout_overlap(out, tp, symmetry, paje, FALSE);
 }
 
 /* The test layout as the tests below assume it: tp 1, symmetric (the default). */
@@ -754,6 +762,69 @@ static GStrv xpath_lines(const char *file, const char *expr)
   return (GStrv)g_ptr_array_free(keep, FALSE);
 }
 
+
+/* A Chrome trace's thread draws its slices as a stack: each must lie inside the one it starts in, or start after
+ * it ends (Perfetto reports the others as overlapping and misdraws them). With --overlap-grad-reduce a bucket's
+ * copy-back runs on the communication stream beside the backward's kernels (docs/schedules.md, "Overlap"):
+ * it is drawn on the dp-comm track, and the compute track's blocks gather the compute stream only. */
+typedef struct track_slice {
+  int pid, tid;
+  long long t0_ns, t1_ns;
+  const char *name;
+} track_slice;
+
+static int by_track_then_start_outer_first(const void *pa, const void *pb)
+{
+  const track_slice *a = pa, *b = pb;
+  if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  if (a->t0_ns != b->t0_ns) return a->t0_ns < b->t0_ns ? -1 : 1;
+  return a->t1_ns > b->t1_ns ? -1 : a->t1_ns < b->t1_ns; /* the longer (the parent) first */
+}
+
+START_TEST(test_chrome_slices_of_each_track_nest_with_the_gradient_reduction_overlapped)
+{
+  g_autofree char *path = tmp_path("t.json");
+  sim_outcome out = {0};
+  simulate_layout_overlap(&out, 1, TRUE, NULL, TRUE);
+  tl_ranks sel = all_ranks(&out.tl);
+  tl_mem_model mm = {0, 1};
+  ck_assert(trace_chrome_write(&out.tl, &sel, &mm, path, NULL));
+  tl_ranks_clear(&sel);
+  cJSON *j = load_json(path);
+  g_autoptr(GArray) sl = g_array_new(FALSE, FALSE, sizeof(track_slice));
+  int copy_backs_on_dp = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "traceEvents"))
+  {
+    if (strcmp(str(e, "ph"), "X")) continue;
+    track_slice t = {.pid = (int)num(e, "pid"), .tid = (int)num(e, "tid"), .name = str(e, "name")};
+    t.t0_ns = us_to_ns(num(e, "ts"));
+    t.t1_ns = t.t0_ns + us_to_ns(num(e, "dur"));
+    g_array_append_val(sl, t);
+    copy_backs_on_dp += t.tid % TL_STREAM_N == TL_STREAM_DP && !strcmp(str(e, "cat"), "optimizer");
+  }
+  ck_assert_msg(copy_backs_on_dp > 0, "no bucket copy-back on a dp-comm track: the overlap is not exercised");
+  g_array_sort(sl, by_track_then_start_outer_first);
+  const track_slice *open[64];
+  int depth = 0;
+  for (guint i = 0; i < sl->len; i++) {
+    const track_slice *t = &g_array_index(sl, track_slice, i);
+    const track_slice *prev = i > 0 ? &g_array_index(sl, track_slice, i - 1) : NULL;
+    if (prev && (t->pid != prev->pid || t->tid != prev->tid)) depth = 0; /* a new track */
+    while (depth > 0 && open[depth - 1]->t1_ns <= t->t0_ns + 1) depth--; /* ended before it starts (1 ns rounding) */
+    ck_assert_msg(depth == 0 || t->t1_ns <= open[depth - 1]->t1_ns + 1,
+                  "node %d track %d: '%s' [%lld, %lld] ns starts inside '%s' [%lld, %lld] ns and ends after it", t->pid,
+                  t->tid, t->name, t->t0_ns, t->t1_ns, open[depth - 1]->name, open[depth - 1]->t0_ns,
+                  open[depth - 1]->t1_ns);
+    ck_assert_int_lt(depth, (int)G_N_ELEMENTS(open));
+    open[depth++] = t;
+  }
+  cJSON_Delete(j);
+  sim_outcome_clear(&out);
+}
+END_TEST
+
 /* The test layout's 8 GPUs have 4 distinct timelines, one per stage: 4 rows, each with one forward bar
  * per micro-batch; allowed only 3 rows, the chart falls back to one row per stage, its first rank. */
 START_TEST(test_svg_is_well_formed_xml_with_a_row_per_stage_and_one_forward_bar_per_micro_batch)
@@ -1354,6 +1425,7 @@ int main(int argc, char **argv)
   const TTest *const views[] = {
       test_chrome_json_parses_and_every_slice_lies_within_the_step,
       test_pp4_forward_and_backward_blocks_per_stage_equal_micro_batches_and_bubble_sits_where_1f1b_puts_it,
+      test_chrome_slices_of_each_track_nest_with_the_gradient_reduction_overlapped,
       test_csv_rows_tile_the_step_and_pp_wait_share_is_the_reported_bubble_fraction,
       test_trace_ranks_dp0_lists_and_bad_values,
       test_unwritable_output_fails_with_the_path_and_leaves_no_file,

@@ -164,6 +164,9 @@ START_TEST(test_fast_mode_extrapolation_is_affine)
   ck_assert_int_lt(m2, 128);
   ck_assert_int_ge(m1, 4); /* m1 = pp: every stage with its whole 1F1B shape */
   ck_assert(!pool_fast_counts(POOL_AUTO, 8, 16, &m1, &m2)); /* m2 = 9: less than 2x to gain */
+  /* auto: where the runs at m1, m2 and 2 m2 replay fewer micro-batches than the step: pp 4, 4 + 5 + 10 = 19 */
+  ck_assert(!pool_fast_counts(POOL_AUTO, 4, 4 + 5 + 2 * 5, &m1, &m2));
+  ck_assert(pool_fast_counts(POOL_AUTO, 4, 4 + 5 + 2 * 5 + 1, &m1, &m2));
   ck_assert(pool_fast_counts(POOL_FAST, 8, 16, &m1, &m2));  /* fast: wherever m > m2 */
   ck_assert(!pool_fast_counts(POOL_FAST, 8, 9, &m1, &m2)); /* m = m2: nothing to extrapolate */
   ck_assert(!pool_fast_counts(POOL_FULL, 4, 128, &m1, &m2));

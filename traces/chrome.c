@@ -81,9 +81,19 @@ static void flush_block(chrome_w *w)
   slice(w, name, ph, TL_STREAM_COMPUTE, w->block_start, w->block_end, args);
 }
 
+/* The track an interval is drawn on: its category's, but a kernel off the compute stream (graph.h: the gradient
+ * bucket's copy-back on stream 1 under --overlap-grad-reduce, workloads/grad_sync.c, the only one) beside the
+ * data-parallel collectives it follows: drawn on the compute track it would overlap the kernels running there, which
+ * a Chrome trace's thread cannot show (its slices must nest). */
+static tl_stream track_of(const tl_interval *iv)
+{
+  return iv->ev->kind == EV_COMPUTE && iv->ev->stream != 0 ? TL_STREAM_DP : tl_stream_of(iv->cat);
+}
+
+/* A block gathers the compute stream's kernels only (a side stream's would stretch it over its neighbours). */
 static void track_block(chrome_w *w, const graph_event *e, ns_t t0, ns_t t1)
 {
-  if (e->kind != EV_COMPUTE) return;
+  if (e->kind != EV_COMPUTE || e->stream != 0) return;
   int chunk = tl_chunk_of(&w->chunks, e);
   if (w->block_open && (w->block_phase != e->phase || w->block_mb != e->micro_batch ||
                         (chunk >= 0 && w->block_chunk >= 0 && chunk != w->block_chunk)))
@@ -167,7 +177,7 @@ static gboolean write_interval(const tl_interval *iv, gpointer data)
            "\"mbytes\":%.6g",
            w->rank, iv->index, e->micro_batch, e->layer, chunk, virtual_stage(w, chunk), e->flops / 1e9, e->bytes / 1e6);
   track_block(w, e, t0, t1);
-  slice(w, name, tl_cat_name(iv->cat), tl_stream_of(iv->cat), t0, t1, args);
+  slice(w, name, tl_cat_name(iv->cat), track_of(iv), t0, t1, args);
   if (e->kind == EV_SEND || e->kind == EV_RECV) flow(w, iv, t0, t1);
   double during, after;
   if (tl_mem_step(e, &w->act_bytes, &during, &after)) {

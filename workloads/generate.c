@@ -145,6 +145,8 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
       if (fs[i].shows & LAYOUT_SHOW_STRING) g_string_append_printf(lay, " %s=1", fs[i].name);
       if (fs[i].shows & LAYOUT_SHOW_META) *(int *)((char *)gm + fs[i].meta_offset) = 1;
     }
+  if (l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) /* expert parallelism: silent without it; last, after the */
+    g_string_append_printf(lay, " ep=%d etp=%d moe_imbalance=%g", l->ep, l->etp, l->moe_imbalance); /* switches */
   g_strlcpy(gm->layout, lay->str, sizeof gm->layout);
   g_string_free(lay, TRUE);
   g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);

@@ -138,8 +138,10 @@ static gboolean hf_int(const cJSON *j, const char *key, int max, int dflt, int *
   }
   if (!v) return lsim_invalid_at(err, where, "%s: missing (a config.json of this architecture has it)", key);
   if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 || v->valuedouble > max)
-    return lsim_invalid_at(err, where, "%s = %s (allowed: an integer from 1 to %d)", key,
-               cJSON_IsNumber(v) ? "out of range" : lsim_json_type_name(v), max);
+    return cJSON_IsNumber(v) ? lsim_invalid_at(err, where, "%s = %.17g (allowed: an integer from 1 to %d)", key,
+                                               v->valuedouble, max)
+                             : lsim_invalid_at(err, where, "%s = %s (allowed: an integer from 1 to %d)", key,
+                                               lsim_json_type_name(v), max);
   *out = (int)v->valuedouble;
   return TRUE;
 }
@@ -186,8 +188,10 @@ static gboolean hf_count(const cJSON *j, const char *key, int max, int dflt, int
     return TRUE;
   }
   if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > max)
-    return lsim_invalid_at(err, where, "%s = %s (allowed: an integer from 0 to %d)", key,
-               cJSON_IsNumber(v) ? "out of range" : lsim_json_type_name(v), max);
+    return cJSON_IsNumber(v) ? lsim_invalid_at(err, where, "%s = %.17g (allowed: an integer from 0 to %d)", key,
+                                               v->valuedouble, max)
+                             : lsim_invalid_at(err, where, "%s = %s (allowed: an integer from 0 to %d)", key,
+                                               lsim_json_type_name(v), max);
   *out = (int)v->valuedouble;
   return TRUE;
 }

@@ -328,6 +328,8 @@ static gboolean check_experts(const layout *l, const model *m, GError **err)
   if (!(l->moe_capacity_factor == 0 || (l->moe_capacity_factor > 0 && l->moe_capacity_factor <= 64)))
     return fail(err, "moe_capacity_factor: %g is not a capacity factor (allowed: above 0 up to 64; 0 the model's)",
                 l->moe_capacity_factor);
+  if (l->moe_imbalance != 1.0 && !model_has_experts(m)) /* a what-if with nothing to act on: refused, not ignored */
+    return fail(err, "moe_imbalance: %g on %s, a model without experts (allowed: 1)", l->moe_imbalance, m->name);
   if (l->moe_capacity_factor > 0 && !model_has_experts(m))
     return fail(err, "moe_capacity_factor: %g on %s, a model without experts (allowed: 0)", l->moe_capacity_factor,
                 m->name);

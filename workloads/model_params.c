@@ -80,7 +80,8 @@ double model_params_per_gpu(const model *m, const layout *l, partition_method me
   partition p;
   if (!partition_make_for(&p, m, l, method, NULL)) return -1;
   double most = 0;
-  for (int s = 0; s < l->pp; s++) most = MAX(most, mem_stage_params(m, l, &p, s));
+  for (int s = 0; s < l->pp; s++) /* a model with experts: its routed experts too (mem_stage_params leaves them out) */
+    most = MAX(most, mem_stage_params(m, l, &p, s) + (model_has_experts(m) ? mem_stage_expert_params(m, l, &p, s) : 0));
   partition_clear(&p);
   return most;
 }

@@ -45,7 +45,8 @@ double model_params_active(const model *m);
 double model_input_embedding_params(const model *m);
 
 /* Parameters of one GPU of the stage holding the most: its layers' matrices split over tp, norms replicated,
- * the embedding and head where the partition puts them (workloads/memory.h mem_stage_params). ZeRO-3 shards
+ * the embedding and head where the partition puts them (workloads/memory.h mem_stage_params), and a model with
+ * experts' routed experts, experts/ep of them each split over etp (mem_stage_expert_params). ZeRO-3 shards
  * these further over dp x cp; the count is the model-parallel shard, before it. -1 where the partition fails. */
 double model_params_per_gpu(const model *m, const layout *l, partition_method method);
 

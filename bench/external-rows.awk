@@ -22,7 +22,8 @@
 # GPT models run as the GPT block (model file keys, docs/model.md): LayerNorm, GeLU MLP of the row's
 # ffn (4h), biases, learned positions (a table of seq_len rows, Megatron's --max-position-embeddings),
 # tied embeddings, dropout 0.1 (Megatron's default). BLOOM: ALiBi instead of learned positions, the
-# embedding LayerNorm, no dropout (its tr11 configuration), and its machine: profile a100-jean-zay (4 Omni-Path
+# embedding LayerNorm, dropout 0.1 (tr11's README: "The default Megatron-LM dropout settings are inherited:
+# --attention-dropout 0.1 --hidden-dropout default=0.1"; bigscience-workshop/bigscience@9e64ede), and its machine: profile a100-jean-zay (4 Omni-Path
 # NICs per node at the bandwidth NCCL measured there, docs/trust.md "BLOOM's step"). With STANDIN=1 (-v standin=1) GPT rows run as the earlier
 # Llama-style stand-in instead: SwiGLU with ffn = 8h/3 rounded to a multiple of 8 (the GPT MLP's GEMM
 # FLOPs to 0.1%), RMSNorm and rotary, no biases; BLOOM rows are then skipped. The vocabulary is padded as
@@ -77,7 +78,7 @@ NR == 1 {
   file = models "/" name ".json"
   arch = ""
   if (gpt && !standin)
-    arch = bloom ? ", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"alibi\", \"bias\": true, \"tied_embeddings\": true, \"embedding_norm\": true, \"dropout\": 0" \
+    arch = bloom ? ", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"alibi\", \"bias\": true, \"tied_embeddings\": true, \"embedding_norm\": true, \"dropout\": 0.1" \
                  : sprintf(", \"norm\": \"layernorm\", \"mlp\": \"gelu\", \"positions\": \"learned\", \"max_positions\": %d, \"bias\": true, \"tied_embeddings\": true, \"dropout\": 0.1", cell("seq_len"))
   if (kv != "") arch = arch sprintf(", \"kv_heads\": %d", kv)
   if (!(file in written)) {

@@ -21,6 +21,10 @@
 #              2021-08-18, the SC'21 runs' commit; the async path first in 16c9044, 2021-09-02, opt-in; BLOOM's fork,
 #              bigscience-workshop/Megatron-DeepSpeed, never had it): the all-reduce follows the whole backward GEMM;
 #              nemo unchanged.
+#   +launch-blocking "launch_blocking": 1 on megatron-deepspeed, BLOOM's rows only (docs/trust.md "BLOOM's step"): its
+#              slurm exports CUDA_LAUNCH_BLOCKING=1 (bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm),
+#              so each launch's host dispatch lies in series with the GPU; the other files' rows are the variant
+#              before's (their scripts do not set it). Last in VARIANTS.
 # A variant whose stacks are those of the one before it for a file reuses that one's rows.
 # The rows are converted as bench/external.sh does (bench/external-rows.awk), with fp16 rows run as bf16
 # (-v fp16=bf16) and FP8 rows kept; NeMo's rows (nvidia_dgxc_h100, megatron_bridge) run on the nemo stack,
@@ -30,7 +34,8 @@
 # At most MAX_ROWS rows per file (default 30, every k-th expressible row: BLOOM's 103 rows at 48 nodes take
 # most of an hour per variant on 2 shared cores); PRECISIONS (default bf16; "bf16 fp8 fp8-cs" adds FP8 rows).
 # Usage: bash bench/scale.sh VALIDATION_DIR WORK_DIR [JOBS]
-#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum, pipe-sg, tp-sync), MAX_ROWS, PRECISIONS)
+#   (env SIGMA, VARIANTS="baseline nccl-lat straggler" (also grad-accum, pipe-sg, tp-sync, launch-blocking), MAX_ROWS,
+#   PRECISIONS)
 . "$(dirname "$0")/lib.sh"
 bench_start scale "VALIDATION_DIR WORK_DIR [JOBS]" 2 3 "$@"
 jobs=${3:-2}
@@ -42,8 +47,9 @@ precisions=${PRECISIONS:-bf16}
 max_rows=${MAX_ROWS:-30}
 bench_positive MAX_ROWS "$max_rows"
 for v in $variants; do
-  case $v in baseline | nccl-lat | straggler | grad-accum | pipe-sg | tp-sync) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum, pipe-sg, tp-sync)" ;; esac
+  case $v in baseline | nccl-lat | straggler | grad-accum | pipe-sg | tp-sync | launch-blocking) ;; *) die "VARIANTS: '$v' (allowed: baseline, nccl-lat, straggler, grad-accum, pipe-sg, tp-sync, launch-blocking)" ;; esac
 done
+case " $variants " in *" launch-blocking "?*) die "VARIANTS: 'launch-blocking' must come last (it applies to BLOOM's rows only)" ;; esac
 [ -d "$1" ] || die "no directory '$1'"
 bench_work "$2" models
 mkdir -p "$work/stacks"
@@ -58,6 +64,7 @@ for s in megatron-deepspeed nemo; do
       grad-accum) [ "$s" = megatron-deepspeed ] && accum=1 ;;
       pipe-sg) [ "$s" = megatron-deepspeed ] && keys="$keys\"pipe_scatter_gather\": 1, " ;;
       tp-sync) [ "$s" = megatron-deepspeed ] && sync=1 ;;
+      launch-blocking) [ "$s" = megatron-deepspeed ] && keys="$keys\"launch_blocking\": 1, " ;;
     esac
     if [ "$accum" = 1 ]; then # fp16 rows 6 bytes, the source's bf16 rows 18 (a stack of their own)
       sed "0,/{/s//{ $keys\"grad_accum_bytes\": 6, /" "$repo/platforms/stacks/$s.json" > "$work/stacks/$s-$v.json"
@@ -98,6 +105,10 @@ prev=""
 for v in $variants; do # variant-major: the baseline of every file first
   for name in "${names[@]}"; do
     [ -s "$work/$name-$v-rows.csv" ] && continue # already run (delete to re-run)
+    if [ "$v" = launch-blocking ] && [ -n "$prev" ] && [[ "$name" != bloom* ]]; then
+      cp "$work/$name-$prev-rows.csv" "$work/$name-$v-rows.csv" # only BLOOM's slurm sets CUDA_LAUNCH_BLOCKING=1
+      continue
+    fi
     st="$work/stacks/$(stack_of "$name")-$v" pst="$work/stacks/$(stack_of "$name")-$prev"
     if [ -n "$prev" ] && cmp -s "$st.json" "$pst.json" && { [ ! -f "$st-bf16.json" ] || cmp -s "$st-bf16.json" "$pst-bf16.json"; }; then
       cp "$work/$name-$prev-rows.csv" "$work/$name-$v-rows.csv" # the same stacks as the variant before

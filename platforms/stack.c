@@ -29,12 +29,14 @@ static const plat_field FIELDS[] = {
     K(attn_head_dim_half, 0, 1e4, NOT_MEMORY),
     K(launch_overhead_s, 0, 1e-2, NOT_MEMORY),
     D(host_dispatch_s, 0, 1e-2, 0, NOT_MEMORY), /* 0: the host always ahead of the GPU */
+    DI(launch_blocking, 0, 1, 0, NOT_MEMORY),   /* 0: launches asynchronous (CUDA's default) */
     K(fp8_gemm_efficiency, 0.05, 1, NOT_MEMORY),
     D(attn_fit_flops_per_exp, 0, 1e4, 0, NOT_MEMORY), /* 0: attention on every GPU as on the fit GPU */
     /* collectives */
     K(nccl_bw_efficiency_nvlink, 0.05, 1, NOT_MEMORY),
     K(nccl_bw_efficiency_ib, 0.05, 1, NOT_MEMORY),
     K(nccl_step_latency_s, 0, 1e-2, NOT_MEMORY),
+    D(p2p_bw_efficiency_ib, 0, 1, 0, NOT_MEMORY), /* 0: a pipeline send between nodes as fast as a collective */
     D(straggler_sigma, 0, 0.2, 0, NOT_MEMORY), /* 0: every GPU as fast as the profile says */
     D(flex_nvlink_efficiency, 0, 1, 0, NOT_MEMORY), /* 0: the flex dispatcher's NVLink as fast as NCCL's */
     D(flex_ib_efficiency, 0, 1, 0, NOT_MEMORY),     /* 0: the flex dispatcher's RDMA as fast as NCCL's */

@@ -48,9 +48,13 @@ typedef struct stack_profile {
   double launch_overhead_s;    /* GPU-side gap per kernel launch */
   double host_dispatch_s;      /* host (Python, PyTorch) time to issue one kernel: a kernel cannot start before
                                 * the host has issued it (sim/replay.c); 0: the host is always ahead */
+  double launch_blocking;      /* 0 or 1: CUDA_LAUNCH_BLOCKING=1, every launch returns to the host when its kernel or
+                                * collective has ended, so the host never runs ahead (sim/replay.c) */
   /* collectives (sim/collective.c) */
   double nccl_bw_efficiency_nvlink, nccl_bw_efficiency_ib; /* achieved / link bandwidth */
   double nccl_step_latency_s;  /* per ring step, on top of link latency */
+  double p2p_bw_efficiency_ib; /* achieved / link bandwidth of a pipeline send between nodes (NCCL send/recv); 0: the
+                                * collectives' nccl_bw_efficiency_ib (sim/replay.c run_comm) */
   gboolean nccl_latency_tuned; /* JSON "nccl_latency": "tuned" (NCCL's own per-collective latency, tuning.cc's
                                 * baseLat + hwLat per step by link type, replacing nccl_step_latency_s; docs/trust.md)
                                 * or "fitted" (the default: nccl_step_latency_s per step) */

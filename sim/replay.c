@@ -265,9 +265,14 @@ static double run_event_seconds(rank_rt *r, int k)
 /* Whether the host issues the kernels one by one; a captured CUDA graph is launched once for the step. */
 static gboolean host_dispatched(const engine *eng) { return eng->prof->stack.host_dispatch_s > 0 && !eng->g->meta.cuda_graph; }
 
-static double host_issue(lane *l, const graph_event *e)
+/* With launch_blocking (CUDA_LAUNCH_BLOCKING=1) a launch returns when its work has ended, so the host issues the
+ * next kernel only after the GPU's current time `now`: each of an event's launches costs its dispatch in series
+ * with the GPU, the event e.launches x host_dispatch_s on top of its own time. */
+static double host_issue(lane *l, const graph_event *e, double now)
 {
-  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * l->r->eng->prof->stack.host_dispatch_s;
+  const stack_profile *st = &l->r->eng->prof->stack;
+  if (st->launch_blocking && l->host_s < now) l->host_s = now;
+  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * st->host_dispatch_s;
   return l->host_s;
 }
 
@@ -279,7 +284,7 @@ static int run_compute(lane *l, int i)
   if (r->eng->tracing) flush_pending(l); /* the state must start where the event starts */
   double t = simgrid_get_clock() + l->pending_s, total = l->pending_s;
   for (int k = i; k < j; k++) {
-    double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k]) - t : 0;
+    double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k], t) - t : 0;
     if (wait > 0) { /* the GPU waits for the host */
       t += wait;
       total += wait;
@@ -335,12 +340,21 @@ static gboolean passive_in(const rank_rt *rt, int gid, int ordinal)
   return FALSE;
 }
 
+/* A pipeline send between nodes at the stack's p2p_bw_efficiency_ib instead of the collectives' efficiency, which the
+ * links carry (plat_params): its bytes scaled by their ratio (1 within a node or with the key at 0). */
+static double p2p_slowdown(const rank_rt *r, const graph_event *e)
+{
+  const stack_profile *st = &r->eng->prof->stack;
+  if (st->p2p_bw_efficiency_ib <= 0 || topo_host_of(r->eng->pp, r->rank) == topo_host_of(r->eng->pp, e->peer)) return 1;
+  return st->nccl_bw_efficiency_ib / st->p2p_bw_efficiency_ib;
+}
+
 static void run_comm(lane *l, int i)
 {
   rank_rt *r = l->r;
   const graph_event *e = &r->ev[i];
   if (host_dispatched(r->eng)) { /* issued by the host like a kernel */
-    double wait = host_issue(l, e) - (simgrid_get_clock() + l->pending_s);
+    double now = simgrid_get_clock() + l->pending_s, wait = host_issue(l, e, now) - now;
     if (wait > 0) l->pending_s += wait;
   }
   flush_pending(l);
@@ -348,7 +362,7 @@ static void run_comm(lane *l, int i)
   if (l->s == 0) trace_push(r, e);
   if (e->kind == EV_SEND && (e->variant & GRAPH_P2P_EAGER)) /* an isend: the receiver waits for the data */
     sg_comm_detach(sg_mailbox_put_init(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes), NULL);
-  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)e->bytes);
+  else if (e->kind == EV_SEND) sg_mailbox_put(p2p_mailbox(r, r->rank, e->peer, e), &payload, (long)(e->bytes * p2p_slowdown(r, e)));
   else if (e->kind == EV_RECV) sg_mailbox_get(p2p_mailbox(r, e->peer, r->rank, e));
   else {
     int gid = graph_group_for(r->prog, e->peer);
@@ -394,8 +408,8 @@ static void run_comm(lane *l, int i)
   r->out->end_s[i] = simgrid_get_clock() + l->pending_s;
   /* a pipeline send or receive returns to the host when it completes (DeepSpeed's engine, Megatron's p2p); a
    * layer's message (GRAPH_P2P_LAYER) is ordered on the stream, as a collective, and the host runs ahead */
-  if ((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER) && l->host_s < r->out->end_s[i])
-    l->host_s = r->out->end_s[i];
+  if (((e->kind == EV_SEND || e->kind == EV_RECV) && !(e->variant & GRAPH_P2P_LAYER)) || r->eng->prof->stack.launch_blocking)
+    if (l->host_s < r->out->end_s[i]) l->host_s = r->out->end_s[i]; /* launch_blocking: every call returns at its end */
 }
 
 /* The first event of lane l's stream from i on (r->n: none). */

@@ -85,6 +85,29 @@ START_TEST(test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency)
 }
 END_TEST
 
+/* A pipeline send between nodes at the stack's p2p_bw_efficiency_ib (docs/trust.md, "BLOOM's step"): size over the
+ * link bandwidth times that efficiency, plus latency; a send within a node keeps NVLink's time. */
+static void run_p2p_slow(void *arg, double out[SIM_CHILD_MAX])
+{
+  p2p_case *c = arg;
+  gpu_profile p = test_profile();
+  p.stack.p2p_bw_efficiency_ib = 0.25;
+  out[0] = p2p_seconds(&p, c->world, c->src, c->dst);
+}
+
+START_TEST(test_internode_pipeline_send_runs_at_the_p2p_efficiency)
+{
+  gpu_profile p = test_profile();
+  double out[SIM_CHILD_MAX];
+  sim_child_run(run_p2p_slow, &(p2p_case){16, 3, 11}, out);
+  double want = GIB_BYTES / (200e9 / 8 * 0.25) + p.ib_latency_s; /* HDR 200 Gb/s at a quarter */
+  ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "%.9f vs %.9f", out[0], want);
+  sim_child_run(run_p2p_slow, &(p2p_case){8, 0, 5}, out);
+  want = GIB_BYTES / 300e9 + 1e-6; /* within a node: NVLink's, untouched */
+  ck_assert_msg(fabs(out[0] - want) <= 1e-3 * want, "%.9f vs %.9f", out[0], want);
+}
+END_TEST
+
 /* The same transfer on a platform replay_prepare built beforehand (as a pool's family zygote does):
  * out[0] its step time; with `other`, a platform of twice the GPUs was prepared: out[1] = 1 when the
  * replay refused it. */
@@ -607,6 +630,7 @@ int main(void)
   tcase_add_test(tc, test_symmetric_graph_equals_explicit_with_tp_across_nodes);
   tcase_add_test(tc, test_replay_refuses_a_mirrored_graph_where_gpus_share_nics);
   tcase_add_test(tc, test_1gib_internode_transfer_is_size_over_bandwidth_plus_latency);
+  tcase_add_test(tc, test_internode_pipeline_send_runs_at_the_p2p_efficiency);
   tcase_add_test(tc, test_a_replay_on_a_prepared_platform_equals_one_that_builds_its_own);
   tcase_add_test(tc, test_a_replay_refuses_a_prepared_platform_that_is_not_its_own);
   tcase_add_test(tc, test_ring_allreduce_8_gpus_one_node_matches_alpha_beta_within_half_percent);

@@ -19,6 +19,21 @@
 #include "workloads/schedule.h"
 #include "test_layout.h"
 
+/* Runs rq at fidelity f and in full; the f run must have replayed in full (its line judged bent or too costly)
+ * and so give the full replay's step time to the last bit. */
+static void replays_in_full(sim_request *rq, pool_fidelity f, const char *what)
+{
+  prediction got, full;
+  pool_cfg cfg = {.jobs = 2, .fidelity = f};
+  pool_run(&rq, 1, &cfg, &got);
+  cfg.fidelity = POOL_FULL;
+  pool_run(&rq, 1, &cfg, &full);
+  ck_assert_msg(got.status == PRED_OK && full.status == PRED_OK, "%s: %s %s", what, got.error, full.error);
+  ck_assert_msg(got.how == PRED_HOW_FULL, "%s: extrapolated (%.9g s, the full replay %.9g s)", what, got.step_time_s,
+                full.step_time_s);
+  ck_assert_double_eq(got.step_time_s, full.step_time_s);
+}
+
 static sim_request request(layout l, double ib_gbps)
 {
   sim_request rq = {.l = l, .gen = gen_default_options()};
@@ -188,15 +203,7 @@ START_TEST(test_a_step_whose_line_bends_is_replayed_in_full)
   check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
   check_request_stack_generator(&rq);
   rq.capacity_gib = 1000;
-  sim_request *ptr = &rq;
-  prediction autop, full;
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
-  pool_run(&ptr, 1, &cfg, &autop);
-  cfg.fidelity = POOL_FULL;
-  pool_run(&ptr, 1, &cfg, &full);
-  ck_assert_msg(autop.status == PRED_OK && full.status == PRED_OK, "%s %s", autop.error, full.error);
-  ck_assert_int_eq(autop.how, PRED_HOW_FULL);
-  ck_assert_double_eq(autop.step_time_s, full.step_time_s);
+  replays_in_full(&rq, POOL_FAST, "pp 32 ZeRO-3, a bend the third run sees");
 }
 END_TEST
 
@@ -225,15 +232,7 @@ START_TEST(test_a_stage_whose_work_outgrows_the_line_sends_the_step_to_a_full_re
   check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
   check_request_stack_generator(&rq);
   rq.capacity_gib = 1000;
-  sim_request *ptr = &rq;
-  prediction fast, full;
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
-  pool_run(&ptr, 1, &cfg, &fast);
-  cfg.fidelity = POOL_FULL;
-  pool_run(&ptr, 1, &cfg, &full);
-  ck_assert_msg(fast.status == PRED_OK && full.status == PRED_OK, "%s %s", fast.error, full.error);
-  ck_assert_int_eq(fast.how, PRED_HOW_FULL);
-  ck_assert_double_eq(fast.step_time_s, full.step_time_s);
+  replays_in_full(&rq, POOL_FAST, "9 layers on 4 stages");
 }
 END_TEST
 
@@ -266,16 +265,8 @@ START_TEST(test_host_gaps_and_pipeline_messages_count_in_a_stage_least_time)
     check_request_stack_generator(&rq);
     if (cases[i].ib_gbps > 0) rq.prof.ib_bytes_per_s = cases[i].ib_gbps * 1e9 / 8;
     rq.capacity_gib = 1000;
-    sim_request *ptr = &rq;
-    prediction fast, full;
-    pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FAST};
-    pool_run(&ptr, 1, &cfg, &fast);
-    cfg.fidelity = POOL_FULL;
-    pool_run(&ptr, 1, &cfg, &full);
-    ck_assert_msg(fast.status == PRED_OK && full.status == PRED_OK, "case %zu: %s %s", i, fast.error, full.error);
-    ck_assert_msg(fast.how == PRED_HOW_FULL, "case %zu: extrapolated (%.9g s, the full replay %.9g s)", i,
-                  fast.step_time_s, full.step_time_s);
-    ck_assert_double_eq(fast.step_time_s, full.step_time_s);
+    g_autofree char *what = g_strdup_printf("case %zu", i);
+    replays_in_full(&rq, POOL_FAST, what);
   }
 }
 END_TEST
@@ -299,15 +290,7 @@ START_TEST(test_a_bend_after_the_third_run_is_replayed_in_full)
   check_request_platform(&rq, "h100-sxm5-80gb", "nemo");
   check_request_stack_generator(&rq);
   rq.capacity_gib = 1000;
-  sim_request *ptr = &rq;
-  prediction autop, full;
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_AUTO};
-  pool_run(&ptr, 1, &cfg, &autop);
-  cfg.fidelity = POOL_FULL;
-  pool_run(&ptr, 1, &cfg, &full);
-  ck_assert_msg(autop.status == PRED_OK && full.status == PRED_OK, "%s %s", autop.error, full.error);
-  ck_assert_int_eq(autop.how, PRED_HOW_FULL);
-  ck_assert_double_eq(autop.step_time_s, full.step_time_s);
+  replays_in_full(&rq, POOL_AUTO, "pp 32 ZeRO-1 at m 200");
 }
 END_TEST
 

@@ -65,12 +65,18 @@ double mem_chunk_dense_linear_params(const model *m, const layout *l, const part
   return n;
 }
 
-double mem_stage_dense_linear_params(const model *m, const layout *l, const partition *p, int stage)
+/* A stage's sum of a per-chunk count over the chunks the schedule gives it. */
+static double over_stage_chunks(double (*chunk)(const model *, const layout *, const partition *, int),
+                                const model *m, const layout *l, const partition *p, int stage)
 {
   double n = 0;
-  for (int c = 0; c < p->chunks; c++)
-    n += mem_chunk_dense_linear_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
+  for (int c = 0; c < p->chunks; c++) n += chunk(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
   return n;
+}
+
+double mem_stage_dense_linear_params(const model *m, const layout *l, const partition *p, int stage)
+{
+  return over_stage_chunks(mem_chunk_dense_linear_params, m, l, p, stage);
 }
 
 double mem_param_gather_bytes(const layout *l, double params, double linear)
@@ -91,10 +97,7 @@ double mem_chunk_expert_params(const model *m, const layout *l, const partition 
 
 double mem_stage_expert_params(const model *m, const layout *l, const partition *p, int stage)
 {
-  double params = 0;
-  for (int c = 0; c < p->chunks; c++)
-    params += mem_chunk_expert_params(m, l, p, sched_vstage(l->schedule, stage, c, p->pp, p->chunks));
-  return params;
+  return over_stage_chunks(mem_chunk_expert_params, m, l, p, stage);
 }
 
 double mem_stage_params(const model *m, const layout *l, const partition *p, int stage)

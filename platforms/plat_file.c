@@ -14,8 +14,11 @@ void plat_file_out_of_range(GError **err, const char *path, const char *key, dou
 {
   /* V as given (lsim_number: 1.0000001 is not shown as 1, inside the range) */
   g_autofree char *shown = lsim_number(v);
-  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %s is outside its allowed range [%g, %g]%s", path, key,
-              shown, lo, hi, integer ? " or not an integer" : "");
+  /* an integer key's bounds in full (fused_softmax_max_seq's 1048576, not %g's 1.04858e+06), a real one's as %g */
+  g_autofree char *lo_s = integer ? lsim_number(lo) : g_strdup_printf("%g", lo);
+  g_autofree char *hi_s = integer ? lsim_number(hi) : g_strdup_printf("%g", hi);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: %s = %s is outside its allowed range [%s, %s]%s", path, key,
+              shown, lo_s, hi_s, integer ? " or not an integer" : "");
 }
 
 gboolean plat_file_read_fields(const cJSON *j, const plat_field *f, size_t n, void *base, const char *path,

@@ -41,12 +41,10 @@ gboolean whatif_parse(whatif_axis a, const char *field, const char *s, double *o
     *out = a == WHATIF_LEAF_NODES && v == 0 ? WHATIF_NO_LEAVES : v;
     return TRUE;
   }
-  if (AXES[a].integer)
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: an integer from %g to %g)",
-                field, s, AXES[a].lo, AXES[a].hi);
-  else
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: a number from %g to %g)", field,
-                s, AXES[a].lo, AXES[a].hi);
+  /* the bounds as lsim_number writes them: a count in full (1000000, not %g's 1e+06) */
+  g_autofree char *lo = lsim_number(AXES[a].lo), *hi = lsim_number(AXES[a].hi);
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: invalid value '%s' (allowed: %s from %s to %s)", field, s,
+              AXES[a].integer ? "an integer" : "a number", lo, hi);
   return FALSE;
 }
 

@@ -301,6 +301,9 @@ START_TEST(test_bad_stack_fields_are_refused_naming_the_field)
       {"vocab_parallel_loss_bytes", 1, NULL, "P: vocab_parallel_loss_bytes = 1 is not 0 or a precision (allowed: 0, 2, 4)"},
       {"grad_buffer", 0.5, NULL, "P: grad_buffer = 0.5 is outside its allowed range [0, 1] or not an integer"},
       {"fragmentation", -0.1, NULL, "P: fragmentation = -0.1 is outside its allowed range [0, 1]"},
+      /* an integer key's bounds written in full, as any count: not %g's 1.04858e+06 (which is not even the bound) */
+      {"fused_softmax_max_seq", 2097152, NULL,
+       "P: fused_softmax_max_seq = 2097152 is outside its allowed range [0, 1048576] or not an integer"},
       {"partition", 0, "halves", "P: partition: unknown 'halves' (allowed: auto, balanced, uniform, layers)"},
       {"partition", 0, NULL, "P: field 'partition' must be a string (got a number)"},
   };
@@ -447,6 +450,30 @@ START_TEST(test_leaf_nodes_0_is_a_value_not_unset)
 }
 END_TEST
 
+/* A what-if outside its range names the option, the value and the range, the bounds of an integer written as
+ * integers: --leaf-nodes' largest as 1000000 (it was %g's 1e+06), the same for each integer axis; a number
+ * axis' bounds as given (0.008, 800000). */
+START_TEST(test_whatif_range_messages_write_integers_in_full)
+{
+  static const struct { whatif_axis a; const char *field, *value, *want; } cases[] = {
+      {WHATIF_LEAF_NODES, "--leaf-nodes", "99999999",
+       "--leaf-nodes: invalid value '99999999' (allowed: an integer from 0 to 1000000)"},
+      {WHATIF_LEAF_NODES, "leaf_nodes", "-1", "leaf_nodes: invalid value '-1' (allowed: an integer from 0 to 1000000)"},
+      {WHATIF_NICS_PER_NODE, "--nics-per-node", "2048",
+       "--nics-per-node: invalid value '2048' (allowed: an integer from 1 to 1024)"},
+      {WHATIF_IB_GBPS, "--ib-gbps", "0", "--ib-gbps: invalid value '0' (allowed: a number from 0.008 to 800000)"},
+      {WHATIF_OVERSUBSCRIPTION, "--oversubscription", "0.5",
+       "--oversubscription: invalid value '0.5' (allowed: a number from 1 to 1000)"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double v = 0;
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(!whatif_parse(cases[i].a, cases[i].field, cases[i].value, &v, &err), "case %zu taken", i);
+    ck_assert_str_eq(err->message, cases[i].want);
+  }
+}
+END_TEST
+
 int main(void)
 {
 Suite *s = suite_create("profile");
@@ -463,6 +490,7 @@ Suite *s = suite_create("profile");
   tcase_add_test(tc, test_profile_name_is_printable_utf8_of_at_most_63_bytes);
   tcase_add_test(tc, test_profile_messages_show_the_number_as_given);
   tcase_add_test(tc, test_leaf_nodes_0_is_a_value_not_unset);
+  tcase_add_test(tc, test_whatif_range_messages_write_integers_in_full);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

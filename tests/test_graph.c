@@ -662,6 +662,43 @@ START_TEST(test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_label
 }
 END_TEST
 
+/* The layout string of a graph's meta is the whole layout, however long: a 128-layer model's pipeline layout
+ * (131 bytes of its own) takes it past the 255 bytes it was once cut at (a char[256]). It is written whole, and
+ * read back whole, and a hand-written one of 4096 bytes loads. */
+START_TEST(test_meta_layout_longer_than_255_bytes_is_kept_whole)
+{
+  model m = tiny();
+  m.layers = 128;
+  layout l = mk(4, 1, 2, 1, 8, 128, CKPT_NONE, 0);
+  g_autoptr(GString) spec = g_string_new("E"); /* E t*64 | t*64 L: each stage half of the layers */
+  for (int i = 0; i < 128; i++) g_string_append(spec, i == 64 ? "|t" : "t");
+  g_string_append_c(spec, 'L');
+  ck_assert_int_lt(spec->len, sizeof l.pipeline_layout);
+  g_strlcpy(l.pipeline_layout, spec->str, sizeof l.pipeline_layout);
+  g_autoptr(graph) g = gen(&m, &l, TRUE);
+  g_autofree char *tail = g_strdup_printf(" pipeline_layout='%s'", spec->str);
+  ck_assert_msg(strlen(g->meta.layout) > 255, "%zu bytes: %s", strlen(g->meta.layout), g->meta.layout);
+  ck_assert_msg(g_str_has_prefix(g->meta.layout, "gpus=4 tp=1 pp=2 dp=2 "), "%s", g->meta.layout);
+  ck_assert_msg(g_str_has_suffix(g->meta.layout, tail), "cut: %s", g->meta.layout);
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("layoutsim-test-graph-XXXXXX.json", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  GError *err = NULL;
+  ck_assert(graph_save(g, path, &err));
+  g_autoptr(graph) back = graph_load(path, &err);
+  unlink(path);
+  ck_assert_msg(back != NULL, "%s", err ? err->message : "");
+  ck_assert_str_eq(back->meta.layout, g->meta.layout);
+  /* by hand: 4096 bytes of layout */
+  g_autofree char *long_text = g_strnfill(4096, 'x');
+  g_autofree char *json = g_strdup_printf("{\"format\":\"layoutsim-graph\",\"world_size\":1,\"meta\":{\"layout\":\"%s\"},"
+                                          "\"programs\":[{\"rank\":0,\"events\":[]}]}", long_text);
+  g_autofree char *msg = load_error(json);
+  ck_assert_msg(msg == NULL, "%s", msg);
+}
+END_TEST
+
 START_TEST(test_meta_integers_are_plain_digits_in_range)
 {
   const char *head = "{\"format\":\"layoutsim-graph\",\"world_size\":10,\"meta\":";
@@ -693,7 +730,7 @@ START_TEST(test_graph_text_reaching_the_traces_is_printable_utf8)
   struct { const char *body, *want; } cases[] = {
       {"\"meta\":{\"model\":\"m\\u001b[31m\"}}",
        "meta.model: \"m\\x1B[31m\" holds a control or format character (allowed: printable UTF-8 text, 1 to 63 bytes)"},
-      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, 1 to 255 bytes)"},
+      {"\"meta\":{\"layout\":\"tp\xc3\"}}", "meta.layout: \"tp\\xC3\" is not valid UTF-8 (allowed: printable UTF-8 text, not empty)"},
       {"\"groups\":[{\"label\":\"pipeline-parallel\",\"ranks\":[0,1]}]}",
        "group 0: label: \"pipeline-parallel\" is 17 bytes long (allowed: printable UTF-8 text, 1 to 15 bytes)"},
   };
@@ -964,6 +1001,7 @@ int main(void)
   tcase_add_test(tc, test_saved_graph_keeps_quotes_and_backslashes_of_meta_texts_and_labels);
   tcase_add_test(tc, test_meta_integers_are_plain_digits_in_range);
   tcase_add_test(tc, test_graph_text_reaching_the_traces_is_printable_utf8);
+  tcase_add_test(tc, test_meta_layout_longer_than_255_bytes_is_kept_whole);
   tcase_add_test(tc, test_stack_code_sets_backward_tp_all_reduces_and_fusion);
   tcase_add_test(tc, test_megatron_fused_softmax_falls_back_to_torch_off_multiples_of_4);
   tcase_add_test(tc, test_grad_accum_pass_moves_its_bytes_per_parameter_every_micro_batch);

@@ -137,6 +137,8 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
   layout_enums_string(l, lay); /* the enumerations (layout.h layout_enum): cp_comm_type=a2a; p2p the silent default */
   if (l->schedule != 0 || l->virtual_stages != 1) /* the study's 1F1B is the layout string's silent default */
     g_string_append_printf(lay, " schedule=%s virtual_stages=%d", sched_name(l->schedule), l->virtual_stages);
+  if (l->pipeline_layout[0]) /* the stages' layers as placed (Megatron's string, up to 255 bytes of its own) */
+    g_string_append_printf(lay, " pipeline_layout='%s'", l->pipeline_layout);
   if (l->precision != PREC_BF16) g_string_append_printf(lay, " precision=%s", precision_name(l->precision));
   gsize nf;
   const layout_field *fs = layout_fields(&nf);
@@ -147,7 +149,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
     }
   if (l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) /* expert parallelism: silent without it; last, after the */
     g_string_append_printf(lay, " ep=%d etp=%d moe_imbalance=%g", l->ep, l->etp, l->moe_imbalance); /* switches */
-  g_strlcpy(gm->layout, lay->str, sizeof gm->layout);
+  graph_meta_set_layout(g, lay->str); /* whole, however long (it was cut at 255 bytes) */
   g_string_free(lay, TRUE);
   g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
   gm->gpus_per_node = o->gpus_per_node;

@@ -87,7 +87,15 @@ graph *graph_new(int world_size)
   g->groups = g_ptr_array_new_with_free_func(group_free);
   g->op_names = g_ptr_array_new_with_free_func(g_free);
   graph_op_id(g, "comm"); /* GRAPH_OP_COMM */
+  for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++) /* the texts of any length: "" until set */
+    if (META_KEYS[i].heap) meta_set_text(&g->meta, &META_KEYS[i], "");
   return g;
+}
+
+void graph_meta_set_layout(graph *g, const char *layout)
+{
+  g_free(g->meta.layout);
+  g->meta.layout = g_strdup(layout);
 }
 
 void graph_free(graph *g)
@@ -96,6 +104,8 @@ void graph_free(graph *g)
   g_ptr_array_free(g->programs, TRUE);
   g_ptr_array_free(g->groups, TRUE);
   g_ptr_array_free(g->op_names, TRUE);
+  for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++)
+    if (META_KEYS[i].heap) g_free(*(char **)((char *)&g->meta + META_KEYS[i].off));
   g_free(g);
 }
 

@@ -131,9 +131,12 @@ typedef struct graph_group {
 #define GRAPH_META_SWITCHES(X) X(cuda_graph)
 
 /* What a graph says of itself (the file's "meta"): descriptions for people and the numbers the metrics
- * and the traces read. 0 (or "") where unknown. */
+ * and the traces read. 0 (or "") where unknown. The layout string is as long as the layout makes it (a
+ * --pipeline-layout, the switches, expert parallelism): owned by the graph, never NULL ("" where unknown; set it
+ * with graph_meta_set_layout), freed by graph_free. */
 typedef struct graph_meta {
-  char model[64], layout[256], partition[16], precision[16];
+  char model[64], partition[16], precision[16];
+  char *layout;
   double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
   int pp, ranks_per_stage;                      /* enable per-stage reports */
   int gpus_per_node;                            /* how ranks group into nodes in the traces */
@@ -179,6 +182,8 @@ typedef struct graph {
 
 graph *graph_new(int world_size);
 void graph_free(graph *g);
+/* Replace the graph's meta.layout by a copy of `layout`, whole. */
+void graph_meta_set_layout(graph *g, const char *layout);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(graph, graph_free)
 
 /* Add a group; returns its id. `ranks` is copied. Its traffic class is the one `label` names (traffic_class.h;

@@ -180,7 +180,7 @@ static gboolean check_meta(const graph *g, GError **err)
 {
   for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++) {
     const meta_key *k = &META_KEYS[i];
-    if (k->size) continue;
+    if (meta_is_text(k)) continue;
     double d = k->integer ? *(const int *)((const char *)&g->meta + k->off) : *(const double *)((const char *)&g->meta + k->off);
     if (d == 0 || meta_number_ok(k, d, g->world_size)) continue;
     g_autofree char *got = lsim_number(d);

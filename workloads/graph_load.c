@@ -469,7 +469,7 @@ static gboolean parse_meta(graph *g, int version, const cJSON *meta, const char 
     const meta_key *k = NULL;
     for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++)
       if (!strcmp(it->string, META_KEYS[i].key)) k = &META_KEYS[i];
-    gboolean as_text = version < 4 || (k && k->size);
+    gboolean as_text = version < 4 || (k && meta_is_text(k));
     if (as_text && !cJSON_IsString(it)) {
       g_set_error(err, LSIM_ERROR, LSIM_ERROR_PARSE, "%s: meta.%s must be a string (got %s; allowed: %s)", where,
                   it->string, lsim_json_type_name(it), version < 4 ? "e.g. \"pp\": \"2\" in version 1 to 3" : "text");
@@ -484,9 +484,10 @@ static gboolean parse_meta(graph *g, int version, const cJSON *meta, const char 
       return FALSE;
     }
     g_autofree char *what = g_strdup_printf("meta.%s", it->string);
-    if (k->size) {
-      if (*it->valuestring && !lsim_json_check_text(it->valuestring, k->size - 1, where, what, err)) return FALSE;
-      g_strlcpy((char *)&g->meta + k->off, it->valuestring, k->size);
+    if (meta_is_text(k)) { /* a heap text (the layout) of any length: max 0 */
+      if (*it->valuestring && !lsim_json_check_text(it->valuestring, k->heap ? 0 : k->size - 1, where, what, err))
+        return FALSE;
+      meta_set_text(&g->meta, k, it->valuestring);
       continue;
     }
     double d = 0;

@@ -88,10 +88,11 @@ static void write_meta(FILE *f, const graph_meta *m)
   for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++) {
     const meta_key *k = &META_KEYS[i];
     const char *at = (const char *)m + k->off;
-    double v = k->size ? 0 : k->integer ? *(const int *)at : *(const double *)at;
-    if (k->size ? !at[0] : !(v > 0)) continue;
+    gboolean text = meta_is_text(k);
+    double v = text ? 0 : k->integer ? *(const int *)at : *(const double *)at;
+    if (text ? !meta_text(m, k)[0] : !(v > 0)) continue;
     fprintf(f, "%s\"%s\":", sep, k->key);
-    if (k->size) write_string(f, at);
+    if (text) write_string(f, meta_text(m, k));
     else fprintf(f, "%.17g", v);
     sep = ",";
   }

@@ -16,6 +16,8 @@
 #include "cli/fail.h"
 #include "cli/outputs.h"
 #include "common/lsim_error.h"
+#include "platforms/plat_file.h"
+#include "platforms/stack_set.h"
 #include "traces/chrome.h"
 #include "traces/csv_timeline.h"
 #include "traces/paje.h"
@@ -153,18 +155,94 @@ int cli_cmd_graph(cli_opts *o)
   if (!cli_resolve(o, TRUE, &err) || !cli_outputs_writable(o, &err)) return cli_fail(err);
   if (!sim_request_prepare(&o->rq, &err) || !sim_request_fits(&o->rq, FALSE, &err)) return cli_fail(err);
   g_autoptr(graph) g = gen_graph(&o->rq.m, &o->rq.l, &o->rq.gen, &err);
-  if (!g || !graph_save(g, o->output, &err)) return cli_fail(err);
+  if (!g) return cli_fail(err);
+  /* the platform it was generated for, which replay runs on unless told otherwise (docs/graph-format.md) */
+  graph_meta_set_text(g, "profile", o->profile_name);
+  graph_meta_set_text(g, "stack", o->stack_name);
+  graph_meta_set_text(g, "stack_set", o->rq.prof.stack.set);
+  if (!graph_save(g, o->output, &err)) return cli_fail(err);
   return 0;
+}
+
+/* One of the graph's platform entries (meta.profile, meta.stack) as the name replay runs on: a shipped one. A file's
+ * path is not read on the graph's word (it names a file where and when the graph was made): the user gives it. */
+static gboolean graph_platform_name(const char *gpath, const char *key, const char *value, char *(*path_of)(const char *),
+                                    GError **err)
+{
+  if (plat_file_names_a_file(value)) {
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: meta.%s: '%s' is a %s file, which replay does not read on "
+                "the graph's word (allowed: --%s %s to replay on it, or --%s NAME)", gpath, key, value, key, key, value,
+                key);
+    return FALSE;
+  }
+  g_autofree char *path = path_of(value);
+  g_autoptr(GError) unknown = NULL; /* "profile: unknown 'x' (allowed: the shipped ones...)", said of the entry */
+  if (plat_file_check_shipped(key, value, path, &unknown)) return TRUE;
+  const char *why = unknown->message;
+  if (g_str_has_prefix(why, key) && g_str_has_prefix(why + strlen(key), ": ")) why += strlen(key) + 2;
+  g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "%s: meta.%s: %s", gpath, key, why);
+  return FALSE;
+}
+
+/* The platform replay runs a graph on (docs/graph-format.md, "The platform"): the profile, stack and stack keys the
+ * graph says it was generated for, where the command gives none; one the command gives where it does, with a note
+ * where it differs from the graph's. A graph without them (an older layoutsim's, or one written by hand) replays on
+ * the defaults, as it always did, with a note saying so. The notes (lines) go to `notes`, printed on standard error
+ * once the replay has succeeded (a refusal stays one line). */
+static gboolean replay_platform(cli_opts *o, const graph *g, const char *gpath, GString *notes, GError **err)
+{
+  const graph_meta *gm = &g->meta;
+  gboolean profile_given = o->given[cli_option_find("profile") - CLI_OPTIONS] != NULL;
+  if (!*gm->profile) {
+    if (!profile_given)
+      g_string_append_printf(notes, "layoutsim: note: %s does not say which profile it was generated for (no "
+                             "meta.profile: a graph of an older layoutsim, or written by hand): replaying on %s, the "
+                             "default (--profile NAME to choose)\n", gpath, o->profile_name);
+  } else if (!profile_given) {
+    if (!graph_platform_name(gpath, "profile", gm->profile, profile_path, err)) return FALSE;
+    o->profile_name = g_intern_string(gm->profile);
+  } else if (strcmp(o->profile_name, gm->profile)) {
+    g_string_append_printf(notes, "layoutsim: note: replaying on --profile %s, not %s, the profile %s was generated "
+                           "for%s%s%s\n", o->profile_name, gm->profile, gpath, o->stack_set || !*gm->stack ? "" : " (with its stack, ",
+            o->stack_set ? "" : gm->stack, o->stack_set || !*gm->stack ? "" : "; --stack NAME for another)");
+  }
+  if (!*gm->stack) return TRUE; /* the profile's default stack, as before */
+  if (!o->stack_set) {
+    if (!graph_platform_name(gpath, "stack", gm->stack, stack_path, err)) return FALSE;
+    o->stack_name = g_intern_string(gm->stack);
+    o->stack_set = TRUE;
+  } else if (strcmp(o->stack_name, gm->stack)) {
+    g_string_append_printf(notes, "layoutsim: note: replaying with --stack %s, not %s, the stack %s was generated "
+                           "with%s%s%s\n", o->stack_name, gm->stack, gpath, *gm->stack_set ? " (nor its keys set, " : "", gm->stack_set,
+            *gm->stack_set ? ")" : "");
+    return TRUE;
+  }
+  /* the graph's stack: its keys set too, unless the command sets its own */
+  g_autofree char *given = stack_settings_describe(o->stack_sets);
+  if (o->stack_sets->len == 0) {
+    g_autofree char *field = g_strdup_printf("%s: meta.stack_set", gpath);
+    return stack_settings_parse_list(o->stack_sets, gm->stack_set, field, err);
+  }
+  if (strcmp(given, gm->stack_set))
+    g_string_append_printf(notes, "layoutsim: note: replaying with --stack-set %s, not the keys %s was generated with "
+                           "(%s)\n", given, gpath, *gm->stack_set ? gm->stack_set : "none");
+  return TRUE;
 }
 
 int cli_cmd_replay(cli_opts *o)
 {
   GError *err = NULL;
   if (o->positional->len != 1) return cli_fail_msg("replay: expects exactly one graph file (layoutsim replay G.json)");
-  if (!cli_resolve(o, FALSE, &err)) return cli_fail(err);
   run_cost_start(o->max_seconds, o->max_memory_bytes, TRUE);
-  graph *g = graph_load_within(o->positional->pdata[0], run_cost_budget_bytes(), &err);
+  const char *gpath = o->positional->pdata[0];
+  graph *g = graph_load_within(gpath, run_cost_budget_bytes(), &err);
   if (!g) return cli_fail(err);
+  /* the platform: the graph's, unless the command names another */
+  g_autoptr(GString) notes = g_string_new(NULL);
+  if (!replay_platform(o, g, gpath, notes, &err) || !cli_resolve(o, FALSE, &err)) {
+    graph_free(g);
+    return cli_fail(err);
+  }
   if (!tl_ranks_spec_check(o->trace_ranks, g->world_size, &err) || !cli_outputs_writable(o, &err)) {
     graph_free(g);
     return cli_fail(err);
@@ -180,5 +258,6 @@ int cli_cmd_replay(cli_opts *o)
   }
   int rc = write_outputs(o, &out, NULL, &set);
   sim_outcome_clear(&out);
+  if (rc == 0) fputs(notes->str, stderr);
   return rc;
 }

@@ -391,14 +391,16 @@ const cli_option CLI_OPTIONS[] = {
      .value = CLI_V_STRING, .field = F(profile_name), .list = CLI_LIST_PROFILES, .left_out = ONE_VALUE,
      .example = "h100-sxm5-80gb", .section = CLI_SEC_PLATFORM,
      .help = "hardware profile: the machine's datasheet figures (default\n"
-             "a100-sxm4-80gb; a100-jean-zay, h100-sxm5-80gb, h200-sxm-141gb,\n"
-             "b200, b300, gb200-nvl72, gb300-nvl72; docs/profile.md)"},
+             "a100-sxm4-80gb; replay: the graph's, a note where --profile\n"
+             "differs; a100-jean-zay, h100-sxm5-80gb, h200-sxm-141gb, b200,\n"
+             "b300, gb200-nvl72, gb300-nvl72; docs/profile.md)"},
     {.name = "stack", .arg = CLI_ARG_REQUIRED, .metavar = "NAME|FILE", .commands = ANY_RUN | CMD_GRAPH | CMD_REPLAY,
      .value = CLI_V_STRING, .field = F(stack_name), .given_field = F(stack_set), .list = CLI_LIST_STACKS, .left_out = ONE_VALUE,
      .example = "megatron-deepspeed", .section = CLI_SEC_PLATFORM,
      .help = "software stack: the training code's kernel and NCCL efficiencies,\n"
              "memory overheads and graph (default: the profile's, study on\n"
-             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; predict, validate,\n"
+             "a100-sxm4-80gb, nemo on h100/h200 and Blackwell; replay: the\n"
+             "graph's, with its --stack-set keys; predict, validate,\n"
              "calibrate: study for a row without a stack cell, whatever its\n"
              "profile or --profile; megatron-deepspeed; docs/stacks.md,\n"
              "docs/profile.md)"},

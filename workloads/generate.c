@@ -149,7 +149,7 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
     }
   if (l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) /* expert parallelism: silent without it; last, after the */
     g_string_append_printf(lay, " ep=%d etp=%d moe_imbalance=%g", l->ep, l->etp, l->moe_imbalance); /* switches */
-  graph_meta_set_layout(g, lay->str); /* whole, however long (it was cut at 255 bytes) */
+  graph_meta_set_text(g, "layout", lay->str); /* whole, however long (it was cut at 255 bytes) */
   g_string_free(lay, TRUE);
   g_strlcpy(gm->precision, precision_name(l->precision), sizeof gm->precision);
   gm->gpus_per_node = o->gpus_per_node;

@@ -92,10 +92,14 @@ graph *graph_new(int world_size)
   return g;
 }
 
-void graph_meta_set_layout(graph *g, const char *layout)
+void graph_meta_set_text(graph *g, const char *key, const char *text)
 {
-  g_free(g->meta.layout);
-  g->meta.layout = g_strdup(layout);
+  for (size_t i = 0; i < G_N_ELEMENTS(META_KEYS); i++)
+    if (META_KEYS[i].heap && !strcmp(META_KEYS[i].key, key)) {
+      meta_set_text(&g->meta, &META_KEYS[i], text);
+      return;
+    }
+  g_assert_not_reached(); /* a programming error: not a text entry of any length */
 }
 
 void graph_free(graph *g)

@@ -130,13 +130,16 @@ typedef struct graph_group {
  *               platforms/kernel_cost.h, docs/moe.md "CUDA graphs"); 0 eager */
 #define GRAPH_META_SWITCHES(X) X(cuda_graph)
 
-/* What a graph says of itself (the file's "meta"): descriptions for people and the numbers the metrics
- * and the traces read. 0 (or "") where unknown. The layout string is as long as the layout makes it (a
- * --pipeline-layout, the switches, expert parallelism): owned by the graph, never NULL ("" where unknown; set it
- * with graph_meta_set_layout), freed by graph_free. */
+/* What a graph says of itself (the file's "meta"): descriptions for people, the platform it was generated
+ * for, and the numbers the metrics and the traces read. 0 (or "") where unknown. The texts of any length are
+ * owned by the graph, never NULL ("" where unknown; set with graph_meta_set_text), freed by graph_free:
+ *   layout: as long as the layout makes it (a --pipeline-layout, the switches, expert parallelism);
+ *   profile, stack: the --profile and --stack `graph` ran with (a shipped name, or a file's path as given), and
+ *   stack_set: the stack's keys set (--stack-set, "KEY=VALUE;KEY=VALUE"): what `replay` runs on by default
+ *   (docs/graph-format.md, "The platform"). */
 typedef struct graph_meta {
   char model[64], partition[16], precision[16];
-  char *layout;
+  char *layout, *profile, *stack, *stack_set;
   double tokens_per_step, model_flops_per_step; /* enable tokens/s and MFU */
   int pp, ranks_per_stage;                      /* enable per-stage reports */
   int gpus_per_node;                            /* how ranks group into nodes in the traces */
@@ -182,8 +185,8 @@ typedef struct graph {
 
 graph *graph_new(int world_size);
 void graph_free(graph *g);
-/* Replace the graph's meta.layout by a copy of `layout`, whole. */
-void graph_meta_set_layout(graph *g, const char *layout);
+/* Set the meta text of any length `key` (layout, profile, stack, stack_set) to a copy of `text`, whole. */
+void graph_meta_set_text(graph *g, const char *key, const char *text);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(graph, graph_free)
 
 /* Add a group; returns its id. `ranks` is copied. Its traffic class is the one `label` names (traffic_class.h;

@@ -39,7 +39,7 @@ typedef struct meta_key {
 #define MSWITCH(k) MN(k, TRUE, 1), /* a layout switch (graph.h GRAPH_META_SWITCHES): 1, absent when off */
 /* in the order the files write them: the strings, then the numbers */
 static const meta_key META_KEYS[] = {
-    MS(model), MH(layout), MS(partition), MS(precision), MN(tokens_per_step, FALSE, 0),
+    MS(model), MH(layout), MS(partition), MS(precision), MH(profile), MH(stack), MH(stack_set), MN(tokens_per_step, FALSE, 0),
     MN(model_flops_per_step, FALSE, 0), MN(pp, TRUE, 0), MN(ranks_per_stage, TRUE, 0), MN(gpus_per_node, TRUE, 4096),
     MN(flex_experts, TRUE, 65536), MN(flex_top_k, TRUE, 65536), GRAPH_META_SWITCHES(MSWITCH)};
 #undef MS

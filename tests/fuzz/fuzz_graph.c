@@ -21,7 +21,9 @@ static void require_same_graph(const graph *a, const graph *b)
   fuzz_require(a->world_size == b->world_size, "world %d, reloaded %d", a->world_size, b->world_size);
   const graph_meta *ma = &a->meta, *mb = &b->meta;
   fuzz_require(!strcmp(ma->model, mb->model) && !strcmp(ma->layout, mb->layout) &&
-               !strcmp(ma->partition, mb->partition) && !strcmp(ma->precision, mb->precision), "meta texts differ");
+               !strcmp(ma->partition, mb->partition) && !strcmp(ma->precision, mb->precision) &&
+               !strcmp(ma->profile, mb->profile) && !strcmp(ma->stack, mb->stack) &&
+               !strcmp(ma->stack_set, mb->stack_set), "meta texts differ");
   fuzz_require(ma->tokens_per_step == mb->tokens_per_step && ma->model_flops_per_step == mb->model_flops_per_step &&
                ma->pp == mb->pp && ma->ranks_per_stage == mb->ranks_per_stage &&
                ma->gpus_per_node == mb->gpus_per_node, "meta numbers differ");

@@ -138,8 +138,27 @@ static int dp_of(int gpus, int tp, int pp, int cp)
 /* The values of a layout axis at (point, tp, pp, cp): the user's list, or every valid one. */
 static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const point *pt, int tp, int pp, int cp, int gb)
 {
-  if (s->layout[ax] && ax != AX_VS) return g_array_ref(s->layout[ax]);
   GArray *v = g_array_new(FALSE, FALSE, sizeof(int));
+  /* the schedules: listed, or the layout's field table's (layout.c E_schedule: the study's 1F1B; the full space
+   * every schedule). Below its fewest stages a schedule runs the default's step (zb-h1 at pp 1; layout_validate
+   * refuses it there): the default in its place, once (docs/sweep.md) */
+  if (ax == AX_SCHED) {
+    guint n = s->layout[ax] ? s->layout[ax]->len
+                            : (guint)layout_enum_sweep_count(layout_enum_field("schedule"), s->space == SWEEP_SPACE_FULL);
+    gboolean has[64] = {FALSE};
+    for (guint i = 0; i < n; i++) {
+      int h = s->layout[ax] ? ival(s->layout[ax], i) : (int)i;
+      if (pp > 0 && pp < sched_min_stages(h)) h = 0;
+      if (h >= 0 && h < (int)G_N_ELEMENTS(has) && has[h]) continue;
+      if (h >= 0 && h < (int)G_N_ELEMENTS(has)) has[h] = TRUE;
+      g_array_append_val(v, h);
+    }
+    return v;
+  }
+  if (s->layout[ax] && ax != AX_VS) {
+    g_array_unref(v);
+    return g_array_ref(s->layout[ax]);
+  }
   const model *m = &s->m;
   gboolean full = s->space == SWEEP_SPACE_FULL;
   int node = pt->prof.gpus_per_node, domain = profile_gpus_per_domain(&pt->prof);
@@ -169,9 +188,6 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
       if (full || (kernels & (1u << a))) g_array_append_val(v, a);
     break;
   }
-  case AX_SCHED: /* the layout's field table's (layout.c E_schedule): the study's 1F1B; the full space every schedule */
-    for (int h = 0; h < layout_enum_sweep_count(layout_enum_field("schedule"), full); h++) g_array_append_val(v, h);
-    break;
   case AX_VS: /* pp is the axis' pp; tp carries the schedule here (axis_values' caller) */
     if (!sched_get(tp)->chunked) {
       int one = 1;

@@ -377,7 +377,8 @@ const cli_option CLI_OPTIONS[] = {
      .help = "pipeline schedule: 1f1b (default: the study's, blocking sends) |\n"
              "gpipe | interleaved | zb-h1 (backward split into B and W) |\n"
              "dualpipev (DeepSeek's V: 2 chunks per stage, loss on stage 0);\n"
-             "any case; docs/schedules.md"},
+             "interleaved and zb-h1 need pp 2 or more; any case;\n"
+             "docs/schedules.md"},
     {.name = "virtual-stages", .arg = CLI_ARG_REQUIRED, .metavar = "V", .commands = LAYOUT_OPT, .value = CLI_V_INT,
      .lo = 1, .hi = 1024, .field = F(rq.l.virtual_stages), .list = CLI_LIST_LAYOUT, .axis = AX_VS, .ranges = TRUE,
      .left_out = "1, and with interleaved every V >= 2 dividing layers/pp", .example = "2",

@@ -273,6 +273,41 @@ START_TEST(test_interleaved_refuses_what_megatron_refuses)
 }
 END_TEST
 
+/* A schedule below its fewest stages is refused, not run as another under its name: zb-h1 at pp 1 (each W right
+ * after its B: 1f1b's step) and interleaved (nothing to interleave with); the message names the schedules pp 1
+ * takes (1f1b; gpipe, all forwards first; dualpipev, the V's two chunks on one rank) and the pp the refused one
+ * needs. At pp 2 both are taken. */
+START_TEST(test_a_schedule_below_its_fewest_stages_is_refused_naming_the_allowed)
+{
+  GError *err = NULL;
+  ck_assert(!sched_check(sched_id("zb-h1"), 1, 1, 8, 40, &err));
+  ck_assert_str_eq(err->message, "schedule: zb-h1 at pp 1, where its W passes fill a pipeline's bubbles and one stage "
+                   "has none: it runs 1f1b's step (allowed at pp 1: 1f1b, gpipe, dualpipev; zb-h1 with pp 2 or more)");
+  g_clear_error(&err);
+  ck_assert(!sched_check(sched_id("interleaved"), 1, 2, 8, 40, &err));
+  ck_assert_str_eq(err->message, "schedule: interleaved at pp 1, where there is no other stage to interleave chunks "
+                   "with (allowed at pp 1: 1f1b, gpipe, dualpipev; interleaved with pp 2 or more)");
+  g_clear_error(&err);
+  ck_assert(sched_check(sched_id("1f1b"), 1, 1, 8, 40, NULL));
+  ck_assert(sched_check(sched_id("gpipe"), 1, 1, 8, 40, NULL));
+  ck_assert(sched_check(sched_id("dualpipev"), 1, 2, 8, 40, NULL));
+  ck_assert(sched_check(sched_id("zb-h1"), 2, 1, 8, 40, NULL));
+  ck_assert(sched_check(sched_id("interleaved"), 2, 2, 8, 40, NULL));
+  /* through the layout, as simulate checks it */
+  model m = {.name = "m", .layers = 8, .hidden = 256, .heads = 4, .kv_heads = 4, .ffn = 688, .vocab = 1000};
+  layout l = layout_default();
+  l.gpus = 8;
+  l.global_batch = 16;
+  l.seq_len = 128;
+  l.schedule = sched_id("zb-h1");
+  ck_assert(!layout_validate(&l, &m, &err));
+  ck_assert_msg(g_str_has_prefix(err->message, "schedule: zb-h1 at pp 1, where"), "%s", err->message);
+  g_clear_error(&err);
+  l.pp = 2;
+  ck_assert_msg(layout_validate(&l, &m, &err), "%s", err ? err->message : "");
+}
+END_TEST
+
 /* ---- (2) the generator on a uniform synthetic model ---- */
 
 static model synthetic(void)
@@ -638,6 +673,7 @@ Suite *schedule_suite(void)
   tcase_add_test(tc, test_overlap_moe_ep_comm_hides_the_pairs_all_to_alls);
   tcase_add_test(tc, test_overlap_moe_ep_comm_at_pp_1_hides_the_combined_1f1b_pairs_all_to_alls);
   tcase_add_test(tc, test_combined_1f1b_order_is_megatrons_no_pipelining_order);
+  tcase_add_test(tc, test_a_schedule_below_its_fewest_stages_is_refused_naming_the_allowed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -228,6 +228,13 @@ START_TEST(test_default_space_is_every_valid_layout)
 }
 END_TEST
 
+static int sched_id_of(const char *name)
+{
+  int id = -1;
+  ck_assert(sched_parse(name, &id, NULL));
+  return id;
+}
+
 /* A list of the values lo..hi. */
 static GArray *range(int lo, int hi)
 {
@@ -299,6 +306,56 @@ START_TEST(test_the_sweeps_count_is_its_enumerations)
     ck_assert_msg(counted == walked, "case %d: counted %.0f, the enumeration has %.0f", c, counted, walked);
     spec_clear(&s);
   }
+}
+END_TEST
+
+/* Below its fewest stages a schedule is the default's step under another name (zb-h1 at pp 1: each W right after
+ * its B; interleaved: nothing to interleave with), which layout_validate refuses: a sweep listing every schedule
+ * but 1f1b over pp 1 and 2 enumerates, at pp 1, 1f1b once in their place and the schedules that are their own
+ * there (gpipe: all forwards first; dualpipev: the V's two chunks on one rank, its F&B pairs), and at pp 2 every
+ * listed one; no row is invalid. The full space at pp 1: neither of the two, its count its enumeration's. */
+START_TEST(test_schedules_below_their_fewest_stages_are_enumerated_as_the_default)
+{
+  static const int eight[] = {8}, one[] = {1}, zero[] = {0}, pps[] = {1, 2}, two[] = {2};
+  sweep_spec s = spec_of("llama-7b", 64, SWEEP_SPACE_DEFAULT, 1, eight);
+  int none = CKPT_NONE, flash2 = ATTN_FLASH2;
+  s.layout[AX_TP] = values(1, one);
+  s.layout[AX_PP] = values(2, pps);
+  s.layout[AX_MB] = values(1, one);
+  s.layout[AX_SP] = values(1, zero);
+  s.layout[AX_CKPT] = values(1, &none);
+  s.layout[AX_ATTN] = values(1, &flash2);
+  s.layout[AX_SCHED] = range(1, sched_count() - 1); /* every schedule but 1f1b */
+  s.layout[AX_VS] = values(1, two);                /* the chunked ones' */
+  GError *err = NULL;
+  g_autoptr(csv_table) t = sweep_run(&s, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  int pc = csv_column(t, "pp"), sc = csv_column(t, "schedule"), st = csv_column(t, "status");
+  g_autoptr(GString) at_pp1 = g_string_new(NULL), at_pp2 = g_string_new(NULL);
+  for (guint r = 0; r < t->rows->len; r++) {
+    ck_assert_msg(strcmp(csv_cell(t, r, st), "invalid") != 0, "row %u (pp %s, %s) invalid", r, csv_cell(t, r, pc),
+                  csv_cell(t, r, sc));
+    GString *at = !strcmp(csv_cell(t, r, pc), "1") ? at_pp1 : at_pp2;
+    g_string_append_printf(at, "%s%s", at->len ? " " : "", csv_cell(t, r, sc));
+  }
+  ck_assert_str_eq(at_pp1->str, "gpipe 1f1b dualpipev"); /* in the list's order, 1f1b in interleaved's place */
+  ck_assert_str_eq(at_pp2->str, "gpipe interleaved zb-h1 dualpipev");
+  ck_assert(sweep_count_layouts(&s, FALSE, &err) == t->rows->len);
+  spec_clear(&s);
+  sweep_spec f = spec_of("llama-7b", 64, SWEEP_SPACE_FULL, 1, eight);
+  f.layout[AX_TP] = values(1, one);
+  f.layout[AX_PP] = values(1, one);
+  f.layout[AX_MB] = values(1, one);
+  f.layout[AX_CKPT] = values(1, &none);
+  f.layout[AX_ATTN] = values(1, &flash2);
+  g_autoptr(csv_table) tf = sweep_run(&f, &err);
+  ck_assert_msg(tf != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_gt(tf->rows->len, 0);
+  int fsc = csv_column(tf, "schedule");
+  for (guint r = 0; r < tf->rows->len; r++)
+    ck_assert_msg(sched_min_stages(sched_id_of(csv_cell(tf, r, fsc))) == 1, "%s at pp 1", csv_cell(tf, r, fsc));
+  ck_assert(sweep_count_layouts(&f, FALSE, &err) == tf->rows->len);
+  spec_clear(&f);
 }
 END_TEST
 
@@ -584,6 +641,7 @@ int main(void)
   tcase_add_test(tc, test_default_space_is_every_valid_layout);
   tcase_add_test(tc, test_the_sweeps_count_is_its_enumerations);
   tcase_add_test(tc, test_a_huge_sweep_is_counted_at_once);
+  tcase_add_test(tc, test_schedules_below_their_fewest_stages_are_enumerated_as_the_default);
   tcase_add_test(tc, test_the_table_is_the_same_whatever_the_window);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
   tcase_add_test(tc, test_labels_name_every_option_that_differs);

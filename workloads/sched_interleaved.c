@@ -57,11 +57,6 @@ static gboolean check(int stages, int chunks, int m, int layers, GError **err)
                 "divisible by pp*virtual_stages)", chunks);
     return FALSE;
   }
-  if (stages < 2) {
-    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
-                "pp: %d with schedule interleaved (allowed: 2 or more stages to interleave)", stages);
-    return FALSE;
-  }
   if (layers % (stages * chunks) != 0) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                 "virtual_stages: %d does not split the %d layers evenly over pp*virtual_stages = %d*%d virtual "
@@ -87,4 +82,6 @@ const sched_def sched_def_interleaved = {
     /* the header: whole from 2 pp, a group of pp micro-batches per steady round, the peak reached at 2 pp */
     .counts = {.affine = TRUE, .whole = {2, 0}, .round = {1, 0}, .peak = {2, 0}},
     .check = check,
+    .min_stages = 2,
+    .below_min = "there is no other stage to interleave chunks with",
 };

@@ -69,4 +69,7 @@ const sched_def sched_def_zbh1 = {
     .emit = emit,
     /* 1F1B's shape: its warm-up and cool-down, one more B and W pair per micro-batch, P - s in flight */
     .counts = SCHED_COUNTS_1F1B,
+    /* at one stage each W follows its B at once: 1f1b's step, its times and memory, under another name */
+    .min_stages = 2,
+    .below_min = "its W passes fill a pipeline's bubbles and one stage has none: it runs 1f1b's step",
 };

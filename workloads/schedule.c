@@ -44,9 +44,19 @@ gboolean sched_parse(const char *name, int *id, GError **err)
   return FALSE;
 }
 
+int sched_min_stages(int id) { return MAX(1, sched_get(id)->min_stages); }
+
 gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError **err)
 {
   const sched_def *d = sched_get(id);
+  if (stages < sched_min_stages(id)) { /* e.g. zb-h1 at pp 1: 1f1b's step under another name */
+    g_autoptr(GString) ok = g_string_new(NULL);
+    for (int i = 0; i < sched_count(); i++)
+      if (sched_min_stages(i) <= stages) g_string_append_printf(ok, "%s%s", ok->len ? ", " : "", TABLE[i]->name);
+    g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "schedule: %s at pp %d, where %s (allowed at pp %d: %s; %s with "
+                "pp %d or more)", d->name, stages, d->below_min, stages, ok->str, d->name, sched_min_stages(id));
+    return FALSE;
+  }
   if (chunks < 1) {
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "virtual_stages: must be a positive integer (got %d)", chunks);
     return FALSE;

@@ -64,6 +64,11 @@ typedef struct sched_def {
   sched_counts counts;
   /* The chunks per stage it runs where the command line does not say (--virtual-stages left out); 0: 1. */
   int default_chunks;
+  /* The fewest stages (pp) where it is a schedule of its own; 0: 1. Below, it is refused (sched_check) rather
+   * than run as another schedule under its name (a value silently ignored), and a sweep enumerates the default
+   * in its place; `below_min` says why, after "at pp P, where ". */
+  int min_stages;
+  const char *below_min;
   /* Constraints on m and on the layers; NULL: none. FALSE with err naming the option, its value and what is
    * allowed. */
   gboolean (*check)(int stages, int chunks, int m, int layers, GError **err);
@@ -80,7 +85,9 @@ gboolean sched_parse(const char *name, int *id, GError **err);
 const char *sched_name(int id);
 /* "1f1b, gpipe, ..." (for help and errors). Caller frees. */
 char *sched_names(const char *sep);
-/* Check the schedule's own constraints and that chunks is 1 where it is not chunked. */
+/* The fewest stages where schedule `id` is one of its own (sched_def.min_stages; 1 at least). */
+int sched_min_stages(int id);
+/* Check the schedule's own constraints, its fewest stages, and that chunks is 1 where it is not chunked. */
 gboolean sched_check(int id, int stages, int chunks, int m, int layers, GError **err);
 /* The virtual stage of chunk `chunk` of `stage` under schedule `id` (its sched_def.vstage). */
 int sched_vstage(int id, int stage, int chunk, int stages, int chunks);

@@ -52,8 +52,11 @@
 #     moe_flex_dispatcher_backend "hybridep" to their Qwen3-30B-A3B configs only, and
 #     src/megatron/bridge/training/flex_dispatcher_backend.py apply_flex_dispatcher_backend turns HybridEP on only on
 #     GB200/GB300; B200 and H100 have no backend);
-#   26.02, 26.02.01: flex on GB300, GB200, B300, H100, alltoall on B200 (scripts/performance/configs/qwen/
+#   26.02: flex on GB300, GB200, B300, H100, alltoall on B200 (scripts/performance/configs/qwen/
 #     qwen3_llm_pretrain.py@c0b9a00 qwen3_30b_a3b_pretrain_config_* set moe_token_dispatcher_type "flex" / "alltoall");
+#   26.02.01: flex on all five (the same file at tag v0.3.1, 9c9dd84, the 26.02.01 container: the B200 config sets
+#     "flex" too, with its workload config's backend "hybridep", which src/megatron/bridge/training/
+#     flex_dispatcher_backend.py there turns on for compute capability 8-10, B200's 10 among them);
 #   26.04, 26.04.01, 26.06: flex on all five (the same file @74695a0, @63b08b3);
 #   26.06.01, 26.08: flex (src/megatron/bridge/perf_recipes/qwen/{h100,gb200,gb300}/qwen3_moe.py@4ab94df: "hybridep").
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
@@ -92,7 +95,7 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   sp = rows_sp(t)
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
   full = rel >= "26.06" && pr == "mxfp8" && (sys == "B300" || sys == "GB200" || sys == "GB300") # the recipes above
-  flex = rel >= "26.04" || (rel ~ /^26\.02/ && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
+  flex = rel >= "26.02.01" || (rel == "26.02" && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
   # FP8 primary weights (column fp8_param_gather): the fp8-cs recipe sets fp8_param_gather = True
   # (bf16_with_fp8_current_scaling_mixed, src/megatron/bridge/training/mixed_precision.py@97ad8cc); mxfp8's differs by
   # release (False in some versions, True with reuse_grad_buf_for_mxfp8_param_ag in others): not set, not resolved

@@ -22,6 +22,16 @@ gboolean export_parse_target(const char *s, export_target *out, GError **err)
   return FALSE;
 }
 
+/* A CUDA graph scope's members (layout.h layout_cg_scope) separated by sep, each quoted in q (g_free it). */
+static char *scope_words(int scope, const char *sep, const char *q)
+{
+  char name[LAYOUT_CG_SCOPE_NAME_MAX];
+  g_auto(GStrv) parts = g_strsplit(layout_cg_scope_name(scope, name), "+", -1);
+  GString *out = g_string_new(NULL);
+  for (char **p = parts; *p; p++) g_string_append_printf(out, "%s%s%s%s", p == parts ? "" : sep, q, *p, q);
+  return g_string_free(out, FALSE);
+}
+
 /* The schedule's kind: 1f1b, interleaved (virtual stages), gpipe or another (zero-bubble ...). */
 static const char *sched(const layout *l) { return sched_name(l->schedule); }
 static gboolean is_1f1b(const layout *l) { return !strcmp(sched(l), "1f1b"); }
@@ -186,6 +196,14 @@ static void megatron(const sim_request *rq, GString *o)
     if (l->fp8_param_gather) ARG("--fp8-param-gather");
   }
   if (l->cuda_graph) ARG("--cuda-graph-impl full_iteration");
+  if (l->cuda_graph_scope) { /* Transformer Engine's partial graphs; the whole layer ("full"): no scope */
+    ARG("--cuda-graph-impl transformer_engine");
+    g_autofree char *words = scope_words(l->cuda_graph_scope, " ", "");
+    if (l->cuda_graph_scope != CG_SCOPE_FULL) {
+      ARG("--cuda-graph-scope %s", words);
+      NOTE("Megatron-LM since e41b370 (2026-05) names it --cuda-graph-modules (--cuda-graph-scope kept, hidden)");
+    }
+  }
 #undef ARG
 #undef NOTE
   g_string_append(o, c->str);
@@ -278,6 +296,11 @@ static void nemo(const sim_request *rq, GString *o)
   if (l->cuda_graph)
     g_string_append(o, "# cuda_graph: the whole step as one CUDA graph (Megatron-Core's cuda_graph_impl "
                        "\"full_iteration\"); set it as your NeMo version exposes it\n");
+  if (l->cuda_graph_scope) { /* TransformerConfig's fields (Megatron-Bridge's perf configs set them so) */
+    g_string_append(o, "recipe.model.config.cuda_graph_impl = \"transformer_engine\"\n");
+    g_autofree char *list = scope_words(l->cuda_graph_scope, ", ", "\"");
+    g_string_append_printf(o, "recipe.model.config.cuda_graph_scope = [%s]\n", l->cuda_graph_scope == CG_SCOPE_FULL ? "" : list);
+  }
 }
 
 static void torchtitan(const sim_request *rq, GString *o)
@@ -342,6 +365,8 @@ static void torchtitan(const sim_request *rq, GString *o)
                            "section, as your version names it), not Transformer Engine's %s recipe: set it by hand\n",
                            precision_name(l->precision), fp8_recipe(l));
   if (l->cuda_graph) g_string_append(o, "# cuda_graph: the step as one CUDA graph is Megatron-Core's; no field\n");
+  if (l->cuda_graph_scope) g_string_append(o, "# cuda_graph_scope: Transformer Engine's partial CUDA graphs are "
+                                              "Megatron-Core's; no field\n");
   g_string_append(o, "\n[activation_checkpoint]\n");
   switch (l->ckpt) {
   case CKPT_EVERY_LAYER: g_string_append(o, "mode = \"full\"\n"); break;

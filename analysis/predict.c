@@ -18,7 +18,7 @@ static const char *const COLUMNS[] = {"model", "seq_len", "global_batch", "vocab
                                       "profile", "stack", "ib_gbps", "nvlink_gbps", "nics_per_node", "gpu_memory",
                                       "norm_kernel", "fabric", "leaf_nodes", "oversubscription", "schedule",
                                       "virtual_stages", "cp", "zero", "overlap_grad_reduce", "overlap_param_gather",
-                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set"};
+                                      "precision", "ep", "etp", "moe_capacity_factor", "stack_set", "cuda_graph_scope"};
 #define N_REQUIRED 11
 G_STATIC_ASSERT(N_REQUIRED < G_N_ELEMENTS(COLUMNS));
 
@@ -235,6 +235,9 @@ gboolean predict_row_request(const csv_table *t, guint r, const predict_cfg *cfg
     }
     *(gboolean *)((char *)l + fs[i].offset) = v == 1;
   }
+  /* optional: the parts of each layer captured as CUDA graphs, '+'-joined (layout.h layout_cg_scope); empty = none */
+  const char *scope = row_opt(t, r, "cuda_graph_scope");
+  if (*scope && !layout_cg_scope_parse(scope, &l->cuda_graph_scope, err)) return FALSE;
   /* optional: the training precision; empty = bf16 */
   const char *prec = row_opt(t, r, "precision");
   if (*prec && !layout_enum_parse(layout_enum_field("precision"), prec, &l->precision, err)) return FALSE;

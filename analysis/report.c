@@ -110,6 +110,9 @@ static cJSON *layout_json(const sim_outcome *o, const sim_request *rq)
   if (l->pipeline_layout[0]) cJSON_AddStringToObject(j, "pipeline_layout", l->pipeline_layout);
   for (gsize i = 0; i < nf; i++) /* the switches (layout.h LAYOUT_SHOW_REPORT): said only when on */
     if ((fs[i].shows & LAYOUT_SHOW_REPORT) && layout_switch_on(l, &fs[i])) cJSON_AddBoolToObject(j, fs[i].name, TRUE);
+  char scope[LAYOUT_CG_SCOPE_NAME_MAX];
+  if (l->cuda_graph_scope) /* the partial CUDA graphs (docs/moe.md): said when any */
+    cJSON_AddStringToObject(j, "cuda_graph_scope", layout_cg_scope_name(l->cuda_graph_scope, scope));
   cJSON_AddStringToObject(j, "schedule", sched_name(l->schedule));
   cJSON_AddNumberToObject(j, "virtual_stages", l->virtual_stages);
   return j;
@@ -271,6 +274,8 @@ void report_text(FILE *f, const sim_outcome *o, const sim_request *rq, const gpu
     const layout_field *fs = layout_fields(&nf);
     for (gsize i = 0; i < nf; i++) /* the switches on, in words (layout.h LAYOUT_SHOW_REPORT) */
       if ((fs[i].shows & LAYOUT_SHOW_REPORT) && layout_switch_on(l, &fs[i])) fprintf(f, ", %s", fs[i].text);
+    char scope[LAYOUT_CG_SCOPE_NAME_MAX];
+    if (l->cuda_graph_scope) fprintf(f, ", CUDA graphs of %s", layout_cg_scope_name(l->cuda_graph_scope, scope));
     fputc('\n', f);
   } else {
     fprintf(f, "graph of %d %s (%s)\n", o->g->world_size, gpus_word(o->g->world_size), prof->name);

@@ -28,9 +28,23 @@
 # src/megatron/bridge/perf_recipes/qwen/{b300,gb200,gb300}/qwen3_moe.py@4ab94df qwen3_30b_a3b_pretrain_8gpu_*_fp8mx_config
 # -> common.py _enable_hybridep_full_iteration_mxfp8 (cuda_graph_impl "full_iteration",
 # overlap_moe_expert_parallel_comm=True). Their other recipes (bf16, fp8-cs, B200, H100, every release before
-# 26.06) do neither (H100: moe_a2a_overlap=False; the others' CUDA graphs cover only the router and the
-# permutation's preprocessing, cuda_graph_scope ["moe_router", "moe_preprocess"] (+ "attn"), not modelled) ->
+# 26.06) do neither (H100: moe_a2a_overlap=False; the others capture parts of each layer, below) ->
 # columns overlap_moe_ep_comm and cuda_graph (1 on those rows, 0 else).
+# The partial CUDA graphs (column cuda_graph_scope, layoutsim's --cuda-graph-scope: Transformer Engine's graphs of
+# the parts of each layer Megatron-Core's cuda_graph_scope names; docs/moe.md "CUDA graph scope"), as each recipe
+# sets cuda_graph_impl "transformer_engine" and cuda_graph_scope (none on the full-iteration rows above):
+#   25.09: the whole layer ("full") on GB200 (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml
+#     @fa0315a gb200 num_gpus_8: cuda_graphs: true, with the rows' layout, pp 1, micro-batch 4 ->
+#     scripts/performance/utils/helpers.py set_cuda_graph_overrides: enable_cuda_graph, Megatron-Core's local
+#     per-layer graphs of its default scope "full"; the rows are token-drop, padded to capacity: static shapes), none
+#     on H100 (cuda_graphs: false); B200 left eager, unresolved: its row's layout (pp 1) is not the yaml's b200
+#     preset (pp 8, vp 12, cuda_graphs: true), so which recipe ran is not known;
+#   25.11 (scripts/performance/configs/qwen/qwen3_workload_base_configs.py@97ad8cc), 26.02 (@c0b9a00), 26.02.01
+#     (tag v0.3.1, 9c9dd84), 26.04 (@74695a0), 26.04.01 (tag v0.4.1): ["moe_router", "moe_preprocess"] on GB300, B300,
+#     GB200 mxfp8 and B200 up to 26.02; ["attn", "moe_router", "moe_preprocess"] on GB200 bf16 and fp8-cs and on B200
+#     from 26.02.01 (QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_{BF16,FP8_CS,FP8_MX}_V1, micro-batch 4); H100's fp8-cs config
+#     sets no CUDA graph at any release (its bf16 one ["moe_router", "moe_preprocess"]);
+#   26.06 (@63b08b3), 26.06.01 and 26.08 (@4ab94df): the same on the rows not captured whole.
 # The token dispatcher (column moe_flex_dispatcher: 1 where the recipe runs Megatron's flex dispatcher, DeepEP or
 # HybridEP, which sends a token once per destination node and GPU; 0 where it runs the alltoall one):
 #   25.09: alltoall (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml@fa0315a sets no dispatcher);
@@ -38,8 +52,11 @@
 #     moe_flex_dispatcher_backend "hybridep" to their Qwen3-30B-A3B configs only, and
 #     src/megatron/bridge/training/flex_dispatcher_backend.py apply_flex_dispatcher_backend turns HybridEP on only on
 #     GB200/GB300; B200 and H100 have no backend);
-#   26.02, 26.02.01: flex on GB300, GB200, B300, H100, alltoall on B200 (scripts/performance/configs/qwen/
+#   26.02: flex on GB300, GB200, B300, H100, alltoall on B200 (scripts/performance/configs/qwen/
 #     qwen3_llm_pretrain.py@c0b9a00 qwen3_30b_a3b_pretrain_config_* set moe_token_dispatcher_type "flex" / "alltoall");
+#   26.02.01: flex on all five (the same file at tag v0.3.1, 9c9dd84, the 26.02.01 container: the B200 config sets
+#     "flex" too, with its workload config's backend "hybridep", which src/megatron/bridge/training/
+#     flex_dispatcher_backend.py there turns on for compute capability 8-10, B200's 10 among them);
 #   26.04, 26.04.01, 26.06: flex on all five (the same file @74695a0, @63b08b3);
 #   26.06.01, 26.08: flex (src/megatron/bridge/perf_recipes/qwen/{h100,gb200,gb300}/qwen3_moe.py@4ab94df: "hybridep").
 # Skipped (to SKIPS as "FILE<TAB>LINE<TAB>MODEL<TAB>REASON"): Nemotron-3 (hybrid Mamba layers), Kimi-K2 (not
@@ -48,7 +65,7 @@
 BEGIN { RECIPE_RECOMPUTE["Qwen3-30B-A3B"] = "none" } # the sources above
 FNR == 1 {
   rows_need()
-  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph,moe_flex_dispatcher,fp8_param_gather"
+  if (!header++) print "model,seq_len,global_batch,vocab,gpus,checkpointing,attention_kernel,micro_batch,tp,pp,cp,sp,ep,etp,partition,schedule,virtual_stages,profile,stack,zero,overlap_grad_reduce,overlap_param_gather,precision,status,step_time_s,system,source,release,moe_capacity_factor,overlap_moe_ep_comm,cuda_graph,moe_flex_dispatcher,fp8_param_gather,cuda_graph_scope"
   src = FILENAME ~ /simumax/ ? "simumax" : "megatron-bridge"
   next
 }
@@ -78,13 +95,19 @@ cell("arch") != "moe" { next } # a dense row: not this check's, not counted
   sp = rows_sp(t)
   rel = note("release"); sub(/^NeMo /, "", rel); sub(/ .*/, "", rel)
   full = rel >= "26.06" && pr == "mxfp8" && (sys == "B300" || sys == "GB200" || sys == "GB300") # the recipes above
-  flex = rel >= "26.04" || (rel ~ /^26\.02/ && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
+  flex = rel >= "26.02.01" || (rel == "26.02" && sys != "B200") || (rel == "25.11" && (sys == "GB200" || sys == "GB300")) # above
   # FP8 primary weights (column fp8_param_gather): the fp8-cs recipe sets fp8_param_gather = True
   # (bf16_with_fp8_current_scaling_mixed, src/megatron/bridge/training/mixed_precision.py@97ad8cc); mxfp8's differs by
   # release (False in some versions, True with reuse_grad_buf_for_mxfp8_param_ag in others): not set, not resolved
   f8p = pr == "fp8-cs"
-  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d,%d,%d\n", name, cell("seq_len"),
+  # the partial CUDA graphs (above)
+  if (full) scope = "none"
+  else if (rel == "25.09") scope = sys == "GB200" && cf != "" ? "full" : "none"
+  else if (sys == "H100") scope = pr == "bf16" ? "moe_router+moe_preprocess" : "none"
+  else if ((sys == "B200" && rel >= "26.02.01") || (sys == "GB200" && pr != "mxfp8")) scope = "attn+moe_router+moe_preprocess"
+  else scope = "moe_router+moe_preprocess"
+  printf "%s,%d,%d,%d,%d,%s,flash2,%d,%d,%d,%d,%d,%d,1,layers,%s,%d,%s,nemo,1,0,0,%s,ok,%s,%s,%s,%s,%s,%d,%d,%d,%d,%s\n", name, cell("seq_len"),
     cell("global_batch"), pad(cell("vocab"), t), cell("gpus"), rc == "full" ? "every_layer" : "none", cell("micro_batch"), t, pp, cp, sp, ep,
-    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full, flex, f8p
+    sched, vs, prof, pr, cell("measured_step_time_s"), sys, src, rel, cf, full, full, flex, f8p, scope
 }
 END { if (bad) exit 2 }

@@ -8,8 +8,9 @@
 #   2. the same rows with the memory limit lifted (gpu_memory 100000 GiB; the tables do not state the recompute,
 #      the rows run the recipes' documented one, none: bench/moe-rows.awk cites it), predicted with `layoutsim
 #      predict`: MAPE and bias of the step time per model and system, per model, system and precision, per release,
-#      per routing (dropless or token-drop), per release era (up to 26.04.01, 26.06 on) and per token dispatcher
-#      (alltoall, or flex: DeepEP/HybridEP, bench/moe-rows.awk cites which recipes ran it); the mean share of the step the breakdown puts
+#      per routing (dropless or token-drop), per release era (up to 26.04.01, 26.06 on), per token dispatcher
+#      (alltoall, or flex: DeepEP/HybridEP, bench/moe-rows.awk cites which recipes ran it) and per CUDA graph (the
+#      whole step, or the parts of each layer the recipe's cuda_graph_scope names: bench/moe-rows.awk cites them); the mean share of the step the breakdown puts
 #      in ep-comm (the all-to-all) and in the expert layers' GEMMs is not separable here: see docs/moe.md;
 #   3. the SimuMax rows (MoE ones only): layoutsim's mean |error| of time and memory next to SimuMax's own;
 #   4. the rows skipped and why.
@@ -31,7 +32,7 @@ bench_lifted moe "$work/rows.csv" "$work/rows-lifted.csv"
 "$bin" predict "$work/rows-lifted.csv" -j "$jobs" -o "$work/pred-lifted.csv" > /dev/null 2>&1
 echo "== 2. step time with the memory limit lifted (all rows timed); error = (predicted - measured) / measured"
 awk -v who=moe -f "$here/csv.awk" -f /dev/stdin "$work/pred.csv" "$work/pred-lifted.csv" <<'AWK'
-FNR == 1 { need("model system precision ep release moe_capacity_factor moe_flex_dispatcher pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
+FNR == 1 { need("model system precision ep release moe_capacity_factor moe_flex_dispatcher cuda_graph cuda_graph_scope pred_status pred_step_time_s step_time_s", "as predict -o writes"); f++; next }
 f == 1 { oom[FNR] = cell("pred_status") == "oom"; next }
 cell("pred_status") == "ok" {
   e = 100 * (cell("pred_step_time_s") / cell("step_time_s") - 1); a = e < 0 ? -e : e
@@ -40,7 +41,8 @@ cell("pred_status") == "ok" {
   k[6] = cell("model") " " (cell("moe_capacity_factor") == "" ? "dropless" : "token-drop, capacity " cell("moe_capacity_factor"))
   k[7] = "all, releases " (cell("release") >= "26.06" ? "26.06 on" : "up to 26.04.01")
   k[8] = cell("model") " " cell("system") " ep" cell("ep") " dispatcher " (cell("moe_flex_dispatcher") == 1 ? "flex" : "alltoall")
-  for (i = 1; i <= 8; i++) { n[k[i]]++; A[k[i]] += a; B[k[i]] += e; O[k[i]] += oom[FNR]; if (a > M[k[i]]) M[k[i]] = a }
+  k[9] = cell("model") " CUDA graphs " (cell("cuda_graph") == 1 ? "full_iteration" : cell("cuda_graph_scope") == "" ? "none" : cell("cuda_graph_scope"))
+  for (i = 1; i <= 9; i++) { n[k[i]]++; A[k[i]] += a; B[k[i]] += e; O[k[i]] += oom[FNR]; if (a > M[k[i]]) M[k[i]] = a }
 }
 END {
   if (bad) exit 2

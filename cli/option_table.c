@@ -154,6 +154,12 @@ static gboolean set_fit(cli_opts *o, const char *arg, GError **err)
 }
 
 /* --pipeline-layout: Megatron's layout string, checked against the model once it is known (layout.c) */
+/* --cuda-graph-scope SCOPE: none, or Megatron-Core's scope names joined by '+' (layout.h layout_cg_scope). */
+static gboolean set_cuda_graph_scope(cli_opts *o, const char *arg, GError **err)
+{
+  return layout_cg_scope_parse(arg, &o->rq.l.cuda_graph_scope, err);
+}
+
 static gboolean set_pipeline_layout(cli_opts *o, const char *arg, GError **err)
 {
   if (strlen(arg) >= sizeof o->rq.l.pipeline_layout) {
@@ -354,6 +360,16 @@ const cli_option CLI_OPTIONS[] = {
      .help = "the whole step captured as one CUDA graph (Megatron's\n"
              "cuda_graph_impl full_iteration): no per-kernel launch gap\n"
              "or host dispatch (alone: on; default off); docs/moe.md"},
+    {.name = "cuda-graph-scope", .arg = CLI_ARG_REQUIRED, .metavar = "SCOPE", .commands = CMD_SIMULATE | CMD_GRAPH,
+     .value = CLI_V_CUSTOM, .set = set_cuda_graph_scope, .example = "attn+moe_router+moe_preprocess",
+     .section = CLI_SEC_LAYOUT,
+     .help = "the parts of each layer captured as CUDA graphs by Transformer\n"
+             "Engine (Megatron's --cuda-graph-scope, cuda_graph_impl\n"
+             "transformer_engine), joined by '+': full (the whole layer),\n"
+             "attn, mlp (a dense layer's), moe (drop-and-pad), moe_router,\n"
+             "moe_preprocess (with moe_router), mamba; full_iteration is\n"
+             "--cuda-graph; their kernels pay no launch gap or host dispatch\n"
+             "but one launch per layer pass (default none); docs/moe.md"},
     {.name = "partition", .arg = CLI_ARG_REQUIRED, .metavar = "METHOD", .commands = ANY_RUN | CMD_GRAPH,
      .value = CLI_V_ENUM, .parse = partition_parse_method_int, .field = F(rq.gen.partition),
      .given_field = F(partition_set), .example = "uniform", .section = CLI_SEC_LAYOUT,

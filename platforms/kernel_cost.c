@@ -113,7 +113,7 @@ double kcost_seconds(const gpu_profile *p, const graph_event *e) { return kcost_
 
 double kcost_seconds_in(const gpu_profile *p, const graph_event *e, gboolean cuda_graph)
 {
-  double launch = cuda_graph ? 0 : e->launches * p->stack.launch_overhead_s;
+  double launch = cuda_graph ? 0 : graph_event_launches_issued(e) * p->stack.launch_overhead_s;
   switch (e->cost) {
   case COST_GEMM: return launch + gemm_s(p, e);
   case COST_ATTENTION: return launch + attention_s(p, e);

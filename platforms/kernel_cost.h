@@ -21,7 +21,8 @@
  *     full score matrix at GEMM efficiency, plus the memory passes over the
  *     scores at effective HBM bandwidth (workloads/ops.h says how many bytes).
  * - memory-bound operators: bytes / (hbm * hbm_efficiency).
- * - launch_overhead_s: the GPU-side gap per kernel. The host dispatch of eager
+ * - launch_overhead_s: the GPU-side gap per kernel launch the event issues (graph_event_launches_issued: its
+ *   launches, or inside a partial CUDA graph only the graph's own launch at its first event). The host dispatch of eager
  *   PyTorch runs ahead of the GPU (asynchronous launches) and is hidden for
  *   the study's kernel sizes, so it is not added (docs/profile.md).
  *

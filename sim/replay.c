@@ -267,12 +267,13 @@ static gboolean host_dispatched(const engine *eng) { return eng->prof->stack.hos
 
 /* With launch_blocking (CUDA_LAUNCH_BLOCKING=1) a launch returns when its work has ended, so the host issues the
  * next kernel only after the GPU's current time `now`: each of an event's launches costs its dispatch in series
- * with the GPU, the event e.launches x host_dispatch_s on top of its own time. */
+ * with the GPU, the event e.launches x host_dispatch_s on top of its own time. A partial CUDA graph's kernels are
+ * not issued one by one: its first event issues the graph's one launch (graph_event_launches_issued). */
 static double host_issue(lane *l, const graph_event *e, double now)
 {
   const stack_profile *st = &l->r->eng->prof->stack;
   if (st->launch_blocking && l->host_s < now) l->host_s = now;
-  l->host_s += (e->kind == EV_COMPUTE ? e->launches : 1) * st->host_dispatch_s;
+  l->host_s += (e->kind == EV_COMPUTE ? graph_event_launches_issued(e) : 1) * st->host_dispatch_s;
   return l->host_s;
 }
 

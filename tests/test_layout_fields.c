@@ -447,6 +447,55 @@ START_TEST(test_the_known_enumerations_keep_their_spellings)
 }
 END_TEST
 
+/* The CUDA graph scope, a set of names (layout.h layout_cg_scope), not an enumeration: each of Megatron-Core's names
+ * parses to its bit and back, in any order and with '+' or ','; its name lists the members in Megatron's order; the
+ * predict column sets it ('+'-joined; empty: none) and a bad cell is the row's one-line error. */
+START_TEST(test_the_cuda_graph_scope_parses_names_and_its_column)
+{
+  static const char *const names[] = {"full", "attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba", "full_iteration"};
+  char buf[LAYOUT_CG_SCOPE_NAME_MAX];
+  GError *err = NULL;
+  int v = -1;
+  for (int i = 0; i < CG_SCOPE_N; i++) {
+    ck_assert(layout_cg_scope_parse(names[i], &v, &err));
+    ck_assert_int_eq(v, 1 << i);
+    ck_assert_str_eq(layout_cg_scope_name(v, buf), names[i]);
+  }
+  ck_assert(layout_cg_scope_parse("moe_preprocess,attn+moe_router", &v, &err));
+  ck_assert_int_eq(v, CG_SCOPE_ATTN | CG_SCOPE_MOE_ROUTER | CG_SCOPE_MOE_PREPROCESS);
+  ck_assert_str_eq(layout_cg_scope_name(v, buf), "attn+moe_router+moe_preprocess");
+  ck_assert(layout_cg_scope_parse("none", &v, &err) && v == 0);
+  ck_assert_str_eq(layout_cg_scope_name(0, buf), "none");
+  ck_assert_str_eq(layout_cg_scope_name((1 << CG_SCOPE_N) - 1, buf),
+                   "full+attn+mlp+moe+moe_router+moe_preprocess+mamba+full_iteration");
+  predict_cfg cfg = predict_cfg_h100_nemo();
+  const char *cells[] = {"attn+moe_router+moe_preprocess", "", "moe_router"};
+  int want[] = {CG_SCOPE_ATTN | CG_SCOPE_MOE_ROUTER | CG_SCOPE_MOE_PREPROCESS, 0, CG_SCOPE_MOE_ROUTER};
+  for (gsize c = 0; c <= G_N_ELEMENTS(cells); c++) {
+    g_autoptr(GPtrArray) cols = g_ptr_array_new();
+    GPtrArray *row = g_ptr_array_new_with_free_func(g_free);
+    for (gsize k = 0; k < G_N_ELEMENTS(REQUIRED); k++) {
+      g_ptr_array_add(cols, (gpointer)REQUIRED[k]);
+      g_ptr_array_add(row, g_strdup(ROW[k]));
+    }
+    g_ptr_array_add(cols, (gpointer) "cuda_graph_scope");
+    g_ptr_array_add(row, g_strdup(c < G_N_ELEMENTS(cells) ? cells[c] : "attention"));
+    g_autoptr(csv_table) t = csv_new((const char *const *)cols->pdata, cols->len);
+    csv_append_row(t, row, 2);
+    sim_request rq;
+    if (c == G_N_ELEMENTS(cells)) {
+      ck_assert(!predict_row_request(t, 0, &cfg, &rq, &err));
+      ck_assert_str_eq(err->message, "cuda_graph_scope: unknown 'attention' (allowed: none, or one or more of full, "
+                       "attn, mlp, moe, moe_router, moe_preprocess, mamba, full_iteration joined by '+')");
+      g_clear_error(&err);
+      continue;
+    }
+    ck_assert_msg(predict_row_request(t, 0, &cfg, &rq, &err), "%s", err ? err->message : "");
+    ck_assert_int_eq(rq.l.cuda_graph_scope, want[c]);
+  }
+}
+END_TEST
+
 static Suite *layout_fields_suite(void)
 {
   Suite *s = suite_create("layout_fields");
@@ -459,6 +508,7 @@ static Suite *layout_fields_suite(void)
   tcase_add_test(tc, test_every_switch_is_said_by_the_report_when_on_only);
   tcase_add_test(tc, test_every_enumeration_parses_from_its_option_and_column_and_is_said_in_the_layout_string);
   tcase_add_test(tc, test_the_known_enumerations_keep_their_spellings);
+  tcase_add_test(tc, test_the_cuda_graph_scope_parses_names_and_its_column);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -451,14 +451,24 @@ static void te_wgrad_in_main_grad(block *b)
   }
 }
 
+/* Mark ops [from, to) of b captured in the layer's CUDA graph (block_op.captured). */
+static void capture(block *b, int from, int to)
+{
+  for (int i = from; i < to; i++) b->op[i].captured = TRUE;
+}
+
 void block_layer(const model *m, const layout *l, const block_code *c, block *out)
 {
   dims d = dims_of(m, l);
   out->n = 0;
   attention_block(m, l, c, &d, out);
+  int pre_mlp_norm = out->n - 1; /* attention_block's last op: _forward_mlp's first */
   mlp_block(m, l, c, &d, d.f, out);
   residual(out, m, &d);
   if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
+  int s = l->cuda_graph_scope;
+  if (s & (CG_SCOPE_FULL | CG_SCOPE_ATTN)) capture(out, 0, pre_mlp_norm);
+  if (s & (CG_SCOPE_FULL | CG_SCOPE_MLP)) capture(out, pre_mlp_norm, out->n);
 }
 
 /* The routed experts' grouped GEMM (Megatron-Core's TEGroupedMLP, Transformer Engine's GroupedLinear): `count` local
@@ -543,9 +553,25 @@ void block_moe_layer(const model *m, const layout *l, const block_code *c, block
   dims d = dims_of(m, l);
   out->n = 0;
   attention_block(m, l, c, &d, out);
+  int pre_mlp_norm = out->n - 1;
   moe_block(m, l, c, &d, out);
+  int shared = out->n; /* the shared experts, after the unpermutation; none: the end */
+  for (int i = pre_mlp_norm; i < out->n; i++)
+    if (out->op[i].label == BL_UNPERMUTE) shared = i + 1;
   residual(out, m, &d);
   if (c->wgrad_in_main_grad) te_wgrad_in_main_grad(out);
+  int s = l->cuda_graph_scope;
+  if (s & (CG_SCOPE_FULL | CG_SCOPE_ATTN)) capture(out, 0, pre_mlp_norm);
+  if (s & (CG_SCOPE_FULL | CG_SCOPE_MOE)) capture(out, pre_mlp_norm, out->n);
+  if (s & CG_SCOPE_MOE_ROUTER) {
+    capture(out, pre_mlp_norm, pre_mlp_norm + 1);
+    capture(out, shared, out->n - 1); /* the shared experts, not the residual add after them */
+  }
+  for (int i = pre_mlp_norm; i < out->n; i++) {
+    block_label b = out->op[i].label;
+    if (((s & CG_SCOPE_MOE_ROUTER) && (b == BL_ROUTER || b == BL_TOPK)) || ((s & CG_SCOPE_MOE_PREPROCESS) && b == BL_PERMUTE))
+      out->op[i].captured = TRUE;
+  }
 }
 
 double block_moe_expert_params(const model *m, const layout *l)

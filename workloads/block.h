@@ -116,6 +116,8 @@ typedef struct block_op {
                              * --recompute-modules mla_up_proj checkpoints (the attention core is marked too) */
   double up_proj_bytes;     /* of saved_bytes, what mla_up_proj drops at the forward and its recompute brings back:
                              * the up-projections' normalised inputs, the attention's q, k and v (docs/moe.md) */
+  gboolean captured;        /* in the layer's partial CUDA graph (the layout's cuda_graph_scope, block_layer): its
+                             * kernels replay from the graph, forward and backward (docs/moe.md "CUDA graph scope") */
 } block_op;
 
 #define BLOCK_MAX_OPS 48
@@ -150,11 +152,17 @@ typedef struct block_code {
 gboolean block_same_attention(const model *m, const layout *a, const block_code *ca, const layout *b,
                               const block_code *cb);
 
-/* One transformer layer, in forward order. */
+/* One transformer layer, in forward order; its operators in the layout's cuda_graph_scope marked captured (what
+ * Megatron-Core's TransformerLayer hands Transformer Engine to capture, transformer_layer.py
+ * _get_submodules_under_cudagraphs: attn the input norm to the attention's residual add; mlp the pre-MLP norm, the
+ * MLP and its residual add; full both). */
 void block_layer(const model *m, const layout *l, const block_code *c, block *out);
 /* A mixture-of-experts transformer layer (model_layer_is_moe): the attention as block_layer's, then the MoE
  * block (docs/moe.md): router, top-k, permute, all-to-all dispatch over ep, the E/ep local experts' grouped GEMMs,
- * combine, unpermute, and the shared experts as a dense MLP. */
+ * combine, unpermute, and the shared experts as a dense MLP. Captured (cuda_graph_scope): attn as block_layer's;
+ * moe the pre-MLP norm, the whole MoE block and the residual add; moe_router the pre-MLP norm, router, top-k and
+ * the shared experts (Megatron computes them in the graph when not overlapped with the all-to-all, which is not
+ * modelled); moe_preprocess the permutation. */
 void block_moe_layer(const model *m, const layout *l, const block_code *c, block *out);
 /* Routed-expert parameters of one MoE layer on a rank: experts/ep experts, each split over etp. */
 double block_moe_expert_params(const model *m, const layout *l);

@@ -60,6 +60,7 @@ typedef struct emit {
   double T, Tl;    /* tokens per micro-batch on the rank (seq / cp of each sequence); in the sequence-parallel region */
   graph_phase phase;
   int mb, layer;
+  gboolean graph_launched; /* this layer pass has launched its partial CUDA graph (layer_pass.c mark_captured) */
   /* streams (docs/schedules.md, "Overlap"): what runs on the communication stream and what waits for it */
   graph_program *prog;  /* the program written (its deps); NULL when counting */
   double stage_params;

@@ -147,6 +147,8 @@ static void set_meta(graph *g, const model *m, const layout *l, const gen_option
       if (fs[i].shows & LAYOUT_SHOW_STRING) g_string_append_printf(lay, " %s=1", fs[i].name);
       if (fs[i].shows & LAYOUT_SHOW_META) *(int *)((char *)gm + fs[i].meta_offset) = 1;
     }
+  char scope[LAYOUT_CG_SCOPE_NAME_MAX]; /* the partial CUDA graphs, said when any (their events are marked) */
+  if (l->cuda_graph_scope) g_string_append_printf(lay, " cuda_graph_scope=%s", layout_cg_scope_name(l->cuda_graph_scope, scope));
   if (l->ep > 1 || l->etp > 1 || l->moe_imbalance != 1) /* expert parallelism: silent without it; last, after the */
     g_string_append_printf(lay, " ep=%d etp=%d moe_imbalance=%g", l->ep, l->etp, l->moe_imbalance); /* switches */
   graph_meta_set_text(g, "layout", lay->str); /* whole, however long (it was cut at 255 bytes) */

@@ -79,8 +79,13 @@ typedef struct graph_event {
                         * backward GEMM: 0 dgrad + wgrad, 1 dgrad only, 2 wgrad only; send/recv: GRAPH_P2P_* bits */
   uint8_t dtype : 4;   /* graph_dtype (the event stays 64 bytes) */
   uint16_t op : 12;    /* label: index into the graph's op_names, < GRAPH_MAX_OPS (for people; the replay never reads it) */
-  uint16_t stream : 4; /* the rank's stream it runs on: 0 compute, 1 communication, 2 tensor-parallel
+  uint16_t stream : 2; /* the rank's stream it runs on: 0 compute, 1 communication, 2 tensor-parallel
                         * communication overlapped with GEMMs (< GRAPH_STREAMS) */
+  uint16_t captured : 1;     /* compute: its kernels replay from a partial CUDA graph (a layer's part captured by
+                              * Transformer Engine, the layout's cuda_graph_scope): no per-kernel launch gap and no
+                              * host dispatch (graph_event_launches_issued; docs/moe.md "CUDA graph scope") */
+  uint16_t graph_launch : 1; /* captured: the graph's first event, whose one launch starts the graph: it pays one
+                              * launch gap and one host dispatch for the whole graph */
   int16_t layer;   /* layer index for people, -1 when none */
   int32_t micro_batch; /* -1 when none */
   int32_t peer;        /* send/recv: the other global rank; collective: group id */
@@ -99,8 +104,18 @@ typedef struct graph_dep {
   int32_t event, after;
 } graph_dep;
 
-/* Streams a rank has (graph_event.stream). */
+/* Streams a rank has (graph_event.stream, 2 bits). */
 #define GRAPH_STREAMS 3
+G_STATIC_ASSERT(GRAPH_STREAMS <= 4);
+G_STATIC_ASSERT(sizeof(graph_event) == 64);
+
+/* The kernel launches a compute event makes the host issue and the GPU wait a launch gap for: its launches when
+ * eager; inside a partial CUDA graph none, but the graph's own one launch at its first event (graph_launch). A
+ * step captured whole (graph_meta.cuda_graph) issues none: the caller's case. */
+static inline int graph_event_launches_issued(const graph_event *e)
+{
+  return e->captured ? e->graph_launch : e->launches;
+}
 
 typedef struct graph_program {
   int rank;

@@ -161,7 +161,7 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     return bad(err, where, rank, idx, "field 'phase' is %s (allowed: %s)", got, allowed);
   }
   static const char *const INTS[] = {"micro_batch", "layer", "group", "variant", "m", "n", "k", "launches", "peer",
-                                     "stream", "after", NULL};
+                                     "stream", "after", "captured", NULL};
   const char *cost = opt_str(o, "cost");
   int co = ki != EV_COMPUTE ? COST_NONE : version == 1 ? v1_cost(op) : cost ? name_index(cost, GRAPH_COST_NAMES, COST_N) : -1;
   if (ki == EV_COMPUTE && co <= COST_NONE)
@@ -279,6 +279,12 @@ static gboolean parse_event(graph *g, int version, const cJSON *o, graph_event *
     if (e->m < 0 || e->n < 0 || e->k < 0)
       return bad(err, where, rank, idx, "fields 'm', 'n', 'k' must be >= 0 (got %d, %d, %d)", e->m, e->n, e->k);
     if (e->launches < 0) return bad(err, where, rank, idx, "field 'launches' must be >= 0 (got %d)", e->launches);
+    int captured = opt_int(o, "captured", 0); /* a partial CUDA graph's: 1 in it, 2 in it and launching it */
+    if (captured < 0 || captured > 2)
+      return bad(err, where, rank, idx, "field 'captured' is %d (allowed: 0 eager, 1 in a CUDA graph, 2 launching "
+                 "one)", captured);
+    e->captured = captured > 0;
+    e->graph_launch = captured == 2;
     if (co == COST_ATTENTION && e->flops > 0 && (e->n < 1 || e->k < 1)) /* the kernel model reads them */
       return bad(err, where, rank, idx, "an attention event with flops needs 'n' (sequence length) and 'k' (head size) "
                  ">= 1 (got n %d, k %d)", e->n, e->k);

@@ -37,6 +37,7 @@ static void write_event(FILE *f, const graph *g, const graph_event *e, int after
   if (e->mem_delta_bytes != 0) fprintf(f, ",\"mem_delta_bytes\":%.17g", e->mem_delta_bytes);
   if (e->mem_transient_bytes != 0) fprintf(f, ",\"mem_transient_bytes\":%.17g", e->mem_transient_bytes);
   if (e->stream) fprintf(f, ",\"stream\":%d", e->stream);
+  if (e->captured) fprintf(f, ",\"captured\":%d", e->graph_launch ? 2 : 1); /* 2: the graph's launch */
   if (after >= 0) fprintf(f, ",\"after\":%d", after);
   fputc('}', f);
 }

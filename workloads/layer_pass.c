@@ -185,11 +185,36 @@ static graph_event *op_emit(emit *x, const block_op *o)
   return e;
 }
 
+/* The compute events from index `from` on, emitted for operator o: captured in the layer's partial CUDA graph when
+ * o is (block_op.captured, the layout's cuda_graph_scope). Megatron-Core hands Transformer Engine one callable per
+ * layer (transformer_layer.py _te_cuda_graph_capture), graphed forward and backward: so a layer's pass launches one
+ * graph, at its first captured event (graph_launch), and its other captured kernels are not launched one by one. */
+static void mark_captured(emit *x, int from, const block_op *o)
+{
+  if (!o->captured || !x->ev) return;
+  for (guint i = (guint)from; i < x->ev->len; i++) {
+    graph_event *e = &g_array_index(x->ev, graph_event, i);
+    if (e->kind != EV_COMPUTE) continue; /* a collective in the graph: still one call here (docs/moe.md) */
+    e->captured = 1;
+    e->graph_launch = !x->graph_launched;
+    x->graph_launched = TRUE;
+  }
+}
+
+/* op_emit, its events marked as o's capture says. */
+static void op_emit_marked(emit *x, const block_op *o)
+{
+  int from = emit_last_index(x) + 1;
+  op_emit(x, o);
+  mark_captured(x, from, o);
+}
+
 /* The forward (or recompute) ops of one transformer layer, in order. */
 void layer_forward(emit *x)
 {
   const block *b = layer_table(x);
-  for (int i = 0; i < b->n; i++) op_emit(x, &b->op[i]);
+  x->graph_launched = FALSE;
+  for (int i = 0; i < b->n; i++) op_emit_marked(x, &b->op[i]);
 }
 
 /* The backward ops of one layer: the table in reverse order; with selective recomputation the attention
@@ -198,11 +223,12 @@ void layer_forward(emit *x)
 void layer_backward(emit *x)
 {
   const block *b = layer_table(x);
+  x->graph_launched = FALSE;
   for (int i = b->n - 1; i >= 0; i--) {
     const block_op *o = &b->op[i];
     if (x->l->ckpt == CKPT_SELECTIVE && o->kind == BLOCK_ATTENTION && o->score_bytes > 0) {
       x->phase = PH_RECOMPUTE;
-      op_emit(x, o);
+      op_emit_marked(x, o);
       x->phase = PH_BACKWARD;
     }
     if (x->l->ckpt == CKPT_MLA_UP_PROJ && o->kind == BLOCK_ATTENTION && o->up_proj) {
@@ -210,7 +236,7 @@ void layer_backward(emit *x)
       int first = i;
       while (first > 0 && b->op[first - 1].up_proj) first--;
       x->phase = PH_RECOMPUTE;
-      for (int j = first; j < i; j++) op_emit(x, &b->op[j]);
+      for (int j = first; j < i; j++) op_emit_marked(x, &b->op[j]);
       emit_last_event(x)->mem_delta_bytes += o->up_proj_bytes;
       x->phase = PH_BACKWARD;
     }
@@ -218,15 +244,17 @@ void layer_backward(emit *x)
       int first = i;
       while (first > 0 && b->op[first - 1].mlp) first--;
       x->phase = PH_RECOMPUTE;
-      for (int j = first; j <= i; j++) op_emit(x, &b->op[j]);
+      for (int j = first; j <= i; j++) op_emit_marked(x, &b->op[j]);
       x->phase = PH_BACKWARD;
     }
     if (o->kind == BLOCK_GEMM && i > 0 && b->op[i - 1].kind == BLOCK_TP_ENTER && tp_async_applies(x)) {
+      int from = emit_last_index(x) + 1;
       tp_async_column_backward(x, o, &b->op[i - 1]); /* Megatron's async input-gradient reduction (tp_overlap.c) */
+      mark_captured(x, from, o);
       i--;
       continue;
     }
-    op_emit(x, o);
+    op_emit_marked(x, o);
   }
 }
 

@@ -85,6 +85,8 @@ static const layout_field LAYOUT_FIELDS[] = {
     FIELD(overlap_param_gather, INT, MEMORY),
     SWITCH(overlap_moe_ep_comm, LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "MoE all-to-alls overlapped in F&B pairs"),
     SWITCH_META(cuda_graph, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "one CUDA graph"),
+    /* a set, not an enumeration: its option, column, report key and layout-string entry name it (docs/moe.md) */
+    FIELD(cuda_graph_scope, INT, MEMORY),
     /* the replay reads the routing, not the switch: generate.c sets graph meta flex_experts and flex_top_k */
     SWITCH(moe_flex_dispatcher, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "flex token dispatcher"),
     SWITCH(fp8_param_gather, LAYOUT_SHOW_STRING | LAYOUT_SHOW_REPORT | LAYOUT_SHOW_COLUMN, "FP8 primary weights"),
@@ -213,6 +215,44 @@ layout layout_default(void)
   for (int a = 0; a < AXIS_N; a++) /* every axis' degree 1; dp's set by layout_validate */
     if (!axis_get(a)->derived) axis_set_size(&l, a, 1);
   return l;
+}
+
+/* Megatron-Core's CudaGraphScope names (megatron/core/transformer/enums.py), bit i the i-th (layout.h) */
+static const char *const CG_SCOPE_NAMES[CG_SCOPE_N] = {"full",     "attn",           "mlp",   "moe",
+                                                       "moe_router", "moe_preprocess", "mamba", "full_iteration"};
+
+gboolean layout_cg_scope_parse(const char *s, int *out, GError **err)
+{
+  int scope = 0;
+  if (!*s) s = "+"; /* nothing named: refused as the empty member */
+  if (strcmp(s, "none") != 0) {
+    g_auto(GStrv) parts = g_strsplit_set(s, "+,", -1);
+    for (char **p = parts; *p; p++) {
+      int i = 0;
+      while (i < CG_SCOPE_N && strcmp(*p, CG_SCOPE_NAMES[i]) != 0) i++;
+      if (i == CG_SCOPE_N) {
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "cuda_graph_scope: unknown '%s' (allowed: none, or one or "
+                    "more of full, attn, mlp, moe, moe_router, moe_preprocess, mamba, full_iteration joined by '+')",
+                    *p);
+        return FALSE;
+      }
+      scope |= 1 << i;
+    }
+  }
+  *out = scope;
+  return TRUE;
+}
+
+const char *layout_cg_scope_name(int scope, char *buf)
+{
+  buf[0] = 0;
+  for (int i = 0; i < CG_SCOPE_N; i++) {
+    if (!(scope & (1 << i))) continue;
+    if (buf[0]) g_strlcat(buf, "+", LAYOUT_CG_SCOPE_NAME_MAX);
+    g_strlcat(buf, CG_SCOPE_NAMES[i], LAYOUT_CG_SCOPE_NAME_MAX);
+  }
+  if (!buf[0]) g_strlcpy(buf, "none", LAYOUT_CG_SCOPE_NAME_MAX);
+  return buf;
 }
 
 const char *layout_attn_name(layout_attn a) { return ATTN_NAMES[a]; }
@@ -354,6 +394,65 @@ static gboolean check_experts(const layout *l, const model *m, GError **err)
   return TRUE;
 }
 
+/* Megatron-Core's rules for a CUDA graph scope (megatron/core/transformer/transformer_config.py __post_init__ at
+ * NVIDIA/Megatron-LM@2b343d7, "Refactor cuda_graph_scope"), those that speak of what a layout here has, each refused
+ * with its reason; full_iteration alone becomes the switch cuda_graph (the whole step as one graph: its own
+ * implementation, "local", where the others are Transformer Engine's). Called with the experts checked. */
+static gboolean check_cg_scope(layout *l, const model *m, GError **err)
+{
+  int s = l->cuda_graph_scope;
+  char name[LAYOUT_CG_SCOPE_NAME_MAX];
+  layout_cg_scope_name(s, name);
+  if (s == 0) return TRUE;
+  if (s & ~((1 << CG_SCOPE_N) - 1)) return fail(err, "cuda_graph_scope: bits %#x (allowed: below %#x)", s, 1 << CG_SCOPE_N);
+  if (s & CG_SCOPE_FULL_ITERATION) {
+    if (s != CG_SCOPE_FULL_ITERATION)
+      return fail(err, "cuda_graph_scope: '%s': full_iteration captures the whole step, alone (allowed: full_iteration "
+                  "alone, or the others without it)", name);
+    l->cuda_graph = TRUE; /* the same graph as --cuda-graph */
+    l->cuda_graph_scope = 0;
+    return TRUE;
+  }
+  if (l->cuda_graph)
+    return fail(err, "cuda_graph_scope: '%s' with cuda_graph, the whole step already one graph (allowed: none with "
+                "--cuda-graph)", name);
+  if ((s & CG_SCOPE_FULL) && s != CG_SCOPE_FULL)
+    return fail(err, "cuda_graph_scope: '%s': full is the whole layer, alone (allowed: full alone, or parts without it)",
+                name);
+  if (s & CG_SCOPE_MAMBA)
+    return fail(err, "cuda_graph_scope: '%s': mamba captures Mamba layers, which %s has not (allowed: full, attn, mlp, "
+                "moe, moe_router, moe_preprocess)", name, m->name);
+  gboolean experts = model_has_experts(m), dense = !experts;
+  for (int i = 0; experts && i < m->layers; i++) dense |= !model_layer_is_moe(m, i);
+  if ((s & (CG_SCOPE_MOE | CG_SCOPE_MOE_ROUTER | CG_SCOPE_MOE_PREPROCESS)) && !experts)
+    return fail(err, "cuda_graph_scope: '%s': moe, moe_router and moe_preprocess capture MoE layers, which %s has not "
+                "(allowed: full, attn, mlp)", name, m->name);
+  if ((s & CG_SCOPE_MLP) && !dense)
+    return fail(err, "cuda_graph_scope: '%s': mlp captures a dense layer's MLP, and every layer of %s is MoE (allowed: "
+                "moe, moe_router, moe_preprocess, attn)", name, m->name);
+  if ((s & CG_SCOPE_MOE) && (s & CG_SCOPE_MOE_ROUTER))
+    return fail(err, "cuda_graph_scope: '%s': moe already holds moe_router (allowed: one of them)", name);
+  if ((s & CG_SCOPE_MOE_PREPROCESS) && !(s & CG_SCOPE_MOE_ROUTER))
+    return fail(err, "cuda_graph_scope: '%s': moe_preprocess follows the router in one graph (allowed: with "
+                "moe_router)", name);
+  /* a graph needs static shapes: dropless routing's token counts per expert are read back by the host */
+  gboolean dropped = experts && (l->moe_capacity_factor > 0 || m->moe.capacity_factor > 0);
+  if ((s & (CG_SCOPE_MOE | CG_SCOPE_FULL)) && experts && !dropped)
+    return fail(err, "cuda_graph_scope: '%s' captures the MoE block, which needs drop-and-pad routing, and %s routes "
+                "dropless (allowed: with --moe-capacity-factor, or attn, moe_router, moe_preprocess)", name, m->name);
+  if ((s & CG_SCOPE_MOE_PREPROCESS) && dropped && !l->moe_flex_dispatcher)
+    return fail(err, "cuda_graph_scope: '%s': the alltoall dispatcher's preprocess with a capacity factor copies the "
+                "counts to the host (allowed: moe_router without moe_preprocess, or dropless, or "
+                "--moe-flex-dispatcher)", name);
+  if (l->ckpt == CKPT_EVERY_LAYER)
+    return fail(err, "cuda_graph_scope: '%s' with checkpointing every_layer; Megatron graphs a fully recomputed layer "
+                "only in a whole-step graph (allowed: full_iteration, or checkpointing none, selective or mlp)", name);
+  if (l->ckpt == CKPT_MLP && experts && (s & CG_SCOPE_MOE_ROUTER))
+    return fail(err, "cuda_graph_scope: '%s' with checkpointing mlp, which recomputes the MoE block around the graphed "
+                "router (allowed: attn, or checkpointing none or selective)", name);
+  return TRUE;
+}
+
 /* Range checks come before any product is formed, and products are 64-bit, so no input overflows. */
 gboolean layout_validate(layout *l, const model *m, GError **err)
 {
@@ -419,6 +518,7 @@ gboolean layout_validate(layout *l, const model *m, GError **err)
   for (int a = 0; a < AXIS_N; a++) /* dp: gpus / the other degrees' product */
     if (axis_get(a)->derived) axis_set_size(l, a, (int)(l->gpus / axis_product(l, AXIS_ALL & ~AXIS_BIT(a))));
   if (!check_experts(l, m, err)) return FALSE;
+  if (!check_cg_scope(l, m, err)) return FALSE;
   if (l->ckpt == CKPT_MLA_UP_PROJ && !model_has_mla(m))
     return fail(err, "checkpointing: mla_up_proj recomputes latent attention's up-projections, which %s has not "
                 "(allowed: mla_up_proj with a model with kv_lora_rank, e.g. deepseek-v3)", m->name);

@@ -49,6 +49,30 @@ typedef enum { NORMK_STACK, NORMK_TORCH, NORMK_FUSED, NORMK_N } layout_norm_kern
  * over the whole sequence on heads/cp heads, its output all-to-all'd back). */
 typedef enum { CP_COMM_P2P, CP_COMM_A2A, CP_COMM_N } layout_cp_comm;
 
+/* Which part of each transformer layer is captured as a CUDA graph (Megatron-Core's --cuda-graph-scope with
+ * --cuda-graph-impl transformer_engine, its CudaGraphScope: megatron/core/transformer/enums.py; docs/moe.md "CUDA
+ * graph scope"): a set of these bits, 0 none (eager). The names in this order are Megatron's. FULL is the whole
+ * layer (Megatron's "full", an empty list); FULL_ITERATION the whole step, which layout_validate turns into the
+ * switch cuda_graph (the same graph as --cuda-graph). MAMBA is a name only: no model here has Mamba layers. */
+typedef enum {
+  CG_SCOPE_FULL = 1 << 0,
+  CG_SCOPE_ATTN = 1 << 1,           /* TransformerLayer._forward_attention: the input norm to the residual add */
+  CG_SCOPE_MLP = 1 << 2,            /* _forward_mlp of a dense layer: the pre-MLP norm, the MLP, the residual add */
+  CG_SCOPE_MOE = 1 << 3,            /* _forward_mlp of an MoE layer, all of it (drop-and-pad only) */
+  CG_SCOPE_MOE_ROUTER = 1 << 4,     /* an MoE layer's pre-MLP norm, router and top-k (and its shared experts) */
+  CG_SCOPE_MOE_PREPROCESS = 1 << 5, /* MoELayer.preprocess: the tokens' permutation (with moe_router only) */
+  CG_SCOPE_MAMBA = 1 << 6,
+  CG_SCOPE_FULL_ITERATION = 1 << 7,
+  CG_SCOPE_N = 8 /* names */
+} layout_cg_scope;
+/* The longest name of a scope: every member, '+'-joined. */
+#define LAYOUT_CG_SCOPE_NAME_MAX 72
+/* A scope named s: "none", or members separated by '+' (or ',', as Megatron-Core's TransformerConfig splits a
+ * string); else the one line "cuda_graph_scope: unknown 'X' (allowed: ...)". */
+gboolean layout_cg_scope_parse(const char *s, int *out, GError **err);
+/* Its name: "none", or its members '+'-joined in Megatron's order, into buf (LAYOUT_CG_SCOPE_NAME_MAX). */
+const char *layout_cg_scope_name(int scope, char *buf);
+
 typedef struct layout {
   int gpus, tp, pp, dp; /* dp is derived: gpus / (tp * cp * pp) */
   int ep, etp;          /* expert parallelism and expert tensor parallelism (Megatron's --expert-model-parallel-size,
@@ -71,6 +95,8 @@ typedef struct layout {
   gboolean overlap_grad_reduce;  /* the gradient reduction overlapped with the backward (docs/schedules.md) */
   gboolean overlap_param_gather; /* ZeRO 1/2's parameter all-gather overlapped with the next step's forward */
   gboolean cuda_graph; /* the step captured as one CUDA graph (Megatron's cuda_graph_impl full_iteration: docs/moe.md) */
+  int cuda_graph_scope; /* layout_cg_scope bits: the parts of each layer captured as CUDA graphs (Transformer
+                         * Engine's partial graphs, Megatron's --cuda-graph-scope; docs/moe.md); 0 none */
   gboolean overlap_moe_ep_comm;  /* MoE all-to-alls of an F&B pair beside the other pass's compute (docs/schedules.md) */
   gboolean moe_flex_dispatcher;  /* Megatron's flex token dispatcher (DeepEP, HybridEP): each token sent once per
                                   * destination NVLink domain and GPU, not once per expert (docs/moe.md) */

@@ -20,7 +20,13 @@
  * rank's collectives are simulated unless no flow of its other lanes can meet
  * their links (setup_lone's streamed_alone): then a lone one is a sleep of its
  * flows' time alone, not joined to the compute around it (a flow is not slowed
- * by the GPU's other lane).
+ * by the GPU's other lane) -- unless no other lane holds the GPU (no compute,
+ * no SMs held: solo_gpu), when it joins the compute as a non-streamed rank's.
+ * Such a rank's stream made only of lone collectives that wait for stream 0
+ * and are waited for by it (NeMo's tensor-parallel overlap) has no actor: lane
+ * 0 times its events inline where it reaches them and waits for them inline
+ * (setup_absorbed, run_absorbed; docs/sweep.md "Absorbed lanes"), the same
+ * times with a fraction of the SimGrid activities.
  */
 #include "replay.h"
 
@@ -62,6 +68,7 @@ typedef struct lane {
   sg_sem_t wake;   /* lane 1 of a mirror: released with the mirror's own */
   sg_sem_t dep;    /* a streamed rank's lane: released when the event it waits for ended (wait_dep) */
   int want_s, want_i; /* while it waits: the stream and the event */
+  double free_s;   /* a lane absorbed into lane 0 (rank_rt.absorbed): when its last event ended */
 } lane;
 
 /* The engine's state for one run: the only mutable global of layoutsim. */
@@ -74,6 +81,8 @@ typedef struct engine {
   coll_group *groups; /* per group id */
   int *lone;          /* per group id: the position of its one member with an actor whose hops no other
                        * rank's traffic can meet (coll_alone_seconds computes them), or -1 */
+  int *lone_absorbed; /* per group id: a lone group called on stream 0 and this stream, which its member must
+                       * absorb (setup_absorbed; streamed_alone_two), or 0 */
   coll_tune tune;     /* how the groups' algorithms are chosen */
   double straggler;   /* compute's expected slowdown waiting for the slowest GPU (sim/straggler.h) */
   gboolean routes_known; /* the built platform (topo_route gives its routes), not a --platform-file */
@@ -97,7 +106,9 @@ struct rank_rt {
   /* streamed programs (graph_program_streamed), an explicit rank's own, a mirror's its source's; NULL
    * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
   int *dep;
-  guint8 *wanted;
+  guint8 *wanted; /* per event: the streams (bits) of the events that wait for it */
+  gboolean solo_gpu; /* a streamed rank whose lanes but lane 0 never hold the GPU: no compute, no flex SMs */
+  guint8 absorbed;   /* streams (bits) whose events lane 0 runs inline, without an actor: setup_absorbed */
   /* with mirrors in the graph (else NULL): per event of the program (an explicit rank's own, a mirror's its
    * source's), a collective's ordinal among the program's calls on its group (coll_ordinals) */
   int *ord;
@@ -119,6 +130,12 @@ struct rank_rt {
 static int payload;
 
 static gboolean dormant(const engine *eng, const rank_rt *rt);
+
+/* Whether event i of r is on a stream lane 0 runs inline (setup_absorbed). */
+static gboolean absorbed_at(const rank_rt *r, int i) { return r->absorbed && (r->absorbed >> r->ev[i].stream & 1u); }
+
+/* Whether a lane with an actor waits for event i of r (an absorbed lane's waits are inline). */
+static gboolean wanted_live(const rank_rt *r, int i) { return r->wanted && (r->wanted[i] & ~r->absorbed); }
 
 static int mirror_cmp(gconstpointer a, gconstpointer b)
 {
@@ -156,7 +173,7 @@ static void wait_dep(lane *l, int i)
 {
   rank_rt *r = l->r;
   int d = r->dep ? r->dep[i] : -1;
-  if (d < 0) return;
+  if (d < 0 || absorbed_at(r, d) || absorbed_at(r, i)) return; /* an absorbed event's: inline (run_compute) */
   rank_rt *o = ender_of(r, d);
   int t = r->ev[d].stream;
   if (o->done[t] >= d) return;
@@ -173,7 +190,7 @@ static void wait_dep(lane *l, int i)
 static void mark_ended(lane *l, int i)
 {
   rank_rt *r = l->r;
-  if (!r->wanted || !r->wanted[i]) return;
+  if (!wanted_live(r, i)) return;
   flush_pending(l);
   r->done[l->s] = i;
   for (guint k = 0; k < r->waiting->len;) { /* wake, in the order they began to wait, those whose event ended */
@@ -214,10 +231,21 @@ static void trace_pop(rank_rt *r) { trace_set(r, "idle"); }
 /* Whether event i of r is a collective r runs alone on links nobody else uses (engine.lone, which
  * leaves out traced runs and ranks with a communication stream): its time needs no simulation, so it
  * joins the compute around it in one execution. */
+static gboolean lone_member(const rank_rt *r, int i);
+
 static gboolean lone_collective(const rank_rt *r, int i)
 {
   const graph_event *e = &r->ev[i];
-  if (e->kind != EV_COLLECTIVE || r->dep) return FALSE; /* a streamed rank's: run_comm sleeps it */
+  /* a streamed rank's on stream 0 joins the compute where no other lane holds the GPU (the execution is then
+   * alone on the host, so its seconds are exact); elsewhere run_comm sleeps it */
+  if (e->kind != EV_COLLECTIVE || (r->dep && (!r->solo_gpu || e->stream != 0))) return FALSE;
+  return lone_member(r, i);
+}
+
+/* Whether r is the lone member (engine.lone) of the group of its collective event i. */
+static gboolean lone_member(const rank_rt *r, int i)
+{
+  const graph_event *e = &r->ev[i];
   int gid = graph_group_for(r->prog, e->peer), pos = r->eng->lone[gid];
   if (pos < 0) return FALSE;
   const graph_group *gr = g_ptr_array_index(r->eng->g->groups, gid);
@@ -233,8 +261,10 @@ static int compute_run_end(lane *l, int i)
   if (r->mirrors && r->next_mirror < r->mirrors->len)
     stop = ((rank_rt *)g_ptr_array_index(r->mirrors, r->next_mirror))->prog->active_from;
   int j = i;
-  while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j)) && (j == i || j < stop) &&
-         (!r->dep || j == i || (r->ev[j].stream == l->s && r->dep[j] < 0 && !r->wanted[j - 1])))
+  while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j) || absorbed_at(r, j)) && (j == i || j < stop) &&
+         (!r->dep || j == i ||
+          ((r->ev[j].stream == l->s || (l->s == 0 && absorbed_at(r, j))) && (r->dep[j] < 0 || absorbed_at(r, r->dep[j])) &&
+           !wanted_live(r, j - 1))))
     j++;
   if (r->eng->tracing) return i + 1; /* one state per event in traces */
   return j;
@@ -277,6 +307,31 @@ static double host_issue(lane *l, const graph_event *e, double now)
   return l->host_s;
 }
 
+/* Absorbed event x of r (setup_absorbed): a lone collective of a stream without an actor, timed as that stream's
+ * lane would run it (lane_main, run_comm): from the later of its stream's last end and its dependency's end (an
+ * event of stream 0, already timed), after the host has issued it, for its flows' time alone and the latency it
+ * owes. Nothing else can meet its links (engine.lone) and it holds no SM, so no simulation is needed. */
+static void run_absorbed(rank_rt *r, int x)
+{
+  const graph_event *e = &r->ev[x];
+  engine *eng = r->eng;
+  lane *v = &r->lanes[e->stream];
+  double now = v->free_s;
+  int d = r->dep[x];
+  if (d >= 0) now = MAX(now, ender_of(r, d)->out->end_s[d]);
+  if (host_dispatched(eng)) {
+    double wait = host_issue(v, e, now) - now;
+    if (wait > 0) now += wait;
+  }
+  int gid = graph_group_for(r->prog, e->peer);
+  double owed, wait = coll_alone_wait_seconds(algo_of(eng, gid, e, TRUE), (graph_coll)e->variant, &eng->groups[gid],
+                                              eng->lone[gid], e->bytes, eng->prof->stack.nccl_step_latency_s, &owed);
+  r->out->start_s[x] = now;
+  v->free_s = now + MAX(wait, 0) + owed;
+  r->out->end_s[x] = v->free_s;
+  if (eng->prof->stack.launch_blocking && v->host_s < v->free_s) v->host_s = v->free_s;
+}
+
 static int run_compute(lane *l, int i)
 {
   rank_rt *r = l->r;
@@ -285,6 +340,18 @@ static int run_compute(lane *l, int i)
   if (r->eng->tracing) flush_pending(l); /* the state must start where the event starts */
   double t = simgrid_get_clock() + l->pending_s, total = l->pending_s;
   for (int k = i; k < j; k++) {
+    if (absorbed_at(r, k)) { /* on its own stream, beside this one: its times only */
+      run_absorbed(r, k);
+      continue;
+    }
+    int dk = r->dep ? r->dep[k] : -1;
+    if (dk >= 0 && absorbed_at(r, dk)) { /* the GPU waits for an absorbed event, as wait_dep would */
+      double end = ender_of(r, dk)->out->end_s[dk];
+      if (end > t) {
+        total += end - t;
+        t = end;
+      }
+    }
     double d = run_event_seconds(r, k), wait = host_dispatched(r->eng) ? host_issue(l, &r->ev[k], t) - t : 0;
     if (wait > 0) { /* the GPU waits for the host */
       t += wait;
@@ -418,7 +485,7 @@ static int lane_next(const lane *l, int i)
 {
   const rank_rt *r = l->r;
   if (!r->dep) return i; /* one stream */
-  while (i < r->n && r->ev[i].stream != l->s) i++;
+  while (i < r->n && r->ev[i].stream != l->s && !(l->s == 0 && absorbed_at(r, i))) i++;
   return i;
 }
 
@@ -429,6 +496,8 @@ static void lane_main(int argc, char **argv)
   lane *l = sg_actor_self_get_data();
   rank_rt *r = l->r;
   if (!r->active) sg_sem_acquire(l->s == 0 ? r->wake : l->wake);
+  if (l->s == 0)
+    for (int s = 1; s < GRAPH_STREAMS; s++) r->lanes[s].free_s = simgrid_get_clock(); /* absorbed lanes start too */
   int i = lane_next(l, r->first);
   while (i < r->n) {
     if (r->mirrors && l->s == 0) { /* stream 0 wakes the mirrors, as their source's program reaches them */
@@ -441,7 +510,7 @@ static void lane_main(int argc, char **argv)
     l->cur = i;
     wait_dep(l, i);
     int last = i;
-    if (r->ev[i].kind == EV_COMPUTE || lone_collective(r, i)) {
+    if (r->ev[i].kind == EV_COMPUTE || lone_collective(r, i) || absorbed_at(r, i)) {
       int j = run_compute(l, i);
       last = j - 1;
       i = j;
@@ -452,7 +521,13 @@ static void lane_main(int argc, char **argv)
     i = lane_next(l, i);
   }
   flush_pending(l);
-  if (l->s == 0) wake_mirrors(r, r->n);
+  if (l->s == 0) {
+    wake_mirrors(r, r->n);
+    double late = 0; /* the absorbed lanes end as their actors would have */
+    for (int s = 1; s < GRAPH_STREAMS; s++)
+      if (r->absorbed >> s & 1u) late = MAX(late, r->lanes[s].free_s);
+    if (late > simgrid_get_clock()) sg_actor_sleep_for(late - simgrid_get_clock());
+  }
   l->cur = -1;
   r->fin_s = MAX(r->fin_s, simgrid_get_clock());
   if (--r->lanes_left == 0) r->out->finish_s = r->fin_s;
@@ -610,7 +685,7 @@ static void setup_ranks(engine *eng, replay_result *res)
     rt->wanted = g_new0(guint8, MAX(rt->n, 1));
     for (int i = 0; i < rt->n; i++) {
       rt->dep[i] = graph_dep_of(rt->prog, i);
-      if (rt->dep[i] >= 0) rt->wanted[rt->dep[i]] = 1;
+      if (rt->dep[i] >= 0) rt->wanted[rt->dep[i]] |= (guint8)(1u << rt->ev[i].stream);
       rt->last_of[rt->ev[i].stream] = i;
     }
   }
@@ -805,6 +880,80 @@ static gboolean streamed_alone(const engine *eng, int gi, int rank)
   return TRUE;
 }
 
+/* Whether group gi, whose one member with an actor is `rank`, called on stream 0 and on one other stream
+ * (returned in *stream), can be lone once that stream is absorbed into lane 0 (setup_absorbed): on the built
+ * platform without PXN, every member in rank's NVLink domain; no flow of the rank on any stream but the group's
+ * own calls crossing a member's NVLink link; and the calls of the two streams never at once, by program order:
+ * a stream-0 call starts after every earlier call of the other stream has ended (stream 0 has waited for each
+ * of them by then) and before every later one starts (each depends on stream 0 at or after it). Lane 0 times
+ * all of them (lone_collective, run_absorbed), so their flows meet nobody's, each other's included. */
+static gboolean streamed_alone_two(const engine *eng, int gi, int rank, int *stream)
+{
+  const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+  if (!eng->routes_known || eng->pp->fabric == FABRIC_RAIL_PXN) return FALSE;
+  g_autoptr(GHashTable) members = g_hash_table_new(g_direct_hash, g_direct_equal);
+  int dom = topo_domain_of(eng->pp, rank);
+  for (guint k = 0; k < gr->ranks->len; k++) {
+    int m = g_array_index(gr->ranks, int, k);
+    if (topo_domain_of(eng->pp, m) != dom) return FALSE;
+    g_hash_table_add(members, GINT_TO_POINTER(m));
+  }
+  const rank_rt *rt = &eng->ranks[rank];
+  if (!rt->dep) return FALSE;
+  int other = -1;
+  for (int i = rt->first; i < rt->n; i++) {
+    const graph_event *e = &rt->ev[i];
+    if (e->kind != EV_COLLECTIVE || graph_group_for(rt->prog, e->peer) != gi || e->stream == 0) continue;
+    if (other >= 0 && e->stream != other) return FALSE;
+    other = e->stream;
+  }
+  if (other < 0) return FALSE;
+  /* the order: per call of the other stream, whether stream 0 has waited for it yet */
+  g_autofree guint8 *waited = g_new0(guint8, MAX(rt->n, 1));
+  int unwaited = 0, last0 = -1, calls0 = 0;
+  g_autoptr(GHashTable) others = g_hash_table_new(g_direct_hash, g_direct_equal); /* the rank's other groups */
+  for (int i = rt->first; i < rt->n; i++) {
+    const graph_event *e = &rt->ev[i];
+    int d = rt->dep[i];
+    gboolean mine = e->kind == EV_COLLECTIVE && graph_group_for(rt->prog, e->peer) == gi;
+    if (e->stream == 0 && d >= rt->first && !waited[d] && rt->ev[d].stream == other && rt->ev[d].kind == EV_COLLECTIVE &&
+        graph_group_for(rt->prog, rt->ev[d].peer) == gi) {
+      waited[d] = 1;
+      unwaited--;
+    }
+    if (mine && e->stream == 0) {
+      if (unwaited) return FALSE;
+      last0 = i;
+      calls0++;
+    } else if (mine) {
+      if (last0 >= 0 && (d < last0 || rt->ev[d].stream != 0)) return FALSE;
+      unwaited++;
+    } else if (e->kind == EV_COLLECTIVE) {
+      g_hash_table_add(others, GINT_TO_POINTER(graph_group_for(rt->prog, e->peer)));
+    } else if ((e->kind == EV_SEND || e->kind == EV_RECV) &&
+               (route_meets(eng, rank, e->peer, members) || route_meets(eng, e->peer, rank, members))) {
+      return FALSE;
+    }
+  }
+  if (!calls0) return FALSE;
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, others);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const graph_group *h = g_ptr_array_index(eng->g->groups, GPOINTER_TO_INT(key));
+    for (guint x = 0; x < h->ranks->len; x++) {
+      int a = g_array_index(h->ranks, int, x);
+      if (dormant(eng, &eng->ranks[a])) continue;
+      for (guint y = 0; y < h->ranks->len; y++) {
+        int b = g_array_index(h->ranks, int, y);
+        if (a != b && (route_meets(eng, a, b, members) || route_meets(eng, b, a, members))) return FALSE;
+      }
+    }
+  }
+  *stream = other;
+  return TRUE;
+}
+
 /* engine.lone: a group whose members but one are dormant mirrors, each reached by no other rank with
  * an actor through any group (so only that member's own hops, one collective at a time, ever cross
  * their links: a member's actor is sequential, pipeline messages go between ranks with actors, and
@@ -814,6 +963,7 @@ static void setup_lone(engine *eng)
   const graph *g = eng->g;
   int ng = (int)g->groups->len, w = g->world_size;
   eng->lone = g_new(int, ng > 0 ? ng : 1);
+  eng->lone_absorbed = g_new0(int, ng > 0 ? ng : 1);
   g_autofree int *owner = g_new(int, w > 0 ? w : 1); /* the one active rank that reaches a dormant one; -2: several */
   for (int r = 0; r < w; r++) owner[r] = -1;
   for (int gi = 0; gi < ng; gi++) {
@@ -849,6 +999,85 @@ static void setup_lone(engine *eng)
     gboolean streamed = pos >= 0 && eng->ranks[g_array_index(gr->ranks, int, pos)].dep;
     eng->lone[gi] = active == 1 && clean && (!streamed || streamed_alone(eng, gi, g_array_index(gr->ranks, int, pos))) &&
                     !eng->tracing && gr->ranks->len > 1 ? pos : -1;
+    int two = 0;
+    if (eng->lone[gi] < 0 && active == 1 && clean && streamed && !eng->tracing && gr->ranks->len > 1 &&
+        streamed_alone_two(eng, gi, g_array_index(gr->ranks, int, pos), &two)) {
+      eng->lone[gi] = pos; /* if its member absorbs the other stream (setup_absorbed) */
+      eng->lone_absorbed[gi] = two;
+    }
+  }
+}
+
+/* rank_rt.solo_gpu and .absorbed, after setup_lone. A streamed rank none of whose lanes but lane 0 holds the
+ * GPU (no compute event, no all-to-all holding SMs: run_comm's flex) has its lone collectives on stream 0 joined
+ * to the compute (lone_collective); and a stream of it whose every event the rank runs is a lone collective,
+ * depending on nothing or on an earlier event of stream 0 and waited for by stream 0 only (NeMo's tensor-parallel
+ * overlap: an all-gather beside each GEMM), runs inline in lane 0 without an actor of its own: its events' times
+ * are its lane's, computed where lane 0 reaches them (run_absorbed), and lane 0 waits for them inline. The same
+ * times, fewer SimGrid activities (docs/sweep.md, "Absorbed lanes"). A mirror absorbs only what its source does
+ * (an absorbed event before its active_from is timed by the source). */
+static void absorb_pass(engine *eng)
+{
+  for (int r = 0; r < eng->g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    rt->solo_gpu = FALSE;
+    rt->absorbed = 0;
+    if (!rt->dep || dormant(eng, rt) || eng->tracing) continue;
+    gboolean solo = TRUE;
+    for (int i = rt->first; i < rt->n && solo; i++) {
+      const graph_event *e = &rt->ev[i];
+      if (e->stream == 0) continue;
+      if (e->kind == EV_COMPUTE) solo = FALSE;
+      else if (e->kind == EV_COLLECTIVE && eng->groups[graph_group_for(rt->prog, e->peer)].flex_sm_share > 0) solo = FALSE;
+    }
+    rt->solo_gpu = solo;
+    if (!solo) continue;
+    for (int s = 1; s < GRAPH_STREAMS; s++) {
+      gboolean ok = rt->last_of[s] >= rt->first;
+      for (int i = rt->first; i < rt->n && ok; i++) {
+        const graph_event *e = &rt->ev[i];
+        if (e->stream != s) continue;
+        int d = rt->dep[i];
+        ok = e->kind == EV_COLLECTIVE && lone_member(rt, i) && (d < 0 || (d < i && rt->ev[d].stream == 0)) &&
+             !(rt->wanted[i] & ~1u);
+      }
+      if (ok) rt->absorbed |= (guint8)(1u << s);
+    }
+  }
+  /* a source and its running mirrors absorb the same streams: a mirror's event may wait for one of its source's
+   * before its active_from, which the source then timed inline, or its lane marked ended */
+  for (int r = 0; r < eng->g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of >= 0 && !dormant(eng, rt)) eng->ranks[rt->prog->mirror_of].absorbed &= rt->absorbed;
+  }
+  for (int r = 0; r < eng->g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    if (rt->prog->mirror_of >= 0) rt->absorbed &= eng->ranks[rt->prog->mirror_of].absorbed;
+  }
+}
+
+/* absorb_pass until the groups lone only with a stream absorbed (streamed_alone_two) have it: one that has not
+ * is no longer lone, which may keep a stream of another group from being absorbed. */
+static void setup_absorbed(engine *eng)
+{
+  gboolean changed = TRUE;
+  while (changed) {
+    absorb_pass(eng);
+    changed = FALSE;
+    for (guint gi = 0; gi < eng->g->groups->len; gi++) {
+      if (!eng->lone_absorbed[gi] || eng->lone[gi] < 0) continue;
+      const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+      const rank_rt *rt = &eng->ranks[g_array_index(gr->ranks, int, eng->lone[gi])];
+      if (rt->absorbed >> eng->lone_absorbed[gi] & 1u) continue;
+      eng->lone[gi] = -1;
+      eng->lone_absorbed[gi] = 0;
+      changed = TRUE;
+    }
+  }
+  for (int r = 0; r < eng->g->world_size; r++) {
+    rank_rt *rt = &eng->ranks[r];
+    for (int s = 1; s < rt->n_lanes; s++)
+      if (rt->absorbed >> s & 1u) rt->lanes_left--;
   }
 }
 
@@ -858,6 +1087,7 @@ static void start_actors(engine *eng)
     rank_rt *rt = &eng->ranks[r];
     if (dormant(eng, rt)) continue;
     for (int s = 0; s < rt->n_lanes; s++) {
+      if (rt->absorbed >> s & 1u) continue; /* run inline by lane 0 (setup_absorbed) */
       char name[32];
       snprintf(name, sizeof name, s ? "rank%d.s%d" : "rank%d", r, s);
       sg_actor_t a = sg_actor_init(name, rt->host);
@@ -886,6 +1116,7 @@ static void engine_clear(engine *eng)
   for (guint gi = 0; gi < eng->g->groups->len; gi++) coll_group_clear(&eng->groups[gi]);
   g_free(eng->groups);
   g_free(eng->lone);
+  g_free(eng->lone_absorbed);
   g_free(eng->calls);
   for (int r = 0; r < eng->g->world_size; r++) {
     if (eng->ranks[r].mirrors) g_ptr_array_free(eng->ranks[r].mirrors, TRUE);
@@ -970,6 +1201,7 @@ replay_result *replay_run(const graph *g, const gpu_profile *prof, const plat_pa
   setup_tune(&eng, o);
   setup_groups(&eng);
   setup_lone(&eng);
+  setup_absorbed(&eng);
   start_actors(&eng);
   prepared.unclean = TRUE; /* until the run is seen to end clean */
   simgrid_run();

@@ -231,9 +231,10 @@ END {
   print "settings of the study's published runs; 13B-8k and 30B are not in them (GPU counts and spaces are the script's" > md
   print "choice). A setting's name is model-sequence-GPUs (13B-2k-64: llama-13b, 2,048 tokens, 64 GPUs)." > md
   print "" > md
-  print "**Bands.** Every simulated MFU below is given as value ± band: the sweep's `band_pct` of that layout, the 90th" > md
-  print "percentile of the step-time error of its regime against measured runs (docs/trust.md), relative to the value, wider" > md
-  print "where the regime is less well calibrated (e.g. pipeline degree 2, `pp2-cost`)." > md
+  print "**Bands.** Every simulated MFU in the tables below is given as value ± band (the findings' text repeats values" > md
+  print "without it): the sweep's `band_pct` of that layout, the 90th percentile of the step-time error of its regime" > md
+  print "against measured runs (docs/trust.md), relative to the value, wider where the regime is less well calibrated (e.g." > md
+  print "pipeline degree 2, `pp2-cost`)." > md
   print "The table's last columns give each setting's range of bands and which of its layouts lie outside the calibration" > md
   print "data (`outside:` flags: 8k sequences, more nodes than measured): those are predictions, not interpolations. The" > md
   print "figures draw the same bands as whiskers. The bands are each number's error against a measurement; they are not" > md
@@ -593,7 +594,7 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   print "(each is one more entry in bench/study-report.sh's PART2 or its spaces; left out to keep the whole report within" > md
   print "15 minutes on 2 cores)." > md
   section(md, "Best layouts at scale", "p2-best", "best MFU at scale, with bands")
-  table_head(md, "setting|profile|best layout|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
+  table_head(md, "setting|profile|best layout (tp pp mb sp, recompute, schedule, precision if not bf16)|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
   for (q = 1; q <= np2; q++) {
     s = P2[q]; v = "-"; nb++
     # under the name, the best layout in two lines: its degrees, then its recompute, schedule and precision

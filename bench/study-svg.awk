@@ -32,20 +32,20 @@ function wrap(s, max, OUT,    n, P, c, k, nw, WD, w, piece) {
   }
   return n
 }
-function bars(f, title, note, ylab, nc, CL, ns, SL, V, MV, EB, hasm,    c, s, bw, gw, left, W, H, top, ph, ymax, x, y, h, v, t, lx, lab, foot, lw, nfl, FL, nnl, NL, CA, CB, CP, twol, hasna, hasx, haseb, ly, nly, LX, LY, ncl, NCL, e) {
+function bars(f, title, note, ylab, nc, CL, ns, SL, V, MV, EB, hasm,    c, s, bw, gw, left, W, H, top, ph, ymax, x, y, h, v, t, lx, lab, foot, lw, nfl, FL, nnl, NL, CA, CB, CP, twol, hasna, hasx, hasmx, haseb, ly, nly, LX, LY, ncl, NCL, e) {
   bw = ns > 4 ? 17 : (ns == 1 ? 36 : 22); left = 64; ph = 260
-  gw = ns * bw + 28; twol = 0; hasna = 0; hasx = 0; haseb = 0
+  gw = ns * bw + 28; twol = 0; hasna = 0; hasx = 0; hasmx = 0; haseb = 0
   for (c = 1; c <= nc; c++) {
     NCL[c] = split(CL[c], CP, "|"); CA[c] = CP[1]; if (NCL[c] - 1 > twol) twol = NCL[c] - 1
     for (e = 2; e <= NCL[c]; e++) { CB[c, e] = CP[e]; if (6.4 * length(CP[e]) + 16 > gw) gw = 6.4 * length(CP[e]) + 16 }
     if (7.6 * length(CA[c]) + 16 > gw) gw = 7.6 * length(CA[c]) + 16
-    for (s = 1; s <= ns; s++) { if (V[c, s] == "") hasna = 1; if (V[c, s] == "x") hasx = 1; if (V[c, s] != "" && V[c, s] != "x" && EB[c, s] != "" && EB[c, s] > 0) haseb = 1 }
+    for (s = 1; s <= ns; s++) { if (V[c, s] == "") hasna = 1; if (V[c, s] == "x") hasx = 1; if (MV[c, s] == "x") hasmx = 1; if (V[c, s] != "" && V[c, s] != "x" && EB[c, s] != "" && EB[c, s] > 0) haseb = 1 }
   }
   # a plot at least 440 px wide: a single group is not a sliver at the left of a wide canvas
   if (nc * gw < 440) gw = 440 / nc
   foot = "bars: simulated, labelled with their MFU %" (haseb && BAR_EBNOTE != "" ? "; whiskers: " BAR_EBNOTE : "") \
     (hasna ? "; n/a: not in the setting's sweep" : "") (hasx ? "; none fits: every layout of it runs out of memory" : "") \
-    (hasm ? "; black diamond: the measured best of the same series (its layout may differ: the report's table names both); black cross: measured, none fits" : "")
+    (hasm ? "; black diamond: the measured best of the same series (its layout may differ: the report's table names both)" : "") (hasmx ? "; black cross: measured, none fits" : "")
   # the note and the footnote as wide as the plot (at least 80 characters)
   nfl = wrap(foot, (left + nc * gw) / 6.2 > 80 ? int((left + nc * gw) / 6.2) : 80, FL)
   nnl = wrap(note, (left + nc * gw) / 6.6 > 80 ? int((left + nc * gw) / 6.6) : 80, NL)

@@ -41,6 +41,12 @@ fileno == 2 {
   R["s", i, "sp"] = $13; R["s", i, "ck"] = $14; R["s", i, "ke"] = $15; R["s", i, "st"] = $21
   R["s", i, "t"] = $21 == "ok" ? $22 + 0 : 0; R["s", i, "mfu"] = $21 == "ok" ? 100 * $23 : 0
   PEAK[i] = $25 + 0; CAP[i] = $26 + 0; BAND[i] = $27 + 0
+  if ($21 == "ok") {
+    if (!((s) in BMIN) || BAND[i] < BMIN[s]) BMIN[s] = BAND[i]
+    if (!((s) in BMAX) || BAND[i] > BMAX[s]) BMAX[s] = BAND[i]
+    nfl = split($28, FLA, ";")
+    for (q = 1; q <= nfl; q++) if (FLA[q] ~ /^outside:/) { NOUTR[s, substr(FLA[q], 9)]++; seen("s", s, "out", substr(FLA[q], 9)) }
+  }
   C[i, 1] = $30 + $31; C[i, 2] = $32 + 0; C[i, 3] = $33 + 0; C[i, 4] = $34 + 0; C[i, 5] = $35 + 0; C[i, 6] = $36 + $37
   k = rkey(s, $10, $11, $12, $13, $14, $15)
   if (("s", k) in ID) die(s " " lay("s", i) " simulated twice")
@@ -108,7 +114,8 @@ function dcol(a, b,    k) {
 }
 function pct(x) { return sprintf("%.1f%%", x) }
 function mfu(w, i) { return i ? sprintf("%.1f%%", R[w, i, "mfu"]) : "none fits" }
-function bestcell(w, s, filt,    i) { i = best(w, s, filt); return i ? sprintf("%.1f (%s)", R[w, i, "mfu"], shortlay(w, i, filt)) : "none fits" }
+# simulated: the MFU with its layout's band (band_pct, relative); measured: the MFU alone
+function bestcell(w, s, filt,    i) { i = best(w, s, filt); return i ? sprintf("%s (%s)", w == "s" ? band2(R[w, i, "mfu"], BAND[i], "%.1f") : sprintf("%.1f", R[w, i, "mfu"]), shortlay(w, i, filt)) : "none fits" }
 # the layout without the fields the filter fixes
 function shortlay(w, i, filt,    x, r, q) {
   split("tp pp mb sp ck ke", x, " "); r = ""
@@ -119,9 +126,12 @@ function verdict(k, tot) { return tot == 0 ? "not testable" : (k == tot ? "repro
 function hasm(s) { return paper == "yes" && MSETS[s] > 0 }
 # a value for a chart: the best MFU of side w at filt in s, "x" when the value is in the space but none fits, ""
 # when it is not in the space
+# (CHB: the half-width of the returned simulated row's band, in MFU points; "" for none)
 function chartv(w, s, f, v, extra,    i) {
+  CHB = ""
   if (!((w, s, f, v) in HAS)) return ""
   i = best(w, s, f "=" v (extra == "" ? "" : "," extra))
+  if (i && w == "s") CHB = sprintf("%.2f", R[w, i, "mfu"] * BAND[i] / 100)
   return i ? sprintf("%.2f", R[w, i, "mfu"]) : "x"
 }
 
@@ -136,28 +146,28 @@ function head(cols,    a, n, q, h) { n = split(cols, a, "|"); h = "|"; for (q = 
 function rule(cols,    a, n, q, r) { n = split(cols, a, "|"); r = "|"; for (q = 1; q <= n; q++) r = r "---|"; return r }
 function table_head(md, cols) { print head(cols) > md; print rule(cols) > md }
 # The charts' values of setting s at value v of field f, simulated (V) and measured (M), at bar group q, series k.
-function chart_values(V, M, q, k, s, f, v) { V[q, k] = chartv("s", s, f, v, ""); M[q, k] = hasm(s) ? chartv("m", s, f, v, "") : "" }
+function chart_values(V, M, E, q, k, s, f, v) { V[q, k] = chartv("s", s, f, v, ""); E[q, k] = CHB; M[q, k] = hasm(s) ? chartv("m", s, f, v, "") : "" }
 # A row of a best-MFU-per-value table: setting s's fastest layout at each value LIST[1..n] of field f ("n/a": the
 # value is not in its sweep), with the measured one (hasp) in a column of its own after each (mode "column", empty
 # where not measured) or in the same cell (mode "inline", where measured); the charts' values at bar group q.
-function value_row(s, f, LIST, n, mode, q, V, M,    line, k, c) {
+function value_row(s, f, LIST, n, mode, q, V, M, E,    line, k, c) {
   line = "| " s " |"
   for (k = 1; k <= n; k++) {
     c = ((("s", s, f, LIST[k]) in HAS) ? bestcell("s", s, f "=" LIST[k]) : "n/a")
     if (hasp && mode == "inline" && (("m", s, f, LIST[k]) in HAS)) c = c "; measured " bestcell("m", s, f "=" LIST[k])
     line = line " " c " |"
     if (hasp && mode == "column") line = line " " ((("m", s, f, LIST[k]) in HAS) ? bestcell("m", s, f "=" LIST[k]) : "") " |"
-    chart_values(V, M, q, k, s, f, LIST[k])
+    chart_values(V, M, E, q, k, s, f, LIST[k])
   }
   return line
 }
 # A row of an off/on table (checkpointing, sp): setting s's fastest layout at value a and at value b of field f,
 # then (gain) the gain cell g; with the measured rows (hasp) the same of the measured ones (gain cell mg), empty
 # where s has none; the charts' values at bar group q.
-function off_on_row(s, f, a, b, q, V, M, gain, g, mg,    line) {
+function off_on_row(s, f, a, b, q, V, M, E, gain, g, mg,    line) {
   line = "| " s " | " bestcell("s", s, f "=" a) " | " bestcell("s", s, f "=" b) " |" (gain ? " " g " |" : "")
   if (hasp) line = line (hasm(s) ? " " bestcell("m", s, f "=" a) " | " bestcell("m", s, f "=" b) " |" (gain ? " " mg " |" : "") : " | |" (gain ? " |" : ""))
-  chart_values(V, M, q, 1, s, f, a); chart_values(V, M, q, 2, s, f, b)
+  chart_values(V, M, E, q, 1, s, f, a); chart_values(V, M, E, q, 2, s, f, b)
   return line
 }
 
@@ -169,7 +179,7 @@ function part2_row(    s, v, k) {
   if (k > 10) return
   X2[s, v, k, "lay"] = "tp" $10 " pp" $11 " mb" $12 " sp" $13 " " $14 " " $16 ($17 > 1 ? " V" $17 : "") ($19 != "bf16" ? " " $19 : "")
   X2[s, v, k, "prec"] = $19
-  X2[s, v, k, "tp"] = $10; X2[s, v, k, "pp"] = $11; X2[s, v, k, "mb"] = $12; X2[s, v, k, "ck"] = $14
+  X2[s, v, k, "tp"] = $10; X2[s, v, k, "pp"] = $11; X2[s, v, k, "mb"] = $12; X2[s, v, k, "ck"] = $14; X2[s, v, k, "sp"] = $13; X2[s, v, k, "vs"] = $17
   X2[s, v, k, "sch"] = $16; X2[s, v, k, "t"] = $22 + 0; X2[s, v, k, "mfu"] = 100 * $23; X2[s, v, k, "band"] = $27 + 0
   X2[s, v, k, "kwh"] = $29 + 0; X2[s, v, k, "flags"] = $28; X2[s, v, k, "ib"] = $20; X2[s, v, k, "bub"] = 100 * $24
   X2[s, v, k, "peak"] = $25 + 0
@@ -178,6 +188,7 @@ function part2_row(    s, v, k) {
 function outside(flags,    a, na, q, r) {
   na = split(flags, a, ";"); r = ""
   for (q = 1; q <= na; q++) if (a[q] ~ /^outside:/) r = r (r == "" ? "" : ", ") substr(a[q], 9)
+  for (q = 1; q <= na; q++) if (a[q] == "uncalibrated-profile") r = r (r == "" ? "" : ", ") "profile not calibrated in this precision"
   return r == "" ? "none" : r
 }
 function band2(v, b, fmt) { return sprintf(fmt " ± " fmt, v, v * b / 100) }
@@ -193,7 +204,7 @@ END {
   print "Model Training\" (the study: ../shared/docs/study.md). Part 1 regenerates its evidence on its settings and" > md
   print "search spaces; part 2 is the frame of the study extended, on today's model. Every verdict below is computed" > md
   print "from the simulated rows by the rule it states (bench/study-report.awk); none is written in. The verdicts at a" > md
-  print "glance: [Summary](#summary)." > md
+  print "glance: [Summary](#summary); the extension's, each number with its band: [Answers of the extension](#answers-of-the-extension)." > md
   if (hasp) print "Measured rows (PAPER_DIR, the study authors' runs, not part of the repository) are shown beside the simulated ones: " N["m"] " rows matched a setting" (MDUP ? ", " MDUP " repeated layouts left out" : "") "." > md
   else print "Simulated only: run it with PAPER_DIR to see the study's measured rows beside the simulated ones." > md
   print "" > md
@@ -201,13 +212,16 @@ END {
   # ---------------- part 1 ----------------
   print "## Part 1: the study regenerated" > md
   print "" > md
-  table_head(md, "setting|model|seq|GPUs|global batch|space|kernels|layouts that fit / do not fit" (hasp ? "|measured rows" : ""))
+  table_head(md, "setting|model|seq|GPUs|global batch|space|kernels|layouts that fit / do not fit|band (± % of each MFU)|outside the calibration data (layouts that fit)" (hasp ? "|measured rows" : ""))
   for (q = 1; q <= np1; q++) {
     s = P1[q]; kl = ""
     for (k = 1; k <= NV["s", s, "ke"]; k++) kl = kl (k > 1 ? ", " : "") VAL["s", s, "ke", k]
-    printf "| %s | %s | %d | %d | %d | %s; checkpointing %s | %s | %d / %d%s |\n", s, SMODEL[s], SSEQ[s], SGPUS[s], SGB[s], SSPACE[s],
+    ol = ""
+    for (k = 1; k <= NV["s", s, "out"]; k++) ol = ol (k > 1 ? ", " : "") VAL["s", s, "out", k] " (" NOUTR[s, VAL["s", s, "out", k]] " of " count("s", s, "", "ok") ")"
+    printf "| %s | %s | %d | %d | %d | %s; checkpointing %s | %s | %d / %d | %s | %s |%s\n", s, SMODEL[s], SSEQ[s], SGPUS[s], SGB[s], SSPACE[s],
       (("s", s, "ck", "every_layer") in HAS) ? "none, every_layer" : "none", kl, count("s", s, "", "ok"), count("s", s, "", "oom"),
-      hasp ? " | " MSETS[s] + 0 : "" > md
+      ((s) in BMIN) ? (sprintf("%.1f", BMIN[s]) == sprintf("%.1f", BMAX[s]) ? sprintf("%.1f%%", BMIN[s]) : sprintf("%.1f-%.1f%%", BMIN[s], BMAX[s])) : "-",
+      ol == "" ? "none" : ol, hasp ? " " MSETS[s] + 0 " |" : "" > md
   }
   print "" > md
   print "On the shipped A100 profile and the study stack. Where a setting has an earlier-stack kernel (torch, fused-softmax," > md
@@ -215,30 +229,40 @@ END {
   print "code's balanced partition (docs/calibration.md, \"Two software stacks\"); flash2+rmsnorm without checkpointing only" > md
   print "(the study: the fused kernel does not work with it). 13B-2k on 64 and 32 GPUs and 65B-2k on 128 and 64 are the" > md
   print "settings of the study's published runs; 13B-8k and 30B are not in them (GPU counts and spaces are the script's" > md
-  print "choice), and lie outside the calibration data (docs/trust.md): read them as predictions with wider bands." > md
+  print "choice). A setting's name is model-sequence-GPUs (13B-2k-64: llama-13b, 2,048 tokens, 64 GPUs)." > md
+  print "" > md
+  print "**Bands.** Every simulated MFU in the tables below is given as value ± band (the findings' text repeats values" > md
+  print "without it): the sweep's `band_pct` of that layout, the 90th percentile of the step-time error of its regime" > md
+  print "against measured runs (docs/trust.md), relative to the value, wider where the regime is less well calibrated (e.g." > md
+  print "pipeline degree 2, `pp2-cost`)." > md
+  print "The table's last columns give each setting's range of bands and which of its layouts lie outside the calibration" > md
+  print "data (`outside:` flags: 8k sequences, more nodes than measured): those are predictions, not interpolations. The" > md
+  print "figures draw the same bands as whiskers. The bands are each number's error against a measurement; they are not" > md
+  print "the error of a difference between two layouts of one setting, which the findings below compare." > md
+  print "" > md
   print "The breakdown columns named below are the sweep's (docs/metrics.md): seconds per GPU of each step." > md
 
   # 1.1 micro-batch
   section(md, "Best MFU per micro-batch size", "p1-microbatch", "best MFU per micro-batch size")
-  print "MFU % of the fastest layout that fits at each micro-batch size (its other fields in brackets)" (hasp ? "; measured: the same for the measured rows" : "") "." > md
+  print "MFU % ± band of the fastest layout that fits at each micro-batch size (its other fields in brackets)" (hasp ? "; measured: the same for the measured rows" : "") "." > md
   print "" > md
   cols = "setting"; split("1 2 4 8", MBL, " ")
   for (k = 1; k <= 4; k++) cols = cols "|mb " MBL[k] (hasp ? "|measured mb " MBL[k] : "")
   table_head(md, cols)
-  for (q = 1; q <= np1; q++) { CL[q] = P1[q]; print value_row(P1[q], "mb", MBL, 4, "column", q, V1, M1) > md }
+  for (q = 1; q <= np1; q++) { CL[q] = P1[q]; print value_row(P1[q], "mb", MBL, 4, "column", q, V1, M1, E1) > md }
   for (k = 1; k <= 4; k++) SL[k] = "micro-batch " MBL[k]
-  BAR_EBNOTE = ""
-  bars(out "/img/p1-microbatch.svg", "Best MFU per micro-batch size", "the fastest layout that fits at each micro-batch size, per setting (A100, study stack)", "MFU %", np1, CL, 4, SL, V1, M1, EBNONE, hasp)
+  BAR_EBNOTE = "the band of the bar's layout (band_pct, docs/trust.md), against measurement"
+  bars(out "/img/p1-microbatch.svg", "Best MFU per micro-batch size", "the fastest layout that fits at each micro-batch size, per setting (A100, study stack); setting: model-sequence-GPUs", "MFU %", np1, CL, 4, SL, V1, M1, E1, hasp)
 
   # 1.2 kernels
   section(md, "The attention and norm kernels", "p1-kernels", "best MFU per kernel")
-  print "MFU % of the fastest layout that fits with each kernel." > md
+  print "MFU % ± band of the fastest layout that fits with each kernel (its other fields in brackets)." > md
   print "" > md
   cols = "setting"; for (k = 1; k <= NKEALL; k++) cols = cols "|" KEALL[k]
   table_head(md, cols)
-  for (q = 1; q <= np1; q++) print value_row(P1[q], "ke", KEALL, NKEALL, "inline", q, V2, M2) > md
+  for (q = 1; q <= np1; q++) print value_row(P1[q], "ke", KEALL, NKEALL, "inline", q, V2, M2, E2) > md
   for (k = 1; k <= NKEALL; k++) SL[k] = KEALL[k]
-  bars(out "/img/p1-kernels.svg", "Best MFU per attention/norm kernel", "the fastest layout that fits with each kernel, per setting; n/a: the kernel is not in the setting's sweep", "MFU %", np1, CL, NKEALL, SL, V2, M2, EBNONE, hasp)
+  bars(out "/img/p1-kernels.svg", "Best MFU per attention/norm kernel", "the fastest layout that fits with each kernel, per setting (A100, study stack); torch, fused-softmax and flash1 with the earlier stack's uniform partition", "MFU %", np1, CL, NKEALL, SL, V2, M2, E2, hasp)
 
   # 1.3 checkpointing
   section(md, "Checkpointing on and off", "p1-checkpointing", "best MFU with and without checkpointing")
@@ -247,10 +271,10 @@ END {
     s = P1[q]
     if (!((("s", s, "ck", "every_layer") in HAS))) continue
     nc3++; CL3[nc3] = s
-    print off_on_row(s, "ck", "none", "every_layer", nc3, V3, M3, 0) > md
+    print off_on_row(s, "ck", "none", "every_layer", nc3, V3, M3, E3, 0) > md
   }
   SL3[1] = "no checkpointing"; SL3[2] = "every layer"
-  bars(out "/img/p1-checkpointing.svg", "Best MFU with and without activation checkpointing", "the fastest layout that fits, any kernel, per setting", "MFU %", nc3, CL3, 2, SL3, V3, M3, EBNONE, hasp)
+  bars(out "/img/p1-checkpointing.svg", "Best MFU with and without activation checkpointing", "the fastest layout that fits, any kernel, per setting; the fused RMSNorm kernel runs only without checkpointing, so part of each gap is the kernel's: finding 2 below compares the same layouts", "MFU %", nc3, CL3, 2, SL3, V3, M3, E3, hasp)
 
   # finding 2's pairs and finding 3's pairs, both sides
   for (w = 1; w <= 2; w++) {
@@ -266,7 +290,14 @@ END {
         if (ok(side, j)) {
           P3T[side]++; if (R[side, i, "t"] < R[side, j, "t"]) P3Y[side]++
           P3S[side, R[side, i, "set"]]++; if (R[side, i, "t"] < R[side, j, "t"]) P3SY[side, R[side, i, "set"]]++
-          if (side == "s") for (k = 1; k <= NCOL; k++) P3D[k] += C[j, k] - C[i, k]
+          if (side == "s") {
+            for (k = 1; k <= NCOL; k++) P3D[k] += C[j, k] - C[i, k]
+            # the pair's MFU gap against the larger of its two bands (in MFU points)
+            bi = R[side, i, "mfu"] * BAND[i] / 100; bj = R[side, j, "mfu"] * BAND[j] / 100
+            if ((R[side, i, "mfu"] - R[side, j, "mfu"]) ^ 2 < (bi > bj ? bi : bj) ^ 2) P3IN++
+            if (!P3BLO || BAND[i] < P3BLO) P3BLO = BAND[i]; if (BAND[j] < P3BLO) P3BLO = BAND[j]
+            if (BAND[i] > P3BHI) P3BHI = BAND[i]; if (BAND[j] > P3BHI) P3BHI = BAND[j]
+          }
           np4++; X4[np4] = R[side, j, "mfu"]; Y4[np4] = R[side, i, "mfu"]; H4[np4] = side == "m"
           for (q = 1; q <= np1; q++) if (P1[q] == R[side, i, "set"]) G4[np4] = q
         }
@@ -277,7 +308,8 @@ END {
   # 1.4 tp against pp
   section(md, "Tensor against pipeline parallelism at equal degree", "p1-tp-vs-pp", "pairs tp a pp b against tp b pp a")
   print "Pairs of layouts that are the same but for tp and pp swapped (tp a pp b against tp b pp a, a < b), both fitting:" > md
-  print "how many of them the pipeline-heavy one is faster." > md
+  print "how many of them the pipeline-heavy one is faster. In " P3IN + 0 " of the " P3T["s"] + 0 " simulated pairs the MFU gap is smaller than the" > md
+  print "larger of the two layouts' bands (" sprintf("%.1f-%.1f%%", P3BLO, P3BHI) " of the MFU)." > md
   print "" > md
   table_head(md, "setting|pairs|pipeline-heavy faster" (hasp ? "|measured pairs|measured pipeline-heavy faster" : ""))
   for (q = 1; q <= np1; q++) {
@@ -286,6 +318,7 @@ END {
     printf "| %s | %d | %d |%s\n", s, P3S["s", s], P3SY["s", s], hasp ? sprintf(" %d | %d |", P3S["m", s], P3SY["m", s]) : "" > md
   }
   for (q = 1; q <= np1; q++) GL4[q] = P1[q]
+  SC_BANDNOTE = sprintf("no whiskers: each MFU carries|its layout's band, %.1f-%.1f%% of|it (the report's tables); in %d|of the %d simulated pairs the|gap is within the larger band", P3BLO, P3BHI, P3IN + 0, P3T["s"])
   scatter(out "/img/p1-tp-vs-pp.svg", "Tensor against pipeline parallelism at equal degree", "each point a pair tp a pp b / tp b pp a (a < b), same micro-batch, sp, checkpointing and kernel",
     "MFU % of the tensor-heavy layout (tp b pp a)", "MFU % of the pipeline-heavy layout (tp a pp b)", np4, X4, Y4, G4, H4, np1, GL4, hasp)
 
@@ -305,11 +338,11 @@ END {
       m0 = best("m", s, "sp=0"); m1 = best("m", s, "sp=1")
       G5["m", s] = (m0 && m1) ? 100 * (R["m", m0, "t"] / R["m", m1, "t"] - 1) : ""
     }
-    print off_on_row(s, "sp", "0", "1", nc5, V5, M5, 1, G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]),
+    print off_on_row(s, "sp", "0", "1", nc5, V5, M5, E5, 1, G5["s", s] == "" ? "-" : sprintf("%+.1f%%", G5["s", s]),
       G5["m", s] == "" ? "-" : sprintf("%+.1f%%", G5["m", s])) > md
   }
   SL5[1] = "sp off"; SL5[2] = "sp on (tp >= 2)"
-  bars(out "/img/p1-sp.svg", "Best MFU without and with sequence parallelism", "the fastest layout that fits, per setting whose space has sp on", "MFU %", nc5, CL5, 2, SL5, V5, M5, EBNONE, hasp)
+  bars(out "/img/p1-sp.svg", "Best MFU without and with sequence parallelism", "the fastest layout that fits, per setting whose space has sp on; at tp 1 sp changes nothing, so sp on means tp of 2 or more", "MFU %", nc5, CL5, 2, SL5, V5, M5, E5, hasp)
 
   # 1.6 OOM
   section(md, "Which layouts do not fit", "p1-oom", "predicted peak memory of every layout")
@@ -348,7 +381,7 @@ END {
   sumt = ""
 
   # finding 1
-  k1 = 0; t1 = 0; mk1 = 0; mt1 = 0; txt = ""
+  k1 = 0; t1 = 0; mk1 = 0; mt1 = 0; txt = ""; mp1 = 0
   for (k = 1; k <= NCOL; k++) TALLY[k] = 0
   TALLYN = 0
   for (q = 1; q <= np1; q++) {
@@ -359,7 +392,7 @@ END {
     if (i1 && i2) {
       dcol(i1, i2); TALLYN++; if (DV > 0) TALLY[DK]++
       line = line sprintf("; the best with a larger micro-batch, %s, is %+.1f%% in step time, most in %s (%+.2f s)", lay("s", i2), 100 * (R["s", i2, "t"] / R["s", i1, "t"] - 1), COLNAME[DK], DV)
-      if (R["s", i2, "tp"] * R["s", i2, "pp"] > R["s", i1, "tp"] * R["s", i1, "pp"] || (R["s", i2, "ck"] != "none" && R["s", i1, "ck"] == "none")) line = line ", and needs more model parallelism or checkpointing"
+      if (R["s", i2, "tp"] * R["s", i2, "pp"] > R["s", i1, "tp"] * R["s", i1, "pp"] || (R["s", i2, "ck"] != "none" && R["s", i1, "ck"] == "none")) { mp1++; line = line ", and needs more model parallelism or checkpointing" }
     }
     if (hasm(s)) { m = best("m", s, ""); if (m) { mt1++; if (R["m", m, "mb"] == 1) mk1++; line = line sprintf("; measured best: micro-batch %s (%s, %s)", R["m", m, "mb"], lay("m", m), mfu("m", m)) } }
     txt = txt line ".\n"
@@ -367,10 +400,10 @@ END {
   mech = tally_name()
   F[1] = verdict(k1, t1)
   print "#### 1. Micro-batch size 1 is usually best\n" > md
-  printf "**Simulated: %s** — micro-batch 1 is the best in %d of %d settings.%s Rule: the fastest layout of each setting has micro-batch 1. Mechanism: what the best layout with a larger micro-batch loses most in, %s.\n\n", F[1], k1, t1,
-    hasp ? sprintf(" Measured: %s (%d of %d settings).", verdict(mk1, mt1), mk1, mt1) : "", mech > md
+  printf "**Simulated: %s** — micro-batch 1 is the best in %d of %d settings.%s Rule: the fastest layout of each setting has micro-batch 1. Mechanism: what the best layout with a larger micro-batch loses most in, %s; it needs more model parallelism or checkpointing than the micro-batch 1 best in %d of %d settings (the study's mechanism: micro-batch 1 allows the least model parallelism and no checkpointing).\n\n", F[1], k1, t1,
+    hasp ? sprintf(" Measured: %s (%d of %d settings).", verdict(mk1, mt1), mk1, mt1) : "", mech, mp1, TALLYN > md
   printf "%s", txt > md
-  sumt = sumt "\n| 1. micro-batch 1 is usually best | " F[1] " (" k1 " of " t1 " settings) | " mech " |" (hasp ? " " verdict(mk1, mt1) " (" mk1 " of " mt1 ") |" : "")
+  sumt = sumt "\n| 1. micro-batch 1 is usually best | " F[1] " (" k1 " of " t1 " settings) | " mech "; more model parallelism or checkpointing at a larger micro-batch in " mp1 " of " TALLYN " |" (hasp ? " " verdict(mk1, mt1) " (" mk1 " of " mt1 ") |" : "")
 
   # finding 2
   k2 = 0; t2 = 0; txt = ""
@@ -474,7 +507,9 @@ END {
   printf "**Simulated: %s** — the fused kernel gains at least %.0f MFU points in %d of %d settings, more through the layout than through the kernel in %d.%s Rule: the best flash2+rmsnorm layout is at least %.0f MFU points above the best flash2 layout, and more of the gain comes from the layout change than from the kernel at the same layout (the kernel's share: flash2+rmsnorm at the flash2 best's own layout, or where that does not fit the mean step-time ratio over the equal-layout pairs applied to it). Mechanism: %s.\n\n",
     F[5], RMS_POINTS, gain5, t5, k5, hasp ? sprintf(" Measured, by the same rule: %s (%d of %d settings).", verdict(mk5, mt5), mk5, mt5) : "", RMS_POINTS, mech5 > md
   printf "%s", txt > md
-  sumt = sumt "\n| 5. fused RMSNorm gains, via the layout | " F[5] " (gains in " gain5 ", via the layout in " k5 " of " t5 " settings) | " mcol5 " |" (hasp ? " " verdict(mk5, mt5) " (" mk5 " of " mt5 ") |" : "")
+  f5 = F[5]; g5 = "gains in " gain5 ", via the layout in " k5 " of " t5 " settings"
+  if (f5 ~ /\)$/) sub(/\)$/, "; " g5 ")", f5); else f5 = f5 " (" g5 ")"
+  sumt = sumt "\n| 5. fused RMSNorm gains, via the layout | " f5 " | " mcol5 " |" (hasp ? " " verdict(mk5, mt5) " (" mk5 " of " mt5 ") |" : "")
 
   # finding 6
   k6 = 0; t6 = 0; txt = ""
@@ -496,13 +531,13 @@ function tally_name(    k, b) { b = 0; for (k = 1; k <= NCOL; k++) if (TALLY[k] 
 
 # Predicted peak memory of every layout of each part-1 setting, sorted, against the GPU's memory; measured labels as
 # rings. One panel a setting, four a row.
-function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, y0, ymax, cap, x, y, col, r, maxp) {
+function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, y0, ymax, cap, x, y, col, r, maxp, mw, mn, k) {
   cols = 4; pw = 250; ph = 170; gx = 40; gy = 70
   W = 60 + cols * (pw + gx); H = 90 + int((np1 + cols - 1) / cols) * (ph + gy) - gy + 56
   svg_open(f, W, H)
   svg_text(f, 10, 20, "Which layouts fit: predicted peak memory per GPU, every layout of each setting", "font-size=\"15\" font-weight=\"bold\"")
   svg_text(f, 10, 38, "layouts sorted by predicted peak; dot: predicted to fit (blue) or not (red); dashed: the GPU's memory", "fill=\"#444444\"")
-  if (paper == "yes" && N["m"] > 0) svg_text(f, 10, 54, "ring: measured ok (green) or oom (black); a blue dot in a black ring or a red dot in a green ring is a wrong prediction", "fill=\"#444444\"")
+  if (paper == "yes" && N["m"] > 0) svg_text(f, 10, 54, "ring: a measured layout; thin grey: its measured ok/oom label agrees with the prediction; thick orange: it does not", "fill=\"#444444\"")
   for (q = 1; q <= np1; q++) {
     s = P1[q]; nn = 0; cap = 0; maxp = 0
     for (i = 1; i <= N["s"]; i++) if (R["s", i, "set"] == s && (R["s", i, "st"] == "ok" || R["s", i, "st"] == "oom")) {
@@ -511,7 +546,10 @@ function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, 
     for (i = 2; i <= nn; i++) { t = L[i]; for (j = i - 1; j >= 1 && (PEAK[L[j]] > PEAK[t] || (PEAK[L[j]] == PEAK[t] && L[j] > t)); j--) L[j + 1] = L[j]; L[j + 1] = t }
     ymax = axis_top(maxp < 2 * cap ? maxp : 2 * cap)
     x0 = 60 + ((q - 1) % cols) * (pw + gx); y0 = 90 + int((q - 1) / cols) * (ph + gy)
+    mw = 0; mn = 0
+    for (k = 1; k <= nn; k++) if (L[k] in MLAB) { mn++; if (MLAB[L[k]] != R["s", L[k], "st"]) mw++ }
     svg_text(f, x0, y0 - 8, s " (" nn " layouts)", "font-weight=\"bold\"")
+    if (mn) svg_text(f, x0 + 6, y0 + 14, "wrong: " mw " of " mn " measured", "font-size=\"10\" fill=\"#b35900\"")
     printf "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888888\"/>\n", x0, y0, pw, ph > f
     for (t = 0; t <= ymax; t += (ymax > 100 ? 40 : 20)) { y = y0 + ph - ph * t / ymax; svg_line(f, x0 - 3, y, x0, y, "stroke=\"black\""); svg_text(f, x0 - 5, y + 4, t, "text-anchor=\"end\" font-size=\"10\"") }
     y = y0 + ph - ph * cap / ymax
@@ -525,14 +563,20 @@ function oom_figure(f,    q, s, nn, i, j, t, L, cols, pw, ph, gx, gy, W, H, x0, 
       col = R["s", i, "st"] == "ok" ? "#4a7ab5" : "#c0392b"
       if (PEAK[i] > ymax) printf "<path d=\"M %.1f %.1f l 3 5 l -6 0 z\" fill=\"%s\"/>\n", x, y, col > f
       else printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"%s\"/>\n", x, y, col > f
-      if (i in MLAB) printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\"/>\n", x, y, MLAB[i] == "ok" ? "#2e9e4a" : "black" > f
+      if ((i in MLAB) && MLAB[i] == R["s", i, "st"]) printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"none\" stroke=\"#aaaaaa\" stroke-width=\"0.8\"/>\n", x, y > f
+    }
+    # the wrong predictions last, on top of the rest
+    for (k = 1; k <= nn; k++) {
+      i = L[k]; if (!(i in MLAB) || MLAB[i] == R["s", i, "st"]) continue
+      x = x0 + pw * (k - 0.5) / nn; y = PEAK[i] > ymax ? y0 + 2 : y0 + ph - ph * PEAK[i] / ymax
+      printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#e67e22\" stroke-width=\"2.2\"/>\n", x, y > f
     }
   }
-  svg_text(f, 10, H - 12, "triangles at a panel's top: peaks above its axis (more than twice the GPU's memory)", "font-size=\"11\" fill=\"#444444\"")
+  svg_text(f, 10, H - 12, "triangles at a panel's top: peaks above its axis (more than twice the GPU's memory); no band is drawn on a peak: the report's table counts the layouts within 5 GiB of the limit", "font-size=\"11\" fill=\"#444444\"")
   svg_close(f)
 }
 
-function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, Vi, Ei, CLi, SLi, x, out1, hold1, hold2, hold3, t) {
+function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, Vi, Ei, CLi, SLi, x, out1, hold1, hold2, hold3, t, gb) {
   print "\n## Part 2: the study extended (frame)\n" > md
   print "> **The scale model is still being corrected** (issue 25, \"Trust at scale\"): every number in this part is today's" > md
   print "> model's and will move when the corrected model lands. The sections, sweeps and figures below are the frame the same" > md
@@ -550,18 +594,24 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   print "(each is one more entry in bench/study-report.sh's PART2 or its spaces; left out to keep the whole report within" > md
   print "15 minutes on 2 cores)." > md
   section(md, "Best layouts at scale", "p2-best", "best MFU at scale, with bands")
-  table_head(md, "setting|profile|best layout|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
+  table_head(md, "setting|profile|best layout (tp pp mb sp, recompute, schedule, precision if not bf16)|MFU %|step s|bubble %|kWh per million tokens|outside the calibration data")
   for (q = 1; q <= np2; q++) {
-    s = P2[q]; v = "-"; nb++; CLb[nb] = s
+    s = P2[q]; v = "-"; nb++
+    # under the name, the best layout in two lines: its degrees, then its recompute, schedule and precision
+    CLb[nb] = s (N2[s, v] ? "|tp" X2[s, v, 1, "tp"] " pp" X2[s, v, 1, "pp"] " mb" X2[s, v, 1, "mb"] " sp" X2[s, v, 1, "sp"] "|" (X2[s, v, 1, "ck"] == "none" ? "no recompute" : "recompute " X2[s, v, 1, "ck"]) ", " X2[s, v, 1, "sch"] (X2[s, v, 1, "vs"] > 1 ? " V" X2[s, v, 1, "vs"] : "") ", " X2[s, v, 1, "prec"] : "")
     if (!N2[s, v]) { printf "| %s | %s | none fits | | | | | |\n", s, SPROF[s] > md; Vb[nb, 1] = "x"; continue }
     b = X2[s, v, 1, "band"]
     printf "| %s | %s | %s | %s | %s | %.1f | %s | %s |\n", s, SPROF[s], X2[s, v, 1, "lay"], band2(X2[s, v, 1, "mfu"], b, "%.1f"), band2(X2[s, v, 1, "t"], b, "%.2f"),
       X2[s, v, 1, "bub"], band2(X2[s, v, 1, "kwh"], b, "%.3f"), outside(X2[s, v, 1, "flags"]) > md
     Vb[nb, 1] = sprintf("%.2f", X2[s, v, 1, "mfu"]); Eb[nb, 1] = sprintf("%.2f", X2[s, v, 1, "mfu"] * b / 100)
   }
+  print "" > md
+  print "MFU, step time and energy carry the band of the best layout's regime (± the sweep's `band_pct` of the value); the" > md
+  print "bubble is a share of the same simulated step and has no band of its own. MFU is against each GPU's own dense BF16" > md
+  print "peak (FP8 layouts too): compare GPU generations by step time, not by MFU." > md
   SLb[1] = "best layout (today's model)"
-  BAR_EBNOTE = "the error band of the regime (today's model; issue 25 pending)"
-  bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting, 16M tokens a step (top 5 by bound and prune); MFU against the GPU's dense BF16 peak, FP8 layouts too", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
+  BAR_EBNOTE = "the band of the best layout's regime, against measurement (today's model, issue 25 pending)"
+  bars(out "/img/p2-best.svg", "The study extended: best MFU at scale (frame, issue 25 pending)", "the fastest layout of each setting (under its name), 16M tokens a step, top 5 by bound and prune; every setting lies outside the calibration data (the report's table); MFU is against each GPU's own dense BF16 peak, FP8 layouts too: compare GPUs by step time (the table), not by MFU", "MFU %", nb, CLb, 1, SLb, Vb, EMPTY, Eb, 0)
 
   section(md, "The findings at scale")
   print "Read from each setting's top 5 (the rest of the space is pruned, so pairs as in part 1 are not available):" > md
@@ -584,16 +634,18 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
   split("ib x0.5,-,ib x2", IBV, ","); SLi[1] = "0.5x InfiniBand"; SLi[2] = "1x"; SLi[3] = "2x"
   for (q = 1; q <= np2; q++) {
     s = P2[q]; if (!N2[s, "ib x2"] && !N2[s, "ib x0.5"]) continue
-    ni++; CLi[ni] = s; line = "| " s " |"; x = ""
+    ni++; CLi[ni] = s; line = "| " s " |"; x = ""; gb = ""
     for (k = 1; k <= 3; k++) {
       v = IBV[k]
       if (!N2[s, v]) { line = line " none fits |"; Vi[ni, k] = "x"; continue }
       b = X2[s, v, 1, "band"]
       line = line sprintf(" %s, MFU %s%% (%s Gb/s) |", X2[s, v, 1, "lay"], band2(X2[s, v, 1, "mfu"], b, "%.1f"), X2[s, v, 1, "ib"])
       Vi[ni, k] = sprintf("%.2f", X2[s, v, 1, "mfu"]); Ei[ni, k] = sprintf("%.2f", X2[s, v, 1, "mfu"] * b / 100)
+      gb = gb (gb == "" ? "" : " / ") X2[s, v, 1, "ib"]
       if (k != 2 && N2[s, "-"] && X2[s, v, 1, "lay"] != X2[s, "-", 1, "lay"]) x = x (x == "" ? "" : "; ") "at " substr(v, 4)
     }
     line = line " " (x == "" ? "no" : "yes, " x) " |"
+    CLi[ni] = s "|" gb " Gb/s InfiniBand per NIC"
     if (N2[s, "-"]) {
       b = X2[s, "-", 1, "mfu"] * X2[s, "-", 1, "band"] / 100
       for (k = 1; k <= 3; k += 2) {
@@ -604,6 +656,64 @@ function part2(md,    q, s, v, k, b, lay1, line, nb, CLb, Vb, Eb, SLb, ib, ni, V
     }
     print line " |" > md
   }
-  if (ni) bars(out "/img/p2-interconnect.svg", "The interconnect what-if (frame, issue 25 pending)", "best MFU at 0.5x, 1x and 2x the profile's InfiniBand bandwidth per NIC; the best layout at each is in the report's table", "MFU %", ni, CLi, 3, SLi, Vi, EMPTY, Ei, 0)
+  BAR_EBNOTE = "each bar's band against measurement (today's model, issue 25 pending), not the uncertainty of the difference between two bars"
+  if (ni) bars(out "/img/p2-interconnect.svg", "The interconnect what-if (frame, issue 25 pending)", "best MFU at 0.5x, 1x and 2x the profile's InfiniBand bandwidth per NIC; the best layout at each may differ: the report's table names it", "MFU %", ni, CLi, 3, SLi, Vi, EMPTY, Ei, 0)
   print "\nEnergy per million tokens of each best layout is in the first table (docs/energy.md: the power model and its sources)." > md
+  answers(md)
+}
+# the micro-batches a pipeline runs per step at the best layout of part-2 setting s (dense: dp = GPUs / (tp pp))
+function nmb(s) { return sprintf("%d", SGB[s] / (SGPUS[s] / (X2[s, "-", 1, "tp"] * X2[s, "-", 1, "pp"])) / X2[s, "-", 1, "mb"]) }
+# One best layout of part 2 in words: "MFU m ± b%, step t ± b s, bubble u%, e ± b kWh per million tokens (layout)".
+function p2best(s,    b) {
+  b = X2[s, "-", 1, "band"]
+  return sprintf("MFU %s%%, step %s s, bubble %.1f%%, %s kWh per million tokens (%s)", band2(X2[s, "-", 1, "mfu"], b, "%.1f"),
+    band2(X2[s, "-", 1, "t"], b, "%.2f"), X2[s, "-", 1, "bub"], band2(X2[s, "-", 1, "kwh"], b, "%.3f"), X2[s, "-", 1, "lay"])
+}
+# Part 2's answers, read from the tables above (nothing written in): the same model on more GPUs of one profile; the
+# same model and GPU count on other profiles; the interconnect what-if; where the study's findings break at scale.
+function answers(md,    q, r, s, u, n, line, done, b, v, k, d) {
+  section(md, "Answers of the extension")
+  print "Today's model (issue 25 pending); every setting outside the calibration data, so each band is a floor. Read from" > md
+  print "the tables above." > md
+  print "" > md
+  n = 0
+  for (q = 1; q <= np2; q++) for (r = q + 1; r <= np2; r++) {
+    s = P2[q]; u = P2[r]
+    if (!N2[s, "-"] || !N2[u, "-"] || SMODEL[s] != SMODEL[u] || SSEQ[s] != SSEQ[u] || SPROF[s] != SPROF[u] || SGPUS[s] == SGPUS[u]) continue
+    n++
+    printf "- **More GPUs** (%s at %d tokens on %s): %d GPUs: %s; %d GPUs: %s.%s\n", SMODEL[s], SSEQ[s], SPROF[s], SGPUS[s], p2best(s), SGPUS[u], p2best(u),
+      (X2[u, "-", 1, "bub"] > X2[s, "-", 1, "bub"] + 10 ? sprintf(" The bubble grows from %.1f%% to %.1f%% of the step: pp %d with %s micro-batches a pipeline per step, against pp %d with %s.", X2[s, "-", 1, "bub"], X2[u, "-", 1, "bub"],
+        X2[s, "-", 1, "pp"], nmb(s), X2[u, "-", 1, "pp"], nmb(u)) : "") > md
+  }
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; if (!N2[s, "-"] || ((s) in done)) continue
+    line = ""; k = 0
+    for (r = q; r <= np2; r++) {
+      u = P2[r]
+      if (!N2[u, "-"] || SMODEL[s] != SMODEL[u] || SSEQ[s] != SSEQ[u] || SGPUS[s] != SGPUS[u]) continue
+      done[u] = 1; k++
+      line = line (k > 1 ? "; " : "") sprintf("%s: step %s s, %s kWh per million tokens, MFU %s%% (%s)", SPROF[u], band2(X2[u, "-", 1, "t"], X2[u, "-", 1, "band"], "%.2f"),
+        band2(X2[u, "-", 1, "kwh"], X2[u, "-", 1, "band"], "%.3f"), band2(X2[u, "-", 1, "mfu"], X2[u, "-", 1, "band"], "%.1f"), X2[u, "-", 1, "prec"])
+    }
+    if (k > 1) printf "- **Other GPUs** (%s at %d tokens on %d GPUs): %s. Compare step times: each MFU is against its own GPU's BF16 peak.\n", SMODEL[s], SSEQ[s], SGPUS[s], line > md
+  }
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; if (!N2[s, "-"] || (!N2[s, "ib x0.5"] && !N2[s, "ib x2"])) continue
+    b = X2[s, "-", 1, "mfu"] * X2[s, "-", 1, "band"] / 100; line = ""
+    for (k = 1; k <= 3; k += 2) {
+      v = IBV[k]; if (!N2[s, v]) continue
+      d = X2[s, v, 1, "mfu"] - X2[s, "-", 1, "mfu"]
+      line = line (line == "" ? "" : "; ") sprintf("at %s (%s Gb/s) MFU %s%%, %+.1f points, %s the ±%.1f band of the 1x value", substr(v, 4), X2[s, v, 1, "ib"],
+        band2(X2[s, v, 1, "mfu"], X2[s, v, 1, "band"], "%.1f"), d, d * d < b * b ? "inside" : "outside", b)
+    }
+    printf "- **The interconnect** (%s, %s Gb/s InfiniBand per NIC: MFU %s%%): %s.\n", s, X2[s, "-", 1, "ib"], band2(X2[s, "-", 1, "mfu"], X2[s, "-", 1, "band"], "%.1f"), line > md
+  }
+  line = ""
+  for (q = 1; q <= np2; q++) {
+    s = P2[q]; if (!N2[s, "-"]) continue
+    if (X2[s, "-", 1, "mb"] != 1) line = line (line == "" ? "" : "; ") s ": micro-batch " X2[s, "-", 1, "mb"] " (finding 1)"
+    if (X2[s, "-", 1, "ck"] != "none") line = line (line == "" ? "" : "; ") s ": checkpointing " X2[s, "-", 1, "ck"] " (finding 2)"
+    if (X2[s, "-", 1, "pp"] + 0 < X2[s, "-", 1, "tp"] + 0) line = line (line == "" ? "" : "; ") s ": more tensor than pipeline parallelism (finding 3)"
+  }
+  printf "- **The study's findings at scale** (the best layout of each setting): %s.\n", line == "" ? "findings 1-3 hold in every setting" : "they break in " line > md
 }

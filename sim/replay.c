@@ -20,8 +20,9 @@
  * rank's collectives are simulated unless no flow of its other lanes can meet
  * their links (setup_lone's streamed_alone): then a lone one is a sleep of its
  * flows' time alone, not joined to the compute around it (a flow is not slowed
- * by the GPU's other lane) -- unless no other lane holds the GPU (no compute,
- * no SMs held: solo_gpu), when it joins the compute as a non-streamed rank's.
+ * by the GPU's other lane) -- unless no other lane can hold the GPU by then (no
+ * compute, no SMs held: gpu_alone_to), when it joins the compute as a
+ * non-streamed rank's.
  * Such a rank's stream made only of lone collectives that wait for stream 0
  * and are waited for by it (NeMo's tensor-parallel overlap) has no actor: lane
  * 0 times its events inline where it reaches them and waits for them inline
@@ -107,7 +108,8 @@ struct rank_rt {
    * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
   int *dep;
   guint8 *wanted; /* per event: the streams (bits) of the events that wait for it */
-  gboolean solo_gpu; /* a streamed rank whose lanes but lane 0 never hold the GPU: no compute, no flex SMs */
+  int gpu_alone_to; /* a streamed rank's: to this event of its program, no other lane than lane 0 holds the GPU
+                     * (setup_absorbed); -1: none */
   guint8 absorbed;   /* streams (bits) whose events lane 0 runs inline, without an actor: setup_absorbed */
   /* with mirrors in the graph (else NULL): per event of the program (an explicit rank's own, a mirror's its
    * source's), a collective's ordinal among the program's calls on its group (coll_ordinals) */
@@ -238,7 +240,7 @@ static gboolean lone_collective(const rank_rt *r, int i)
   const graph_event *e = &r->ev[i];
   /* a streamed rank's on stream 0 joins the compute where no other lane holds the GPU (the execution is then
    * alone on the host, so its seconds are exact); elsewhere run_comm sleeps it */
-  if (e->kind != EV_COLLECTIVE || (r->dep && (!r->solo_gpu || e->stream != 0))) return FALSE;
+  if (e->kind != EV_COLLECTIVE || (r->dep && (e->stream != 0 || i > r->gpu_alone_to))) return FALSE;
   return lone_member(r, i);
 }
 
@@ -1008,32 +1010,44 @@ static void setup_lone(engine *eng)
   }
 }
 
-/* rank_rt.solo_gpu and .absorbed, after setup_lone. A streamed rank none of whose lanes but lane 0 holds the
- * GPU (no compute event, no all-to-all holding SMs: run_comm's flex) has its lone collectives on stream 0 joined
- * to the compute (lone_collective); and a stream of it whose every event the rank runs is a lone collective,
- * depending on nothing or on an earlier event of stream 0 and waited for by stream 0 only (NeMo's tensor-parallel
- * overlap: an all-gather beside each GEMM), runs inline in lane 0 without an actor of its own: its events' times
- * are its lane's, computed where lane 0 reaches them (run_absorbed), and lane 0 waits for them inline. The same
- * times, fewer SimGrid activities (docs/sweep.md, "Absorbed lanes"). A mirror absorbs only what its source does
- * (an absorbed event before its active_from is timed by the source). */
+/* rank_rt.gpu_alone_to and .absorbed, after setup_lone. Up to gpu_alone_to no lane of a streamed rank but lane 0
+ * holds the GPU (a compute event, or an all-to-all holding SMs: run_comm's flex; the distributed optimizer's step
+ * on stream 1 comes after the last backward), so lane 0's runs there execute alone on the host and may hold more
+ * than kernels: its lone collectives on stream 0 join the compute (lone_collective); and a stream whose every
+ * event the rank runs is a lone collective up to there, depending on nothing or on an earlier event of stream 0
+ * and waited for by stream 0 only, up to there too (NeMo's tensor-parallel overlap: an all-gather beside each
+ * GEMM), runs inline in lane 0 without an actor of its own: its events' times are its lane's, computed where lane
+ * 0 reaches them (run_absorbed), and lane 0 waits for them inline. The same times, fewer SimGrid activities
+ * (docs/sweep.md, "Absorbed lanes"). A mirror absorbs only what its source does (an absorbed event before its
+ * active_from is timed by the source). */
 static void absorb_pass(engine *eng)
 {
   for (int r = 0; r < eng->g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
-    rt->solo_gpu = FALSE;
+    rt->gpu_alone_to = -1;
     rt->absorbed = 0;
     if (!rt->dep || dormant(eng, rt) || eng->tracing) continue;
-    gboolean solo = TRUE;
-    for (int i = rt->first; i < rt->n && solo; i++) {
+    /* gpu_alone_to: the least, over the events of other streams that hold the GPU, of the last stream-0 event
+     * their stream has waited for by then (they start after its end, and a run of lane 0 ends at an event another
+     * lane waits for, so no run up to it meets them) */
+    int to = rt->n - 1, after[GRAPH_STREAMS];
+    for (int s = 0; s < GRAPH_STREAMS; s++) after[s] = -1;
+    for (int i = rt->first; i < rt->n; i++) {
       const graph_event *e = &rt->ev[i];
       if (e->stream == 0) continue;
-      if (e->kind == EV_COMPUTE) solo = FALSE;
-      else if (e->kind == EV_COLLECTIVE && eng->groups[graph_group_for(rt->prog, e->peer)].flex_sm_share > 0) solo = FALSE;
+      int d = rt->dep[i];
+      if (d >= 0 && rt->ev[d].stream == 0) after[e->stream] = MAX(after[e->stream], d);
+      if (e->kind == EV_COMPUTE ||
+          (e->kind == EV_COLLECTIVE && eng->groups[graph_group_for(rt->prog, e->peer)].flex_sm_share > 0))
+        to = MIN(to, after[e->stream]);
     }
-    rt->solo_gpu = solo;
-    if (!solo) continue;
+    rt->gpu_alone_to = to;
+    int last_waiter[GRAPH_STREAMS]; /* per stream: the last event that waits for one of its events */
+    for (int s = 0; s < GRAPH_STREAMS; s++) last_waiter[s] = -1;
+    for (int i = rt->first; i < rt->n; i++)
+      if (rt->dep[i] >= 0) last_waiter[rt->ev[rt->dep[i]].stream] = i;
     for (int s = 1; s < GRAPH_STREAMS; s++) {
-      gboolean ok = rt->last_of[s] >= rt->first;
+      gboolean ok = rt->last_of[s] >= rt->first && rt->last_of[s] <= to && last_waiter[s] <= to;
       for (int i = rt->first; i < rt->n && ok; i++) {
         const graph_event *e = &rt->ev[i];
         if (e->stream != s) continue;

@@ -20,8 +20,9 @@
  * rank's collectives are simulated unless no flow of its other lanes can meet
  * their links (setup_lone's streamed_alone): then a lone one is a sleep of its
  * flows' time alone, not joined to the compute around it (a flow is not slowed
- * by the GPU's other lane) -- unless no other lane holds the GPU (no compute,
- * no SMs held: solo_gpu), when it joins the compute as a non-streamed rank's.
+ * by the GPU's other lane) -- unless no other lane can hold the GPU by then (no
+ * compute, no SMs held: gpu_alone_to), when it joins the compute as a
+ * non-streamed rank's.
  * Such a rank's stream made only of lone collectives that wait for stream 0
  * and are waited for by it (NeMo's tensor-parallel overlap) has no actor: lane
  * 0 times its events inline where it reaches them and waits for them inline
@@ -69,6 +70,7 @@ typedef struct lane {
   sg_sem_t dep;    /* a streamed rank's lane: released when the event it waits for ended (wait_dep) */
   int want_s, want_i; /* while it waits: the stream and the event */
   double free_s;   /* a lane absorbed into lane 0 (rank_rt.absorbed): when its last event ended */
+  sg_sem_t resume; /* a lane absorbed in part: released when lane 0 has passed rank_rt.gpu_alone_to */
 } lane;
 
 /* The engine's state for one run: the only mutable global of layoutsim. */
@@ -107,7 +109,8 @@ struct rank_rt {
    * otherwise: per event the event it waits for (-1: none) and whether an event waits for it */
   int *dep;
   guint8 *wanted; /* per event: the streams (bits) of the events that wait for it */
-  gboolean solo_gpu; /* a streamed rank whose lanes but lane 0 never hold the GPU: no compute, no flex SMs */
+  int gpu_alone_to; /* a streamed rank's: to this event of its program, no other lane than lane 0 holds the GPU
+                     * (setup_absorbed); -1: none */
   guint8 absorbed;   /* streams (bits) whose events lane 0 runs inline, without an actor: setup_absorbed */
   /* with mirrors in the graph (else NULL): per event of the program (an explicit rank's own, a mirror's its
    * source's), a collective's ordinal among the program's calls on its group (coll_ordinals) */
@@ -131,11 +134,21 @@ static int payload;
 
 static gboolean dormant(const engine *eng, const rank_rt *rt);
 
-/* Whether event i of r is on a stream lane 0 runs inline (setup_absorbed). */
-static gboolean absorbed_at(const rank_rt *r, int i) { return r->absorbed && (r->absorbed >> r->ev[i].stream & 1u); }
+/* Whether lane 0 runs event i of r inline (setup_absorbed): an event of an absorbed stream up to gpu_alone_to (a
+ * mirror's event before its active_from: as its source ran it). */
+static gboolean absorbed_at(const rank_rt *r, int i)
+{
+  if (!r->absorbed) return FALSE;
+  if (i < r->first && r->prog->mirror_of >= 0) r = &r->eng->ranks[r->prog->mirror_of];
+  return (r->absorbed >> r->ev[i].stream & 1u) && i <= r->gpu_alone_to;
+}
 
-/* Whether a lane with an actor waits for event i of r (an absorbed lane's waits are inline). */
-static gboolean wanted_live(const rank_rt *r, int i) { return r->wanted && (r->wanted[i] & ~r->absorbed); }
+/* Whether a lane with an actor waits for event i of r: an absorbed stream's events up to gpu_alone_to wait
+ * inline, those after it (absorbed in part) for events from gpu_alone_to on (setup_absorbed). */
+static gboolean wanted_live(const rank_rt *r, int i)
+{
+  return r->wanted && ((r->wanted[i] & ~r->absorbed) || (i >= r->gpu_alone_to && (r->wanted[i] & r->absorbed)));
+}
 
 static int mirror_cmp(gconstpointer a, gconstpointer b)
 {
@@ -173,8 +186,14 @@ static void wait_dep(lane *l, int i)
 {
   rank_rt *r = l->r;
   int d = r->dep ? r->dep[i] : -1;
-  if (d < 0 || absorbed_at(r, d) || absorbed_at(r, i)) return; /* an absorbed event's: inline (run_compute) */
+  if (d < 0 || absorbed_at(r, i)) return; /* an absorbed event's: inline (run_absorbed) */
   rank_rt *o = ender_of(r, d);
+  if (absorbed_at(r, d)) { /* timed already (lane 0 reached it first): its end */
+    flush_pending(l);
+    double now = simgrid_get_clock();
+    if (o->out->end_s[d] > now) sg_actor_sleep_for(o->out->end_s[d] - now);
+    return;
+  }
   int t = r->ev[d].stream;
   if (o->done[t] >= d) return;
   flush_pending(l);
@@ -238,7 +257,7 @@ static gboolean lone_collective(const rank_rt *r, int i)
   const graph_event *e = &r->ev[i];
   /* a streamed rank's on stream 0 joins the compute where no other lane holds the GPU (the execution is then
    * alone on the host, so its seconds are exact); elsewhere run_comm sleeps it */
-  if (e->kind != EV_COLLECTIVE || (r->dep && (!r->solo_gpu || e->stream != 0))) return FALSE;
+  if (e->kind != EV_COLLECTIVE || (r->dep && (e->stream != 0 || i > r->gpu_alone_to))) return FALSE;
   return lone_member(r, i);
 }
 
@@ -263,7 +282,8 @@ static int compute_run_end(lane *l, int i)
   int j = i;
   while (j < r->n && (r->ev[j].kind == EV_COMPUTE || lone_collective(r, j) || absorbed_at(r, j)) && (j == i || j < stop) &&
          (!r->dep || j == i ||
-          ((r->ev[j].stream == l->s || (l->s == 0 && absorbed_at(r, j))) && (r->dep[j] < 0 || absorbed_at(r, r->dep[j])) &&
+          ((r->ev[j].stream == l->s || (l->s == 0 && absorbed_at(r, j))) &&
+           (r->dep[j] < 0 || (absorbed_at(r, r->dep[j]) && j <= r->gpu_alone_to)) &&
            !wanted_live(r, j - 1))))
     j++;
   if (r->eng->tracing) return i + 1; /* one state per event in traces */
@@ -485,7 +505,8 @@ static int lane_next(const lane *l, int i)
 {
   const rank_rt *r = l->r;
   if (!r->dep) return i; /* one stream */
-  while (i < r->n && r->ev[i].stream != l->s && !(l->s == 0 && absorbed_at(r, i))) i++;
+  /* lane 0 also takes the absorbed events; a lane absorbed in part only those after them */
+  while (i < r->n && (r->ev[i].stream == l->s ? l->s != 0 && absorbed_at(r, i) : !(l->s == 0 && absorbed_at(r, i)))) i++;
   return i;
 }
 
@@ -498,6 +519,11 @@ static void lane_main(int argc, char **argv)
   if (!r->active) sg_sem_acquire(l->s == 0 ? r->wake : l->wake);
   if (l->s == 0)
     for (int s = 1; s < GRAPH_STREAMS; s++) r->lanes[s].free_s = simgrid_get_clock(); /* absorbed lanes start too */
+  else if (r->absorbed >> l->s & 1u) { /* absorbed in part: on from where lane 0 left its events */
+    sg_sem_acquire(l->resume);
+    if (l->free_s > simgrid_get_clock()) sg_actor_sleep_for(l->free_s - simgrid_get_clock());
+  }
+  gboolean handed = FALSE; /* lane 0: the lanes absorbed in part resumed */
   int i = lane_next(l, r->first);
   while (i < r->n) {
     if (r->mirrors && l->s == 0) { /* stream 0 wakes the mirrors, as their source's program reaches them */
@@ -518,14 +544,23 @@ static void lane_main(int argc, char **argv)
       run_comm(l, i++);
     }
     mark_ended(l, last);
+    if (l->s == 0 && !handed && last >= r->gpu_alone_to) {
+      handed = TRUE;
+      flush_pending(l);
+      for (int s = 1; s < GRAPH_STREAMS; s++)
+        if (r->lanes[s].resume) sg_sem_release(r->lanes[s].resume);
+    }
     i = lane_next(l, i);
   }
   flush_pending(l);
+  if (l->s == 0 && !handed)
+    for (int s = 1; s < GRAPH_STREAMS; s++)
+      if (r->lanes[s].resume) sg_sem_release(r->lanes[s].resume);
   if (l->s == 0) {
     wake_mirrors(r, r->n);
     double late = 0; /* the absorbed lanes end as their actors would have */
     for (int s = 1; s < GRAPH_STREAMS; s++)
-      if (r->absorbed >> s & 1u) late = MAX(late, r->lanes[s].free_s);
+      if ((r->absorbed >> s & 1u) && !r->lanes[s].resume) late = MAX(late, r->lanes[s].free_s);
     if (late > simgrid_get_clock()) sg_actor_sleep_for(late - simgrid_get_clock());
   }
   l->cur = -1;
@@ -1008,40 +1043,54 @@ static void setup_lone(engine *eng)
   }
 }
 
-/* rank_rt.solo_gpu and .absorbed, after setup_lone. A streamed rank none of whose lanes but lane 0 holds the
- * GPU (no compute event, no all-to-all holding SMs: run_comm's flex) has its lone collectives on stream 0 joined
- * to the compute (lone_collective); and a stream of it whose every event the rank runs is a lone collective,
- * depending on nothing or on an earlier event of stream 0 and waited for by stream 0 only (NeMo's tensor-parallel
- * overlap: an all-gather beside each GEMM), runs inline in lane 0 without an actor of its own: its events' times
- * are its lane's, computed where lane 0 reaches them (run_absorbed), and lane 0 waits for them inline. The same
- * times, fewer SimGrid activities (docs/sweep.md, "Absorbed lanes"). A mirror absorbs only what its source does
- * (an absorbed event before its active_from is timed by the source). */
+/* rank_rt.gpu_alone_to and .absorbed, after setup_lone. Up to gpu_alone_to no lane of a streamed rank but lane 0
+ * holds the GPU (a compute event, or an all-to-all holding SMs: run_comm's flex; the distributed optimizer's step
+ * on stream 1 comes after the last backward), so lane 0's runs there execute alone on the host and may hold more
+ * than kernels: its lone collectives on stream 0 join the compute (lone_collective); and a stream whose every
+ * event the rank runs is a lone collective up to there, depending on nothing or on an earlier event of stream 0
+ * and waited for by stream 0 only, up to there too (NeMo's tensor-parallel overlap: an all-gather beside each
+ * GEMM), runs inline in lane 0 without an actor of its own: its events' times are its lane's, computed where lane
+ * 0 reaches them (run_absorbed), and lane 0 waits for them inline. The same times, fewer SimGrid activities
+ * (docs/sweep.md, "Absorbed lanes"). A mirror absorbs only what its source does (an absorbed event before its
+ * active_from is timed by the source). */
 static void absorb_pass(engine *eng)
 {
   for (int r = 0; r < eng->g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
-    rt->solo_gpu = FALSE;
+    rt->gpu_alone_to = -1;
     rt->absorbed = 0;
     if (!rt->dep || dormant(eng, rt) || eng->tracing) continue;
-    gboolean solo = TRUE;
-    for (int i = rt->first; i < rt->n && solo; i++) {
+    /* gpu_alone_to: the least, over the events of other streams that hold the GPU, of the last stream-0 event
+     * their stream has waited for by then (they start after its end, and a run of lane 0 ends at an event another
+     * lane waits for, so no run up to it meets them) */
+    int to = rt->n - 1, after[GRAPH_STREAMS];
+    for (int s = 0; s < GRAPH_STREAMS; s++) after[s] = -1;
+    for (int i = rt->first; i < rt->n; i++) {
       const graph_event *e = &rt->ev[i];
       if (e->stream == 0) continue;
-      if (e->kind == EV_COMPUTE) solo = FALSE;
-      else if (e->kind == EV_COLLECTIVE && eng->groups[graph_group_for(rt->prog, e->peer)].flex_sm_share > 0) solo = FALSE;
+      int d = rt->dep[i];
+      if (d >= 0 && rt->ev[d].stream == 0) after[e->stream] = MAX(after[e->stream], d);
+      if (e->kind == EV_COMPUTE ||
+          (e->kind == EV_COLLECTIVE && eng->groups[graph_group_for(rt->prog, e->peer)].flex_sm_share > 0))
+        to = MIN(to, after[e->stream]);
     }
-    rt->solo_gpu = solo;
-    if (!solo) continue;
+    rt->gpu_alone_to = to;
+    /* a stream absorbed up to `to` (in part where it has events after it, which its actor runs, each depending
+     * on nothing or on an event from `to` on: it resumes once lane 0 has passed `to`, at its last absorbed end) */
     for (int s = 1; s < GRAPH_STREAMS; s++) {
-      gboolean ok = rt->last_of[s] >= rt->first;
+      gboolean ok = rt->last_of[s] >= rt->first, some = FALSE;
       for (int i = rt->first; i < rt->n && ok; i++) {
         const graph_event *e = &rt->ev[i];
-        if (e->stream != s) continue;
         int d = rt->dep[i];
-        ok = e->kind == EV_COLLECTIVE && lone_member(rt, i) && (d < 0 || (d < i && rt->ev[d].stream == 0)) &&
-             !(rt->wanted[i] & ~1u);
+        if (e->stream == s && i <= to) {
+          ok = e->kind == EV_COLLECTIVE && lone_member(rt, i) && (d < 0 || (d < i && rt->ev[d].stream == 0)) &&
+               !(rt->wanted[i] & ~1u);
+          some = TRUE;
+        } else if (e->stream == s) {
+          ok = d < 0 || d >= to;
+        }
       }
-      if (ok) rt->absorbed |= (guint8)(1u << s);
+      if (ok && some) rt->absorbed |= (guint8)(1u << s);
     }
   }
   /* a source and its running mirrors absorb the same streams: a mirror's event may wait for one of its source's
@@ -1076,8 +1125,11 @@ static void setup_absorbed(engine *eng)
   }
   for (int r = 0; r < eng->g->world_size; r++) {
     rank_rt *rt = &eng->ranks[r];
-    for (int s = 1; s < rt->n_lanes; s++)
-      if (rt->absorbed >> s & 1u) rt->lanes_left--;
+    for (int s = 1; s < rt->n_lanes; s++) {
+      if (!(rt->absorbed >> s & 1u)) continue;
+      if (rt->last_of[s] <= rt->gpu_alone_to) rt->lanes_left--; /* no actor */
+      else rt->lanes[s].resume = sg_sem_init(0);
+    }
   }
 }
 
@@ -1087,7 +1139,7 @@ static void start_actors(engine *eng)
     rank_rt *rt = &eng->ranks[r];
     if (dormant(eng, rt)) continue;
     for (int s = 0; s < rt->n_lanes; s++) {
-      if (rt->absorbed >> s & 1u) continue; /* run inline by lane 0 (setup_absorbed) */
+      if ((rt->absorbed >> s & 1u) && !rt->lanes[s].resume) continue; /* run inline by lane 0 (setup_absorbed) */
       char name[32];
       snprintf(name, sizeof name, s ? "rank%d.s%d" : "rank%d", r, s);
       sg_actor_t a = sg_actor_init(name, rt->host);
@@ -1125,8 +1177,10 @@ static void engine_clear(engine *eng)
     for (int s = 1; s < GRAPH_STREAMS; s++)
       if (rt->lanes[s].wake) sg_sem_destroy(rt->lanes[s].wake);
     if (rt->waiting) g_ptr_array_free(rt->waiting, TRUE);
-    for (int s = 0; s < GRAPH_STREAMS; s++)
+    for (int s = 0; s < GRAPH_STREAMS; s++) {
       if (rt->lanes[s].dep) sg_sem_destroy(rt->lanes[s].dep);
+      if (rt->lanes[s].resume) sg_sem_destroy(rt->lanes[s].resume);
+    }
     if (rt->prog->mirror_of < 0) {
       g_free(rt->dep);
       g_free(rt->wanted);

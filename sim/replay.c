@@ -861,6 +861,47 @@ static gboolean route_meets(const engine *eng, int a, int b, GHashTable *members
   return FALSE;
 }
 
+/* The members of group gi (a set of ranks) where a streamed rank may take its calls alone: on the built
+ * platform without PXN (where a flow between domains crosses no NVLink link), every member in rank's NVLink
+ * domain; NULL otherwise. */
+static GHashTable *members_in_domain(const engine *eng, int gi, int rank)
+{
+  const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
+  if (!eng->routes_known || eng->pp->fabric == FABRIC_RAIL_PXN) return NULL;
+  GHashTable *members = g_hash_table_new(g_direct_hash, g_direct_equal);
+  int dom = topo_domain_of(eng->pp, rank);
+  for (guint k = 0; k < gr->ranks->len; k++) {
+    int m = g_array_index(gr->ranks, int, k);
+    if (topo_domain_of(eng->pp, m) != dom) {
+      g_hash_table_destroy(members);
+      return NULL;
+    }
+    g_hash_table_add(members, GINT_TO_POINTER(m));
+  }
+  return members;
+}
+
+/* Whether a flow of a group in `groups` (ids), between any member with an actor and any member, either way,
+ * crosses the NVLink link of a rank in `members`. */
+static gboolean groups_meet(const engine *eng, GHashTable *groups, GHashTable *members)
+{
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, groups);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    const graph_group *h = g_ptr_array_index(eng->g->groups, GPOINTER_TO_INT(key));
+    for (guint x = 0; x < h->ranks->len; x++) {
+      int a = g_array_index(h->ranks, int, x);
+      if (dormant(eng, &eng->ranks[a])) continue;
+      for (guint y = 0; y < h->ranks->len; y++) {
+        int b = g_array_index(h->ranks, int, y);
+        if (a != b && (route_meets(eng, a, b, members) || route_meets(eng, b, a, members))) return TRUE;
+      }
+    }
+  }
+  return FALSE;
+}
+
 /* Whether group gi, whose one member with an actor is `rank`, a rank with a communication stream, can take
  * its collectives alone (engine.lone) as a rank without one does: on the built platform without PXN (where a
  * flow between domains crosses no NVLink link), every member in rank's NVLink domain (so its flows cross only
@@ -871,15 +912,8 @@ static gboolean route_meets(const engine *eng, int a, int b, GHashTable *members
  * other ranks cannot reach the members' links (the group is clean, setup_lone). */
 static gboolean streamed_alone(const engine *eng, int gi, int rank)
 {
-  const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
-  if (!eng->routes_known || eng->pp->fabric == FABRIC_RAIL_PXN) return FALSE;
-  g_autoptr(GHashTable) members = g_hash_table_new(g_direct_hash, g_direct_equal);
-  int dom = topo_domain_of(eng->pp, rank);
-  for (guint k = 0; k < gr->ranks->len; k++) {
-    int m = g_array_index(gr->ranks, int, k);
-    if (topo_domain_of(eng->pp, m) != dom) return FALSE;
-    g_hash_table_add(members, GINT_TO_POINTER(m));
-  }
+  g_autoptr(GHashTable) members = members_in_domain(eng, gi, rank);
+  if (!members) return FALSE;
   const rank_rt *rt = &eng->ranks[rank];
   g_autoptr(GHashTable) others = g_hash_table_new(g_direct_hash, g_direct_equal); /* groups on other streams */
   int stream = -1;
@@ -898,21 +932,7 @@ static gboolean streamed_alone(const engine *eng, int gi, int rank)
              (route_meets(eng, rank, e->peer, members) || route_meets(eng, e->peer, rank, members)))
       return FALSE;
   }
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init(&it, others);
-  while (g_hash_table_iter_next(&it, &key, NULL)) {
-    const graph_group *h = g_ptr_array_index(eng->g->groups, GPOINTER_TO_INT(key));
-    for (guint x = 0; x < h->ranks->len; x++) {
-      int a = g_array_index(h->ranks, int, x);
-      if (dormant(eng, &eng->ranks[a])) continue;
-      for (guint y = 0; y < h->ranks->len; y++) {
-        int b = g_array_index(h->ranks, int, y);
-        if (a != b && (route_meets(eng, a, b, members) || route_meets(eng, b, a, members))) return FALSE;
-      }
-    }
-  }
-  return TRUE;
+  return !groups_meet(eng, others, members);
 }
 
 /* Whether group gi, whose one member with an actor is `rank`, called on stream 0 and on one other stream
@@ -924,15 +944,8 @@ static gboolean streamed_alone(const engine *eng, int gi, int rank)
  * all of them (lone_collective, run_absorbed), so their flows meet nobody's, each other's included. */
 static gboolean streamed_alone_two(const engine *eng, int gi, int rank, int *stream)
 {
-  const graph_group *gr = g_ptr_array_index(eng->g->groups, gi);
-  if (!eng->routes_known || eng->pp->fabric == FABRIC_RAIL_PXN) return FALSE;
-  g_autoptr(GHashTable) members = g_hash_table_new(g_direct_hash, g_direct_equal);
-  int dom = topo_domain_of(eng->pp, rank);
-  for (guint k = 0; k < gr->ranks->len; k++) {
-    int m = g_array_index(gr->ranks, int, k);
-    if (topo_domain_of(eng->pp, m) != dom) return FALSE;
-    g_hash_table_add(members, GINT_TO_POINTER(m));
-  }
+  g_autoptr(GHashTable) members = members_in_domain(eng, gi, rank);
+  if (!members) return FALSE;
   const rank_rt *rt = &eng->ranks[rank];
   if (!rt->dep) return FALSE;
   int other = -1;
@@ -971,20 +984,7 @@ static gboolean streamed_alone_two(const engine *eng, int gi, int rank, int *str
     }
   }
   if (!calls0) return FALSE;
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init(&it, others);
-  while (g_hash_table_iter_next(&it, &key, NULL)) {
-    const graph_group *h = g_ptr_array_index(eng->g->groups, GPOINTER_TO_INT(key));
-    for (guint x = 0; x < h->ranks->len; x++) {
-      int a = g_array_index(h->ranks, int, x);
-      if (dormant(eng, &eng->ranks[a])) continue;
-      for (guint y = 0; y < h->ranks->len; y++) {
-        int b = g_array_index(h->ranks, int, y);
-        if (a != b && (route_meets(eng, a, b, members) || route_meets(eng, b, a, members))) return FALSE;
-      }
-    }
-  }
+  if (groups_meet(eng, others, members)) return FALSE;
   *stream = other;
   return TRUE;
 }

@@ -100,6 +100,24 @@ START_TEST(test_fast_path_equals_the_full_replay_with_overlaps_and_zero)
 }
 END_TEST
 
+/* Each request of rqs replayed in full twice: as generated (mirrored: a, in order) and with every rank explicit
+ * (b), where nothing is a mirror, so nothing is lone or absorbed and every flow is simulated. */
+static void replay_mirrored_and_every_rank(GArray *rqs, prediction *a, prediction *b)
+{
+  guint n = rqs->len;
+  g_autofree sim_request **sym = g_new(sim_request *, n), **every = g_new(sim_request *, n);
+  g_autofree sim_request *copies = g_new(sim_request, n);
+  for (guint i = 0; i < n; i++) {
+    sym[i] = &g_array_index(rqs, sim_request, i);
+    copies[i] = *sym[i];
+    copies[i].gen.symmetry = FALSE;
+    every[i] = &copies[i];
+  }
+  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FULL};
+  pool_run(sym, n, &cfg, a);
+  pool_run(every, n, &cfg, b);
+}
+
 /* The symmetric and the every-rank replay of llama-7b with cp 2: 1F1B (pp 2) and interleaved (pp 2, 2 virtual
  * stages), tp 2 (two dp-cp members per node: 4 channels), tp 1 (8) and tp 8 (one: the node is the tensor-parallel
  * group), ZeRO 0-3, the overlaps, a slow network (25 Gbit/s: communication the overlaps cannot hide). */
@@ -137,20 +155,10 @@ START_TEST(test_mirrors_with_cp_equal_every_rank_explicit_with_overlaps_and_zero
     g_array_append_val(rqs, rq);
   }
   guint n = rqs->len;
-  g_autofree sim_request **sym = g_new(sim_request *, n), **every = g_new(sim_request *, n);
-  g_autofree sim_request *copies = g_new(sim_request, n);
-  for (guint i = 0; i < n; i++) {
-    sym[i] = &g_array_index(rqs, sim_request, i);
-    copies[i] = *sym[i];
-    copies[i].gen.symmetry = FALSE;
-    every[i] = &copies[i];
-  }
   g_autofree prediction *a = g_new0(prediction, n), *b = g_new0(prediction, n);
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FULL};
-  pool_run(sym, n, &cfg, a);
-  pool_run(every, n, &cfg, b);
+  replay_mirrored_and_every_rank(rqs, a, b);
   for (guint i = 0; i < n; i++) {
-    const layout *l = &sym[i]->l;
+    const layout *l = &g_array_index(rqs, sim_request, i).l;
     ck_assert_msg(a[i].status == PRED_OK && b[i].status == PRED_OK, "case %u: %s %s", i, a[i].error, b[i].error);
     double rel = fabs(a[i].step_time_s - b[i].step_time_s) / b[i].step_time_s;
     /* Not exact where a communication stream's ring shares NVLink with tensor parallelism's collectives (tp 2)
@@ -204,18 +212,8 @@ START_TEST(test_absorbed_tensor_parallel_overlap_equals_every_rank_explicit)
     g_array_append_val(rqs, rq);
   }
   guint n = rqs->len;
-  g_autofree sim_request **sym = g_new(sim_request *, n), **every = g_new(sim_request *, n);
-  g_autofree sim_request *copies = g_new(sim_request, n);
-  for (guint i = 0; i < n; i++) {
-    sym[i] = &g_array_index(rqs, sim_request, i);
-    copies[i] = *sym[i];
-    copies[i].gen.symmetry = FALSE;
-    every[i] = &copies[i];
-  }
   g_autofree prediction *a = g_new0(prediction, n), *b = g_new0(prediction, n);
-  pool_cfg cfg = {.jobs = 2, .fidelity = POOL_FULL};
-  pool_run(sym, n, &cfg, a);
-  pool_run(every, n, &cfg, b);
+  replay_mirrored_and_every_rank(rqs, a, b);
   for (guint i = 0; i < n; i++) {
     ck_assert_msg(a[i].status == PRED_OK && b[i].status == PRED_OK, "case %u: %s %s", i, a[i].error, b[i].error);
     double rel = fabs(a[i].step_time_s - b[i].step_time_s) / b[i].step_time_s;

@@ -145,13 +145,12 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
   if (ax == AX_SCHED) {
     guint n = s->layout[ax] ? s->layout[ax]->len
                             : (guint)layout_enum_sweep_count(layout_enum_field("schedule"), s->space == SWEEP_SPACE_FULL);
-    gboolean has[64] = {FALSE};
     for (guint i = 0; i < n; i++) {
       int h = s->layout[ax] ? ival(s->layout[ax], i) : (int)i;
       if (pp > 0 && pp < sched_min_stages(h)) h = 0;
-      if (h >= 0 && h < (int)G_N_ELEMENTS(has) && has[h]) continue;
-      if (h >= 0 && h < (int)G_N_ELEMENTS(has)) has[h] = TRUE;
-      g_array_append_val(v, h);
+      gboolean seen = FALSE;
+      for (guint k = 0; k < v->len && !seen; k++) seen = ival(v, k) == h;
+      if (!seen) g_array_append_val(v, h);
     }
     return v;
   }

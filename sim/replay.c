@@ -327,6 +327,15 @@ static double host_issue(lane *l, const graph_event *e, double now)
   return l->host_s;
 }
 
+/* Lone collective e of r (engine.lone), group gid: the wait for its flows alone, and in *owed what coll_run returns
+ * after them (coll_alone_wait_seconds), its algorithm counted once. */
+static double lone_wait(rank_rt *r, const graph_event *e, int gid, double *owed)
+{
+  engine *eng = r->eng;
+  return coll_alone_wait_seconds(algo_of(eng, gid, e, TRUE), (graph_coll)e->variant, &eng->groups[gid], eng->lone[gid],
+                                 e->bytes, eng->prof->stack.nccl_step_latency_s, owed);
+}
+
 /* Absorbed event x of r (setup_absorbed): a lone collective of a stream without an actor, timed as that stream's
  * lane would run it (lane_main, run_comm): from the later of its stream's last end and its dependency's end (an
  * event of stream 0, already timed), after the host has issued it, for its flows' time alone and the latency it
@@ -343,9 +352,7 @@ static void run_absorbed(rank_rt *r, int x)
     double wait = host_issue(v, e, now) - now;
     if (wait > 0) now += wait;
   }
-  int gid = graph_group_for(r->prog, e->peer);
-  double owed, wait = coll_alone_wait_seconds(algo_of(eng, gid, e, TRUE), (graph_coll)e->variant, &eng->groups[gid],
-                                              eng->lone[gid], e->bytes, eng->prof->stack.nccl_step_latency_s, &owed);
+  double owed, wait = lone_wait(r, e, graph_group_for(r->prog, e->peer), &owed);
   r->out->start_s[x] = now;
   v->free_s = now + MAX(wait, 0) + owed;
   r->out->end_s[x] = v->free_s;
@@ -473,9 +480,7 @@ static void run_comm(lane *l, int i)
      * explicit program it mirrors: the call's ordinal among the group's calls (the same on every member,
      * whatever its program's indices) against the calls the mirror leaves to its source (coll_ordinals). */
     if (r->eng->lone[gid] == me) { /* a streamed rank's lone collective (setup_lone): coll_run's flows alone, slept */
-      double owed, wait = coll_alone_wait_seconds(algo_of(r->eng, gid, e, TRUE), (graph_coll)e->variant,
-                                                  &r->eng->groups[gid], me, e->bytes,
-                                                  r->eng->prof->stack.nccl_step_latency_s, &owed);
+      double owed, wait = lone_wait(r, e, gid, &owed);
       if (wait > 0) sg_actor_sleep_for(wait);
       l->pending_s += owed;
     } else {

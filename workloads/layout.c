@@ -218,8 +218,8 @@ layout layout_default(void)
 }
 
 /* Megatron-Core's CudaGraphScope names (megatron/core/transformer/enums.py), bit i the i-th (layout.h) */
-static const char *const CG_SCOPE_NAMES[CG_SCOPE_N] = {"full",     "attn",           "mlp",   "moe",
-                                                       "moe_router", "moe_preprocess", "mamba", "full_iteration"};
+static const char *const CG_SCOPE_NAMES[CG_SCOPE_N + 1] = {
+    "full", "attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba", "full_iteration", NULL};
 
 gboolean layout_cg_scope_parse(const char *s, int *out, GError **err)
 {
@@ -230,10 +230,10 @@ gboolean layout_cg_scope_parse(const char *s, int *out, GError **err)
     for (char **p = parts; *p; p++) {
       int i = 0;
       while (i < CG_SCOPE_N && strcmp(*p, CG_SCOPE_NAMES[i]) != 0) i++;
-      if (i == CG_SCOPE_N) {
-        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID, "cuda_graph_scope: unknown '%s' (allowed: none, or one or "
-                    "more of full, attn, mlp, moe, moe_router, moe_preprocess, mamba, full_iteration joined by '+')",
-                    *p);
+      if (i == CG_SCOPE_N) { /* the allowed names from the table */
+        g_autofree char *names = g_strjoinv(", ", (char **)CG_SCOPE_NAMES);
+        g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
+                    "cuda_graph_scope: unknown '%s' (allowed: none, or one or more of %s joined by '+')", *p, names);
         return FALSE;
       }
       scope |= 1 << i;
@@ -401,10 +401,10 @@ static gboolean check_experts(const layout *l, const model *m, GError **err)
 static gboolean check_cg_scope(layout *l, const model *m, GError **err)
 {
   int s = l->cuda_graph_scope;
-  char name[LAYOUT_CG_SCOPE_NAME_MAX];
-  layout_cg_scope_name(s, name);
   if (s == 0) return TRUE;
   if (s & ~((1 << CG_SCOPE_N) - 1)) return fail(err, "cuda_graph_scope: bits %#x (allowed: below %#x)", s, 1 << CG_SCOPE_N);
+  char name[LAYOUT_CG_SCOPE_NAME_MAX];
+  layout_cg_scope_name(s, name);
   if (s & CG_SCOPE_FULL_ITERATION) {
     if (s != CG_SCOPE_FULL_ITERATION)
       return fail(err, "cuda_graph_scope: '%s': full_iteration captures the whole step, alone (allowed: full_iteration "

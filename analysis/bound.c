@@ -3,8 +3,70 @@
 
 #include <float.h>
 
+#include "platforms/fabric.h"
 #include "platforms/kernel_cost.h"
 #include "workloads/schedule.h"
+
+/* The least seconds collective e of program p (global rank `rank`) keeps its stream for on platform pl: the bytes
+ * its member must send (coll_least_sent_bytes) over the most its links leaving the GPU can carry (coll_out_rate);
+ * 0 for an all-to-all (the flex dispatcher sends each token once per domain: no per-member floor) */
+typedef struct comm_floor {
+  const graph *g;
+  const plat_params *pl; /* NULL: no communication term (a platform file) */
+  int per_stage;         /* ranks per pipeline stage (graph_meta.ranks_per_stage) */
+  double *rate;          /* by group id, for the program being summed: coll_out_rate (0: not yet known) */
+} comm_floor;
+
+/* What every collective algorithm of sim/ makes one member of n send for a per-rank buffer of `bytes`
+ * (docs/sweep.md "The communication term"): a ring's all-gather and reduce-scatter (n-1)/n of it, an all-reduce
+ * at least the buffer once (ring 2(n-1)/n, NVLS its buffer over the NVLS efficiency <= 1, tree its chunk once on
+ * each of its 2k channel-trees, hier 2(k-1)/k + 2(D-1)/(Dk) of it); -1 for an all-to-all. */
+static double coll_least_sent_bytes(graph_coll c, int n, double bytes)
+{
+  if (n < 2) return 0;
+  switch (c) {
+  case COLL_ALL_REDUCE: return bytes;
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALL_GATHER: return bytes * (n - 1) / n;
+  default: return -1;
+  }
+}
+
+/* The most bytes per second a GPU's flows to the other members of group gr can leave it at (platforms/cluster.h):
+ * its own NVLink link where a member shares its domain; its node's NIC where one is in another domain (on a PXN
+ * rail fabric such a flow may leave by NVLink instead: both). Every flow of the member starts at its GPU and
+ * crosses one of these links, each at most its bandwidth (CM02, no factors). -1 for a group that spans pipeline
+ * stages (the embedding's gradient between the first and last): a call both ends meet in, which the pipeline
+ * terms would count on either side (not counted). */
+static double coll_out_rate(const comm_floor *cf, const graph_program *p, const graph_group *gr)
+{
+  const plat_params *pl = cf->pl;
+  int dom = pl->gpus_per_domain > 0 ? pl->gpus_per_domain : pl->gpus_per_node;
+  if (dom <= 0) return -1;
+  gboolean local = FALSE, remote = FALSE;
+  for (guint i = 0; i < gr->ranks->len; i++) {
+    int r = g_array_index(gr->ranks, int, i);
+    if (r / cf->per_stage != p->rank / cf->per_stage) return -1;
+    if (r == p->rank) continue;
+    if (r / dom == p->rank / dom) local = TRUE;
+    else remote = TRUE;
+  }
+  double rate = (local || (remote && pl->fabric == FABRIC_RAIL_PXN) ? pl->nvlink_bytes_per_s : 0) +
+                (remote ? pl->ib_bytes_per_s : 0);
+  return rate > 0 ? rate : -1;
+}
+
+static double comm_floor_s(comm_floor *cf, const graph_program *p, const graph_event *e)
+{
+  if (!cf->pl || e->kind != EV_COLLECTIVE) return 0;
+  int grp = graph_group_for(p, e->peer);
+  if (grp < 0 || grp >= (int)cf->g->groups->len) return 0;
+  const graph_group *gr = g_ptr_array_index(cf->g->groups, grp);
+  double sent = coll_least_sent_bytes((graph_coll)e->variant, (int)gr->ranks->len, e->bytes);
+  if (!(sent > 0)) return 0;
+  if (cf->rate[grp] == 0) cf->rate[grp] = coll_out_rate(cf, p, gr);
+  return cf->rate[grp] > 0 ? sent / cf->rate[grp] : 0;
+}
 
 /* What one program's compute stream holds, at the graph's micro-batch count. */
 typedef struct prog_sums {
@@ -30,8 +92,12 @@ static gboolean splits_backward(int id, int pp)
   return FALSE;
 }
 
-static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profile *prof, int m_graph)
+static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profile *prof, const plat_params *pl,
+                         int m_graph)
 {
+  g_autofree double *rate = pl ? g_new0(double, g->groups->len + 1) : NULL;
+  comm_floor cf = {.g = g, .pl = pl, .rate = rate,
+                   .per_stage = g->meta.ranks_per_stage > 0 ? g->meta.ranks_per_stage : (int)g->programs->len};
   int n, first;
   const graph_event *ev = graph_program_events(g, p, &n, &first);
   g_autofree double *mb = g_new0(double, m_graph), *fwd = g_new0(double, m_graph), *bwd = g_new0(double, m_graph);
@@ -41,8 +107,10 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
   double after_last_s = 0; /* compute of no micro-batch since the last micro-batch event */
   for (int i = 0; i < n; i++) {
     const graph_event *e = &ev[i];
-    if (e->kind != EV_COMPUTE) continue;
-    double d = kcost_seconds_in(prof, e, g->meta.cuda_graph);
+    double d;
+    if (e->kind == EV_COMPUTE) d = kcost_seconds_in(prof, e, g->meta.cuda_graph);
+    else if (e->kind == EV_COLLECTIVE && pl) d = comm_floor_s(&cf, p, e);
+    else continue;
     if (e->stream != 0) {
       streams[e->stream < GRAPH_STREAMS ? e->stream : 0] += d;
       continue;
@@ -71,7 +139,8 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
   return s;
 }
 
-bound_parts bound_step(const graph *g, const gpu_profile *prof, const layout *l, int m_graph, int m)
+bound_parts bound_step(const graph *g, const gpu_profile *prof, const plat_params *pl, const layout *l, int m_graph,
+                       int m)
 {
   bound_parts b = {0};
   int n = (int)g->programs->len, pp = g->meta.pp > 0 ? g->meta.pp : 1;
@@ -86,7 +155,7 @@ bound_parts bound_step(const graph *g, const gpu_profile *prof, const layout *l,
     const graph_program *p = g_ptr_array_index(g->programs, r);
     int src = p->mirror_of >= 0 ? p->mirror_of : r;
     if (!done[src]) {
-      own[src] = sums_of(g, g_ptr_array_index(g->programs, src), prof, m_graph);
+      own[src] = sums_of(g, g_ptr_array_index(g->programs, src), prof, pl, m_graph);
       done[src] = TRUE;
     }
     int st = MIN(r / per_stage, pp - 1);

@@ -26,6 +26,7 @@
 #ifndef BOUND_H
 #define BOUND_H
 
+#include "platforms/cluster.h"
 #include "platforms/profile.h"
 #include "workloads/graph.h"
 #include "workloads/layout.h"
@@ -37,7 +38,9 @@ typedef struct bound_parts {
 } bound_parts;
 
 /* The bound on the step of layout l (its schedule, pp, virtual stages) at m micro-batches, from graph g of the
- * same layout at m_graph micro-batches (1 <= m_graph <= m), compute costed on profile p. */
-bound_parts bound_step(const graph *g, const gpu_profile *p, const layout *l, int m_graph, int m);
+ * same layout at m_graph micro-batches (1 <= m_graph <= m), compute costed on profile p, communication on
+ * platform pl (NULL: not counted, as for a platform file, whose links are not pl's). */
+bound_parts bound_step(const graph *g, const gpu_profile *p, const plat_params *pl, const layout *l, int m_graph,
+                       int m);
 
 #endif

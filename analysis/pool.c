@@ -196,7 +196,10 @@ static gboolean memory_verdict(const sim_request *req, int m, prediction *p, dou
   metrics *mem = metrics_memory_only(g, &mrq.prof, mrq.capacity_gib);
   memory_of(p, mem, mrq.capacity_gib);
   metrics_free(mem);
-  if (bound_s) *bound_s = p->status == PRED_OK ? bound_step(g, &mrq.prof, &mrq.l, mrq.l.grad_accum, own_m).total_s : 0;
+  if (bound_s && p->status == PRED_OK) {
+    plat_params pl = plat_params_of(&mrq.prof, mrq.l.gpus);
+    *bound_s = bound_step(g, &mrq.prof, mrq.replay.platform_file ? NULL : &pl, &mrq.l, mrq.l.grad_accum, own_m).total_s;
+  } else if (bound_s) *bound_s = 0;
   graph_free(g);
   return TRUE;
 fail:
@@ -573,8 +576,8 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
 {
   mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_run's verdicts: each graph reuses the pages of the one before */
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  /* a verdict and its bound depend on the memory key and on the kernels' costs (the profile and stack: what-ifs
-   * change links and memory only) */
+  /* a verdict and its bound depend on the memory key, on the kernels' costs (the profile and stack) and, the
+   * bound's communication term, on the links (the platform: what-if points differ there) */
   g_autoptr(GHashTable) known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   for (guint i = 0; i < n; i++) {
     bound_s[i] = 0;
@@ -586,8 +589,13 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
     g_clear_error(&err);
     if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
     g_autofree char *mkey = pool_memory_key(rqs[i], rq.gen.symmetry);
-    char *key = g_strdup_printf("%s|%s|%s|%s|%.17g|%.17g|%d", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
-                                rqs[i]->prof.stack.set, rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m);
+    char pkey[PLAT_KEY_LEN] = "file";
+    if (!rqs[i]->replay.platform_file) {
+      plat_params pl = plat_params_of(&rqs[i]->prof, rqs[i]->l.gpus);
+      plat_key(&pl, pkey, sizeof pkey);
+    }
+    char *key = g_strdup_printf("%s|%s|%s|%s|%.17g|%.17g|%d|%s", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
+                                rqs[i]->prof.stack.set, rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m, pkey);
     double *hit = g_hash_table_lookup(known, key);
     prediction p;
     double b = 0;

@@ -197,8 +197,9 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
       g_array_unref(v);
       return g_array_ref(s->layout[ax]);
     }
-    for (int c = 2; pp > 0 && c * pp <= m->layers; c++)
-      if (m->layers % (c * pp) == 0) g_array_append_val(v, c);
+    for (int c = 2; pp > 0 && c * pp <= m->layers; c++) /* a schedule of fixed chunks (dualpipev's V): those alone */
+      if (m->layers % (c * pp) == 0 && (!sched_get(tp)->fixed_chunks || c == sched_get(tp)->fixed_chunks))
+        g_array_append_val(v, c);
     break;
   case AX_CP: /* the default space: cp 1 only (context parallelism where listed, --cp); the full space: every power
                * of two up to SWEEP_FULL_MAX_CP dividing gpus/(tp*pp) that splits the sequence into 2*cp chunks */

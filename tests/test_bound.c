@@ -11,7 +11,11 @@
 #include "analysis/sweep.h"
 #include "analysis/sweep_report.h"
 #include "check_main.h"
+#include "sim/collective.h"
+#include "sim/replay.h"
+#include "sim_child.h"
 #include "workloads/generate.h"
+#include "platforms/plat_params.h"
 #include "workloads/precision.h"
 #include "workloads/schedule.h"
 #include "test_layout.h"
@@ -40,7 +44,8 @@ static bound_parts bound_of(const sim_request *req, gboolean small)
   ck_assert(sim_request_prepare(&g_rq, &err));
   graph *g = gen_graph(&g_rq.m, &g_rq.l, &g_rq.gen, &err);
   ck_assert_msg(g != NULL, "%s", err ? err->message : "");
-  bound_parts b = bound_step(g, &g_rq.prof, &g_rq.l, mg, m);
+  plat_params pl = plat_params_of(&g_rq.prof, g_rq.l.gpus);
+  bound_parts b = bound_step(g, &g_rq.prof, &pl, &g_rq.l, mg, m);
   graph_free(g);
   return b;
 }
@@ -150,6 +155,78 @@ START_TEST(test_static_verdict_equals_the_walk)
   ck_assert_msg(by_static > 0 && by_walk > 0 && fit > 0, "%d OOM by static memory, %d by the walk, %d fit", by_static,
                 by_walk, fit);
   g_array_free(rqs, TRUE);
+}
+END_TEST
+
+/* ---- the communication term (docs/sweep.md, "The communication term") ---- */
+
+typedef struct floor_case {
+  int world, n, members[16];
+  graph_coll coll;
+  coll_algo algo; /* forced */
+} floor_case;
+
+/* One collective of 1 GiB on stream 0 of every member of a group (H100, the study stack without per-step
+ * latency): out[0] the replay's step, out[1] the bound of the same graph, out[2] the bound without a platform. */
+static void run_floor(void *arg, double out[SIM_CHILD_MAX])
+{
+  floor_case *c = arg;
+  gpu_profile p;
+  ck_assert(profile_load_with_stack("h100-sxm5-80gb", "study", &p, NULL));
+  p.stack.nccl_step_latency_s = 0;
+  graph *g = graph_new(c->world);
+  for (int r = 0; r < c->world; r++) graph_program_of(g, r);
+  int gid = graph_add_group(g, c->members, c->n, "dp");
+  graph_event e = {.kind = EV_COLLECTIVE, .op = GRAPH_OP_COMM, .phase = PH_DP, .peer = gid, .bytes = 1073741824.0,
+                   .micro_batch = -1, .layer = -1, .variant = (uint8_t)c->coll};
+  for (int i = 0; i < c->n; i++) g_array_append_val(graph_program_of(g, c->members[i])->events, e);
+  GError *err = NULL;
+  ck_assert(graph_check(g, &err));
+  plat_params pl = plat_params_of(&p, c->world);
+  replay_options o = {.nccl_algo = c->algo};
+  replay_result *res = replay_run(g, &p, &pl, &o, &err);
+  ck_assert_msg(res != NULL, "%s", err ? err->message : "");
+  layout l = test_layout(c->world, 1, 1, 1, CKPT_NONE);
+  out[0] = res->step_time_s;
+  out[1] = bound_step(g, &p, &pl, &l, 1, 1).total_s;
+  out[2] = bound_step(g, &p, NULL, &l, 1, 1).total_s;
+  replay_result_free(res);
+  graph_free(g);
+}
+
+/* The least bytes a member sends over the most its GPU's links carry: below the replay for every collective and
+ * every algorithm (ring, tree, NVLS, hier, forced: one that does not fit the group runs the ring), inside one
+ * NVLink domain and across two; and a ring's all-gather and reduce-scatter, which send exactly (n-1)/n of the
+ * buffer over the one link they use (NVLink inside the node; the NIC between nodes), within 1% of it. With no
+ * platform the term is 0. */
+START_TEST(test_comm_floor_is_below_every_algorithm_and_a_rings_time)
+{
+  floor_case groups[] = {
+      {.world = 8, .n = 8, .members = {0, 1, 2, 3, 4, 5, 6, 7}},
+      {.world = 16, .n = 2, .members = {0, 8}},
+      {.world = 16, .n = 16, .members = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+  };
+  coll_algo algos[] = {COLL_ALGO_RING, COLL_ALGO_TREE, COLL_ALGO_NVLS, COLL_ALGO_HIER};
+  graph_coll colls[] = {COLL_ALL_REDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER};
+  int tight = 0;
+  for (guint gi = 0; gi < G_N_ELEMENTS(groups); gi++)
+    for (guint ai = 0; ai < G_N_ELEMENTS(algos); ai++)
+      for (guint ci = 0; ci < G_N_ELEMENTS(colls); ci++) {
+        floor_case c = groups[gi];
+        c.algo = algos[ai];
+        c.coll = colls[ci];
+        double out[SIM_CHILD_MAX];
+        sim_child_run(run_floor, &c, out);
+        ck_assert_msg(out[1] > 0 && out[1] <= out[0] * (1 + 1e-12), "%d members of %d, %s %d: bound %.6g s, replay %.6g s",
+                      c.n, c.world, coll_algo_name(c.algo), c.coll, out[1], out[0]);
+        ck_assert_msg(out[2] == 0, "a bound with no platform counts communication");
+        if (c.algo == COLL_ALGO_RING && c.coll != COLL_ALL_REDUCE && c.n < 16) {
+          ck_assert_msg(out[1] >= 0.99 * out[0], "%d members of %d, ring %d: bound %.6g s, replay %.6g s", c.n, c.world,
+                        c.coll, out[1], out[0]);
+          tight++;
+        }
+      }
+  ck_assert_int_eq(tight, 4);
 }
 END_TEST
 
@@ -292,6 +369,7 @@ int main(void)
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_bound_is_below_the_replay_over_many_layouts);
   tcase_add_test(tc, test_static_verdict_equals_the_walk);
+  tcase_add_test(tc, test_comm_floor_is_below_every_algorithm_and_a_rings_time);
   suite_add_tcase(s, tc);
   tc = tcase_create("top_k"); /* CK_RUN_CASE=bound or top_k runs one */
   tcase_set_timeout(tc, 600);

@@ -214,7 +214,7 @@ static int vstage(int stage, int chunk, int stages, int chunks)
 
 static gboolean check(int stages, int chunks, int m, int layers, GError **err)
 {
-  if (chunks != 2) {
+  if (chunks != 2) { /* sched_def_dualpipev.fixed_chunks */
     g_set_error(err, LSIM_ERROR, LSIM_ERROR_INVALID,
                 "virtual_stages: %d with schedule dualpipev (allowed: 2, the two chunks of the V on every rank)",
                 chunks);
@@ -249,6 +249,7 @@ const sched_def sched_def_dualpipev = {
      * chunk passes in flight at the first round of step 4, which every m >= 2P has. */
     .counts = {.affine = TRUE, .whole = {2, 1}, .round = {0, 1}, .peak = {2, 0}},
     .default_chunks = 2, /* the V's two chunks: --schedule dualpipev alone runs them */
+    .fixed_chunks = 2,
     .check = check,
     .vstage = vstage,
 };

@@ -64,6 +64,9 @@ typedef struct sched_def {
   sched_counts counts;
   /* The chunks per stage it runs where the command line does not say (--virtual-stages left out); 0: 1. */
   int default_chunks;
+  /* The only chunks per stage it runs (its check refuses others), which a sweep's space then enumerates alone;
+   * 0: any that split the layers. */
+  int fixed_chunks;
   /* The fewest stages (pp) where it is a schedule of its own; 0: 1. Below, it is refused (sched_check) rather
    * than run as another schedule under its name (a value silently ignored), and a sweep enumerates the default
    * in its place; `below_min` says why, after "at pp P, where ". */

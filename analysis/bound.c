@@ -5,23 +5,30 @@
 
 #include "platforms/fabric.h"
 #include "platforms/kernel_cost.h"
+#include "platforms/topology.h"
 #include "workloads/schedule.h"
 
-/* The least seconds collective e of program p (global rank `rank`) keeps its stream for on platform pl: the bytes
- * its member must send (coll_least_sent_bytes) over the most its links leaving the GPU can carry (coll_out_rate);
- * 0 for an all-to-all (the flex dispatcher sends each token once per domain: no per-member floor) */
+/* The least seconds a collective keeps its stream for, on platform pl (docs/sweep.md "The communication term"). */
 typedef struct comm_floor {
   const graph *g;
   const plat_params *pl; /* NULL: no communication term (a platform file) */
   int per_stage;         /* ranks per pipeline stage (graph_meta.ranks_per_stage) */
-  double *rate;          /* by group id, for the program being summed: coll_out_rate (0: not yet known) */
+  struct group_links *links; /* by group id, for the program being summed (NULL entries: not yet known) */
 } comm_floor;
 
-/* What every collective algorithm of sim/ makes one member of n send for a per-rank buffer of `bytes`
- * (docs/sweep.md "The communication term"): a ring's all-gather and reduce-scatter (n-1)/n of it, an all-reduce
- * at least the buffer once (ring 2(n-1)/n, NVLS its buffer over the NVLS efficiency <= 1, tree its chunk once on
- * each of its 2k channel-trees, hier 2(k-1)/k + 2(D-1)/(Dk) of it); -1 for an all-to-all. */
-static double coll_least_sent_bytes(graph_coll c, int n, double bytes)
+/* What a member's links offer towards the other members of one group. */
+typedef struct group_links {
+  gboolean known, counted; /* counted: the group lies in one stage */
+  int n, outside;          /* members; members outside the member's NVLink domain */
+  double out_bytes_per_s;  /* the most the member's own flows can leave its GPU at */
+  double in_bytes_per_s;   /* the most the group's flows can enter the member's domain at (0: none outside) */
+} group_links;
+
+/* What every collective algorithm of sim/ makes one member of n send for a per-rank buffer of `bytes`: a ring's
+ * all-gather and reduce-scatter (n-1)/n of it, an all-reduce at least the buffer once (ring 2(n-1)/n, NVLS its
+ * buffer over the NVLS efficiency <= 1, tree its chunk once on each of its 2k channel-trees, hier 2(k-1)/k +
+ * 2(D-1)/(Dk)); -1 for an all-to-all (the flex dispatcher sends a token once per destination domain). */
+static double least_sent_bytes(graph_coll c, int n, double bytes)
 {
   if (n < 2) return 0;
   switch (c) {
@@ -32,28 +39,51 @@ static double coll_least_sent_bytes(graph_coll c, int n, double bytes)
   }
 }
 
-/* The most bytes per second a GPU's flows to the other members of group gr can leave it at (platforms/cluster.h):
- * its own NVLink link where a member shares its domain; its node's NIC where one is in another domain (on a PXN
- * rail fabric such a flow may leave by NVLink instead: both). Every flow of the member starts at its GPU and
- * crosses one of these links, each at most its bandwidth (CM02, no factors). -1 for a group that spans pipeline
- * stages (the embedding's gradient between the first and last): a call both ends meet in, which the pipeline
- * terms would count on either side (not counted). */
-static double coll_out_rate(const comm_floor *cf, const graph_program *p, const graph_group *gr)
+/* What must enter the member's NVLink domain before its call can end, whatever the algorithm, with `outside` of
+ * the n members elsewhere: an all-gather's result holds their shards, (outside/n) of the buffer; an
+ * all-reduce's every element depends on their data, so at least the buffer once (sim/ reduces in no switch
+ * between domains). 0 for a reduce-scatter (its member's shard needs only a partial sum: not bounded here) and
+ * an all-to-all. */
+static double least_inbound_bytes(graph_coll c, int n, int outside, double bytes)
+{
+  if (outside < 1 || n < 2) return 0;
+  if (c == COLL_ALL_GATHER) return bytes * outside / n;
+  return c == COLL_ALL_REDUCE ? bytes : 0;
+}
+
+/* The links of member `rank` towards group gr (platforms/cluster.h): its flows leave its GPU by its own NVLink
+ * link (to a member of its domain) or its node's NIC (to one elsewhere; on a PXN rail fabric by NVLink to the
+ * GPU of the destination's rail first: both), each at most its bandwidth (CM02, no factors), so at most their
+ * sum together. A flow from another domain enters through the NIC of its destination member's rail (PXN relays
+ * at the sender's side; counted there as every NIC of the members' nodes): the domain's members' distinct NICs
+ * bound what enters. Not counted: a group spanning pipeline stages (the embedding's gradient between the first
+ * and last), a call both ends meet in, which the pipeline terms would count on either side. */
+static group_links links_of(const comm_floor *cf, int rank, const graph_group *gr)
 {
   const plat_params *pl = cf->pl;
+  group_links k = {.known = TRUE, .n = (int)gr->ranks->len};
   int dom = pl->gpus_per_domain > 0 ? pl->gpus_per_domain : pl->gpus_per_node;
-  if (dom <= 0) return -1;
-  gboolean local = FALSE, remote = FALSE;
+  int G = pl->gpus_per_node > 0 ? pl->gpus_per_node : 1;
+  if (dom <= 0 || pl->nics_per_node <= 0) return k;
+  gboolean pxn = pl->fabric == FABRIC_RAIL_PXN, local = FALSE;
+  g_autoptr(GHashTable) nics = g_hash_table_new(g_direct_hash, g_direct_equal);
   for (guint i = 0; i < gr->ranks->len; i++) {
     int r = g_array_index(gr->ranks, int, i);
-    if (r / cf->per_stage != p->rank / cf->per_stage) return -1;
-    if (r == p->rank) continue;
-    if (r / dom == p->rank / dom) local = TRUE;
-    else remote = TRUE;
+    if (r / cf->per_stage != rank / cf->per_stage) return k;
+    if (r / dom != rank / dom) {
+      k.outside++;
+      continue;
+    }
+    local |= r != rank;
+    int node = r / G;
+    if (pxn)
+      for (int c = 0; c < pl->nics_per_node; c++) g_hash_table_add(nics, GINT_TO_POINTER(node * pl->nics_per_node + c));
+    else g_hash_table_add(nics, GINT_TO_POINTER(node * pl->nics_per_node + topo_rail_of(pl, r)));
   }
-  double rate = (local || (remote && pl->fabric == FABRIC_RAIL_PXN) ? pl->nvlink_bytes_per_s : 0) +
-                (remote ? pl->ib_bytes_per_s : 0);
-  return rate > 0 ? rate : -1;
+  k.counted = TRUE;
+  k.out_bytes_per_s = (local || (k.outside && pxn) ? pl->nvlink_bytes_per_s : 0) + (k.outside ? pl->ib_bytes_per_s : 0);
+  k.in_bytes_per_s = k.outside ? g_hash_table_size(nics) * pl->ib_bytes_per_s : 0;
+  return k;
 }
 
 static double comm_floor_s(comm_floor *cf, const graph_program *p, const graph_event *e)
@@ -61,11 +91,14 @@ static double comm_floor_s(comm_floor *cf, const graph_program *p, const graph_e
   if (!cf->pl || e->kind != EV_COLLECTIVE) return 0;
   int grp = graph_group_for(p, e->peer);
   if (grp < 0 || grp >= (int)cf->g->groups->len) return 0;
-  const graph_group *gr = g_ptr_array_index(cf->g->groups, grp);
-  double sent = coll_least_sent_bytes((graph_coll)e->variant, (int)gr->ranks->len, e->bytes);
-  if (!(sent > 0)) return 0;
-  if (cf->rate[grp] == 0) cf->rate[grp] = coll_out_rate(cf, p, gr);
-  return cf->rate[grp] > 0 ? sent / cf->rate[grp] : 0;
+  group_links *k = &cf->links[grp];
+  if (!k->known) *k = links_of(cf, p->rank, g_ptr_array_index(cf->g->groups, grp));
+  if (!k->counted) return 0;
+  double sent = least_sent_bytes((graph_coll)e->variant, k->n, e->bytes), s = 0;
+  if (sent > 0 && k->out_bytes_per_s > 0) s = sent / k->out_bytes_per_s;
+  double in = least_inbound_bytes((graph_coll)e->variant, k->n, k->outside, e->bytes);
+  if (in > 0 && k->in_bytes_per_s > 0) s = MAX(s, in / k->in_bytes_per_s);
+  return s;
 }
 
 /* What one program's compute stream holds, at the graph's micro-batch count. */
@@ -95,8 +128,8 @@ static gboolean splits_backward(int id, int pp)
 static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profile *prof, const plat_params *pl,
                          int m_graph)
 {
-  g_autofree double *rate = pl ? g_new0(double, g->groups->len + 1) : NULL;
-  comm_floor cf = {.g = g, .pl = pl, .rate = rate,
+  g_autofree group_links *links = pl ? g_new0(group_links, g->groups->len + 1) : NULL;
+  comm_floor cf = {.g = g, .pl = pl, .links = links,
                    .per_stage = g->meta.ranks_per_stage > 0 ? g->meta.ranks_per_stage : (int)g->programs->len};
   int n, first;
   const graph_event *ev = graph_program_events(g, p, &n, &first);

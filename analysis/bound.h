@@ -16,10 +16,18 @@
  *    schedule does not split the backward, stage k's last micro-batch event is a backward whose gradient
  *    stages k-1..0 wait for, one after another, and stage 0's compute after its last micro-batch (the
  *    optimizer) follows: the bubble's closed form, (p - 1) (f + b) for p equal stages, is this sum. Recompute
- *    and communication are not counted (they only add).
- *  Communication is not counted at all: every collective and message only adds to a rank's time (the closed
- *  form of a collective alone needs the platform the parent does not build), so the bound stays below the
- *  replay whatever the network.
+ *    is not counted in the chain (it only adds); a stage's collectives are (its send follows them).
+ *  - communication (with a platform): a collective on a stream keeps that stream until it ends (sim/replay.c runs
+ *    it in the stream's lane; NCCL's kernel holds the CUDA stream), so it counts as the stream's compute does, at
+ *    the least time any algorithm of sim/ could take for it alone: the bytes each of them makes the member send
+ *    (all-gather and reduce-scatter (n-1)/n of the buffer, an all-reduce at least the buffer once: a ring twice
+ *    (n-1)/n, NVLS once over its efficiency, a tree once per channel-tree, hier more) over the most the GPU's links
+ *    can carry at once (its NVLink where a member shares its domain, its NIC where one is in another, both on a
+ *    PXN rail fabric): every flow leaves the GPU by one of them at most at its bandwidth, and contention, latency
+ *    and per-step overheads only add. All-to-alls (the flex dispatcher sends a token once per domain) and groups
+ *    that span stages (met by both ends: the pipeline terms would count them twice) are not counted, nor are
+ *    pipeline messages.
+ *  Without a platform (a platform file's links are not the profile's) communication is not counted at all.
  *
  * Owns: the bound. May not touch: the replay, the enumeration.
  */

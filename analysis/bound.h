@@ -24,7 +24,10 @@
  *    (n-1)/n, NVLS once over its efficiency, a tree once per channel-tree, hier more) over the most the GPU's links
  *    can carry at once (its NVLink where a member shares its domain, its NIC where one is in another, both on a
  *    PXN rail fabric): every flow leaves the GPU by one of them at most at its bandwidth, and contention, latency
- *    and per-step overheads only add. All-to-alls (the flex dispatcher sends a token once per domain) and groups
+ *    and per-step overheads only add. Or, where larger, what must enter the member's NVLink domain before its
+ *    call ends (an all-gather's shards of the members outside it; an all-reduce's whole buffer, every element
+ *    depending on their data) over the NICs of the domain's members (a flow enters by its destination's NIC;
+ *    on PXN every NIC of their nodes). All-to-alls (the flex dispatcher sends a token once per domain) and groups
  *    that span stages (met by both ends: the pipeline terms would count them twice) are not counted, nor are
  *    pipeline messages.
  *  Without a platform (a platform file's links are not the profile's) communication is not counted at all.

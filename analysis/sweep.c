@@ -200,6 +200,8 @@ static GArray *axis_values(const sweep_spec *s, sweep_layout_axis ax, const poin
     for (int c = 2; pp > 0 && c * pp <= m->layers; c++) /* a schedule of fixed chunks (dualpipev's V): those alone */
       if (m->layers % (c * pp) == 0 && (!sched_get(tp)->fixed_chunks || c == sched_get(tp)->fixed_chunks))
         g_array_append_val(v, c);
+    if (!v->len && !s->layout[AX_SCHED]) return v; /* none at this pp: a schedule the space did not list is left
+                                                    * out there (a listed one's rows say why it is invalid) */
     break;
   case AX_CP: /* the default space: cp 1 only (context parallelism where listed, --cp); the full space: every power
                * of two up to SWEEP_FULL_MAX_CP dividing gpus/(tp*pp) that splits the sequence into 2*cp chunks */

@@ -359,6 +359,43 @@ START_TEST(test_schedules_below_their_fewest_stages_are_enumerated_as_the_defaul
 }
 END_TEST
 
+/* The full space enumerates only virtual stages its schedules take: dualpipev its V's two chunks alone (sched_def.
+ * fixed_chunks), and a chunked schedule not at all at a pp where no count splits the layers (llama-7b's 32 layers
+ * at pp 32: interleaved needs 2 chunks of a layer per stage, dualpipev 2 x 32 virtual stages). No row invalid,
+ * the count its enumeration's. */
+START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
+{
+  static const int sixtyfour[] = {64}, one[] = {1}, pps[] = {2, 16, 32};
+  sweep_spec f = spec_of("llama-7b", 128, SWEEP_SPACE_FULL, 1, sixtyfour); /* m >= 2 pp: dualpipev's fewest */
+  int none = CKPT_NONE, flash2 = ATTN_FLASH2;
+  f.layout[AX_TP] = values(1, one);
+  f.layout[AX_PP] = values(3, pps);
+  f.layout[AX_MB] = values(1, one);
+  f.layout[AX_CKPT] = values(1, &none);
+  f.layout[AX_ATTN] = values(1, &flash2);
+  GError *err = NULL;
+  g_autoptr(csv_table) t = sweep_run(&f, &err);
+  ck_assert_msg(t != NULL, "%s", err ? err->message : "");
+  int pc = csv_column(t, "pp"), sc = csv_column(t, "schedule"), vc = csv_column(t, "virtual_stages"),
+      st = csv_column(t, "status");
+  int dualpipev = 0, inter_pp32 = 0, inter = 0;
+  for (guint r = 0; r < t->rows->len; r++) {
+    ck_assert_msg(strcmp(csv_cell(t, r, st), "invalid") != 0, "row %u (pp %s, %s v%s) invalid", r, csv_cell(t, r, pc),
+                  csv_cell(t, r, sc), csv_cell(t, r, vc));
+    if (!strcmp(csv_cell(t, r, sc), "dualpipev")) {
+      ck_assert_str_eq(csv_cell(t, r, vc), "2");
+      dualpipev++;
+    }
+    if (!strcmp(csv_cell(t, r, sc), "interleaved")) *(!strcmp(csv_cell(t, r, pc), "32") ? &inter_pp32 : &inter) += 1;
+  }
+  ck_assert_int_gt(dualpipev, 0);
+  ck_assert_int_gt(inter, 0);
+  ck_assert_int_eq(inter_pp32, 0);
+  ck_assert(sweep_count_layouts(&f, FALSE, &err) == t->rows->len);
+  spec_clear(&f);
+}
+END_TEST
+
 /* Lists that do not interact (sp, tp, pp, cp and micro-batch listed, the default space's one value of
  * ZeRO and the overlaps): the count is the product of the lists' lengths, checkpointing's 2 values,
  * the (listed) kernels and the points, here 1000 x 1000 x 8 x 100000 x 2 x 2 x 2 x 6 x 8 = 1.5e16, counted in
@@ -642,6 +679,7 @@ int main(void)
   tcase_add_test(tc, test_the_sweeps_count_is_its_enumerations);
   tcase_add_test(tc, test_a_huge_sweep_is_counted_at_once);
   tcase_add_test(tc, test_schedules_below_their_fewest_stages_are_enumerated_as_the_default);
+  tcase_add_test(tc, test_the_full_space_enumerates_only_valid_virtual_stages);
   tcase_add_test(tc, test_the_table_is_the_same_whatever_the_window);
   tcase_add_test(tc, test_rank_orders_by_step_time_and_names_the_grown_category);
   tcase_add_test(tc, test_labels_name_every_option_that_differs);

@@ -207,6 +207,40 @@ fail:
   return FALSE;
 }
 
+/* The first pass of exact top-K for req (docs/sweep.md, "Memory last"): where its static memory alone does not fit,
+ * that verdict (*p OOM, how memory, *bound_s 0); else *p PRED_OK with how none (the verdict not yet known: pool_verdict)
+ * and in *bound_s its bound, from its graph at one micro-batch, the fewest any of its micro-batch sums need
+ * (bound.h), where the schedule takes one (else at the memory verdict's count). FALSE with *p invalid when it fails. */
+static gboolean bound_first(const sim_request *req, prediction *p, double *bound_s)
+{
+  sim_request rq = *req;
+  GError *err = NULL;
+  *bound_s = 0;
+  if (!sim_request_prepare(&rq, &err)) goto fail;
+  int own_m = rq.l.grad_accum;
+  *p = (prediction){.m = own_m, .how = PRED_HOW_MEMORY};
+  sim_request mrq = rq;
+  int peak_m = MIN(own_m, sched_memory_micro_batches(rq.l.schedule, rq.l.pp, own_m));
+  mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * peak_m;
+  if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
+  if (static_oom(&mrq, p)) return TRUE;
+  sim_request brq = rq;
+  brq.l.global_batch = rq.l.dp * rq.l.micro_batch;
+  GError *one = NULL;
+  if (peak_m > 1 && (!sim_request_prepare(&brq, &one) || !sim_request_fits(&brq, FALSE, &one))) brq = mrq;
+  g_clear_error(&one);
+  graph *g = gen_graph(&brq.m, &brq.l, &brq.gen, &err);
+  if (!g) goto fail;
+  plat_params pl = plat_params_of(&brq.prof, brq.l.gpus);
+  *bound_s = bound_step(g, &brq.prof, brq.replay.platform_file ? NULL : &pl, &brq.l, brq.l.grad_accum, own_m).total_s;
+  graph_free(g);
+  *p = (prediction){.status = PRED_OK, .how = PRED_HOW_NONE, .m = own_m};
+  return TRUE;
+fail:
+  *p = invalid(err);
+  return FALSE;
+}
+
 /* What a worker sends back for a job: its prediction, and for the fast path's stage check each stage's least time
  * in the step (stage_least_times); stages 0 where the layout has more than POOL_STAGES_MAX (the check then
  * refuses the line). */
@@ -572,6 +606,8 @@ void pool_run(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction 
   lsim_progress_finish(&bar);
 }
 
+static char *verdict_key(const sim_request *req, int m);
+
 void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s)
 {
   mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_run's verdicts: each graph reuses the pages of the one before */
@@ -588,14 +624,7 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
     gboolean valid = sim_request_prepare(&rq, &err); /* as pool_run: the verdict at the first replay's count */
     g_clear_error(&err);
     if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
-    g_autofree char *mkey = pool_memory_key(rqs[i], rq.gen.symmetry);
-    char pkey[PLAT_KEY_LEN] = "file";
-    if (!rqs[i]->replay.platform_file) {
-      plat_params pl = plat_params_of(&rqs[i]->prof, rqs[i]->l.gpus);
-      plat_key(&pl, pkey, sizeof pkey);
-    }
-    char *key = g_strdup_printf("%s|%s|%s|%s|%.17g|%.17g|%d|%s", mkey, rqs[i]->prof.name, rqs[i]->prof.stack.name,
-                                rqs[i]->prof.stack.set, rqs[i]->prof.peak_flops, rqs[i]->prof.peak_fp8_flops, m, pkey);
+    char *key = verdict_key(rqs[i], m);
     double *hit = g_hash_table_lookup(known, key);
     prediction p;
     double b = 0;
@@ -614,4 +643,77 @@ void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, predic
     out[i] = p;
     bound_s[i] = b;
   }
+}
+
+/* The key of what a verdict and a bound depend on: the memory key, the kernels' costs (the profile and stack), the
+ * micro-batch count m the verdict is taken at and, the bound's communication term, the links (the platform:
+ * what-if points differ there). Caller frees. */
+static char *verdict_key(const sim_request *req, int m)
+{
+  sim_request rq = *req;
+  GError *err = NULL;
+  sim_request_prepare(&rq, &err); /* as pool_run: the request's symmetry */
+  g_clear_error(&err);
+  g_autofree char *mkey = pool_memory_key(req, rq.gen.symmetry);
+  char pkey[PLAT_KEY_LEN] = "file";
+  if (!req->replay.platform_file) {
+    plat_params pl = plat_params_of(&req->prof, req->l.gpus);
+    plat_key(&pl, pkey, sizeof pkey);
+  }
+  return g_strdup_printf("%s|%s|%s|%s|%.17g|%.17g|%d|%s", mkey, req->prof.name, req->prof.stack.name, req->prof.stack.set,
+                         req->prof.peak_flops, req->prof.peak_fp8_flops, m, pkey);
+}
+
+void pool_bounds(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s)
+{
+  (void)cfg;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_verdicts */
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  g_autoptr(GHashTable) known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (guint i = 0; i < n; i++) {
+    bound_s[i] = 0;
+    if (!rqs[i]) continue;
+    char *key = verdict_key(rqs[i], -1);
+    double *hit = g_hash_table_lookup(known, key);
+    prediction p;
+    double b = 0;
+    if (hit) {
+      memcpy(&p, hit + 1, sizeof p);
+      b = hit[0];
+      g_free(key);
+    } else {
+      bound_first(rqs[i], &p, &b);
+      double *v = g_malloc(sizeof(double) + sizeof p);
+      v[0] = b;
+      memcpy(v + 1, &p, sizeof p);
+      g_hash_table_insert(known, key, v);
+    }
+    out[i] = p;
+    bound_s[i] = b;
+  }
+}
+
+prediction pool_verdict(const sim_request *req, const pool_cfg *cfg, GHashTable *cache)
+{
+  sim_request rq = *req;
+  GError *err = NULL;
+  int m = 0, m1, m2;
+  gboolean valid = sim_request_prepare(&rq, &err); /* as pool_verdicts: the verdict at the first replay's count */
+  g_clear_error(&err);
+  if (valid && pool_fast_counts_of(cfg->fidelity, &rq.l, rq.l.grad_accum, &m1, &m2)) m = m1;
+  char *key = verdict_key(req, m);
+  prediction *hit = cache ? g_hash_table_lookup(cache, key) : NULL;
+  prediction p;
+  if (hit) {
+    p = *hit;
+    g_free(key);
+  } else {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    memory_verdict(req, m, &p, NULL);
+    if (cache) g_hash_table_insert(cache, key, g_memdup2(&p, sizeof p));
+    else g_free(key);
+  }
+  if (p.status != PRED_INVALID && valid) p.m = rq.l.grad_accum;
+  return p;
 }

@@ -127,6 +127,16 @@ zygote *pool_zygote_start(GError **err);
  * here, without a worker, and where it fits the lower bound on its step time into bound_s[i] (bound.h; 0 where
  * it does not fit or is invalid). Requests alike are walked once. */
 void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);
+/* Exact top-K's first pass (docs/sweep.md, "Memory last"): the lower bound on the step time of every non-NULL
+ * rqs[i] into bound_s[i] (bound.h), from its graph at one micro-batch (its schedule's memory count where it
+ * takes no fewer), and into out[i] the OOM verdict of a layout whose static memory alone does not fit (bound 0),
+ * invalid where it is, else PRED_OK with how PRED_HOW_NONE: its memory verdict not yet known (pool_verdict).
+ * Requests alike are bounded once. */
+void pool_bounds(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);
+/* The memory verdict of rq, pool_verdicts' for one request (at its first replay's count), here; cached by what
+ * it depends on in `cache` (NULL: none; else a table made by g_hash_table_new_full(g_str_hash, g_str_equal,
+ * g_free, g_free)). */
+prediction pool_verdict(const sim_request *rq, const pool_cfg *cfg, GHashTable *cache);
 
 /* Evaluate every non-NULL rqs[i] into out[i]; out[i] of a NULL request is left as it is. A request
  * that fails becomes PRED_INVALID with its reason; nothing stops the batch. */

@@ -954,20 +954,28 @@ typedef struct top_k {
   const double *bound; /* its bound, in that order */
   gboolean *pruned;   /* in that order */
   GArray **best;      /* per point: the smallest distinct step times replayed, ascending, at most k */
+  sim_request **rq;   /* in that order */
+  prediction *verdict; /* in that order: the memory verdict, taken when its bound admits it (how none: not taken) */
+  const pool_cfg *cfg;
+  GHashTable *verdicts; /* pool_verdict's cache */
 } top_k;
 
 /* Request i (in bound order) is replayed unless k distinct step times of its point already replayed are all
  * below its bound: its own step time, at least its bound, is then above theirs, and the top K of its point
  * is theirs whatever it is. Strictly below: a layout as fast as the K-th (a tie, ranked by enumeration index)
  * is replayed. Distinct times: rows that are the same step (docs/sweep.md, "Ties") show as one, so K distinct
- * times are K rows shown. Exact while other replays still run: those can only lower the K-th best. */
+ * times are K rows shown. Exact while other replays still run: those can only lower the K-th best. Admitted by
+ * its bound, it is replayed if it fits: its memory verdict is taken here (docs/sweep.md, "Memory last"). */
 static gboolean top_k_admit(void *ctx, guint i)
 {
   top_k *t = ctx;
   const GArray *b = t->best[t->point[i]];
-  if (b->len < t->k || !(t->bound[i] > g_array_index(b, double, t->k - 1))) return TRUE;
-  t->pruned[i] = TRUE;
-  return FALSE;
+  if (b->len >= t->k && t->bound[i] > g_array_index(b, double, t->k - 1)) {
+    t->pruned[i] = TRUE;
+    return FALSE;
+  }
+  t->verdict[i] = pool_verdict(t->rq[i], t->cfg, t->verdicts);
+  return t->verdict[i].status == PRED_OK;
 }
 
 static void top_k_finished(void *ctx, guint i, const prediction *p)
@@ -995,40 +1003,45 @@ static int cmp_bound(gconstpointer a, gconstpointer b, gpointer data)
   return (x > y) - (x < y);
 }
 
-/* Every request's memory verdict and bound here; those that fit replayed in order of their bound, each point's
- * replays stopped as top_k_admit says; out, bound and pruned by request. */
+/* Every request's bound here (and the OOM verdict of those whose static memory alone does not fit); the others
+ * taken in order of their bound, each point's stopped as top_k_admit says, each admitted one's memory verdict
+ * taken then and the layout replayed if it fits; out, bound and pruned by request (a pruned one's out has how
+ * PRED_HOW_NONE: its memory not checked). */
 static void run_top_k(sim_request **todo, guint n, const int *point, guint n_points, int k, const pool_cfg *cfg,
                       prediction *out, double *bound, gboolean *pruned)
 {
-  pool_verdicts(todo, n, cfg, out, bound);
-  g_autoptr(GArray) fit = g_array_new(FALSE, FALSE, sizeof(guint));
+  pool_bounds(todo, n, cfg, out, bound);
+  g_autoptr(GArray) open = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < n; i++)
-    if (out[i].status == PRED_OK) g_array_append_val(fit, i);
+    if (out[i].status == PRED_OK) g_array_append_val(open, i);
   by_bound bb = {.bound = bound};
-  g_array_sort_with_data(fit, cmp_bound, &bb);
-  guint f = fit->len;
+  g_array_sort_with_data(open, cmp_bound, &bb);
+  guint f = open->len;
   g_autofree sim_request **sorted = g_new(sim_request *, f ? f : 1);
-  g_autofree prediction *res = g_new0(prediction, f ? f : 1);
+  g_autofree prediction *res = g_new0(prediction, f ? f : 1), *verdict = g_new0(prediction, f ? f : 1);
   g_autofree int *pt = g_new(int, f ? f : 1);
   g_autofree double *bd = g_new(double, f ? f : 1);
   g_autofree gboolean *pr = g_new0(gboolean, f ? f : 1);
   for (guint j = 0; j < f; j++) {
-    guint i = g_array_index(fit, guint, j);
+    guint i = g_array_index(open, guint, j);
     sorted[j] = todo[i];
     pt[j] = point[i];
     bd[j] = bound[i];
   }
-  top_k t = {.k = (guint)k, .point = pt, .bound = bd, .pruned = pr, .best = g_new(GArray *, n_points ? n_points : 1)};
+  g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  top_k t = {.k = (guint)k, .point = pt, .bound = bd, .pruned = pr, .best = g_new(GArray *, n_points ? n_points : 1),
+             .rq = sorted, .verdict = verdict, .cfg = cfg, .verdicts = verdicts};
   for (guint p = 0; p < n_points; p++) t.best[p] = g_array_new(FALSE, FALSE, sizeof(double));
   pool_cfg c = *cfg;
-  c.prune_oom = FALSE; /* the verdicts are known: every one of these fits */
+  c.prune_oom = FALSE; /* top_k_admit takes each verdict: every one replayed fits */
   c.admit = top_k_admit;
   c.finished = top_k_finished;
   c.ctx = &t;
   pool_run(sorted, f, &c, res);
   for (guint j = 0; j < f; j++) {
-    guint i = g_array_index(fit, guint, j);
-    if (pr[j]) pruned[i] = TRUE; /* out[i] keeps its verdict */
+    guint i = g_array_index(open, guint, j);
+    if (pr[j]) pruned[i] = TRUE; /* out[i] keeps its placeholder: memory not checked */
+    else if (verdict[j].status != PRED_OK) out[i] = verdict[j]; /* does not fit (or failed): not replayed */
     else out[i] = res[j];
   }
   for (guint p = 0; p < n_points; p++) g_array_free(t.best[p], TRUE);
@@ -1115,18 +1128,21 @@ csv_table *sweep_run(const sweep_spec *s, GError **err)
       run_top_k(todo, w, (const int *)(void *)e.points->data + at, pts->len, s->top, &pool, out, bound, pruned);
     else pool_run(todo, w, &pool, out);
     for (guint i = 0; s->trusts && i < w; i++)
-      if (out[i].status != PRED_INVALID)
+      if (out[i].status != PRED_INVALID && out[i].how != PRED_HOW_NONE) /* a pruned one's memory is not known */
         trust_assess_by_stack(s->trusts, NULL, todo[i], out[i].peak_gib, out[i].capacity_gib, out[i].fragmentation_limit,
                               &out[i].trust);
     for (guint i = 0; i < w; i++) {
       guint r = g_array_index(e.rows, guint, at + i);
-      set_result(e.t, r, &out[i]);
-      if (!pruned[i]) continue;
-      /* fits, not replayed: its bound is above the K-th best step time replayed at its point */
+      if (!pruned[i]) {
+        set_result(e.t, r, &out[i]);
+        continue;
+      }
+      /* not replayed: its bound is above the K-th best step time replayed at its point; its memory not checked
+       * (docs/sweep.md, "Memory last"): no memory columns */
       set(e.t, r, "status", "pruned");
       set(e.t, r, "fidelity", "bound");
       g_autofree char *why = g_strdup_printf("step time at least %.6g s (its lower bound, docs/sweep.md), above the %d "
-                                             "best replayed", bound[i], s->top);
+                                             "best replayed; memory not checked", bound[i], s->top);
       set(e.t, r, "error", why);
     }
   }

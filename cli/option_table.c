@@ -585,8 +585,8 @@ const cli_option CLI_OPTIONS[] = {
      .flag_value = TRUE, .section = CLI_SEC_RUN,
      .help = "sweep: replay every layout that fits (default with --top K or the\n"
              "text format: layouts whose lower bound on the step time exceeds\n"
-             "the K-th best replayed are not replayed; the top K is the same;\n"
-             "docs/sweep.md, \"Exact top-K\")"},
+             "the K-th best replayed are neither replayed nor checked for\n"
+             "memory; the top K is the same; docs/sweep.md, \"Exact top-K\")"},
     {.name = "max-seconds", .arg = CLI_ARG_REQUIRED, .metavar = "S", .commands = CMD_SIMULATE | CMD_REPLAY | CMD_SWEEP,
      .value = CLI_V_CUSTOM, .set = set_max_seconds, .example = "600", .section = CLI_SEC_RUN,
      .help = "simulate, replay, sweep: stop the run after S seconds (exit\n"

@@ -417,6 +417,61 @@ START_TEST(test_top_k_equals_exhaustive_zero_overlaps_precision)
 }
 END_TEST
 
+/* Memory last (docs/sweep.md): a top-K sweep takes a layout's memory verdict only once its bound admits it. On
+ * llama-7b at seq 4096 on 8 H100 cut to 40 GiB (tp 1-2, pp 1-2, micro-batch 1-2, checkpointing none and
+ * every_layer), K = 3: the top K as the exhaustive sweep's; every layout it found not to fit is the exhaustive
+ * sweep's OOM with the same peak, and one at least was found by its walk (not by static memory alone: its bound
+ * was below the K-th best); every pruned row has no memory columns and says so; none counted twice. */
+START_TEST(test_top_k_takes_memory_verdicts_last)
+{
+  sweep_spec s = spec("llama-7b", "h100-sxm5-80gb", 8, 4096, 32);
+  s.layout[AX_TP] = ints(2, (int[]){1, 2});
+  s.layout[AX_PP] = ints(2, (int[]){1, 2});
+  s.layout[AX_MB] = ints(2, (int[]){1, 2});
+  s.layout[AX_SP] = ints(1, (int[]){0});
+  s.layout[AX_CKPT] = ints(2, (int[]){CKPT_NONE, CKPT_EVERY_LAYER});
+  s.layout[AX_ATTN] = ints(1, (int[]){ATTN_FLASH2});
+  s.whatif[WHATIF_GPU_MEMORY] = g_array_new(FALSE, FALSE, sizeof(double));
+  double gib = 40;
+  g_array_append_val(s.whatif[WHATIF_GPU_MEMORY], gib);
+  check_top_k(&s, 3);
+  GError *err = NULL;
+  s.top = 0;
+  g_autoptr(csv_table) all = sweep_run(&s, &err);
+  s.top = 3;
+  g_autoptr(csv_table) top = sweep_run(&s, &err);
+  ck_assert(all && top);
+  int st = csv_column(top, "status"), pk = csv_column(top, "peak_mem_gib"), er = csv_column(top, "error"),
+      ix = csv_column(top, "index");
+  int walked_oom = 0, pruned = 0, ok = 0;
+  for (guint r = 0; r < top->rows->len; r++) {
+    const char *status = csv_cell(top, r, st);
+    guint a = 0; /* the same layout in the exhaustive sweep */
+    while (a < all->rows->len && strcmp(csv_cell(all, a, ix), csv_cell(top, r, ix))) a++;
+    ck_assert_uint_lt(a, all->rows->len);
+    if (!strcmp(status, "oom")) {
+      ck_assert_str_eq(csv_cell(all, a, st), "oom");
+      if (!strstr(csv_cell(top, r, er), "at least")) {
+        ck_assert_str_eq(csv_cell(top, r, pk), csv_cell(all, a, pk));
+        walked_oom++;
+      }
+    } else if (!strcmp(status, "pruned")) {
+      ck_assert_str_eq(csv_cell(top, r, pk), "");
+      ck_assert_msg(strstr(csv_cell(top, r, er), "memory not checked"), "%s", csv_cell(top, r, er));
+      pruned++;
+    } else if (!strcmp(status, "ok")) {
+      ck_assert_str_eq(csv_cell(all, a, st), "ok");
+      ck_assert_str_eq(csv_cell(top, r, pk), csv_cell(all, a, pk));
+      ok++;
+    }
+  }
+  ck_assert_int_gt(walked_oom, 0);
+  ck_assert_int_gt(pruned, 0);
+  ck_assert_int_ge(ok, 3);
+  spec_clear(&s);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("bound");
@@ -432,6 +487,7 @@ int main(void)
   tcase_add_test(tc, test_top_k_equals_exhaustive_tp_pp_mb_ckpt);
   tcase_add_test(tc, test_top_k_equals_exhaustive_schedules_two_points);
   tcase_add_test(tc, test_top_k_equals_exhaustive_zero_overlaps_precision);
+  tcase_add_test(tc, test_top_k_takes_memory_verdicts_last);
   suite_add_tcase(s, tc);
   return check_run(s);
 }

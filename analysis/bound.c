@@ -125,8 +125,15 @@ static gboolean splits_backward(int id, int pp)
   return FALSE;
 }
 
+/* Whether an event is the micro-batches' work: forward, backward or recompute (bound_step_work). */
+static gboolean is_work(const graph_event *e)
+{
+  return e->phase == PH_FORWARD || e->phase == PH_BACKWARD || e->phase == PH_RECOMPUTE;
+}
+
+/* work_only: only the micro-batches' work counted (bound_step_work) */
 static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profile *prof, const plat_params *pl,
-                         int m_graph)
+                         int m_graph, gboolean work_only)
 {
   g_autofree group_links *links = pl ? g_new0(group_links, g->groups->len + 1) : NULL;
   comm_floor cf = {.g = g, .pl = pl, .links = links,
@@ -141,6 +148,7 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
   for (int i = 0; i < n; i++) {
     const graph_event *e = &ev[i];
     double d;
+    if (work_only && !is_work(e)) continue;
     if (e->kind == EV_COMPUTE) d = kcost_seconds_in(prof, e, g->meta.cuda_graph);
     else if (e->kind == EV_COLLECTIVE && pl) d = comm_floor_s(&cf, p, e);
     else continue;
@@ -172,8 +180,8 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
   return s;
 }
 
-bound_parts bound_step(const graph *g, const gpu_profile *prof, const plat_params *pl, const layout *l, int m_graph,
-                       int m)
+static bound_parts bound_of(const graph *g, const gpu_profile *prof, const plat_params *pl, const layout *l,
+                            int m_graph, int m, gboolean work_only)
 {
   bound_parts b = {0};
   int n = (int)g->programs->len, pp = g->meta.pp > 0 ? g->meta.pp : 1;
@@ -188,7 +196,7 @@ bound_parts bound_step(const graph *g, const gpu_profile *prof, const plat_param
     const graph_program *p = g_ptr_array_index(g->programs, r);
     int src = p->mirror_of >= 0 ? p->mirror_of : r;
     if (!done[src]) {
-      own[src] = sums_of(g, g_ptr_array_index(g->programs, src), prof, pl, m_graph);
+      own[src] = sums_of(g, g_ptr_array_index(g->programs, src), prof, pl, m_graph, work_only);
       done[src] = TRUE;
     }
     int st = MIN(r / per_stage, pp - 1);
@@ -220,4 +228,16 @@ bound_parts bound_step(const graph *g, const gpu_profile *prof, const plat_param
   }
   b.total_s = MAX(b.compute_s, b.pipeline_s);
   return b;
+}
+
+bound_parts bound_step(const graph *g, const gpu_profile *prof, const plat_params *pl, const layout *l, int m_graph,
+                       int m)
+{
+  return bound_of(g, prof, pl, l, m_graph, m, FALSE);
+}
+
+bound_parts bound_step_work(const graph *g, const gpu_profile *prof, const plat_params *pl, const layout *l,
+                            int m_graph, int m)
+{
+  return bound_of(g, prof, pl, l, m_graph, m, TRUE);
 }

@@ -53,5 +53,13 @@ typedef struct bound_parts {
  * platform pl (NULL: not counted, as for a platform file, whose links are not pl's). */
 bound_parts bound_step(const graph *g, const gpu_profile *p, const plat_params *pl, const layout *l, int m_graph,
                        int m);
+/* The same bound counting only the micro-batches' work: the forward, backward and recompute events (compute and
+ * collectives), no data-parallel traffic, no optimizer. Still below the replay (each term holds for any subset of
+ * a stream's events, in its order; the drain's chain ends with the last backward, whose gradient the earlier
+ * stages wait for). The generator emits these events alike for every ZeRO stage and both overlaps
+ * (tests/test_bound.c checks it), so one graph bounds every layout that differs only there (docs/sweep.md,
+ * "Work first"). */
+bound_parts bound_step_work(const graph *g, const gpu_profile *p, const plat_params *pl, const layout *l,
+                            int m_graph, int m);
 
 #endif

@@ -207,11 +207,12 @@ fail:
   return FALSE;
 }
 
-/* The first pass of exact top-K for req (docs/sweep.md, "Memory last"): where its static memory alone does not fit,
- * that verdict (*p OOM, how memory, *bound_s 0); else *p PRED_OK with how none (the verdict not yet known: pool_verdict)
- * and in *bound_s its bound, from its graph at one micro-batch, the fewest any of its micro-batch sums need
- * (bound.h), where the schedule takes one (else at the memory verdict's count). FALSE with *p invalid when it fails. */
-static gboolean bound_first(const sim_request *req, prediction *p, double *bound_s)
+/* The bound of req for exact top-K (docs/sweep.md, "Memory last"): unless work_only, where its static memory alone
+ * does not fit, that verdict (*p OOM, how memory, *bound_s 0); else *p PRED_OK with how none (the verdict not yet
+ * known: pool_verdict) and in *bound_s its bound (work_only: bound_step_work's), from its graph at one
+ * micro-batch, the fewest any of its micro-batch sums need (bound.h), where the schedule takes one (else at the
+ * memory verdict's count). FALSE with *p invalid when it fails. */
+static gboolean bound_first(const sim_request *req, prediction *p, double *bound_s, gboolean work_only)
 {
   sim_request rq = *req;
   GError *err = NULL;
@@ -223,7 +224,7 @@ static gboolean bound_first(const sim_request *req, prediction *p, double *bound
   int peak_m = MIN(own_m, sched_memory_micro_batches(rq.l.schedule, rq.l.pp, own_m));
   mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * peak_m;
   if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) goto fail;
-  if (static_oom(&mrq, p)) return TRUE;
+  if (!work_only && static_oom(&mrq, p)) return TRUE; /* work_only: a class's, whose members' memory differs */
   sim_request brq = rq;
   brq.l.global_batch = rq.l.dp * rq.l.micro_batch;
   GError *one = NULL;
@@ -232,7 +233,8 @@ static gboolean bound_first(const sim_request *req, prediction *p, double *bound
   graph *g = gen_graph(&brq.m, &brq.l, &brq.gen, &err);
   if (!g) goto fail;
   plat_params pl = plat_params_of(&brq.prof, brq.l.gpus);
-  *bound_s = bound_step(g, &brq.prof, brq.replay.platform_file ? NULL : &pl, &brq.l, brq.l.grad_accum, own_m).total_s;
+  *bound_s = (work_only ? bound_step_work : bound_step)(g, &brq.prof, brq.replay.platform_file ? NULL : &pl, &brq.l,
+                                                         brq.l.grad_accum, own_m).total_s;
   graph_free(g);
   *p = (prediction){.status = PRED_OK, .how = PRED_HOW_NONE, .m = own_m};
   return TRUE;
@@ -664,33 +666,76 @@ static char *verdict_key(const sim_request *req, int m)
                          req->prof.peak_flops, req->prof.peak_fp8_flops, m, pkey);
 }
 
+/* A request's class for bound_step_work: its verdict_key with ZeRO and both overlaps at one value (the
+ * micro-batches' work is the same for each of them: bound.h). Caller frees. */
+static char *work_key(const sim_request *req)
+{
+  sim_request c = *req;
+  c.l.zero = 0;
+  c.l.overlap_grad_reduce = c.l.overlap_param_gather = FALSE;
+  return verdict_key(&c, -1);
+}
+
+/* Look key up in `known` (double bound, then its prediction); else compute it with bound_first and keep it. */
+static double bound_cached(GHashTable *known, char *key, const sim_request *req, prediction *p, gboolean work_only)
+{
+  double *hit = g_hash_table_lookup(known, key);
+  double b = 0;
+  if (hit) {
+    memcpy(p, hit + 1, sizeof *p);
+    g_free(key);
+    return hit[0];
+  }
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_verdicts */
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  bound_first(req, p, &b, work_only);
+  double *v = g_malloc(sizeof(double) + sizeof *p);
+  v[0] = b;
+  memcpy(v + 1, p, sizeof *p);
+  g_hash_table_insert(known, key, v);
+  return b;
+}
+
 void pool_bounds(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s)
 {
   (void)cfg;
-  mallopt(M_MMAP_THRESHOLD, 32 << 20); /* as pool_verdicts */
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   g_autoptr(GHashTable) known = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   for (guint i = 0; i < n; i++) {
     bound_s[i] = 0;
     if (!rqs[i]) continue;
-    char *key = verdict_key(rqs[i], -1);
-    double *hit = g_hash_table_lookup(known, key);
-    prediction p;
+    /* the static pre-check and validity are the layout's own; the bound its class's */
+    prediction own;
     double b = 0;
-    if (hit) {
-      memcpy(&p, hit + 1, sizeof p);
-      b = hit[0];
-      g_free(key);
-    } else {
-      bound_first(rqs[i], &p, &b);
-      double *v = g_malloc(sizeof(double) + sizeof p);
-      v[0] = b;
-      memcpy(v + 1, &p, sizeof p);
-      g_hash_table_insert(known, key, v);
+    sim_request rq = *rqs[i];
+    GError *err = NULL;
+    if (!sim_request_prepare(&rq, &err)) {
+      out[i] = invalid(err);
+      continue;
     }
-    out[i] = p;
-    bound_s[i] = b;
+    int peak_m = MIN(rq.l.grad_accum, sched_memory_micro_batches(rq.l.schedule, rq.l.pp, rq.l.grad_accum));
+    sim_request mrq = rq;
+    mrq.l.global_batch = rq.l.dp * rq.l.micro_batch * peak_m;
+    if (!sim_request_prepare(&mrq, &err) || !sim_request_fits(&mrq, FALSE, &err)) {
+      out[i] = invalid(err);
+      continue;
+    }
+    own = (prediction){.m = rq.l.grad_accum, .how = PRED_HOW_MEMORY};
+    if (static_oom(&mrq, &own)) {
+      out[i] = own;
+      continue;
+    }
+    b = bound_cached(known, work_key(rqs[i]), rqs[i], &own, TRUE);
+    if (own.status != PRED_OK) bound_first(rqs[i], &own, &b, TRUE); /* the class's first failed: its own */
+    if (own.status == PRED_OK) own = (prediction){.status = PRED_OK, .how = PRED_HOW_NONE, .m = rq.l.grad_accum};
+    out[i] = own;
+    bound_s[i] = own.status == PRED_OK ? b : 0;
   }
+}
+
+double pool_bound(const sim_request *rq, GHashTable *cache)
+{
+  prediction p;
+  return bound_cached(cache, verdict_key(rq, -1), rq, &p, FALSE);
 }
 
 prediction pool_verdict(const sim_request *req, const pool_cfg *cfg, GHashTable *cache)

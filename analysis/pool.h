@@ -127,12 +127,15 @@ zygote *pool_zygote_start(GError **err);
  * here, without a worker, and where it fits the lower bound on its step time into bound_s[i] (bound.h; 0 where
  * it does not fit or is invalid). Requests alike are walked once. */
 void pool_verdicts(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);
-/* Exact top-K's first pass (docs/sweep.md, "Memory last"): the lower bound on the step time of every non-NULL
- * rqs[i] into bound_s[i] (bound.h), from its graph at one micro-batch (its schedule's memory count where it
- * takes no fewer), and into out[i] the OOM verdict of a layout whose static memory alone does not fit (bound 0),
- * invalid where it is, else PRED_OK with how PRED_HOW_NONE: its memory verdict not yet known (pool_verdict).
- * Requests alike are bounded once. */
+/* Exact top-K's first pass (docs/sweep.md, "Work first", "Memory last"): into bound_s[i] a lower bound on the
+ * step time of every non-NULL rqs[i], its class's (bound.h bound_step_work: one graph at one micro-batch for the
+ * layouts that differ only in ZeRO and the overlaps), and into out[i] the OOM verdict of a layout whose static
+ * memory alone does not fit (bound 0), invalid where it is, else PRED_OK with how PRED_HOW_NONE: its memory
+ * verdict not yet known (pool_verdict). */
 void pool_bounds(sim_request *const *rqs, guint n, const pool_cfg *cfg, prediction *out, double *bound_s);
+/* The layout's own bound (bound.h bound_step, from its graph at one micro-batch; 0 where it is invalid), at
+ * least pool_bounds' of its class; cached in `cache` as pool_verdict's. */
+double pool_bound(const sim_request *rq, GHashTable *cache);
 /* The memory verdict of rq, pool_verdicts' for one request (at its first replay's count), here; cached by what
  * it depends on in `cache` (NULL: none; else a table made by g_hash_table_new_full(g_str_hash, g_str_equal,
  * g_free, g_free)). */

@@ -958,6 +958,7 @@ typedef struct top_k {
   prediction *verdict; /* in that order: the memory verdict, taken when its bound admits it (how none: not taken) */
   const pool_cfg *cfg;
   GHashTable *verdicts; /* pool_verdict's cache */
+  GHashTable *bounds;   /* pool_bound's cache */
 } top_k;
 
 /* Request i (in bound order) is replayed unless k distinct step times of its point already replayed are all
@@ -970,7 +971,10 @@ static gboolean top_k_admit(void *ctx, guint i)
 {
   top_k *t = ctx;
   const GArray *b = t->best[t->point[i]];
-  if (b->len >= t->k && t->bound[i] > g_array_index(b, double, t->k - 1)) {
+  gboolean full = b->len >= t->k;
+  /* its class's bound (bound_step_work), then its own (bound_step: with the data-parallel traffic and optimizer) */
+  if (full && (t->bound[i] > g_array_index(b, double, t->k - 1) ||
+               pool_bound(t->rq[i], t->bounds) > g_array_index(b, double, t->k - 1))) {
     t->pruned[i] = TRUE;
     return FALSE;
   }
@@ -1029,8 +1033,9 @@ static void run_top_k(sim_request **todo, guint n, const int *point, guint n_poi
     bd[j] = bound[i];
   }
   g_autoptr(GHashTable) verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) bounds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   top_k t = {.k = (guint)k, .point = pt, .bound = bd, .pruned = pr, .best = g_new(GArray *, n_points ? n_points : 1),
-             .rq = sorted, .verdict = verdict, .cfg = cfg, .verdicts = verdicts};
+             .rq = sorted, .verdict = verdict, .cfg = cfg, .verdicts = verdicts, .bounds = bounds};
   for (guint p = 0; p < n_points; p++) t.best[p] = g_array_new(FALSE, FALSE, sizeof(double));
   pool_cfg c = *cfg;
   c.prune_oom = FALSE; /* top_k_admit takes each verdict: every one replayed fits */

@@ -65,7 +65,8 @@ static gboolean export_usable(const cli_opts *o, GError **err)
 static int write_ranked(const cli_opts *o, const csv_table *canonical)
 {
   GError *err = NULL;
-  sweep_view v = {.top = o->top, .show_invalid = o->show_invalid};
+  /* a shard writes every row of its slice for merge (with --top its own K best replayed, the rest pruned) */
+  sweep_view v = {.top = o->shard_n > 1 ? 0 : o->top, .show_invalid = o->show_invalid};
   if (!sweep_parse_format(o->format, &v.format, &err)) return cli_fail(err);
   g_autoptr(csv_table) ranked = sweep_rank(canonical);
   g_autoptr(GString) text = g_string_new(NULL);
@@ -94,8 +95,6 @@ int cli_cmd_sweep(cli_opts *o)
   if (cli_no_positional(o, "sweep")) return 2;
   if (o->shard_n > 1 && strcmp(o->format, "csv"))
     return cli_fail_msg("--shard: a shard's output is the CSV that merge reads (allowed: --format csv with --shard)");
-  if (o->shard_n > 1 && o->top > 0)
-    return cli_fail_msg("--top: a shard keeps every layout for merge to rank (allowed: --top on layoutsim merge of the shards)");
   if (o->shard_n > 1 && o->plot)
     return cli_fail_msg("--plot: a shard holds part of the sweep (allowed: --plot on layoutsim merge of the shards)");
   if (!export_usable(o, &err)) return cli_fail(err);

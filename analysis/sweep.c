@@ -388,7 +388,7 @@ static void expert_set(const sweep_spec *s, guint i, layout *l)
 
 /* The option values of one layout beyond tp, pp and cp, as indices into their lists. */
 typedef struct combo {
-  int ckpt, attn, sched, vs, zero, ogr, opg;
+  int ckpt, attn, sched, vs, zero, ogr, opg, cp;
   gboolean first_ogr, first_opg; /* the first value of its list */
   gboolean later_sharded;        /* a ZeRO stage >= 1 after another >= 1 in its list */
 } combo;
@@ -404,6 +404,9 @@ static gboolean left_out(const sweep_spec *s, int dp, gboolean split, const comb
   if (dp == 1 && ((c->ogr && !c->first_ogr) || (c->opg && !c->first_opg) || c->later_sharded)) return TRUE;
   if (s->space != SWEEP_SPACE_FULL) return FALSE;
   if (c->ckpt == CKPT_SELECTIVE && !s->layout[AX_CKPT] && layout_attn_is_flash((layout_attn)c->attn)) return TRUE;
+  /* context parallelism runs TransformerEngine's ring of flash kernels (layout_validate): no other kernel at cp > 1
+   * where neither the kernels nor cp are listed (a listed one's rows say why they are invalid) */
+  if (c->cp > 1 && !s->layout[AX_ATTN] && !s->layout[AX_CP] && !layout_attn_is_flash((layout_attn)c->attn)) return TRUE;
   gboolean listed_zero = s->layout[AX_ZERO] || s->layout[AX_OGR] || s->layout[AX_OPG] || s->layout[AX_SCHED] || s->layout[AX_VS];
   if (listed_zero) return FALSE;
   if (c->opg && c->zero != 1 && c->zero != 2) return TRUE;
@@ -447,7 +450,7 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
                     for (guint k = 0; k < vss[h]->len; k++) {
                       combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .sched = ival(scs, h),
                                   .vs = ival(vss[h], k), .zero = ival(zs, z), .ogr = ival(ogs, og) != 0,
-                                  .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0};
+                                  .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .cp = cp};
                       for (guint y = 0; y < z && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
                       if (left_out(s, dp, split[h], &cb)) continue;
                       n++;
@@ -698,7 +701,8 @@ typedef struct sizer {
   const sweep_spec *s;
   const point *any;        /* a point of the profile and stack counted: the axes below depend on no more of it */
   GHashTable *listed[AX_N]; /* a listed tp, pp, cp as a set of its values; NULL where not listed */
-  double ckpt_attn;        /* (checkpointing, kernel) pairs left_out keeps */
+  double ckpt_attn;        /* (checkpointing, kernel) pairs left_out keeps at cp 1 */
+  double ckpt_attn_cp;     /* the same at a cp > 1 the space enumerates (not listed) */
   double sum_sp_tp;        /* over a listed tp: its sp values */
   double sum_inner_pp;     /* over a listed pp: count_inner(pp, dp not 1) */
   GHashTable *inner;       /* pp * 2 + (dp == 1) -> 1 + count_inner */
@@ -777,15 +781,16 @@ static double count_tpp(sizer *z, const point *pt, const GArray *divs, int tp, i
     g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
     double n = 0;
     for (guint q = 0; q < cps->len; q++)
-      n += count_mb(s, pt, tp, pp, ival(cps, q), gb) * count_inner(z, pp, dp_of(pt->gpus, tp, pp, ival(cps, q)) == 1);
+      n += count_mb(s, pt, tp, pp, ival(cps, q), gb) * count_inner(z, pp, dp_of(pt->gpus, tp, pp, ival(cps, q)) == 1) *
+           (ival(cps, q) > 1 ? z->ckpt_attn_cp : z->ckpt_attn);
     return n;
   }
-  double none = mb0 * count_inner(z, pp, FALSE), n = s->layout[AX_CP]->len * none;
+  double none = mb0 * count_inner(z, pp, FALSE) * z->ckpt_attn, n = s->layout[AX_CP]->len * none;
   int rest = dp_of(pt->gpus, tp, pp, 1);
   for (guint i = 0; rest > 0 && i < divs->len; i++) { /* a listed cp dividing the rest: counted apart */
     int cp = ival(divs, i);
     if (rest % cp || !listed_has(z, AX_CP, cp)) continue;
-    n += count_mb(s, pt, tp, pp, cp, gb) * count_inner(z, pp, rest / cp == 1) - none;
+    n += count_mb(s, pt, tp, pp, cp, gb) * count_inner(z, pp, rest / cp == 1) * z->ckpt_attn - none;
   }
   return n;
 }
@@ -801,12 +806,12 @@ static double count_tp(sizer *z, const point *pt, const GArray *divs, int tp, in
     return n;
   }
   double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1, kcp = s->layout[AX_CP] ? s->layout[AX_CP]->len : 1;
-  double n = kcp * mb0 * z->sum_inner_pp; /* every listed pp as if it did not divide gpus / tp */
+  double n = kcp * mb0 * z->sum_inner_pp * z->ckpt_attn; /* every listed pp as if it did not divide gpus / tp */
   int rest = dp_of(pt->gpus, tp, 1, 1);
   for (guint i = 0; rest > 0 && i < divs->len; i++) {
     int pp = ival(divs, i);
     if (rest % pp || !listed_has(z, AX_PP, pp)) continue;
-    n += count_tpp(z, pt, divs, tp, pp, gb) - kcp * mb0 * count_inner(z, pp, FALSE);
+    n += count_tpp(z, pt, divs, tp, pp, gb) - kcp * mb0 * count_inner(z, pp, FALSE) * z->ckpt_attn;
   }
   return n;
 }
@@ -839,7 +844,8 @@ static double count_point(sizer *z, const point *pt)
     for (guint a = 0; a < tps->len; a++) n += count_sp(s, ival(tps, a)) * count_tp(z, pt, divs, ival(tps, a), gb);
   } else { /* a tp that does not divide the GPUs: pp 1 or each listed pp, cp 1 or each listed cp, no dp */
     double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1, kcp = s->layout[AX_CP] ? s->layout[AX_CP]->len : 1;
-    double none = kcp * mb0 * (s->layout[AX_PP] ? z->sum_inner_pp : count_inner(z, 1, FALSE)), dividing_sp = 0;
+    double none = kcp * mb0 * (s->layout[AX_PP] ? z->sum_inner_pp : count_inner(z, 1, FALSE)) * z->ckpt_attn,
+           dividing_sp = 0;
     for (guint i = 0; i < divs->len; i++) {
       int tp = ival(divs, i);
       if (!listed_has(z, AX_TP, tp)) continue;
@@ -848,7 +854,7 @@ static double count_point(sizer *z, const point *pt)
     }
     n += (z->sum_sp_tp - dividing_sp) * none;
   }
-  return n * prs->len * z->ckpt_attn * expert_combos(s); /* each layout once per expert combination */
+  return n * prs->len * expert_combos(s); /* each layout once per expert combination (the kernels: at the leaves) */
 }
 
 static void sizer_init(sizer *z, const sweep_spec *s, const point *any)
@@ -865,8 +871,10 @@ static void sizer_init(sizer *z, const sweep_spec *s, const point *any)
   g_autoptr(GArray) ats = axis_values(s, AX_ATTN, any, 1, 1, 1, 0);
   for (guint d = 0; d < cks->len; d++)
     for (guint f = 0; f < ats->len; f++) {
-      combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .vs = 1, .first_ogr = TRUE, .first_opg = TRUE};
+      combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .vs = 1, .first_ogr = TRUE, .first_opg = TRUE, .cp = 1};
       z->ckpt_attn += !left_out(s, 0, FALSE, &cb);
+      cb.cp = 2;
+      z->ckpt_attn_cp += !left_out(s, 0, FALSE, &cb);
     }
   for (guint i = 0; s->layout[AX_TP] && i < s->layout[AX_TP]->len; i++) z->sum_sp_tp += count_sp(s, ival(s->layout[AX_TP], i));
   for (guint i = 0; s->layout[AX_PP] && i < s->layout[AX_PP]->len; i++)

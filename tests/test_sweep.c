@@ -361,8 +361,8 @@ END_TEST
 
 /* The full space enumerates only virtual stages its schedules take: dualpipev its V's two chunks alone (sched_def.
  * fixed_chunks), and a chunked schedule not at all at a pp where no count splits the layers (llama-7b's 32 layers
- * at pp 32: interleaved needs 2 chunks of a layer per stage, dualpipev 2 x 32 virtual stages). No row invalid,
- * the count its enumeration's. */
+ * at pp 32: interleaved needs 2 chunks of a layer per stage, dualpipev 2 x 32 virtual stages); and at cp > 1 only
+ * the flash kernels. No row invalid, the count its enumeration's. */
 START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
 {
   static const int sixtyfour[] = {64}, one[] = {1}, pps[] = {2, 16, 32};
@@ -393,6 +393,29 @@ START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
   ck_assert_int_eq(inter_pp32, 0);
   ck_assert(sweep_count_layouts(&f, FALSE, &err) == t->rows->len);
   spec_clear(&f);
+  /* and only flash kernels at cp > 1 (TransformerEngine's ring), every kernel at cp 1 */
+  sweep_spec k = spec_of("llama-7b", 128, SWEEP_SPACE_FULL, 1, sixtyfour);
+  k.layout[AX_TP] = values(1, one);
+  k.layout[AX_PP] = values(1, one);
+  k.layout[AX_MB] = values(1, one);
+  k.layout[AX_CKPT] = values(1, &none);
+  g_autoptr(csv_table) tk = sweep_run(&k, &err);
+  ck_assert_msg(tk != NULL, "%s", err ? err->message : "");
+  int kc = csv_column(tk, "cp"), ka = csv_column(tk, "attention_kernel"), ks = csv_column(tk, "status");
+  int flash_cp = 0, other_cp1 = 0;
+  for (guint r = 0; r < tk->rows->len; r++) {
+    ck_assert_msg(strcmp(csv_cell(tk, r, ks), "invalid") != 0, "row %u (cp %s, %s) invalid", r, csv_cell(tk, r, kc),
+                  csv_cell(tk, r, ka));
+    layout_attn a = 0;
+    for (int i = 0; i < layout_enum_sweep_count(layout_enum_field("attention_kernel"), TRUE); i++)
+      if (!strcmp(layout_attn_name((layout_attn)i), csv_cell(tk, r, ka))) a = (layout_attn)i;
+    if (strcmp(csv_cell(tk, r, kc), "1")) flash_cp += layout_attn_is_flash(a);
+    else other_cp1 += !layout_attn_is_flash(a);
+  }
+  ck_assert_int_gt(flash_cp, 0);
+  ck_assert_int_gt(other_cp1, 0);
+  ck_assert(sweep_count_layouts(&k, FALSE, &err) == tk->rows->len);
+  spec_clear(&k);
 }
 END_TEST
 

@@ -309,6 +309,21 @@ START_TEST(test_the_sweeps_count_is_its_enumerations)
 }
 END_TEST
 
+/* The full space of llama-7b at tp 1, micro-batch 1, checkpointing none on `gpus` GPUs, at the listed pp values
+ * (taken), the flash2 kernel alone or every kernel. */
+static sweep_spec full_tp1_mb1(int gb, const int *gpus, GArray *pps, gboolean flash2_only)
+{
+  static const int one[] = {1};
+  int none = CKPT_NONE, flash2 = ATTN_FLASH2;
+  sweep_spec f = spec_of("llama-7b", gb, SWEEP_SPACE_FULL, 1, gpus);
+  f.layout[AX_TP] = values(1, one);
+  f.layout[AX_PP] = pps;
+  f.layout[AX_MB] = values(1, one);
+  f.layout[AX_CKPT] = values(1, &none);
+  if (flash2_only) f.layout[AX_ATTN] = values(1, &flash2);
+  return f;
+}
+
 /* Below its fewest stages a schedule is the default's step under another name (zb-h1 at pp 1: each W right after
  * its B; interleaved: nothing to interleave with), which layout_validate refuses: a sweep listing every schedule
  * but 1f1b over pp 1 and 2 enumerates, at pp 1, 1f1b once in their place and the schedules that are their own
@@ -342,12 +357,7 @@ START_TEST(test_schedules_below_their_fewest_stages_are_enumerated_as_the_defaul
   ck_assert_str_eq(at_pp2->str, "gpipe interleaved zb-h1 dualpipev");
   ck_assert(sweep_count_layouts(&s, FALSE, &err) == t->rows->len);
   spec_clear(&s);
-  sweep_spec f = spec_of("llama-7b", 64, SWEEP_SPACE_FULL, 1, eight);
-  f.layout[AX_TP] = values(1, one);
-  f.layout[AX_PP] = values(1, one);
-  f.layout[AX_MB] = values(1, one);
-  f.layout[AX_CKPT] = values(1, &none);
-  f.layout[AX_ATTN] = values(1, &flash2);
+  sweep_spec f = full_tp1_mb1(64, eight, values(1, one), TRUE);
   g_autoptr(csv_table) tf = sweep_run(&f, &err);
   ck_assert_msg(tf != NULL, "%s", err ? err->message : "");
   ck_assert_uint_gt(tf->rows->len, 0);
@@ -366,13 +376,7 @@ END_TEST
 START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
 {
   static const int sixtyfour[] = {64}, one[] = {1}, pps[] = {2, 16, 32};
-  sweep_spec f = spec_of("llama-7b", 128, SWEEP_SPACE_FULL, 1, sixtyfour); /* m >= 2 pp: dualpipev's fewest */
-  int none = CKPT_NONE, flash2 = ATTN_FLASH2;
-  f.layout[AX_TP] = values(1, one);
-  f.layout[AX_PP] = values(3, pps);
-  f.layout[AX_MB] = values(1, one);
-  f.layout[AX_CKPT] = values(1, &none);
-  f.layout[AX_ATTN] = values(1, &flash2);
+  sweep_spec f = full_tp1_mb1(128, sixtyfour, values(3, pps), TRUE); /* m >= 2 pp: dualpipev's fewest */
   GError *err = NULL;
   g_autoptr(csv_table) t = sweep_run(&f, &err);
   ck_assert_msg(t != NULL, "%s", err ? err->message : "");
@@ -394,11 +398,7 @@ START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
   ck_assert(sweep_count_layouts(&f, FALSE, &err) == t->rows->len);
   spec_clear(&f);
   /* and only flash kernels at cp > 1 (TransformerEngine's ring), every kernel at cp 1 */
-  sweep_spec k = spec_of("llama-7b", 128, SWEEP_SPACE_FULL, 1, sixtyfour);
-  k.layout[AX_TP] = values(1, one);
-  k.layout[AX_PP] = values(1, one);
-  k.layout[AX_MB] = values(1, one);
-  k.layout[AX_CKPT] = values(1, &none);
+  sweep_spec k = full_tp1_mb1(128, sixtyfour, values(1, one), FALSE);
   g_autoptr(csv_table) tk = sweep_run(&k, &err);
   ck_assert_msg(tk != NULL, "%s", err ? err->message : "");
   int kc = csv_column(tk, "cp"), ka = csv_column(tk, "attention_kernel"), ks = csv_column(tk, "status");

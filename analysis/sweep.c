@@ -389,9 +389,17 @@ static void expert_set(const sweep_spec *s, guint i, layout *l)
 /* The option values of one layout beyond tp, pp and cp, as indices into their lists. */
 typedef struct combo {
   int ckpt, attn, sched, vs, zero, ogr, opg, cp;
+  int pp, m; /* the stages and the micro-batches per step (0: not whole, or no data-parallel degree) */
   gboolean first_ogr, first_opg; /* the first value of its list */
   gboolean later_sharded;        /* a ZeRO stage >= 1 after another >= 1 in its list */
 } combo;
+
+/* The micro-batches per step of a layout at data-parallel degree dp and micro-batch mb: gb / (dp mb) where whole,
+ * else 0 (no degree, or a micro-batch that does not divide the replica's batch: invalid for that). */
+static int whole_m(int dp, int gb, int mb)
+{
+  return dp > 0 && mb > 0 && gb % dp == 0 && (gb / dp) % mb == 0 ? gb / dp / mb : 0;
+}
 
 /* Whether a combination is left out of the enumeration: a layout equivalent by construction to one enumerated
  * (at dp 1, which has no data-parallel traffic to overlap and nothing to shard: an overlap, the first value of
@@ -407,6 +415,10 @@ static gboolean left_out(const sweep_spec *s, int dp, gboolean split, const comb
   /* context parallelism runs TransformerEngine's ring of flash kernels (layout_validate): no other kernel at cp > 1
    * where neither the kernels nor cp are listed (a listed one's rows say why they are invalid) */
   if (c->cp > 1 && !s->layout[AX_ATTN] && !s->layout[AX_CP] && !layout_attn_is_flash((layout_attn)c->attn)) return TRUE;
+  /* a schedule its own check refuses at these micro-batches (dualpipev below 2 pp), where neither the schedules
+   * nor the virtual stages are listed (layout_validate's sched_check; a sweep's layouts place no pipeline layout) */
+  if (c->m > 0 && !s->layout[AX_SCHED] && !s->layout[AX_VS] && !sched_check(c->sched, c->pp, c->vs, c->m, s->m.layers, NULL))
+    return TRUE;
   gboolean listed_zero = s->layout[AX_ZERO] || s->layout[AX_OGR] || s->layout[AX_OPG] || s->layout[AX_SCHED] || s->layout[AX_VS];
   if (listed_zero) return FALSE;
   if (c->opg && c->zero != 1 && c->zero != 2) return TRUE;
@@ -450,7 +462,8 @@ static double enumerate_tpc(enumeration *e, const sweep_spec *s, const point *pt
                     for (guint k = 0; k < vss[h]->len; k++) {
                       combo cb = {.ckpt = ival(cks, d), .attn = ival(ats, f), .sched = ival(scs, h),
                                   .vs = ival(vss[h], k), .zero = ival(zs, z), .ogr = ival(ogs, og) != 0,
-                                  .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .cp = cp};
+                                  .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .cp = cp,
+                                  .pp = pp, .m = whole_m(dp, gb, ival(mbs, g))};
                       for (guint y = 0; y < z && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
                       if (left_out(s, dp, split[h], &cb)) continue;
                       n++;
@@ -704,8 +717,8 @@ typedef struct sizer {
   double ckpt_attn;        /* (checkpointing, kernel) pairs left_out keeps at cp 1 */
   double ckpt_attn_cp;     /* the same at a cp > 1 the space enumerates (not listed) */
   double sum_sp_tp;        /* over a listed tp: its sp values */
-  double sum_inner_pp;     /* over a listed pp: count_inner(pp, dp not 1) */
-  GHashTable *inner;       /* pp * 2 + (dp == 1) -> 1 + count_inner */
+  double sum_inner_pp;     /* over a listed pp: count_inner(pp, dp not 1, no whole micro-batch count) */
+  GHashTable *inner;       /* (pp * 2 + (dp == 1)) | m << 32 -> count_inner */
 } sizer;
 
 static double count_sp(const sweep_spec *s, int tp)
@@ -714,10 +727,10 @@ static double count_sp(const sweep_spec *s, int tp)
 }
 
 /* The (ZeRO, overlap, overlap, schedule, virtual stages) combinations enumerate_tpc keeps at pp stages. */
-static double count_inner(sizer *z, int pp, gboolean dp_one)
+static double count_inner(sizer *z, int pp, gboolean dp_one, int m)
 {
   const sweep_spec *s = z->s;
-  gpointer key = GSIZE_TO_POINTER((gsize)pp * 2 + (gsize)dp_one);
+  gpointer key = GSIZE_TO_POINTER(((gsize)pp * 2 + (gsize)dp_one) | (gsize)(guint)m << 32);
   double *known = g_hash_table_lookup(z->inner, key);
   if (known) return *known;
   const point *pt = z->any;
@@ -728,19 +741,17 @@ static double count_inner(sizer *z, int pp, gboolean dp_one)
   double n = 0;
   for (guint h = 0; h < scs->len; h++) {
     g_autoptr(GArray) vss = axis_values(s, AX_VS, pt, ival(scs, h), pp, 1, 0);
-    double one = 0, more = 0; /* left_out asks only whether the virtual stages are above 1 */
-    for (guint k = 0; k < vss->len; k++) ival(vss, k) > 1 ? more++ : one++;
     gboolean split = s->space == SWEEP_SPACE_FULL && splits_backward(ival(scs, h), pp, s->m.layers);
     for (guint zi = 0; zi < zs->len; zi++)
       for (guint og = 0; og < ogs->len; og++)
-        for (guint op = 0; op < ops->len; op++) {
-          combo cb = {.ckpt = CKPT_NONE, .sched = ival(scs, h), .zero = ival(zs, zi), .ogr = ival(ogs, og) != 0,
-                      .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .vs = 1};
-          for (guint y = 0; y < zi && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
-          if (!left_out(s, dp_one ? 1 : 0, split, &cb)) n += one;
-          cb.vs = 2;
-          if (!left_out(s, dp_one ? 1 : 0, split, &cb)) n += more;
-        }
+        for (guint op = 0; op < ops->len; op++)
+          for (guint k = 0; k < vss->len; k++) {
+            combo cb = {.ckpt = CKPT_NONE, .sched = ival(scs, h), .zero = ival(zs, zi), .ogr = ival(ogs, og) != 0,
+                        .opg = ival(ops, op) != 0, .first_ogr = og == 0, .first_opg = op == 0, .vs = ival(vss, k),
+                        .pp = pp, .m = m};
+            for (guint y = 0; y < zi && cb.zero >= 1; y++) cb.later_sharded |= ival(zs, y) >= 1;
+            n += !left_out(s, dp_one ? 1 : 0, split, &cb);
+          }
   }
   double *v = g_new(double, 1);
   *v = n;
@@ -767,6 +778,20 @@ static double count_mb(const sweep_spec *s, const point *pt, int tp, int pp, int
   return n > 0 ? n : 1;
 }
 
+/* count_mb x count_inner, where the schedules' own checks (left_out) may keep fewer combinations at some micro-batch
+ * counts: each micro-batch with those its step's micro-batches keep. */
+static double count_mb_inner(sizer *z, const point *pt, int tp, int pp, int cp, int gb, gboolean dp_one)
+{
+  const sweep_spec *s = z->s;
+  if (s->space != SWEEP_SPACE_FULL || s->layout[AX_SCHED] || s->layout[AX_VS])
+    return count_mb(s, pt, tp, pp, cp, gb) * count_inner(z, pp, dp_one, 0);
+  int dp = dp_of(pt->gpus, tp, pp, cp);
+  g_autoptr(GArray) mbs = axis_values(s, AX_MB, pt, tp, pp, cp, gb);
+  double n = 0;
+  for (guint g = 0; g < mbs->len; g++) n += count_inner(z, pp, dp_one, whole_m(dp, gb, ival(mbs, g)));
+  return n;
+}
+
 static gboolean listed_has(const sizer *z, sweep_layout_axis ax, int v)
 {
   return g_hash_table_contains(z->listed[ax], GINT_TO_POINTER(v));
@@ -781,16 +806,16 @@ static double count_tpp(sizer *z, const point *pt, const GArray *divs, int tp, i
     g_autoptr(GArray) cps = axis_values(s, AX_CP, pt, tp, pp, 1, gb);
     double n = 0;
     for (guint q = 0; q < cps->len; q++)
-      n += count_mb(s, pt, tp, pp, ival(cps, q), gb) * count_inner(z, pp, dp_of(pt->gpus, tp, pp, ival(cps, q)) == 1) *
+      n += count_mb_inner(z, pt, tp, pp, ival(cps, q), gb, dp_of(pt->gpus, tp, pp, ival(cps, q)) == 1) *
            (ival(cps, q) > 1 ? z->ckpt_attn_cp : z->ckpt_attn);
     return n;
   }
-  double none = mb0 * count_inner(z, pp, FALSE) * z->ckpt_attn, n = s->layout[AX_CP]->len * none;
+  double none = mb0 * count_inner(z, pp, FALSE, 0) * z->ckpt_attn, n = s->layout[AX_CP]->len * none;
   int rest = dp_of(pt->gpus, tp, pp, 1);
   for (guint i = 0; rest > 0 && i < divs->len; i++) { /* a listed cp dividing the rest: counted apart */
     int cp = ival(divs, i);
     if (rest % cp || !listed_has(z, AX_CP, cp)) continue;
-    n += count_mb(s, pt, tp, pp, cp, gb) * count_inner(z, pp, rest / cp == 1) * z->ckpt_attn - none;
+    n += count_mb_inner(z, pt, tp, pp, cp, gb, rest / cp == 1) * z->ckpt_attn - none;
   }
   return n;
 }
@@ -811,7 +836,7 @@ static double count_tp(sizer *z, const point *pt, const GArray *divs, int tp, in
   for (guint i = 0; rest > 0 && i < divs->len; i++) {
     int pp = ival(divs, i);
     if (rest % pp || !listed_has(z, AX_PP, pp)) continue;
-    n += count_tpp(z, pt, divs, tp, pp, gb) - kcp * mb0 * count_inner(z, pp, FALSE) * z->ckpt_attn;
+    n += count_tpp(z, pt, divs, tp, pp, gb) - kcp * mb0 * count_inner(z, pp, FALSE, 0) * z->ckpt_attn;
   }
   return n;
 }
@@ -844,7 +869,7 @@ static double count_point(sizer *z, const point *pt)
     for (guint a = 0; a < tps->len; a++) n += count_sp(s, ival(tps, a)) * count_tp(z, pt, divs, ival(tps, a), gb);
   } else { /* a tp that does not divide the GPUs: pp 1 or each listed pp, cp 1 or each listed cp, no dp */
     double mb0 = s->layout[AX_MB] ? s->layout[AX_MB]->len : 1, kcp = s->layout[AX_CP] ? s->layout[AX_CP]->len : 1;
-    double none = kcp * mb0 * (s->layout[AX_PP] ? z->sum_inner_pp : count_inner(z, 1, FALSE)) * z->ckpt_attn,
+    double none = kcp * mb0 * (s->layout[AX_PP] ? z->sum_inner_pp : count_inner(z, 1, FALSE, 0)) * z->ckpt_attn,
            dividing_sp = 0;
     for (guint i = 0; i < divs->len; i++) {
       int tp = ival(divs, i);
@@ -878,7 +903,7 @@ static void sizer_init(sizer *z, const sweep_spec *s, const point *any)
     }
   for (guint i = 0; s->layout[AX_TP] && i < s->layout[AX_TP]->len; i++) z->sum_sp_tp += count_sp(s, ival(s->layout[AX_TP], i));
   for (guint i = 0; s->layout[AX_PP] && i < s->layout[AX_PP]->len; i++)
-    z->sum_inner_pp += count_inner(z, ival(s->layout[AX_PP], i), FALSE);
+    z->sum_inner_pp += count_inner(z, ival(s->layout[AX_PP], i), FALSE, 0);
 }
 
 static void sizer_clear(sizer *z)

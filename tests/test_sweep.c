@@ -371,8 +371,9 @@ END_TEST
 
 /* The full space enumerates only virtual stages its schedules take: dualpipev its V's two chunks alone (sched_def.
  * fixed_chunks), and a chunked schedule not at all at a pp where no count splits the layers (llama-7b's 32 layers
- * at pp 32: interleaved needs 2 chunks of a layer per stage, dualpipev 2 x 32 virtual stages); and at cp > 1 only
- * the flash kernels. No row invalid, the count its enumeration's. */
+ * at pp 32: interleaved needs 2 chunks of a layer per stage, dualpipev 2 x 32 virtual stages); at cp > 1 only
+ * the flash kernels; a schedule only at the micro-batch counts its check takes. No row invalid, the count its
+ * enumeration's. */
 START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
 {
   static const int sixtyfour[] = {64}, one[] = {1}, pps[] = {2, 16, 32};
@@ -416,6 +417,32 @@ START_TEST(test_the_full_space_enumerates_only_valid_virtual_stages)
   ck_assert_int_gt(other_cp1, 0);
   ck_assert(sweep_count_layouts(&k, FALSE, &err) == tk->rows->len);
   spec_clear(&k);
+  /* and a schedule only at the micro-batches its check takes: dualpipev at 2 pp = 4 or more per step (pp 2, 128
+   * sequences: dp 32 / cp and every micro-batch dividing the replica's share), the others at fewer too */
+  static const int two[] = {2};
+  sweep_spec d = full_tp1_mb1(128, sixtyfour, values(1, two), TRUE);
+  g_array_unref(d.layout[AX_MB]);
+  d.layout[AX_MB] = NULL;
+  g_autoptr(csv_table) td = sweep_run(&d, &err);
+  ck_assert_msg(td != NULL, "%s", err ? err->message : "");
+  int dm = csv_column(td, "micro_batch"), dsc = csv_column(td, "schedule"), dst = csv_column(td, "status"),
+      dcp = csv_column(td, "cp");
+  int dualpipev_rows = 0, others_below = 0;
+  for (guint r = 0; r < td->rows->len; r++) {
+    ck_assert_msg(strcmp(csv_cell(td, r, dst), "invalid") != 0, "row %u (%s, mb %s) invalid", r, csv_cell(td, r, dsc),
+                  csv_cell(td, r, dm));
+    int cpv = atoi(csv_cell(td, r, dcp)), mbv = atoi(csv_cell(td, r, dm));
+    ck_assert_msg(cpv > 0 && mbv > 0, "row %u: cp '%s', micro_batch '%s'", r, csv_cell(td, r, dcp), csv_cell(td, r, dm));
+    int m = 128 / (64 / (2 * cpv) * mbv); /* dp = 64 / (tp 1 x pp 2 x cp) */
+    if (!strcmp(csv_cell(td, r, dsc), "dualpipev")) {
+      ck_assert_msg(m >= 4, "dualpipev at %d micro-batches", m);
+      dualpipev_rows++;
+    } else others_below += m < 4;
+  }
+  ck_assert_int_gt(dualpipev_rows, 0);
+  ck_assert_int_gt(others_below, 0);
+  ck_assert(sweep_count_layouts(&d, FALSE, &err) == td->rows->len);
+  spec_clear(&d);
 }
 END_TEST
 

@@ -156,7 +156,7 @@ static prog_sums sums_of(const graph *g, const graph_program *p, const gpu_profi
       streams[e->stream < GRAPH_STREAMS ? e->stream : 0] += d;
       continue;
     }
-    if (e->micro_batch >= 0 && e->micro_batch < m_graph) {
+    if (e->micro_batch >= 0 && e->micro_batch < m_graph && is_work(e)) { /* other micro-batch events (the last one's gradient casts): once, below */
       mb[e->micro_batch] += d;
       if (e->phase == PH_FORWARD) fwd[e->micro_batch] += d;
       else if (e->phase == PH_BACKWARD) bwd[e->micro_batch] += d;

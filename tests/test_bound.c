@@ -325,8 +325,10 @@ static sim_request at_bound_count(const sim_request *req)
   return rq;
 }
 
-/* bound_step_work of req from pool_bounds' graph */
-static double work_bound(const sim_request *req)
+typedef bound_parts (*bound_fn)(const graph *, const gpu_profile *, const plat_params *, const layout *, int, int);
+
+/* Bound `fn` (bound_step or bound_step_work) of req from pool_bounds' graph (pool_bound's and its class's). */
+static double bound_at_one(const sim_request *req, bound_fn fn)
 {
   sim_request rq = *req, p;
   GError *err = NULL;
@@ -335,25 +337,13 @@ static double work_bound(const sim_request *req)
   graph *g = gen_graph(&p.m, &p.l, &p.gen, &err);
   ck_assert_msg(g != NULL, "%s", err ? err->message : "");
   plat_params pl = plat_params_of(&p.prof, p.l.gpus);
-  double b = bound_step_work(g, &p.prof, &pl, &p.l, p.l.grad_accum, rq.l.grad_accum).total_s;
+  double b = fn(g, &p.prof, &pl, &p.l, p.l.grad_accum, rq.l.grad_accum).total_s;
   graph_free(g);
   return b;
 }
 
-/* bound_step of req from pool_bounds' graph (pool_bound's) */
-static double own_bound_at_one(const sim_request *req)
-{
-  sim_request rq = *req, p;
-  GError *err = NULL;
-  ck_assert(sim_request_prepare(&rq, &err));
-  p = at_bound_count(req);
-  graph *g = gen_graph(&p.m, &p.l, &p.gen, &err);
-  ck_assert_msg(g != NULL, "%s", err ? err->message : "");
-  plat_params pl = plat_params_of(&p.prof, p.l.gpus);
-  double b = bound_step(g, &p.prof, &pl, &p.l, p.l.grad_accum, rq.l.grad_accum).total_s;
-  graph_free(g);
-  return b;
-}
+static double work_bound(const sim_request *req) { return bound_at_one(req, bound_step_work); }
+static double own_bound_at_one(const sim_request *req) { return bound_at_one(req, bound_step); }
 
 /* The forward, backward and recompute events of every program of rq's graph at pool_bounds' count, as text (a
  * collective's group by its ranks, not its id). */
